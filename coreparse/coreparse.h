@@ -1,0 +1,201 @@
+/* coreparse.h - map an ELF core or a raw memory dump and find every annotated block.
+ *
+ * The image is mmap'd, never copied; every read is bounded by what the file really
+ * holds (a core truncated by a size limit, or segments with p_filesz < p_memsz, are
+ * normal and reported as missing memory). Headers found in the image are claims:
+ * each is validated against heapann_block.h before it is believed. Nothing here
+ * prints or exits; errors come back in a struct cp_error.
+ */
+#ifndef COREPARSE_H
+#define COREPARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* An error for the caller to print: one line that names the file and the problem. */
+struct cp_error {
+	int code;        /* a CP_E* value, 0 when no error */
+	char msg[512];   /* "FILE: problem", no trailing newline */
+};
+
+enum cp_errcode {
+	CP_EOK = 0,
+	CP_EIO = 1,      /* missing file, directory, unreadable */
+	CP_EFORMAT = 2,  /* not an ELF, not a core, garbage, truncated headers */
+	CP_EMISMATCH = 3,/* core of another program, ELF that does not fit the dump */
+	CP_ENOMEM = 4,
+	CP_EARG = 5,     /* bad argument (word size, base...) */
+};
+
+/* One PT_LOAD segment (or the one region of a raw dump). Bytes [vaddr, vaddr+avail)
+ * are readable at map + offset; [vaddr+avail, vaddr+memsz) are not in the file. */
+struct cp_segment {
+	uint64_t vaddr;
+	uint64_t memsz;
+	uint64_t avail;   /* bytes really present in the file: min(filesz, what the file holds) */
+	uint64_t offset;  /* file offset of vaddr */
+	uint32_t flags;   /* PF_R | PF_W | PF_X */
+};
+
+/* One file mapping from NT_FILE: [start, end) maps path at file offset pgoff*page. */
+struct cp_mapping {
+	uint64_t start;
+	uint64_t end;
+	uint64_t file_offset;  /* in bytes */
+	const char *path;      /* owned by the image */
+};
+
+/* One thread from NT_PRSTATUS. */
+struct cp_thread {
+	int32_t tid;
+	int32_t signo;      /* pr_cursig */
+	uint64_t pc;
+	uint64_t sp;
+	unsigned nregs;     /* general registers, in the kernel's user_regs order */
+	uint64_t regs[64];
+};
+
+enum cp_kind { CP_KIND_CORE, CP_KIND_RAW };
+
+/* A mapped image. All pointers are owned by the image and live until cp_image_free(). */
+struct cp_image {
+	enum cp_kind kind;
+	char *path;
+	unsigned wsize;           /* 4 or 8 */
+	int big_endian;           /* 0 or 1 */
+	uint16_t machine;         /* e_machine (EM_X86_64, EM_ARM, EM_MIPS...) */
+	const unsigned char *map; /* the whole file, read-only */
+	size_t map_size;
+	struct cp_segment *segs;  /* sorted by vaddr */
+	size_t nsegs;
+	struct cp_mapping *files; /* NT_FILE, sorted by start */
+	size_t nfiles;
+	struct cp_thread *threads;
+	size_t nthreads;
+	uint64_t *auxv;           /* NT_AUXV as (type, value) pairs */
+	size_t nauxv;
+	char prpsinfo_fname[17];  /* NT_PRPSINFO pr_fname, "" when absent */
+	char prpsinfo_args[81];   /* NT_PRPSINFO pr_psargs */
+	uint64_t missing_bytes;   /* bytes of memsz that the file does not hold */
+	size_t missing_segs;      /* segments with some memory missing */
+	int truncated;            /* the file ends before a segment's filesz */
+};
+
+/* Open an ELF core (kernel or gcore; ELF32/ELF64, either byte order).
+ * Returns a new image, or NULL with err filled. The caller frees it with cp_image_free(). */
+struct cp_image *cp_image_open_core(const char *path, struct cp_error *err);
+
+/* Open a raw dump whose first byte is at address base. wsize (4 or 8), big_endian
+ * and machine describe the target (normally taken from its ELF by the caller).
+ * Returns a new image, or NULL with err filled. */
+struct cp_image *cp_image_open_raw(const char *path, uint64_t base, unsigned wsize,
+				   int big_endian, uint16_t machine, struct cp_error *err);
+
+/* Release the image and its mapping. NULL is accepted. */
+void cp_image_free(struct cp_image *img);
+
+/* A pointer to len bytes at target address addr, or NULL unless all of them are in
+ * the file. The pointer lives as long as the image. */
+const unsigned char *cp_image_ptr(const struct cp_image *img, uint64_t addr, uint64_t len);
+
+/* Decode one target word (img->wsize bytes, img->big_endian) at p. */
+uint64_t cp_image_word(const struct cp_image *img, const unsigned char *p);
+
+/* Read the word at target address addr into *out. Returns 0, or -1 when not dumped. */
+int cp_image_read_word(const struct cp_image *img, uint64_t addr, uint64_t *out);
+
+/* The segment holding addr (dumped or not), or NULL. */
+const struct cp_segment *cp_image_segment(const struct cp_image *img, uint64_t addr);
+
+/* The NT_FILE mapping holding addr, or NULL. */
+const struct cp_mapping *cp_image_mapping(const struct cp_image *img, uint64_t addr);
+
+/* ---- scanning ---- */
+
+enum cp_block_state {
+	CP_LIVE = 0,
+	CP_FREED = 1,
+};
+
+enum cp_block_flag {
+	CP_GUARD_BROKEN = 1u << 0,   /* guard bytes after the user data differ */
+	CP_GUARD_MISSING = 1u << 1,  /* guard not in the dumped memory */
+	CP_DATA_MISSING = 1u << 2,   /* user data not (fully) in the dumped memory */
+};
+
+/* One valid header found in the image. */
+struct cp_block {
+	uint64_t user;       /* address of the user data */
+	uint64_t size;       /* requested size */
+	uint64_t seq;        /* allocation sequence number */
+	uint64_t hdr;        /* header address H */
+	uint32_t stack;      /* index into cp_scan.stacks */
+	uint16_t depth;      /* frames captured */
+	uint8_t state;       /* enum cp_block_state */
+	uint8_t guard_len;   /* guard bytes after the user data */
+	uint32_t pad;        /* bytes between the raw block and H */
+	uint32_t flags;      /* enum cp_block_flag */
+	uint32_t guard_diff; /* guard bytes that differ from HEAPANN_GUARD_BYTE */
+	uint32_t overrun;    /* 1 + index of the last differing guard byte, 0 if intact */
+};
+
+/* A distinct stack: frames stack_frames[first .. first+depth) index cp_scan.addrs. */
+struct cp_stack {
+	uint32_t first;
+	uint32_t depth;
+};
+
+enum cp_damage_kind {
+	CP_DMG_CHECK = 1,     /* start magic found, check word or fields wrong */
+	CP_DMG_END = 2,       /* start magic and fields fine, end magic overwritten */
+	CP_DMG_START = 3,     /* live end magic found, start of the header overwritten */
+	CP_DMG_VERSION = 4,   /* unknown format version */
+	CP_DMG_BOUNDS = 5,    /* size or depth out of bounds, or header not fully dumped */
+};
+
+/* A header that failed validation. Fields are filled as far as they could be
+ * trusted (see 'known'); it is reported, never followed. */
+struct cp_damage {
+	uint64_t hdr;        /* where the header starts (or would start) */
+	uint64_t user;       /* user data address implied by the header, 0 if unknown */
+	uint64_t size;       /* valid when known & CP_KNOWN_SIZE */
+	uint64_t seq;        /* valid when known & CP_KNOWN_SEQ */
+	uint32_t stack;      /* cp_scan.stacks index of the frames that could be read, when known & CP_KNOWN_FRAMES */
+	uint32_t kind;       /* enum cp_damage_kind */
+	uint32_t known;      /* CP_KNOWN_* bits */
+	uint32_t first_bad;  /* index of the first header word that is wrong, if known */
+};
+
+enum { CP_KNOWN_SIZE = 1, CP_KNOWN_SEQ = 2, CP_KNOWN_FRAMES = 4, CP_KNOWN_USER = 8 };
+
+/* The result of a scan. All arrays are owned by the scan; free with cp_scan_free(). */
+struct cp_scan {
+	struct cp_block *blocks;   /* live and freed blocks, sorted by user address */
+	size_t nblocks;
+	size_t nlive;              /* blocks with state CP_LIVE */
+	size_t nfreed;
+	struct cp_stack *stacks;   /* distinct stacks (by their full chain of addresses) */
+	size_t nstacks;
+	uint32_t *stack_frames;    /* indices into addrs */
+	size_t nstack_frames;
+	uint64_t *addrs;           /* distinct return addresses, sorted ascending */
+	size_t naddrs;
+	struct cp_damage *damaged; /* damaged headers, sorted by hdr */
+	size_t ndamaged;
+	uint64_t live_bytes;       /* requested bytes of live blocks */
+	uint64_t live_overhead;    /* header, pad and guard bytes of live blocks */
+};
+
+/* Scan every dumped byte of img for headers, using nthreads threads (0: all cores).
+ * Returns 0 and fills *out (which the caller releases with cp_scan_free), or -1
+ * with err filled. */
+int cp_scan_image(const struct cp_image *img, unsigned nthreads, struct cp_scan *out,
+		  struct cp_error *err);
+
+/* Release everything a scan holds; the struct itself may then be reused. */
+void cp_scan_free(struct cp_scan *scan);
+
+/* The block whose user data, header, pad or guard holds addr, or NULL. */
+const struct cp_block *cp_scan_find(const struct cp_scan *scan, uint64_t addr);
+
+#endif /* COREPARSE_H */

@@ -1,0 +1,98 @@
+/* sym.h - name return addresses: one interface, two backends (libdw and gdb/MI).
+ *
+ * The caller hands over a batch of distinct return addresses; the backend looks up
+ * address minus one for each (a return address points after the call) and fills
+ * one struct sym_loc per address: the chain of frames at that address, innermost
+ * inlined frame first and the real (containing) function last. Backends never
+ * print or exit; they return -1 with a struct sym_error filled.
+ */
+#ifndef SYM_H
+#define SYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_error {
+	int code;        /* 0 when no error */
+	char msg[512];   /* one line naming the file and the problem */
+};
+
+/* One frame of a location. Strings are owned by the symbolizer and live until
+ * sym_free(); any of them may be NULL when unknown. */
+struct sym_frame {
+	const char *function;  /* demangled name, NULL if unknown */
+	const char *file;      /* source file (full path as in DWARF), NULL if unknown */
+	unsigned line;         /* 0 if unknown */
+	unsigned column;
+	int inlined;           /* 1 for a frame inlined into the next one */
+};
+
+enum sym_loc_flag {
+	SYM_NO_MODULE = 1u << 0,    /* address is in no known module */
+	SYM_BUILDID_MISMATCH = 1u << 1, /* the file on disk is not the one in the image: only module+offset */
+	SYM_NO_DEBUG = 1u << 2,     /* module found but no debug info (function from symtab only) */
+};
+
+/* Where one return address points: frames[first .. first+nframes) of the table. */
+struct sym_loc {
+	uint64_t addr;        /* the return address as given */
+	const char *module;   /* module path (as the image names it), NULL if none */
+	uint64_t modoff;      /* addr minus the module's load bias: printed as module+offset */
+	uint32_t first;       /* index into sym_table.frames */
+	uint32_t nframes;     /* 0 when nothing is known beyond module+offset */
+	uint32_t flags;       /* enum sym_loc_flag */
+};
+
+/* A table of locations produced by one resolve call; owned by the symbolizer. */
+struct sym_table {
+	struct sym_loc *locs;      /* one per address, same order as given */
+	size_t nlocs;
+	struct sym_frame *frames;
+	size_t nframes;
+};
+
+/* Options common to the backends. All strings are borrowed for the call to open. */
+struct sym_options {
+	const char *exe;          /* program (or firmware ELF) path; required */
+	const char *core;         /* ELF core path, NULL for a raw dump */
+		const char *sysroot;      /* NULL or a directory prefixed to module paths */
+	const char *const *debug_dirs; /* NULL-terminated extra debug-file directories, or NULL */
+	const char *gdb;          /* gdb binary for the MI backend (NULL: "gdb") */
+	unsigned timeout_ms;      /* per-command time-out for the MI backend (0: default) */
+};
+
+struct symbolizer;
+
+/* Backend constructors. Each returns a new symbolizer, or NULL with err filled.
+ * The caller releases it with sym_free(). */
+struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *err);
+struct symbolizer *sym_gdb_open(const struct sym_options *opt, struct sym_error *err);
+
+/* Resolve n addresses. On success returns 0 and points *out at a table owned by
+ * the symbolizer (valid until the next resolve call or sym_free()). Returns -1 with
+ * err filled on a failure of the whole backend; an address that cannot be named is
+ * not a failure (its loc has nframes 0). */
+int sym_resolve(struct symbolizer *s, const uint64_t *addrs, size_t n,
+		const struct sym_table **out, struct sym_error *err);
+
+/* Human-readable notes the backend collected (build-id mismatches, missing debug
+ * info), one per line, or NULL. Owned by the symbolizer. */
+const char *sym_notes(const struct symbolizer *s);
+
+/* Release a symbolizer and everything it returned. NULL is accepted. */
+void sym_free(struct symbolizer *s);
+
+/* ---- for backends ---- */
+struct sym_backend_ops {
+	int (*resolve)(struct symbolizer *s, const uint64_t *addrs, size_t n,
+		       const struct sym_table **out, struct sym_error *err);
+	const char *(*notes)(const struct symbolizer *s);
+	void (*free)(struct symbolizer *s);
+};
+
+/* Every backend's struct starts with this. */
+struct symbolizer {
+	const struct sym_backend_ops *ops;
+};
+
+#endif /* SYM_H */

@@ -1,0 +1,54 @@
+# lib.sh - shared helpers for tests/run-*.sh (sourced). Each script calls check
+# for every assertion and ends with "done_testing", which prints
+# "N passed, N failed" and exits non-zero on failure. skip "why" exits 77.
+B=${B:-build}
+TOP=$(pwd)
+T_PASS=0
+T_FAIL=0
+# A scratch directory per script, removed at exit unless KEEP=1.
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/mprof-test.XXXXXX")
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$TMP"' EXIT
+
+# check NAME CMD...: run CMD; pass when it exits 0.
+check() {
+	name=$1; shift
+	if "$@"; then
+		T_PASS=$((T_PASS + 1)); echo "ok $((T_PASS + T_FAIL)) - $name"
+	else
+		T_FAIL=$((T_FAIL + 1)); echo "not ok $((T_PASS + T_FAIL)) - $name"
+	fi
+}
+
+# check_eq NAME EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		T_PASS=$((T_PASS + 1)); echo "ok $((T_PASS + T_FAIL)) - $1"
+	else
+		T_FAIL=$((T_FAIL + 1)); echo "not ok $((T_PASS + T_FAIL)) - $1 (expected '$2', got '$3')"
+	fi
+}
+
+# check_grep NAME PATTERN FILE: FILE has a line matching the extended regex.
+check_grep() {
+	if grep -Eq -- "$2" "$3"; then
+		T_PASS=$((T_PASS + 1)); echo "ok $((T_PASS + T_FAIL)) - $1"
+	else
+		T_FAIL=$((T_FAIL + 1)); echo "not ok $((T_PASS + T_FAIL)) - $1 (no /$2/ in $3)"
+		sed 's/^/    # /' "$3" | head -n 30
+	fi
+}
+
+skip() { echo "$*" >&2; exit 77; }
+
+done_testing() {
+	echo "$T_PASS passed, $T_FAIL failed"
+	[ $T_FAIL -eq 0 ]
+	exit $?
+}
+
+# make_gcore PID OUT: write a core of a running process with gdb, without killing it.
+make_gcore() {
+	gdb -batch -nx -q -iex 'set auto-load off' -iex 'set debuginfod enabled off' \
+		-p "$1" -ex "gcore $2" -ex detach >/dev/null 2>&1
+	[ -s "$2" ]
+}

@@ -1,0 +1,48 @@
+#!/bin/sh
+# runall.sh - run every unit test binary and every tests/run-*.sh script, show
+# their "ok"/"not ok" lines, and end with the total "N passed, N failed".
+# A test that exits 77 is skipped (a tool it needs is missing). Logs: $B/tests/log/.
+# Usage: B=build sh tests/runall.sh [NAME-FILTER]
+B=${B:-build}
+filter=${1:-}
+log=$B/tests/log
+mkdir -p "$log"
+passed=0 failed=0 skipped=0
+run_one() {
+	name=$1; shift
+	case "$name" in *"$filter"*) ;; *) return ;; esac
+	out=$log/$name.out
+	"$@" >"$out" 2>"$log/$name.err" </dev/null
+	rc=$?
+	if [ $rc -eq 77 ]; then
+		skipped=$((skipped + 1))
+		echo "skip $name: $(tail -n 1 "$log/$name.err")"
+		return
+	fi
+	p=$(tail -n 1 "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
+	f=$(tail -n 1 "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
+	grep '^not ok' "$out" | sed "s/^/$name: /"
+	if [ -z "$p" ]; then
+		echo "not ok $name: exited $rc without a summary line (see $log/$name.err)"
+		tail -n 5 "$log/$name.err" | sed 's/^/    /'
+		failed=$((failed + 1))
+		return
+	fi
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok $name: exited $rc"
+		f=1
+	fi
+	echo "$name: $p passed, $f failed"
+	passed=$((passed + p)); failed=$((failed + f))
+}
+for t in "$B"/tests/t_*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+for s in tests/run-*.sh; do
+	[ -f "$s" ] || continue
+	run_one "$(basename "$s" .sh)" env B="$B" sh "$s"
+done
+[ $skipped -gt 0 ] && echo "($skipped test programs skipped)"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
