@@ -1,0 +1,176 @@
+#!/bin/sh
+# run.sh - `make bench`: the allocation benchmark side by side (plain, libheapann in
+# each unwind mode, heaptrack), then the core-reading benchmark (bench/core.sh) and
+# the symbolizer comparison slot. Benchmarks, not tests: figures are ratios measured
+# in one run, configurations interleaved and repeated, medians reported.
+#
+# Environment (defaults in brackets):
+#   BENCH_OPS [2000000]         operations per alloc run (split among the threads)
+#   BENCH_REPEAT [3]            rounds; every round runs every configuration once
+#   BENCH_DEPTHS ["10 40"]      chain depths
+#   BENCH_THREADS ["1 2"]       thread counts
+#   BENCH_MODES ["libunwind fp gcc none"]   HEAPANN_UNWIND modes
+#   BENCH_HEAPANN_DEPTH [64]    HEAPANN_DEPTH for every libheapann run
+#   BENCH_HEAPTRACK [1]         0 skips heaptrack
+#   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
+#   B [build]                   build directory
+set -u
+B=${B:-build}
+CC=${CC:-cc}
+BB=$B/bench
+OPS=${BENCH_OPS:-2000000}
+REPEAT=${BENCH_REPEAT:-3}
+DEPTHS=${BENCH_DEPTHS:-"10 40"}
+THREADS=${BENCH_THREADS:-"1 2"}
+MODES=${BENCH_MODES:-"libunwind fp gcc none"}
+HDEPTH=${BENCH_HEAPANN_DEPTH:-64}
+LIB=$(pwd)/$B/libheapann.so
+
+mkdir -p "$BB" || exit 1
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/mprof-bench.XXXXXX") || exit 1
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+
+# The benchmark is built like an ordinary -O2 program (no frame pointers), plus a
+# frame-pointer build for the fp mode, whose premise is a program built with them.
+# -fno-optimize-sibling-calls and noinline keep the chain a chain of real frames.
+BFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Iinclude -pthread -fno-optimize-sibling-calls"
+$CC $BFLAGS -o "$BB/alloc" bench/alloc.c || exit 1
+$CC $BFLAGS -fno-omit-frame-pointer -o "$BB/alloc-fp" bench/alloc.c || exit 1
+$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$BB/runner" bench/runner.c || exit 1
+
+have_lib=0
+if [ -f "$LIB" ] && LD_PRELOAD=$LIB "$BB/alloc" --ops 100 >/dev/null 2>&1; then
+	have_lib=1
+else
+	echo "bench: $B/libheapann.so missing or not working: libheapann rows skipped"
+fi
+
+have_ht=0
+if [ "${BENCH_HEAPTRACK:-1}" = 1 ]; then
+	command -v heaptrack >/dev/null 2>&1 || sh scripts/install-deps.sh heaptrack
+	if command -v heaptrack >/dev/null 2>&1; then
+		have_ht=1
+	else
+		echo "bench: heaptrack not installed and could not be installed: heaptrack rows skipped"
+	fi
+fi
+
+# run_alloc ROUND CONFIG MODE CMD...: run CMD under the runner and append a result
+# line "CONFIG MODE ROUND cpu_s self_maxrss_kb captured complete overhead" to
+# $TMP/results. CPU is the whole tree's (heaptrack_interpret included); peak RSS is
+# the benchmark process's own.
+run_alloc() {
+	round=$1 config=$2 mode=$3
+	shift 3
+	: >"$TMP/r.txt"
+	if ! "$BB/runner" "$TMP/r.txt" "$@" >"$TMP/o.txt" 2>"$TMP/e.txt"; then
+		echo "bench: $config $mode failed:" >&2
+		tail -n 3 "$TMP/e.txt" >&2
+		return 1
+	fi
+	cpu=$(sed -n 's/^cpu_s=\([0-9.]*\).*/\1/p' "$TMP/r.txt")
+	line=$(grep '^alloc:' "$TMP/o.txt")
+	get() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	echo "$config $mode $round $cpu $(get maxrss_kb) $(get captured) $(get complete) $(get overhead_bytes)" \
+		>>"$TMP/results"
+}
+
+alloc_bench() {
+	: >"$TMP/results"
+	echo "== allocation benchmark: $OPS ops, window 4096, seed 42, $REPEAT rounds (medians)"
+	echo "   libheapann runs: HEAPANN_DEPTH=$HDEPTH; fp mode runs on a -fno-omit-frame-pointer build"
+	r=1
+	while [ "$r" -le "$REPEAT" ]; do
+		for d in $DEPTHS; do
+			for t in $THREADS; do
+				c="d$d/t$t"
+				args="--ops $OPS --depth $d --threads $t"
+				run_alloc $r $c plain "$BB/alloc" $args
+				run_alloc $r $c plain-fp "$BB/alloc-fp" $args
+				if [ $have_lib = 1 ]; then
+					for m in $MODES; do
+						bin=$BB/alloc
+						[ "$m" = fp ] && bin=$BB/alloc-fp
+						run_alloc $r $c "$m" env LD_PRELOAD="$LIB" HEAPANN_UNWIND=$m \
+							HEAPANN_DEPTH=$HDEPTH "$bin" $args
+					done
+				fi
+				if [ $have_ht = 1 ]; then
+					run_alloc $r $c heaptrack heaptrack -o "$TMP/ht" "$BB/alloc" $args
+					rm -f "$TMP"/ht*
+				fi
+			done
+		done
+		r=$((r + 1))
+	done
+	alloc_table
+}
+
+# alloc_table: medians per (config, mode): CPU s, the per-round CPU ratio to the
+# same round's plain run (plain-fp for fp), and the peak RSS ratio likewise.
+alloc_table() {
+	awk -v repeat="$REPEAT" '
+	function median(key,   n, i, j, t, a) {
+		n = split(vals[key], a, " ")
+		for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+		if (n == 0) return -1
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function add(key, v) { vals[key] = (key in vals) ? vals[key] " " v : v }
+	{ cpu[$1, $2, $3] = $4; rss[$1, $2, $3] = $5; cap[$1, $2] = $6; comp[$1, $2] = $7; ovh[$1, $2] = $8
+	  if (!(($1) in seenc)) { seenc[$1] = 1; configs[++nc] = $1 }
+	  if (!(($2) in seenm)) { seenm[$2] = 1; modes[++nm] = $2 }
+	  rounds[$3] = 1 }
+	END {
+		for (k in cpu) {
+			split(k, p, SUBSEP); c = p[1]; m = p[2]; r = p[3]
+			base = (m == "fp") ? "plain-fp" : "plain"
+			add("cpu" SUBSEP c SUBSEP m, cpu[k])
+			if ((c, base, r) in cpu && cpu[c, base, r] > 0) {
+				add("ratio" SUBSEP c SUBSEP m, cpu[k] / cpu[c, base, r])
+				add("rss" SUBSEP c SUBSEP m, rss[k] / rss[c, base, r])
+			}
+		}
+		printf "%-7s | %-11s | %-9s | %-6s | %-6s | %-14s | %-14s | %s\n", "config", "plain CPU s", "mode", "CPU s", "ratio", "peak RSS ratio", "captured depth", "complete stacks"
+		printf "%-7s-+-%-11s-+-%-9s-+-%-6s-+-%-6s-+-%-14s-+-%-14s-+-%s\n", "-------", "-----------", "---------", "------", "------", "--------------", "--------------", "---------------"
+		for (i = 1; i <= nc; i++) {
+			c = configs[i]
+			for (j = 1; j <= nm; j++) {
+				m = modes[j]
+				if (m == "plain" || m == "plain-fp") continue
+				if (!(("cpu" SUBSEP c SUBSEP m) in vals)) continue
+				base = (m == "fp") ? "plain-fp" : "plain"
+				printf "%-7s | %-11.3f | %-9s | %-6.3f | %-6s | %-14s | %-14s | %s\n", c, median("cpu" SUBSEP c SUBSEP base), m,
+					median("cpu" SUBSEP c SUBSEP m), sprintf("%.2fx", median("ratio" SUBSEP c SUBSEP m)),
+					sprintf("%.2fx", median("rss" SUBSEP c SUBSEP m)),
+					cap[c, m] < 0 ? "-" : cap[c, m], comp[c, m]
+			}
+		}
+		# Header bytes per block: pad + (7 + captured depth) * 8 + guard, read from
+		# the probe block of the libunwind runs.
+		for (i = 1; i <= nc; i++) {
+			c = configs[i]
+			for (j = 1; j <= nm; j++)
+				if (ovh[c, modes[j]] + 0 > 0 && !(c in shown) && c ~ /\/t1$/) {
+					shown[c] = 1
+					printf "header bytes per block at %s (%s, captured depth %d): %d\n", c, modes[j], cap[c, modes[j]], ovh[c, modes[j]]
+				}
+		}
+	}' "$TMP/results"
+}
+
+# symbolizer_bench: slot for comparing the two symbolizer backends (issue: gdb MI vs
+# libdw, addresses per second). Runs only once `mprof-core --symbolizer=gdb` works
+# on a real core; no numbers otherwise.
+symbolizer_bench() {
+	sh bench/core.sh --symbolizers
+}
+
+alloc_bench
+if [ "${BENCH_CORE:-1}" = 1 ]; then
+	echo
+	sh bench/core.sh
+	echo
+	symbolizer_bench
+fi
