@@ -1,0 +1,431 @@
+/* stacks.c - logical frames of a stack, allocator-frame stripping, and clustering
+ * of live blocks by stack.
+ *
+ * Pure functions over the scan and the symbol table. A cluster is keyed by what is
+ * left of a stack once the allocator's own frames are stripped, so two raw stacks
+ * that differ only inside xmalloc (an --alloc-fn) fall into one cluster.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+/* Functions that are part of the allocator whatever the program: Massif's list,
+ * plus libc's own callers of malloc that a user never means. */
+static const char *const builtin_alloc_fns[] = {
+	"malloc", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
+	"aligned_alloc", "valloc", "pvalloc", "free",
+	"operator new", "operator new[]", "__builtin_new", "__builtin_vec_new",
+	"strdup", "__strdup", "strndup", "__strndup",
+	"__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign",
+};
+
+int an_name_matches(const char *name, const char *pattern)
+{
+	size_t n;
+
+	if (!name || !pattern)
+		return 0;
+	n = strlen(pattern);
+	if (strncmp(name, pattern, n) != 0)
+		return 0;
+	/* whole name, or the pattern ends where the parameter list starts */
+	return name[n] == '\0' || name[n] == '(';
+}
+
+static const struct sym_loc *loc_of(const struct an_input *in, uint32_t addr_idx)
+{
+	if (!in->sym || addr_idx >= in->sym->nlocs)
+		return NULL;
+	return &in->sym->locs[addr_idx];
+}
+
+/* Logical frames at one address: its inline chain, or one bare frame. */
+static uint32_t levels_of(const struct an_input *in, uint32_t addr_idx)
+{
+	const struct sym_loc *l = loc_of(in, addr_idx);
+
+	return l && l->nframes ? l->nframes : 1;
+}
+
+static void frame_fill(const struct an_input *in, uint32_t addr_idx, uint32_t level,
+		       struct an_frame *f)
+{
+	const struct sym_loc *l = loc_of(in, addr_idx);
+
+	memset(f, 0, sizeof(*f));
+	f->addr = in->scan->addrs[addr_idx];
+	f->addr_idx = addr_idx;
+	f->level = level;
+	if (!l)
+		return;
+	f->module = l->module;
+	f->modoff = l->modoff;
+	if (l->nframes && level < l->nframes && l->first + level < in->sym->nframes) {
+		const struct sym_frame *sf = &in->sym->frames[l->first + level];
+
+		f->function = sf->function;
+		f->file = sf->file;
+		f->line = sf->line;
+		f->inlined = sf->inlined;
+	}
+}
+
+size_t an_frames_count(const struct an_input *in, uint32_t stack)
+{
+	const struct cp_stack *st = &in->scan->stacks[stack];
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < st->depth; i++)
+		n += levels_of(in, in->scan->stack_frames[st->first + i]);
+	return n;
+}
+
+size_t an_frames_get(const struct an_input *in, uint32_t stack, uint32_t skip,
+		     struct an_frame *out, size_t cap)
+{
+	const struct cp_stack *st = &in->scan->stacks[stack];
+	size_t k = 0, n = 0;
+
+	for (uint32_t i = 0; i < st->depth; i++) {
+		uint32_t a = in->scan->stack_frames[st->first + i];
+		uint32_t lv = levels_of(in, a);
+
+		for (uint32_t j = 0; j < lv; j++, k++) {
+			if (k < skip)
+				continue;
+			if (n < cap)
+				frame_fill(in, a, j, &out[n]);
+			n++;
+		}
+	}
+	return n;
+}
+
+static int is_alloc_fn(const struct an_filter *f, const char *name)
+{
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < sizeof(builtin_alloc_fns) / sizeof(builtin_alloc_fns[0]); i++)
+		if (an_name_matches(name, builtin_alloc_fns[i]))
+			return 1;
+	for (size_t i = 0; f && i < f->nalloc_fns; i++)
+		if (an_name_matches(name, f->alloc_fns[i]))
+			return 1;
+	return 0;
+}
+
+uint32_t an_alloc_skip(const struct an_input *in, const struct an_filter *f, uint32_t stack)
+{
+	const struct cp_stack *st = &in->scan->stacks[stack];
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < st->depth; i++) {
+		uint32_t a = in->scan->stack_frames[st->first + i];
+		uint32_t lv = levels_of(in, a);
+
+		for (uint32_t j = 0; j < lv; j++, k++) {
+			struct an_frame fr;
+
+			frame_fill(in, a, j, &fr);
+			if (!is_alloc_fn(f, fr.function))
+				return k;
+		}
+	}
+	return k;
+}
+
+int an_stack_ignored(const struct an_input *in, const struct an_filter *f, uint32_t stack)
+{
+	const struct cp_stack *st = &in->scan->stacks[stack];
+
+	if (!f || !f->nignore_fns)
+		return 0;
+	for (uint32_t i = 0; i < st->depth; i++) {
+		uint32_t a = in->scan->stack_frames[st->first + i];
+		uint32_t lv = levels_of(in, a);
+
+		for (uint32_t j = 0; j < lv; j++) {
+			struct an_frame fr;
+
+			frame_fill(in, a, j, &fr);
+			for (size_t p = 0; p < f->nignore_fns; p++)
+				if (an_name_matches(fr.function, f->ignore_fns[p]))
+					return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- clustering ---- */
+
+/* Where the stripped stack starts: raw frame index and inline level within it. */
+struct cut {
+	uint32_t pos;
+	uint32_t level;
+};
+
+static struct cut cut_of(const struct an_input *in, uint32_t stack, uint32_t skip)
+{
+	const struct cp_stack *st = &in->scan->stacks[stack];
+	struct cut c = { st->depth, 0 };
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < st->depth; i++) {
+		uint32_t lv = levels_of(in, in->scan->stack_frames[st->first + i]);
+
+		if (skip < k + lv) {
+			c.pos = i;
+			c.level = skip - k;
+			return c;
+		}
+		k += lv;
+	}
+	return c;
+}
+
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xFF51AFD7ED558CCDULL;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t cut_hash(const struct an_input *in, uint32_t stack, struct cut c)
+{
+	const struct cp_stack *st = &in->scan->stacks[stack];
+	uint64_t h = mix64(c.level + 0x9E37u);
+
+	for (uint32_t i = c.pos; i < st->depth; i++)
+		h = mix64(h ^ in->scan->stack_frames[st->first + i]);
+	return h;
+}
+
+static int cut_equal(const struct an_input *in, uint32_t sa, struct cut ca, uint32_t sb,
+		     struct cut cb)
+{
+	const struct cp_stack *a = &in->scan->stacks[sa], *b = &in->scan->stacks[sb];
+	uint32_t na = a->depth - ca.pos, nb = b->depth - cb.pos;
+
+	if (ca.level != cb.level || na != nb)
+		return 0;
+	return memcmp(&in->scan->stack_frames[a->first + ca.pos],
+		      &in->scan->stack_frames[b->first + cb.pos], na * sizeof(uint32_t)) == 0;
+}
+
+/* Open-addressing map from (cluster, size) to a count, for the size summary. */
+struct size_slot {
+	uint64_t size;
+	uint64_t count;
+	uint32_t cluster;  /* UINT32_MAX when empty */
+};
+
+struct size_map {
+	struct size_slot *v;
+	size_t cap, n;
+};
+
+static int size_map_grow(struct size_map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 1024;
+	struct size_slot *v = malloc(cap * sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < cap; i++)
+		v[i].cluster = UINT32_MAX;
+	for (size_t i = 0; i < m->cap; i++) {
+		struct size_slot *s = &m->v[i];
+		size_t j;
+
+		if (s->cluster == UINT32_MAX)
+			continue;
+		j = mix64(s->size * 31 + s->cluster) & (cap - 1);
+		while (v[j].cluster != UINT32_MAX)
+			j = (j + 1) & (cap - 1);
+		v[j] = *s;
+	}
+	free(m->v);
+	m->v = v;
+	m->cap = cap;
+	return 0;
+}
+
+static int size_map_add(struct size_map *m, uint32_t cluster, uint64_t size)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap && size_map_grow(m) < 0)
+		return -1;
+	j = mix64(size * 31 + cluster) & (m->cap - 1);
+	while (m->v[j].cluster != UINT32_MAX) {
+		if (m->v[j].cluster == cluster && m->v[j].size == size) {
+			m->v[j].count++;
+			return 0;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	m->v[j].cluster = cluster;
+	m->v[j].size = size;
+	m->v[j].count = 1;
+	m->n++;
+	return 0;
+}
+
+static void common_add(struct an_stack *c, uint64_t size, uint64_t count)
+{
+	uint32_t i;
+
+	c->ndistinct_sizes++;
+	/* keep the AN_COMMON_SIZES most frequent; ties go to the larger size */
+	for (i = 0; i < c->ncommon; i++)
+		if (count > c->common[i].count ||
+		    (count == c->common[i].count && size > c->common[i].size))
+			break;
+	if (i >= AN_COMMON_SIZES)
+		return;
+	if (c->ncommon < AN_COMMON_SIZES)
+		c->ncommon++;
+	memmove(&c->common[i + 1], &c->common[i],
+		(c->ncommon - 1 - i) * sizeof(c->common[0]));
+	c->common[i].size = size;
+	c->common[i].count = count;
+}
+
+static int cluster_cmp(const void *pa, const void *pb)
+{
+	const struct an_stack *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	if (a->blocks != b->blocks)
+		return a->blocks < b->blocks ? 1 : -1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct an_stacks *out)
+{
+	const struct cp_scan *sc = in->scan;
+	uint32_t *stack_cluster = NULL, *table = NULL, *order = NULL;
+	struct cut *cuts = NULL;
+	struct size_map sizes = { 0 };
+	size_t tcap = 16, nclusters = 0;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	while (tcap < sc->nstacks * 2)
+		tcap *= 2;
+	stack_cluster = malloc((sc->nstacks + 1) * sizeof(*stack_cluster));
+	cuts = malloc((sc->nstacks + 1) * sizeof(*cuts));
+	table = malloc(tcap * sizeof(*table));
+	out->v = calloc(sc->nstacks + 1, sizeof(*out->v));
+	out->block_cluster = malloc((sc->nblocks + 1) * sizeof(*out->block_cluster));
+	if (!stack_cluster || !cuts || !table || !out->v || !out->block_cluster)
+		goto out;
+	memset(table, 0xFF, tcap * sizeof(*table));
+
+	for (uint32_t s = 0; s < sc->nstacks; s++) {
+		uint32_t skip;
+		size_t j;
+
+		if (an_stack_ignored(in, f, s)) {
+			stack_cluster[s] = UINT32_MAX;
+			continue;
+		}
+		skip = an_alloc_skip(in, f, s);
+		cuts[s] = cut_of(in, s, skip);
+		j = cut_hash(in, s, cuts[s]) & (tcap - 1);
+		while (table[j] != UINT32_MAX) {
+			uint32_t c = table[j];
+
+			if (cut_equal(in, out->v[c].stack, cuts[out->v[c].stack], s, cuts[s]))
+				break;
+			j = (j + 1) & (tcap - 1);
+		}
+		if (table[j] == UINT32_MAX) {
+			table[j] = (uint32_t)nclusters;
+			out->v[nclusters].stack = s;
+			out->v[nclusters].skip = skip;
+			out->v[nclusters].min_size = UINT64_MAX;
+			nclusters++;
+		}
+		stack_cluster[s] = table[j];
+	}
+
+	for (size_t i = 0; i < sc->nblocks; i++) {
+		const struct cp_block *b = &sc->blocks[i];
+		uint32_t c;
+		struct an_stack *cl;
+		uint64_t ov;
+
+		out->block_cluster[i] = UINT32_MAX;
+		if (b->state != CP_LIVE)
+			continue;
+		c = b->stack < sc->nstacks ? stack_cluster[b->stack] : UINT32_MAX;
+		if (c == UINT32_MAX) {
+			out->ignored_blocks++;
+			out->ignored_bytes += b->size;
+			continue;
+		}
+		cl = &out->v[c];
+		ov = (uint64_t)b->pad + (b->user - b->hdr) + b->guard_len;
+		cl->blocks++;
+		cl->bytes += b->size;
+		cl->overhead += ov;
+		if (b->size < cl->min_size)
+			cl->min_size = b->size;
+		if (b->size > cl->max_size)
+			cl->max_size = b->size;
+		out->blocks++;
+		out->bytes += b->size;
+		out->overhead += ov;
+		out->block_cluster[i] = c;
+		if (size_map_add(&sizes, c, b->size) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < sizes.cap; i++)
+		if (sizes.v[i].cluster != UINT32_MAX)
+			common_add(&out->v[sizes.v[i].cluster], sizes.v[i].size, sizes.v[i].count);
+
+	/* Drop empty clusters (all their blocks freed), sort, and renumber the blocks'
+	 * cluster ids: a cluster's representative stack still maps to its old id. */
+	{
+		size_t n = 0;
+
+		order = malloc((nclusters + 1) * sizeof(*order));
+		if (!order)
+			goto out;
+		for (size_t c = 0; c < nclusters; c++)
+			if (out->v[c].blocks)
+				out->v[n++] = out->v[c];
+		qsort(out->v, n, sizeof(*out->v), cluster_cmp);
+		for (size_t c = 0; c < nclusters; c++)
+			order[c] = UINT32_MAX;
+		for (size_t c = 0; c < n; c++)
+			order[stack_cluster[out->v[c].stack]] = (uint32_t)c;
+		for (size_t i = 0; i < sc->nblocks; i++)
+			if (out->block_cluster[i] != UINT32_MAX)
+				out->block_cluster[i] = order[out->block_cluster[i]];
+		out->n = n;
+	}
+	rc = 0;
+out:
+	free(stack_cluster);
+	free(cuts);
+	free(table);
+	free(order);
+	free(sizes.v);
+	if (rc < 0)
+		an_stacks_release(out);
+	return rc;
+}
+
+void an_stacks_release(struct an_stacks *s)
+{
+	free(s->v);
+	free(s->block_cluster);
+	memset(s, 0, sizeof(*s));
+}

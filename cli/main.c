@@ -1,0 +1,407 @@
+/* main.c - mprof-core: read a core or a raw dump, find every annotated block,
+ * name the stacks, and print the reports. The only place that prints to the user
+ * or decides the exit status: 0 fine, 1 bad input, 2 bad usage, 3 corruption found. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define EXIT_BADINPUT 1
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+"usage: mprof-core [OPTIONS] PROG CORE\n"
+"       mprof-core [OPTIONS] --raw DUMP --elf ELF --base ADDR\n"
+"Find every block annotated by libheapann in a core or a raw memory dump and\n"
+"report them by allocation stack.\n"
+"\n"
+"input:\n"
+"  --raw DUMP          a raw memory dump (with --elf and --base)\n"
+"  --elf ELF           the program or firmware ELF of a raw dump\n"
+"  --base ADDR         address of the dump's first byte\n"
+"  --ptr-size 4|8      override the ELF's pointer size\n"
+"  --endian little|big override the ELF's byte order\n"
+"  --sysroot DIR       look for the core's modules under DIR\n"
+"  --debug-dir DIR     another place for separate debug info (repeatable)\n"
+"  --symbolizer dw|gdb name frames with libdw (default) or gdb's MI\n"
+"  --threads N         scan with N threads (default: all cores)\n"
+"reports:\n"
+"  --report LIST       comma-separated: stacks (default)\n"
+"  --format text|json  output format (default text)\n"
+"  --top N             show the N largest stacks (text default 25; 0: all)\n"
+"  --threshold PCT     leave out stacks below PCT percent of the bytes\n"
+"  --alloc-fn NAME     treat NAME as part of the allocator (repeatable)\n"
+"  --ignore-fn NAME    leave out blocks allocated under NAME (repeatable)\n"
+"  --blocks            JSON: list every live block\n"
+"  -q, --quiet         no notes on stderr\n"
+"  -h, --help          this text\n"
+"exit status: 0 done, 1 bad input, 2 bad usage, 3 heap corruption found\n";
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fputs("mprof-core: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\n(mprof-core --help for usage)\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static uint64_t parse_u64(const char *s, const char *opt)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end)
+		usage_error("bad number for %s", opt);
+	return v;
+}
+
+static unsigned parse_reports(const char *list)
+{
+	static const struct { const char *name; unsigned bit; } names[] = {
+		{ "stacks", REP_STACKS },
+	};
+	unsigned bits = 0;
+	const char *p = list;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		size_t i;
+
+		if (len == 3 && !strncmp(p, "all", 3)) {
+			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+				bits |= names[i].bit;
+		} else {
+			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+				if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len))
+					break;
+			if (i == sizeof(names) / sizeof(names[0])) {
+				char bad[64];
+
+				snprintf(bad, sizeof(bad), "%.*s", (int)(len < 60 ? len : 60), p);
+				usage_error("unknown report '%s'", bad);
+			}
+			bits |= names[i].bit;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return bits;
+}
+
+enum {
+	OPT_RAW = 256, OPT_ELF, OPT_BASE, OPT_PTR, OPT_ENDIAN, OPT_SYSROOT, OPT_DEBUGDIR,
+	OPT_SYMBOLIZER, OPT_THREADS, OPT_REPORT, OPT_FORMAT, OPT_TOP, OPT_THRESHOLD,
+	OPT_ALLOCFN, OPT_IGNOREFN, OPT_BLOCKS,
+};
+
+static void parse_args(int argc, char **argv, struct cli_options *o)
+{
+	static const struct option longopts[] = {
+		{ "raw", required_argument, 0, OPT_RAW },
+		{ "elf", required_argument, 0, OPT_ELF },
+		{ "base", required_argument, 0, OPT_BASE },
+		{ "ptr-size", required_argument, 0, OPT_PTR },
+		{ "endian", required_argument, 0, OPT_ENDIAN },
+		{ "sysroot", required_argument, 0, OPT_SYSROOT },
+		{ "debug-dir", required_argument, 0, OPT_DEBUGDIR },
+		{ "symbolizer", required_argument, 0, OPT_SYMBOLIZER },
+		{ "threads", required_argument, 0, OPT_THREADS },
+		{ "report", required_argument, 0, OPT_REPORT },
+		{ "format", required_argument, 0, OPT_FORMAT },
+		{ "top", required_argument, 0, OPT_TOP },
+		{ "threshold", required_argument, 0, OPT_THRESHOLD },
+		{ "alloc-fn", required_argument, 0, OPT_ALLOCFN },
+		{ "ignore-fn", required_argument, 0, OPT_IGNOREFN },
+		{ "blocks", no_argument, 0, OPT_BLOCKS },
+		{ "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->endian = -1;
+	o->top = -1;
+	o->symbolizer = "dw";
+	o->reports = REP_STACKS;
+	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_RAW: o->raw = optarg; break;
+		case OPT_ELF: o->prog = optarg; break;
+		case OPT_BASE: o->base = parse_u64(optarg, "--base"); o->have_base = 1; break;
+		case OPT_PTR:
+			o->ptr_size = (unsigned)parse_u64(optarg, "--ptr-size");
+			if (o->ptr_size != 4 && o->ptr_size != 8)
+				usage_error("--ptr-size must be 4 or 8, not %s", optarg);
+			break;
+		case OPT_ENDIAN:
+			if (!strcmp(optarg, "little"))
+				o->endian = 0;
+			else if (!strcmp(optarg, "big"))
+				o->endian = 1;
+			else
+				usage_error("--endian must be little or big, not %s", optarg);
+			break;
+		case OPT_SYSROOT: o->sysroot = optarg; break;
+		case OPT_DEBUGDIR:
+			if (o->ndebug_dirs == CLI_MAX_LIST)
+				usage_error("too many %s", "--debug-dir");
+			o->debug_dirs[o->ndebug_dirs++] = optarg;
+			break;
+		case OPT_SYMBOLIZER:
+			if (strcmp(optarg, "dw") && strcmp(optarg, "gdb"))
+				usage_error("--symbolizer must be dw or gdb, not %s", optarg);
+			o->symbolizer = optarg;
+			break;
+		case OPT_THREADS: o->threads = (unsigned)parse_u64(optarg, "--threads"); break;
+		case OPT_REPORT:
+			o->reports = parse_reports(optarg);
+			o->reports_given = 1;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				o->format = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->format = FMT_JSON;
+			else
+				usage_error("--format must be text or json, not %s", optarg);
+			break;
+		case OPT_TOP: o->top = (long)parse_u64(optarg, "--top"); break;
+		case OPT_THRESHOLD: {
+			char *end;
+
+			o->threshold = strtod(optarg, &end);
+			if (end == optarg || *end || o->threshold < 0 || o->threshold > 100)
+				usage_error("--threshold takes a percentage, not %s", optarg);
+			o->threshold_given = 1;
+			break;
+		}
+		case OPT_ALLOCFN:
+			if (o->nalloc_fns == CLI_MAX_LIST)
+				usage_error("too many %s", "--alloc-fn");
+			o->alloc_fns[o->nalloc_fns++] = optarg;
+			break;
+		case OPT_IGNOREFN:
+			if (o->nignore_fns == CLI_MAX_LIST)
+				usage_error("too many %s", "--ignore-fn");
+			o->ignore_fns[o->nignore_fns++] = optarg;
+			break;
+		case OPT_BLOCKS: o->blocks = 1; break;
+		case 'q': o->quiet = 1; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		default: fputs(usage_text, stderr); exit(EXIT_USAGE);
+		}
+	}
+	if (o->raw) {
+		if (!o->prog)
+			usage_error("%s needs --elf ELF", "--raw");
+		if (!o->have_base)
+			usage_error("%s needs --base ADDR", "--raw");
+		if (optind != argc)
+			usage_error("unexpected argument '%s' with --raw", argv[optind]);
+		return;
+	}
+	if (argc - optind != 2)
+		usage_error("%s", argc - optind < 2 ? "need PROG and CORE" : "too many arguments");
+	o->prog = argv[optind];
+	o->core = argv[optind + 1];
+}
+
+/* Load the image, scan it, and name its return addresses. Returns 0, or -1 after
+ * printing the one-line error. */
+static int profile_load(const struct cli_options *o, struct cli_profile *p)
+{
+	struct cp_error cerr = { 0 };
+	struct sym_error serr = { 0 };
+	struct sym_options so = { 0 };
+
+	memset(p, 0, sizeof(*p));
+	if (o->raw) {
+		struct cli_target t;
+
+		if (cli_target_read(o->prog, &t, &cerr) < 0)
+			goto cerror;
+		if (o->ptr_size)
+			t.wsize = o->ptr_size;
+		if (o->endian >= 0)
+			t.big_endian = o->endian;
+		p->image_path = o->raw;
+		p->img = cp_image_open_raw(o->raw, o->base, t.wsize, t.big_endian, t.machine, &cerr);
+	} else {
+		p->image_path = o->core;
+		p->img = cp_image_open_core(o->core, &cerr);
+		if (p->img && cp_image_check_exe(p->img, o->prog, &cerr) < 0)
+			goto cerror;
+	}
+	if (!p->img)
+		goto cerror;
+	if (cp_scan_image(p->img, o->threads, &p->scan, &cerr) < 0)
+		goto cerror;
+
+	so.exe = o->prog;
+	so.core = o->core;
+	so.sysroot = o->sysroot;
+	so.debug_dirs = o->ndebug_dirs ? o->debug_dirs : NULL;
+	p->sym = !strcmp(o->symbolizer, "gdb") ? sym_gdb_open(&so, &serr) : sym_dw_open(&so, &serr);
+	if (!p->sym) {
+		fprintf(stderr, "mprof-core: %s\n", serr.msg);
+		return -1;
+	}
+	if (sym_resolve(p->sym, p->scan.addrs, p->scan.naddrs, &p->names, &serr) < 0) {
+		fprintf(stderr, "mprof-core: %s\n", serr.msg);
+		return -1;
+	}
+	if (!o->quiet) {
+		const char *notes = sym_notes(p->sym);
+
+		if (notes && *notes)
+			fprintf(stderr, "%s%s", notes, notes[strlen(notes) - 1] == '\n' ? "" : "\n");
+	}
+	p->in.scan = &p->scan;
+	p->in.sym = p->names;
+	p->filter.alloc_fns = o->alloc_fns;
+	p->filter.nalloc_fns = o->nalloc_fns;
+	p->filter.ignore_fns = o->ignore_fns;
+	p->filter.nignore_fns = o->nignore_fns;
+	return 0;
+cerror:
+	fprintf(stderr, "mprof-core: %s\n", cerr.msg);
+	return -1;
+}
+
+static void profile_release(struct cli_profile *p)
+{
+	sym_free(p->sym);
+	cp_scan_free(&p->scan);
+	cp_image_free(p->img);
+}
+
+static const char *machine_name(uint16_t m)
+{
+	switch (m) {
+	case 62: return "x86-64";
+	case 3: return "i386";
+	case 40: return "ARM";
+	case 183: return "AArch64";
+	case 8: return "MIPS";
+	default: return "unknown machine";
+	}
+}
+
+static void summary_text(FILE *f, const struct cli_profile *p, const struct an_stacks *st)
+{
+	const struct cp_image *img = p->img;
+	const struct cp_scan *sc = &p->scan;
+	char a[32], b[32], c[32];
+
+	fprintf(f, "%s: %s, %u-bit %s-endian %s", p->image_path,
+		img->kind == CP_KIND_RAW ? "raw dump" : "core", img->wsize * 8,
+		img->big_endian ? "big" : "little", machine_name(img->machine));
+	if (img->kind == CP_KIND_CORE)
+		fprintf(f, ", %zu thread%s", img->nthreads, img->nthreads == 1 ? "" : "s");
+	fputc('\n', f);
+	fprintf(f, "live blocks: %s, requested bytes: %s, with headers and guards: %s\n",
+		fmt_num(a, st->blocks), fmt_num(b, st->bytes), fmt_num(c, st->bytes + st->overhead));
+	fprintf(f, "distinct stacks: %s, freed blocks seen: %s, damaged headers: %s\n",
+		fmt_num(a, st->n), fmt_num(b, sc->nfreed), fmt_num(c, sc->ndamaged));
+	if (st->ignored_blocks)
+		fprintf(f, "left out by --ignore-fn: %s blocks, %s bytes\n",
+			fmt_num(a, st->ignored_blocks), fmt_num(b, st->ignored_bytes));
+	if (img->missing_bytes || img->truncated)
+		fprintf(f, "missing from the image: %s bytes in %zu segments%s\n",
+			fmt_num(a, img->missing_bytes), img->missing_segs,
+			img->truncated ? " (the file is truncated)" : "");
+	else
+		fputs("missing from the image: nothing\n", f);
+}
+
+static void summary_json(struct json *j, const struct cli_options *o,
+			 const struct cli_profile *p, const struct an_stacks *st)
+{
+	const struct cp_image *img = p->img;
+
+	json_key(j, "program");
+	json_str(j, o->prog);
+	json_key(j, "image");
+	json_str(j, p->image_path);
+	json_key(j, "kind");
+	json_str(j, img->kind == CP_KIND_RAW ? "raw" : "core");
+	json_key(j, "word_size");
+	json_u64(j, img->wsize);
+	json_key(j, "byte_order");
+	json_str(j, img->big_endian ? "big" : "little");
+	json_key(j, "threads");
+	json_u64(j, img->nthreads);
+	json_key(j, "blocks");
+	json_u64(j, st->blocks);
+	json_key(j, "bytes");
+	json_u64(j, st->bytes);
+	json_key(j, "overhead_bytes");
+	json_u64(j, st->overhead);
+	json_key(j, "distinct_stacks");
+	json_u64(j, st->n);
+	json_key(j, "freed_blocks");
+	json_u64(j, p->scan.nfreed);
+	json_key(j, "damaged_headers");
+	json_u64(j, p->scan.ndamaged);
+	json_key(j, "ignored_blocks");
+	json_u64(j, st->ignored_blocks);
+	json_key(j, "ignored_bytes");
+	json_u64(j, st->ignored_bytes);
+	json_key(j, "missing");
+	json_obj_begin(j);
+	json_key(j, "bytes");
+	json_u64(j, img->missing_bytes);
+	json_key(j, "segments");
+	json_u64(j, img->missing_segs);
+	json_key(j, "truncated");
+	json_bool(j, img->truncated);
+	json_obj_end(j);
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_options o;
+	struct cli_profile p;
+	struct an_stacks st = { 0 };
+	int status = 0;
+
+	parse_args(argc, argv, &o);
+	if (profile_load(&o, &p) < 0) {
+		profile_release(&p);
+		return EXIT_BADINPUT;
+	}
+	if (an_stacks_build(&p.in, &p.filter, &st) < 0) {
+		fputs("mprof-core: out of memory\n", stderr);
+		profile_release(&p);
+		return EXIT_BADINPUT;
+	}
+	if (o.format == FMT_JSON) {
+		struct json j;
+
+		json_init(&j, stdout);
+		json_obj_begin(&j);
+		summary_json(&j, &o, &p, &st);
+		if (o.reports & REP_STACKS)
+			report_stacks_json(&j, &o, &p, &st);
+		json_obj_end(&j);
+	} else {
+		summary_text(stdout, &p, &st);
+		if (o.reports & REP_STACKS)
+			report_stacks_text(stdout, &o, &p, &st);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fputs("mprof-core: error writing the report\n", stderr);
+		status = EXIT_BADINPUT;
+	}
+	an_stacks_release(&st);
+	profile_release(&p);
+	return status;
+}

@@ -1,0 +1,150 @@
+/* out.c - small output helpers for the reports: numbers with separators, and a
+ * JSON writer that takes care of commas, nesting and string escaping. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char *fmt_num(char *buf, uint64_t n)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof(tmp), "%" PRIu64, n);
+	int k = 0;
+
+	for (int i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[k++] = ',';
+		buf[k++] = tmp[i];
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
+const char *fmt_base(const char *path)
+{
+	const char *s;
+
+	if (!path)
+		return NULL;
+	s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+void json_init(struct json *j, FILE *f)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+	j->first[0] = 1;
+}
+
+/* Before any value: a comma unless first at this level, or nothing after a key. */
+static void json_sep(struct json *j)
+{
+	if (j->pending_key) {
+		j->pending_key = 0;
+		return;
+	}
+	if (!j->first[j->depth])
+		fputc(',', j->f);
+	j->first[j->depth] = 0;
+}
+
+static void json_open(struct json *j, char c)
+{
+	json_sep(j);
+	fputc(c, j->f);
+	if (j->depth < 63)
+		j->depth++;
+	j->first[j->depth] = 1;
+}
+
+static void json_close(struct json *j, char c)
+{
+	if (j->depth > 0)
+		j->depth--;
+	fputc(c, j->f);
+	if (j->depth == 0)
+		fputc('\n', j->f);
+}
+
+void json_obj_begin(struct json *j) { json_open(j, '{'); }
+void json_obj_end(struct json *j) { json_close(j, '}'); }
+void json_arr_begin(struct json *j) { json_open(j, '['); }
+void json_arr_end(struct json *j) { json_close(j, ']'); }
+
+static void json_raw_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+void json_key(struct json *j, const char *key)
+{
+	json_sep(j);
+	json_raw_str(j->f, key);
+	fputc(':', j->f);
+	j->pending_key = 1;
+}
+
+void json_str(struct json *j, const char *s)
+{
+	json_sep(j);
+	if (s)
+		json_raw_str(j->f, s);
+	else
+		fputs("null", j->f);
+}
+
+void json_u64(struct json *j, uint64_t v)
+{
+	json_sep(j);
+	fprintf(j->f, "%" PRIu64, v);
+}
+
+void json_i64(struct json *j, int64_t v)
+{
+	json_sep(j);
+	fprintf(j->f, "%" PRId64, v);
+}
+
+void json_dbl(struct json *j, double v)
+{
+	json_sep(j);
+	if (isfinite(v))
+		fprintf(j->f, "%.6g", v);
+	else
+		fputs("null", j->f);
+}
+
+void json_bool(struct json *j, int v)
+{
+	json_sep(j);
+	fputs(v ? "true" : "false", j->f);
+}
+
+void json_null(struct json *j)
+{
+	json_sep(j);
+	fputs("null", j->f);
+}
+
+void json_hex(struct json *j, uint64_t v)
+{
+	json_sep(j);
+	fprintf(j->f, "\"0x%" PRIx64 "\"", v);
+}

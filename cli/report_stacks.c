@@ -1,0 +1,200 @@
+/* report_stacks.c - the default report: live blocks clustered by allocation stack,
+ * largest first, in text and JSON. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+#define MAX_FRAMES 4096
+
+void report_frame_text(FILE *f, const struct an_frame *fr)
+{
+	const char *mod = fmt_base(fr->module);
+
+	if (fr->function)
+		fputs(fr->function, f);
+	else
+		fprintf(f, "0x%" PRIx64, fr->addr);
+	if (fr->file)
+		fprintf(f, " (%s:%u)", fmt_base(fr->file), fr->line);
+	if (fr->inlined)
+		fputs(" [inlined]", f);
+	if (mod && fr->function)
+		fprintf(f, " [%s]", mod);
+	else if (mod)
+		fprintf(f, " [%s+0x%" PRIx64 "]", mod, fr->modoff);
+	fputc('\n', f);
+}
+
+void report_frame_json(struct json *j, const struct an_frame *fr)
+{
+	json_obj_begin(j);
+	json_key(j, "addr");
+	json_hex(j, fr->addr);
+	json_key(j, "function");
+	json_str(j, fr->function);
+	json_key(j, "file");
+	json_str(j, fr->file);
+	json_key(j, "line");
+	if (fr->line)
+		json_u64(j, fr->line);
+	else
+		json_null(j);
+	json_key(j, "module");
+	json_str(j, fr->module);
+	json_key(j, "offset");
+	json_hex(j, fr->modoff);
+	if (fr->inlined) {
+		json_key(j, "inlined");
+		json_bool(j, 1);
+	}
+	json_obj_end(j);
+}
+
+/* How many clusters to show: --top and --threshold, text defaults to 25. */
+static size_t shown(const struct cli_options *o, const struct an_stacks *st, int text)
+{
+	size_t n = st->n;
+	long top = o->top >= 0 ? o->top : (text ? 25 : 0);
+
+	if (top > 0 && (size_t)top < n)
+		n = (size_t)top;
+	if (o->threshold > 0 && st->bytes) {
+		size_t k = 0;
+
+		while (k < n && 100.0 * st->v[k].bytes / st->bytes >= o->threshold)
+			k++;
+		n = k;
+	}
+	return n;
+}
+
+static void sizes_text(FILE *f, const struct an_stack *c)
+{
+	char a[32], b[32];
+
+	if (c->ndistinct_sizes == 1) {
+		fprintf(f, "size %s", fmt_num(a, c->min_size));
+		return;
+	}
+	fprintf(f, "sizes %s..%s, mostly ", fmt_num(a, c->min_size), fmt_num(b, c->max_size));
+	for (uint32_t i = 0; i < c->ncommon; i++)
+		fprintf(f, "%s%s x%" PRIu64, i ? ", " : "", fmt_num(a, c->common[i].size),
+			c->common[i].count);
+	if (c->ndistinct_sizes > c->ncommon)
+		fprintf(f, " (%u distinct)", c->ndistinct_sizes);
+}
+
+int report_stacks_text(FILE *f, const struct cli_options *o, const struct cli_profile *p,
+		       const struct an_stacks *st)
+{
+	struct an_frame *fr = malloc(MAX_FRAMES * sizeof(*fr));
+	size_t n = shown(o, st, 1);
+	uint64_t rest_bytes = 0, rest_blocks = 0;
+	char a[32], b[32];
+
+	if (!fr)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct an_stack *c = &st->v[i];
+		size_t nf = an_frames_get(&p->in, c->stack, c->skip, fr, MAX_FRAMES);
+
+		fprintf(f, "\n#%zu: %s bytes (%.2f%%) in %s blocks, ", i + 1, fmt_num(a, c->bytes),
+			st->bytes ? 100.0 * c->bytes / st->bytes : 0.0, fmt_num(b, c->blocks));
+		sizes_text(f, c);
+		fputc('\n', f);
+		if (nf > MAX_FRAMES)
+			nf = MAX_FRAMES;
+		if (!nf)
+			fputs("    (no frames recorded)\n", f);
+		for (size_t k = 0; k < nf; k++) {
+			fputs("    ", f);
+			report_frame_text(f, &fr[k]);
+		}
+	}
+	for (size_t i = n; i < st->n; i++) {
+		rest_bytes += st->v[i].bytes;
+		rest_blocks += st->v[i].blocks;
+	}
+	if (n < st->n)
+		fprintf(f, "\n... %zu more stacks with %s bytes in %s blocks (--top 0 shows all)\n",
+			st->n - n, fmt_num(a, rest_bytes), fmt_num(b, rest_blocks));
+	free(fr);
+	return 0;
+}
+
+int report_stacks_json(struct json *j, const struct cli_options *o, const struct cli_profile *p,
+		       const struct an_stacks *st)
+{
+	struct an_frame *fr = malloc(MAX_FRAMES * sizeof(*fr));
+	size_t n = shown(o, st, 0);
+
+	if (!fr)
+		return -1;
+	json_key(j, "stacks");
+	json_arr_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		const struct an_stack *c = &st->v[i];
+		size_t nf = an_frames_get(&p->in, c->stack, c->skip, fr, MAX_FRAMES);
+
+		if (nf > MAX_FRAMES)
+			nf = MAX_FRAMES;
+		json_obj_begin(j);
+		json_key(j, "blocks");
+		json_u64(j, c->blocks);
+		json_key(j, "bytes");
+		json_u64(j, c->bytes);
+		json_key(j, "percent");
+		json_dbl(j, st->bytes ? 100.0 * c->bytes / st->bytes : 0.0);
+		json_key(j, "min_size");
+		json_u64(j, c->min_size);
+		json_key(j, "max_size");
+		json_u64(j, c->max_size);
+		json_key(j, "sizes");
+		json_arr_begin(j);
+		for (uint32_t k = 0; k < c->ncommon; k++) {
+			json_obj_begin(j);
+			json_key(j, "size");
+			json_u64(j, c->common[k].size);
+			json_key(j, "count");
+			json_u64(j, c->common[k].count);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_key(j, "frames");
+		json_arr_begin(j);
+		for (size_t k = 0; k < nf; k++)
+			report_frame_json(j, &fr[k]);
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	if (o->blocks) {
+		const struct cp_scan *sc = &p->scan;
+
+		json_key(j, "block_list");
+		json_arr_begin(j);
+		for (size_t i = 0; i < sc->nblocks; i++) {
+			const struct cp_block *b = &sc->blocks[i];
+
+			if (st->block_cluster[i] == UINT32_MAX)
+				continue;
+			json_obj_begin(j);
+			json_key(j, "address");
+			json_hex(j, b->user);
+			json_key(j, "size");
+			json_u64(j, b->size);
+			json_key(j, "seq");
+			json_u64(j, b->seq);
+			json_key(j, "stack");
+			if (st->block_cluster[i] < n)
+				json_u64(j, st->block_cluster[i]);
+			else
+				json_null(j);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+	}
+	free(fr);
+	return 0;
+}
