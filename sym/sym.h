@@ -17,6 +17,16 @@ struct sym_error {
 	char msg[512];   /* one line naming the file and the problem */
 };
 
+/* Values of sym_error.code (same numbers as coreparse's cp_errcode where they overlap). */
+enum sym_errcode {
+	SYM_EOK = 0,
+	SYM_EIO = 1,      /* missing or unreadable exe, core, sysroot */
+	SYM_EFORMAT = 2,  /* not an ELF file, not a core */
+	SYM_ENOMEM = 4,
+	SYM_EARG = 5,     /* bad argument (no exe, NULL table...) */
+	SYM_EBACKEND = 6, /* the library or tool behind the backend failed */
+};
+
 /* One frame of a location. Strings are owned by the symbolizer and live until
  * sym_free(); any of them may be NULL when unknown. */
 struct sym_frame {

@@ -1,0 +1,699 @@
+/* dw.c - the default symbolizer backend: libdwfl over an ELF core (load map from
+ * the core) or over one ELF at its own addresses (raw dumps of static firmware).
+ * Names come from DWARF (inline chain expanded) or, without DWARF, from a sorted
+ * per-module symbol index; never from dwfl_module_addrinfo, which scans the whole
+ * symbol table per call in elfutils 0.188. A module whose file on disk does not
+ * match the core is shown as module+offset only. Never touches the network.
+ */
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dw_priv.h"
+#include "sym.h"
+
+/* One entry of a module's function index. */
+struct dw_fsym {
+	uint64_t addr;        /* absolute (bias applied) start */
+	uint64_t size;        /* st_size, 0 if unknown */
+	const char *name;     /* raw (mangled) name, owned by libelf's string table */
+	int rank;             /* GLOBAL 0, WEAK 1, LOCAL 2: lower wins on ties */
+};
+
+/* What we learnt about one Dwfl_Module; prepared on the first address in it. */
+struct dw_module {
+	struct dw_module *next;   /* all modules, for freeing */
+	Dwfl_Module *mod;
+	const char *name;         /* interned: the path the image gives */
+	uint64_t start, end;      /* address range in the image */
+	uint64_t bias;            /* load bias (start when the file could not be used) */
+	int has_elf;              /* the file on disk was accepted */
+	int has_dwarf;            /* DWARF found (in the file or separate debuginfo) */
+	int mismatch;             /* build-ids differ: show module+offset only */
+	struct dw_fsym *syms;     /* sorted by addr */
+	size_t nsyms;
+};
+
+struct dw_symbolizer {
+	struct symbolizer base;       /* must be first */
+	Dwfl *dwfl;
+	Dwfl_Callbacks callbacks;     /* libdwfl keeps a pointer to this */
+	char *debuginfo_path;         /* ":.debug:/usr/lib/debug:DIR..." for libdwfl */
+	char *sysroot;                /* NULL or the directory prefixed to module paths */
+	int core_fd;
+	Elf *core_elf;
+	struct dw_module *modules;
+	struct dw_arena arena;
+	struct sym_table table;       /* the last resolve's result */
+	size_t locs_cap, frames_cap;
+	char *notes;                  /* '\n'-separated, NUL-terminated */
+	size_t notes_len, notes_cap;
+	void *cxx_handle;             /* dlopen'd libstdc++, or NULL */
+	char *(*cxa_demangle)(const char *, char *, size_t *, int *);
+	char *demangle_buf;           /* reused output buffer of __cxa_demangle */
+	size_t demangle_cap;
+};
+
+/* libdwfl's callbacks carry no user pointer: the symbolizer being driven is
+ * found here. Set on entry to every function that calls into libdwfl. */
+static _Thread_local struct dw_symbolizer *dw_current;
+
+static int dw_error(struct sym_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int dw_error(struct sym_error *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->code = code;
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* Append one line to the notes (dropped silently when out of memory). */
+static void dw_note(struct dw_symbolizer *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void dw_note(struct dw_symbolizer *s, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+	if (s->notes_len + len + 2 > s->notes_cap) {
+		size_t ncap = s->notes_cap ? s->notes_cap * 2 : 1024;
+		while (ncap < s->notes_len + len + 2)
+			ncap *= 2;
+		char *p = realloc(s->notes, ncap);
+		if (!p)
+			return;
+		s->notes = p;
+		s->notes_cap = ncap;
+	}
+	memcpy(s->notes + s->notes_len, line, len);
+	s->notes_len += len;
+	s->notes[s->notes_len++] = '\n';
+	s->notes[s->notes_len] = '\0';
+}
+
+/* ---- finding files ---------------------------------------------------- */
+
+/* Our find_elf: the program for the main module and build-id links under the
+ * debug directories (dwfl_build_id_find_elf), then the module's own path under
+ * the sysroot (or as is). libdwfl checks the build-id of what we return. */
+static int dw_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+		       Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	struct dw_symbolizer *s = dw_current;
+	int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
+	if (fd >= 0 || *elfp)
+		return fd;
+	if (!modname || modname[0] != '/')
+		return -1;
+	char path[4096];
+	if (s && s->sysroot)
+		snprintf(path, sizeof path, "%s%s", s->sysroot, modname);
+	else
+		snprintf(path, sizeof path, "%s", modname);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	*file_name = strdup(path);
+	if (!*file_name) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* debuginfo_path for dwfl_standard_find_debuginfo: next to the file, .debug/,
+ * /usr/lib/debug (under the sysroot too), then every --debug-dir. */
+static char *dw_debuginfo_path(const struct sym_options *opt)
+{
+	size_t len = 64;
+	if (opt->sysroot)
+		len += strlen(opt->sysroot) + 20;
+	for (const char *const *d = opt->debug_dirs; d && *d; d++)
+		len += strlen(*d) + 1;
+	char *p = malloc(len);
+	if (!p)
+		return NULL;
+	strcpy(p, ":.debug:/usr/lib/debug");
+	if (opt->sysroot) {
+		strcat(p, ":");
+		strcat(p, opt->sysroot);
+		strcat(p, "/usr/lib/debug");
+	}
+	for (const char *const *d = opt->debug_dirs; d && *d; d++) {
+		strcat(p, ":");
+		strcat(p, *d);
+	}
+	return p;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+/* The demangled form of a C++ symbol, interned; other names interned as is. */
+static const char *dw_name(struct dw_symbolizer *s, const char *raw)
+{
+	if (!raw)
+		return NULL;
+	if (s->cxa_demangle && raw[0] == '_' && raw[1] == 'Z') {
+		int status = -1;
+		size_t cap = s->demangle_cap;
+		char *out = s->cxa_demangle(raw, s->demangle_buf, &cap, &status);
+		if (out) {
+			/* __cxa_demangle may have realloc'd the buffer */
+			s->demangle_buf = out;
+			s->demangle_cap = cap;
+			if (status == 0)
+				return dw_arena_intern(&s->arena, out);
+		}
+	}
+	return dw_arena_intern(&s->arena, raw);
+}
+
+/* The name of a subprogram or inlined-subroutine DIE: linkage name demangled
+ * when there is one, else DW_AT_name, following abstract origins. */
+static const char *dw_die_name(struct dw_symbolizer *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *raw = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		raw = dwarf_formstring(&attr);
+	if (!raw && dwarf_attr_integrate(die, DW_AT_name, &attr))
+		raw = dwarf_formstring(&attr);
+	return dw_name(s, raw);
+}
+
+/* ---- symbol index ----------------------------------------------------- */
+
+static int dw_fsym_cmp(const void *a, const void *b)
+{
+	const struct dw_fsym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return (x->size < y->size) - (x->size > y->size);  /* larger size first */
+}
+
+/* Build the sorted function index of a module from its symbol table, once. */
+static void dw_module_index(struct dw_symbolizer *s, struct dw_module *m)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+	if (n <= 1)
+		return;
+	m->syms = malloc((size_t)n * sizeof *m->syms);
+	if (!m->syms)
+		return;
+	size_t k = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, &bias);
+		if (!name || !name[0])
+			continue;
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (shndx == SHN_UNDEF || addr == 0)
+			continue;
+		int bind = GELF_ST_BIND(sym.st_info);
+		m->syms[k].addr = addr;
+		m->syms[k].size = sym.st_size;
+		m->syms[k].name = name;
+		m->syms[k].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		k++;
+	}
+	qsort(m->syms, k, sizeof *m->syms, dw_fsym_cmp);
+	/* keep the best entry per address */
+	size_t w = 0;
+	for (size_t i = 0; i < k; i++)
+		if (w == 0 || m->syms[w - 1].addr != m->syms[i].addr)
+			m->syms[w++] = m->syms[i];
+	m->nsyms = w;
+	(void)s;
+}
+
+/* The function symbol covering pc, or NULL. */
+static const struct dw_fsym *dw_module_lookup(const struct dw_module *m, uint64_t pc)
+{
+	size_t lo = 0, hi = m->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->syms[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct dw_fsym *f = &m->syms[lo - 1];
+	if (f->size && pc >= f->addr + f->size)
+		return NULL;
+	return f;
+}
+
+/* ---- modules ---------------------------------------------------------- */
+
+static void dw_hex(char *out, size_t outsz, const unsigned char *p, int len)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (int i = 0; i < len && o + 3 <= outsz; i++)
+		o += (size_t)snprintf(out + o, outsz - o, "%02x", p[i]);
+}
+
+/* Our record for mod, prepared on first use: file, build-id check, index. */
+static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod)
+{
+	void **userdata;
+	Dwarf_Addr start, end;
+	const char *mainfile = NULL;
+	const char *name = dwfl_module_info(mod, &userdata, &start, &end, NULL, NULL, &mainfile, NULL);
+	if (*userdata)
+		return *userdata;
+	struct dw_module *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->mod = mod;
+	m->start = start;
+	m->end = end;
+	m->bias = start;
+	m->name = dw_arena_intern(&s->arena, name ? name : "?");
+
+	/* The build-id libdwfl read from the image (before any file is opened it
+	 * can only come from the core's memory). */
+	const unsigned char *core_id = NULL;
+	GElf_Addr id_vaddr;
+	int core_idlen = dwfl_module_build_id(mod, &core_id, &id_vaddr);
+	unsigned char core_copy[64];
+	if (core_idlen > 0) {
+		if (core_idlen > (int)sizeof core_copy)
+			core_idlen = sizeof core_copy;
+		memcpy(core_copy, core_id, (size_t)core_idlen);
+	}
+
+	Dwarf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	if (!elf) {
+		int e = dwfl_errno();
+		const char *why = dwfl_errmsg(e);
+		if (core_idlen > 0 && why && strstr(why, "build ID")) {
+			m->mismatch = 1;
+			char hex[130];
+			dw_hex(hex, sizeof hex, core_copy, core_idlen);
+			dw_note(s, "%s: build-id in core %s differs from the file on disk; showing module+offset",
+				m->name, hex);
+		} else {
+			dw_note(s, "%s: no usable file (%s); showing module+offset", m->name,
+				why ? why : "not found");
+		}
+	} else {
+		m->has_elf = 1;
+		m->bias = bias;
+		const void *file_id;
+		ssize_t file_idlen = dwelf_elf_gnu_build_id(elf, &file_id);
+		if (core_idlen > 0 && file_idlen > 0 &&
+		    (file_idlen != core_idlen || memcmp(file_id, core_copy, (size_t)core_idlen) != 0)) {
+			char h1[130], h2[130];
+			dw_hex(h1, sizeof h1, core_copy, core_idlen);
+			dw_hex(h2, sizeof h2, file_id, (int)file_idlen);
+			dw_note(s, "%s: build-id in core %s differs from file on disk %s; showing module+offset",
+				m->name, h1, h2);
+			m->mismatch = 1;
+			m->has_elf = 0;
+		}
+	}
+	if (m->has_elf) {
+		Dwarf_Addr dwbias;
+		if (dwfl_module_getdwarf(mod, &dwbias))
+			m->has_dwarf = 1;
+		else
+			dw_note(s, "%s: no debug info; function names from the symbol table", m->name);
+		dw_module_index(s, m);
+	}
+	m->next = s->modules;
+	s->modules = m;
+	*userdata = m;
+	return m;
+}
+
+/* ---- resolving -------------------------------------------------------- */
+
+static struct sym_frame *dw_frame_new(struct dw_symbolizer *s)
+{
+	struct sym_table *t = &s->table;
+	if (t->nframes == s->frames_cap) {
+		size_t ncap = s->frames_cap ? s->frames_cap * 2 : 256;
+		struct sym_frame *p = realloc(t->frames, ncap * sizeof *p);
+		if (!p)
+			return NULL;
+		t->frames = p;
+		s->frames_cap = ncap;
+	}
+	struct sym_frame *f = &t->frames[t->nframes++];
+	memset(f, 0, sizeof *f);
+	return f;
+}
+
+/* The file name of index idx in the CU's file table, interned, or NULL. */
+static const char *dw_cu_file(struct dw_symbolizer *s, Dwarf_Die *cu, Dwarf_Word idx)
+{
+	Dwarf_Files *files;
+	size_t nfiles;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || idx >= nfiles)
+		return NULL;
+	return dw_arena_intern(&s->arena, dwarf_filesrc(files, idx, NULL, NULL));
+}
+
+/* Frames from DWARF for pc (module-relative pc - dwbias in DWARF terms):
+ * innermost inlined frame first, the containing function last. Returns the
+ * number of frames added (0 when DWARF does not cover pc). */
+static uint32_t dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc)
+{
+	Dwarf_Addr dwbias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &dwbias);
+	if (!cu)
+		return 0;
+
+	const char *file = NULL;
+	unsigned line = 0, column = 0;
+	Dwfl_Line *l = dwfl_module_getsrc(m->mod, pc);
+	if (l) {
+		int ln = 0, col = 0;
+		const char *src = dwfl_lineinfo(l, NULL, &ln, &col, NULL, NULL);
+		file = dw_arena_intern(&s->arena, src);
+		line = ln > 0 ? (unsigned)ln : 0;
+		column = col > 0 ? (unsigned)col : 0;
+	}
+
+	Dwarf_Die *scopes = NULL;
+	int nscopes = dwarf_getscopes(cu, pc - dwbias, &scopes);
+	if (nscopes <= 0) {
+		free(scopes);
+		if (!file)
+			return 0;
+		/* a line but no function DIE: one frame named from the symbols */
+		const struct dw_fsym *fs = dw_module_lookup(m, pc);
+		struct sym_frame *f = dw_frame_new(s);
+		if (!f)
+			return 0;
+		f->function = fs ? dw_name(s, fs->name) : NULL;
+		f->file = file;
+		f->line = line;
+		f->column = column;
+		return 1;
+	}
+	/* dwarf_getscopes continues into the abstract origin after an inlined
+	 * instance; the concrete chain of parents is what gives the callers. */
+	Dwarf_Die inner = scopes[0];
+	free(scopes);
+	scopes = NULL;
+	nscopes = dwarf_getscopes_die(&inner, &scopes);
+	if (nscopes <= 0) {
+		free(scopes);
+		return 0;
+	}
+	uint32_t added = 0;
+	for (int i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		struct sym_frame *f = dw_frame_new(s);
+		if (!f)
+			break;
+		added++;
+		f->function = dw_die_name(s, &scopes[i]);
+		f->file = file;
+		f->line = line;
+		f->column = column;
+		f->inlined = tag == DW_TAG_inlined_subroutine;
+		if (tag == DW_TAG_subprogram)
+			break;
+		/* the caller's position is where this instance was inlined */
+		Dwarf_Attribute attr;
+		Dwarf_Word w;
+		file = NULL;
+		line = column = 0;
+		if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0)
+			file = dw_cu_file(s, cu, w);
+		if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+			line = (unsigned)w;
+		if (dwarf_attr(&scopes[i], DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
+			column = (unsigned)w;
+	}
+	free(scopes);
+	if (added)
+		s->table.frames[s->table.nframes - 1].inlined = 0;
+	return added;
+}
+
+static int dw_resolve_one(struct dw_symbolizer *s, uint64_t addr, struct sym_loc *loc)
+{
+	memset(loc, 0, sizeof *loc);
+	loc->addr = addr;
+	loc->modoff = addr;
+	loc->first = (uint32_t)s->table.nframes;
+	uint64_t pc = addr ? addr - 1 : 0;
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	if (!mod) {
+		loc->flags = SYM_NO_MODULE;
+		return 0;
+	}
+	struct dw_module *m = dw_module_get(s, mod);
+	if (!m)
+		return -1;
+	loc->module = m->name;
+	loc->modoff = addr - m->bias;
+	if (m->mismatch) {
+		loc->flags = SYM_BUILDID_MISMATCH;
+		return 0;
+	}
+	if (!m->has_elf) {
+		loc->flags = SYM_NO_DEBUG;
+		return 0;
+	}
+	if (m->has_dwarf)
+		loc->nframes = dw_frames_dwarf(s, m, pc);
+	if (loc->nframes == 0) {
+		if (!m->has_dwarf)
+			loc->flags |= SYM_NO_DEBUG;
+		const struct dw_fsym *fs = dw_module_lookup(m, pc);
+		if (fs) {
+			struct sym_frame *f = dw_frame_new(s);
+			if (!f)
+				return -1;
+			f->function = dw_name(s, fs->name);
+			loc->nframes = 1;
+		}
+	}
+	return 0;
+}
+
+static int dw_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
+		      const struct sym_table **out, struct sym_error *err)
+{
+	struct dw_symbolizer *s = (struct dw_symbolizer *)base;
+	dw_current = s;
+	s->table.nlocs = 0;
+	s->table.nframes = 0;
+	if (n > s->locs_cap) {
+		struct sym_loc *p = realloc(s->table.locs, n * sizeof *p);
+		if (!p)
+			return dw_error(err, SYM_ENOMEM, "symbolizer: out of memory for %zu addresses", n);
+		s->table.locs = p;
+		s->locs_cap = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (dw_resolve_one(s, addrs[i], &s->table.locs[i]) < 0)
+			return dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+		s->table.nlocs = i + 1;
+	}
+	*out = &s->table;
+	dw_current = NULL;
+	return 0;
+}
+
+static const char *dw_notes(const struct symbolizer *base)
+{
+	const struct dw_symbolizer *s = (const struct dw_symbolizer *)base;
+	return s->notes_len ? s->notes : NULL;
+}
+
+static void dw_free(struct symbolizer *base)
+{
+	struct dw_symbolizer *s = (struct dw_symbolizer *)base;
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	if (s->core_elf)
+		elf_end(s->core_elf);
+	if (s->core_fd >= 0)
+		close(s->core_fd);
+	struct dw_module *m = s->modules;
+	while (m) {
+		struct dw_module *next = m->next;
+		free(m->syms);
+		free(m);
+		m = next;
+	}
+	dw_arena_release(&s->arena);
+	free(s->table.locs);
+	free(s->table.frames);
+	free(s->notes);
+	free(s->debuginfo_path);
+	free(s->sysroot);
+	free(s->demangle_buf);
+	if (s->cxx_handle)
+		dlclose(s->cxx_handle);
+	free(s);
+}
+
+static const struct sym_backend_ops dw_ops = {
+	.resolve = dw_resolve,
+	.notes = dw_notes,
+	.free = dw_free,
+};
+
+/* Make the C++ demangler available if libstdc++ is installed: names are then
+ * shown as gdb shows them ("ns::Foo::bar(int)"); without it they stay mangled. */
+static void dw_demangler_load(struct dw_symbolizer *s)
+{
+	s->cxx_handle = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	if (!s->cxx_handle)
+		return;
+	void *fn = dlsym(s->cxx_handle, "__cxa_demangle");
+	if (!fn) {
+		dlclose(s->cxx_handle);
+		s->cxx_handle = NULL;
+		return;
+	}
+	memcpy(&s->cxa_demangle, &fn, sizeof fn);
+}
+
+/* Report the exe alone at its own link addresses (raw dumps). */
+static int dw_open_raw(struct dw_symbolizer *s, const struct sym_options *opt, struct sym_error *err)
+{
+	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.section_address = dwfl_offline_section_address;
+	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	s->dwfl = dwfl_begin(&s->callbacks);
+	if (!s->dwfl)
+		return dw_error(err, SYM_EBACKEND, "%s: libdwfl: %s", opt->exe, dwfl_errmsg(-1));
+	dwfl_report_begin(s->dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(s->dwfl, opt->exe, opt->exe, -1, 0, true);
+	if (!mod)
+		return dw_error(err, SYM_EFORMAT, "%s: cannot use as ELF: %s", opt->exe, dwfl_errmsg(-1));
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	return 0;
+}
+
+/* Report the modules of a core (load map from the core, program from opt->exe). */
+static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, struct sym_error *err)
+{
+	s->core_fd = open(opt->core, O_RDONLY | O_CLOEXEC);
+	if (s->core_fd < 0)
+		return dw_error(err, SYM_EIO, "%s: %s", opt->core, strerror(errno));
+	s->core_elf = elf_begin(s->core_fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr ehdr;
+	if (!s->core_elf || elf_kind(s->core_elf) != ELF_K_ELF || !gelf_getehdr(s->core_elf, &ehdr))
+		return dw_error(err, SYM_EFORMAT, "%s: not an ELF file", opt->core);
+	if (ehdr.e_type != ET_CORE)
+		return dw_error(err, SYM_EFORMAT, "%s: not a core file (ELF type %u)", opt->core,
+				(unsigned)ehdr.e_type);
+	s->callbacks.find_elf = dw_find_elf;
+	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.section_address = dwfl_offline_section_address;
+	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	s->dwfl = dwfl_begin(&s->callbacks);
+	if (!s->dwfl)
+		return dw_error(err, SYM_EBACKEND, "%s: libdwfl: %s", opt->core, dwfl_errmsg(-1));
+	dwfl_report_begin(s->dwfl);
+	int n = dwfl_core_file_report(s->dwfl, s->core_elf, opt->exe);
+	if (n < 0)
+		return dw_error(err, SYM_EFORMAT, "%s: cannot read the load map: %s", opt->core,
+				dwfl_errmsg(-1));
+	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+		return dw_error(err, SYM_EBACKEND, "%s: libdwfl: %s", opt->core, dwfl_errmsg(-1));
+	return 0;
+}
+
+struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *err)
+{
+	if (err) {
+		err->code = 0;
+		err->msg[0] = '\0';
+	}
+	if (!opt || !opt->exe) {
+		dw_error(err, SYM_EARG, "symbolizer: no program given");
+		return NULL;
+	}
+	struct stat st;
+	if (stat(opt->exe, &st) != 0) {
+		dw_error(err, SYM_EIO, "%s: %s", opt->exe, strerror(errno));
+		return NULL;
+	}
+	if (opt->sysroot && (stat(opt->sysroot, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		dw_error(err, SYM_EIO, "%s: sysroot is not a directory", opt->sysroot);
+		return NULL;
+	}
+	struct dw_symbolizer *s = calloc(1, sizeof *s);
+	if (!s) {
+		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+		return NULL;
+	}
+	s->base.ops = &dw_ops;
+	s->core_fd = -1;
+	s->debuginfo_path = dw_debuginfo_path(opt);
+	if (opt->sysroot) {
+		s->sysroot = strdup(opt->sysroot);
+		/* "DIR/" + "/lib/x" would still work, but keep paths tidy */
+		size_t len = s->sysroot ? strlen(s->sysroot) : 0;
+		while (len > 1 && s->sysroot[len - 1] == '/')
+			s->sysroot[--len] = '\0';
+	}
+	if (!s->debuginfo_path || (opt->sysroot && !s->sysroot)) {
+		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+		goto fail;
+	}
+	/* never ask a debuginfod server: symbolizing must work offline */
+	unsetenv("DEBUGINFOD_URLS");
+	elf_version(EV_CURRENT);
+	dw_demangler_load(s);
+	dw_current = s;
+	int rc = opt->core ? dw_open_core(s, opt, err) : dw_open_raw(s, opt, err);
+	dw_current = NULL;
+	if (rc < 0)
+		goto fail;
+	return &s->base;
+fail:
+	dw_current = NULL;
+	dw_free(&s->base);
+	return NULL;
+}

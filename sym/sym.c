@@ -1,0 +1,44 @@
+/* sym.c - the backend-independent entry points of the symbolizer: each one
+ * dispatches through the backend's ops table (sym.h). Nothing here knows about
+ * libdw or gdb; a backend only has to fill struct sym_backend_ops.
+ */
+#include <string.h>
+
+#include "sym.h"
+
+static int sym_error_set(struct sym_error *err, const char *msg)
+{
+	if (err) {
+		err->code = SYM_EARG;
+		strncpy(err->msg, msg, sizeof err->msg - 1);
+		err->msg[sizeof err->msg - 1] = '\0';
+	}
+	return -1;
+}
+
+int sym_resolve(struct symbolizer *s, const uint64_t *addrs, size_t n,
+		const struct sym_table **out, struct sym_error *err)
+{
+	if (err) {
+		err->code = 0;
+		err->msg[0] = '\0';
+	}
+	if (!s || !s->ops || !s->ops->resolve || !out)
+		return sym_error_set(err, "symbolizer: no backend or no output table");
+	if (n && !addrs)
+		return sym_error_set(err, "symbolizer: no addresses given");
+	return s->ops->resolve(s, addrs, n, out, err);
+}
+
+const char *sym_notes(const struct symbolizer *s)
+{
+	if (!s || !s->ops || !s->ops->notes)
+		return NULL;
+	return s->ops->notes(s);
+}
+
+void sym_free(struct symbolizer *s)
+{
+	if (s && s->ops && s->ops->free)
+		s->ops->free(s);
+}
