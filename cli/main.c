@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mi.h"
 
 #define EXIT_BADINPUT 1
 #define EXIT_USAGE 2
@@ -16,6 +17,7 @@
 static const char usage_text[] =
 "usage: mprof-core [OPTIONS] PROG CORE\n"
 "       mprof-core [OPTIONS] --raw DUMP --elf ELF --base ADDR\n"
+"       mprof-core snapshot PID [-o FILE] [--no-report] [OPTIONS]\n"
 "Find every block annotated by libheapann in a core or a raw memory dump and\n"
 "report them by allocation stack.\n"
 "\n"
@@ -39,6 +41,9 @@ static const char usage_text[] =
 "  --blocks            JSON: list every live block\n"
 "  -q, --quiet         no notes on stderr\n"
 "  -h, --help          this text\n"
+"snapshot: attach gdb to the running process PID, write its core to FILE\n"
+"  (default core.PID), detach (the process goes on), then report the core;\n"
+"  --no-report only writes it.\n"
 "exit status: 0 done, 1 bad input, 2 bad usage, 3 heap corruption found\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -366,13 +371,75 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_obj_end(j);
 }
 
+/* mprof-core snapshot PID [-o FILE] [--no-report] [OPTIONS]: write a core of a
+ * running process through gdb, then rewrite argv so that the normal path reports
+ * it (PROG is /proc/PID/exe's target, read before the snapshot). Returns 1 when
+ * the caller should go on and report, 0 when done; exits on errors. */
+static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out, size_t out_cap)
+{
+	struct mi_error err = { 0 };
+	const char *pidarg = NULL, *outarg = NULL;
+	int report = 1, k = 1;
+	char link[64];
+	ssize_t n;
+	long pid;
+	char *end;
+
+	/* take snapshot's own arguments out of argv, keep the report options */
+	for (int i = 2; i < *argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < *argc)
+			outarg = argv[++i];
+		else if (!strcmp(argv[i], "--no-report"))
+			report = 0;
+		else if (!pidarg && argv[i][0] != '-')
+			pidarg = argv[i];
+		else
+			argv[k++] = argv[i];
+	}
+	if (!pidarg)
+		usage_error("%s needs a PID", "snapshot");
+	errno = 0;
+	pid = strtol(pidarg, &end, 10);
+	if (errno || *end || pid <= 0)
+		usage_error("snapshot: '%s' is not a process id", pidarg);
+	snprintf(link, sizeof(link), "/proc/%ld/exe", pid);
+	n = readlink(link, exe, exe_cap - 1);
+	if (n < 0) {
+		fprintf(stderr, "mprof-core: process %ld: %s\n", pid,
+			errno == ENOENT ? "no such process" : strerror(errno));
+		exit(EXIT_BADINPUT);
+	}
+	exe[n] = '\0';
+	if (outarg)
+		snprintf(out, out_cap, "%s", outarg);
+	else
+		snprintf(out, out_cap, "core.%ld", pid);
+	if (mi_snapshot((pid_t)pid, out, NULL, 0, &err) < 0) {
+		fprintf(stderr, "mprof-core: %s\n", err.msg);
+		exit(EXIT_BADINPUT);
+	}
+	if (!report) {
+		printf("wrote %s\n", out);
+		return 0;
+	}
+	argv[k++] = exe;
+	argv[k++] = out;
+	argv[k] = NULL;
+	*argc = k;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_options o;
 	struct cli_profile p;
 	struct an_stacks st = { 0 };
+	char snap_exe[4096], snap_core[4096];
 	int status = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "snapshot") &&
+	    !snapshot(&argc, argv, snap_exe, sizeof(snap_exe), snap_core, sizeof(snap_core)))
+		return 0;
 	parse_args(argc, argv, &o);
 	if (profile_load(&o, &p) < 0) {
 		profile_release(&p);
