@@ -51,17 +51,23 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(TOOL_SRC))
 
+# On a fresh Debian 12 machine the first build installs the missing packages.
+$(B)/.deps-ok: scripts/install-deps.sh
+	@mkdir -p $(B)
+	@sh scripts/install-deps.sh
+	@touch $@
+
 ifdef TARGET
 all: cross
 else
 all: $(B)/libheapann.so $(B)/libheapann.a $(B)/heapann-static.pc $(B)/mprof-core
 endif
 
-$(B)/obj/so/%.o: %.c
+$(B)/obj/so/%.o: %.c | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(HA_CFLAGS) -c $< -o $@
 
-$(B)/obj/a/%.o: %.c
+$(B)/obj/a/%.o: %.c | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(HA_CFLAGS) -DHEAPANN_STATIC -c $< -o $@
 
@@ -79,7 +85,7 @@ $(B)/heapann-static.pc: annotate/heapann-static.pc.in Makefile
 
 comma := ,
 
-$(B)/obj/mp/%.o: %.c
+$(B)/obj/mp/%.o: %.c | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(MP_CFLAGS) -c $< -o $@
 
