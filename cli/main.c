@@ -50,7 +50,7 @@ static void usage_error(const char *fmt, const char *arg)
 {
 	fputs("mprof-core: ", stderr);
 	fprintf(stderr, fmt, arg);
-	fputs("\n(mprof-core --help for usage)\n", stderr);
+	fputs(" (see mprof-core --help)\n", stderr);
 	exit(EXIT_USAGE);
 }
 
