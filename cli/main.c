@@ -136,6 +136,7 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 	o->top = -1;
 	o->symbolizer = "dw";
 	o->reports = REP_STACKS;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_RAW: o->raw = optarg; break;
@@ -201,7 +202,7 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 		case OPT_BLOCKS: o->blocks = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
-		default: fputs(usage_text, stderr); exit(EXIT_USAGE);
+		default: usage_error("bad option or missing argument: %s", argv[optind - 1]);
 		}
 	}
 	if (o->raw) {
