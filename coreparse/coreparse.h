@@ -110,6 +110,22 @@ const struct cp_segment *cp_image_segment(const struct cp_image *img, uint64_t a
 /* The NT_FILE mapping holding addr, or NULL. */
 const struct cp_mapping *cp_image_mapping(const struct cp_image *img, uint64_t addr);
 
+/* The GNU build-id of the module mapped at m, read from the core's own memory: the
+ * ELF header, program headers and PT_NOTE in the module's mapping of file offset 0
+ * (kernels and gdb dump that page by default). Copies up to cap bytes to out and
+ * sets *len to the id's full length. Returns 0, or -1 when it is not in the image. */
+int cp_image_module_buildid(const struct cp_image *img, const struct cp_mapping *m,
+			    unsigned char *out, size_t cap, size_t *len);
+
+/* Check that img is a core of the program exe_path: compares the build-id of the
+ * core's main module (the mapping holding AT_ENTRY) with the file's; when either is
+ * unknown, compares the file names (NT_FILE path, else NT_PRPSINFO pr_fname).
+ * Returns 0 when they match or nothing can be compared (and for raw images), or -1
+ * with err filled: CP_EMISMATCH ("CORE: core of another program: ...", or a
+ * build-id difference for a program of the same name), CP_EIO if exe_path cannot
+ * be opened. */
+int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct cp_error *err);
+
 /* ---- scanning ---- */
 
 enum cp_block_state {
@@ -121,6 +137,9 @@ enum cp_block_flag {
 	CP_GUARD_BROKEN = 1u << 0,   /* guard bytes after the user data differ */
 	CP_GUARD_MISSING = 1u << 1,  /* guard not in the dumped memory */
 	CP_DATA_MISSING = 1u << 2,   /* user data not (fully) in the dumped memory */
+	CP_HDR_UNVERIFIED = 1u << 3, /* freed block found by its END only: the allocator
+				      * reused START/INFO, so size and seq are as read,
+				      * not proven by the check word (guard_len, pad 0) */
 };
 
 /* One valid header found in the image. */
@@ -184,6 +203,9 @@ struct cp_scan {
 	size_t ndamaged;
 	uint64_t live_bytes;       /* requested bytes of live blocks */
 	uint64_t live_overhead;    /* header, pad and guard bytes of live blocks */
+	size_t nstale;             /* freed headers too overwritten to read (memory reused
+				    * after free): counted here, not listed as damage */
+	uint64_t scanned_bytes;    /* dumped bytes that were scanned */
 };
 
 /* Scan every dumped byte of img for headers, using nthreads threads (0: all cores).
@@ -191,6 +213,19 @@ struct cp_scan {
  * with err filled. */
 int cp_scan_image(const struct cp_image *img, unsigned nthreads, struct cp_scan *out,
 		  struct cp_error *err);
+
+/* Options for cp_scan_image_opts(). Zero-initialize, then set what you need. */
+struct cp_scan_options {
+	unsigned nthreads;   /* 0: all online cores (small images use one) */
+	/* Called now and then from the calling thread only, with the dumped bytes
+	 * scanned so far and the total; the last call has done == total. NULL: none. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
+};
+
+/* cp_scan_image() with options (opt may be NULL). Same result and ownership. */
+int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options *opt,
+		       struct cp_scan *out, struct cp_error *err);
 
 /* Release everything a scan holds; the struct itself may then be reused. */
 void cp_scan_free(struct cp_scan *scan);

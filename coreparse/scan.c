@@ -1,0 +1,957 @@
+/* scan.c - find every annotated block in an image. Dumped memory is cut into
+ * chunks that worker threads take in turn; the inner loop compares each aligned
+ * word (in the target's raw byte order) with the four magics and only then decodes.
+ * A candidate is validated against heapann_block.h before anything in it is used.
+ * Output is built per chunk and per thread, then merged in address order. Memory
+ * grows with the number of blocks, not with the image.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cp_priv.h"
+#include "heapann_block.h"
+
+#define CHUNK_BYTES (8u << 20)             /* unit of work for one thread */
+#define SMALL_IMAGE (64ull << 20)          /* below this, one thread */
+#define INFO_CACHE 8
+
+/* A growable array in its own mapping: it never fragments the heap, and its pages
+ * go back to the system as soon as it is released. */
+struct vec {
+	unsigned char *p;
+	size_t n, cap;   /* in elements */
+};
+
+static void *vec_push(struct vec *v, size_t esz)
+{
+	if (v->n == v->cap) {
+		size_t ncap = v->cap ? v->cap * 2 : (65536 / esz);
+		void *np;
+
+		if (v->p)
+			np = mremap(v->p, v->cap * esz, ncap * esz, MREMAP_MAYMOVE);
+		else
+			np = mmap(NULL, ncap * esz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (np == MAP_FAILED)
+			return NULL;
+		v->p = np;
+		v->cap = ncap;
+	}
+	return v->p + esz * v->n++;
+}
+
+static void vec_release(struct vec *v, size_t esz)
+{
+	if (v->p)
+		munmap(v->p, v->cap * esz);
+	memset(v, 0, sizeof(*v));
+}
+
+/* Distinct chains of return addresses, interned by a hash table. */
+struct stab_entry {
+	uint64_t hash;
+	uint32_t first;   /* index into frames */
+	uint32_t depth;
+};
+
+struct stab {
+	struct vec frames;     /* uint64_t */
+	struct vec stacks;     /* struct stab_entry */
+	uint32_t *slots;       /* stack index + 1, 0 = empty */
+	size_t nslots;         /* power of two */
+};
+
+static uint64_t frames_hash(const uint64_t *f, unsigned depth)
+{
+	uint64_t h = 0x84222325CBF29CE4ULL ^ depth;
+	unsigned i;
+
+	for (i = 0; i < depth; i++) {
+		h ^= f[i];
+		h *= 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static int stab_grow(struct stab *t)
+{
+	size_t n = t->nslots ? t->nslots * 2 : 1024, i;
+	uint32_t *s = calloc(n, sizeof(*s));
+	const struct stab_entry *e = (const struct stab_entry *)t->stacks.p;
+
+	if (!s)
+		return -1;
+	for (i = 0; i < t->stacks.n; i++) {
+		size_t j = e[i].hash & (n - 1);
+
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(t->slots);
+	t->slots = s;
+	t->nslots = n;
+	return 0;
+}
+
+/* The index of the stack f[0..depth), added if new; -1 when out of memory. */
+static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
+{
+	uint64_t h = frames_hash(f, depth);
+	struct stab_entry *e;
+	uint64_t *dst;
+	size_t j;
+	unsigned i;
+
+	if ((t->stacks.n + 1) * 2 > t->nslots && stab_grow(t) < 0)
+		return -1;
+	j = h & (t->nslots - 1);
+	while (t->slots[j]) {
+		e = (struct stab_entry *)t->stacks.p + (t->slots[j] - 1);
+		if (e->hash == h && e->depth == depth &&
+		    memcmp((uint64_t *)t->frames.p + e->first, f, depth * sizeof(*f)) == 0)
+			return t->slots[j] - 1;
+		j = (j + 1) & (t->nslots - 1);
+	}
+	if (t->frames.n + depth > UINT32_MAX)
+		return -1;
+	e = vec_push(&t->stacks, sizeof(*e));
+	if (!e)
+		return -1;
+	e->hash = h;
+	e->depth = depth;
+	e->first = (uint32_t)t->frames.n;
+	for (i = 0; i < depth; i++) {
+		dst = vec_push(&t->frames, sizeof(*dst));
+		if (!dst)
+			return -1;
+		*dst = f[i];
+	}
+	t->slots[j] = (uint32_t)t->stacks.n;
+	return (int64_t)t->stacks.n - 1;
+}
+
+static void stab_release(struct stab *t)
+{
+	vec_release(&t->frames, sizeof(uint64_t));
+	vec_release(&t->stacks, sizeof(struct stab_entry));
+	free(t->slots);
+	t->slots = NULL;
+	t->nslots = 0;
+}
+
+/* One unit of work: bytes [off, end) of segment seg. */
+struct chunk {
+	size_t seg;
+	uint64_t off, end;
+	struct vec blocks;     /* struct cp_block, stack = thread-local index */
+	struct vec damage;     /* struct cp_damage, same */
+	unsigned worker;       /* which worker's stack table the indices refer to */
+	size_t nstale;
+};
+
+struct worker {
+	struct scanner *sc;
+	unsigned id;
+	struct stab stacks;
+	uint64_t infos[INFO_CACHE];   /* INFO words of recent valid headers */
+	unsigned ninfos;
+	int failed;                   /* out of memory */
+	pthread_t thread;
+};
+
+struct scanner {
+	const struct cp_image *img;
+	unsigned w;
+	int big;
+	const unsigned char *map;
+	uint64_t *run_end;       /* per segment: end of its run of contiguous segments */
+	struct chunk *chunks;
+	size_t nchunks;
+	atomic_size_t next;
+	atomic_uint_fast64_t done;
+	uint64_t total;
+	const struct cp_scan_options *opt;
+	/* magics as raw host words of the target's byte order */
+	uint64_t r_sl, r_sf, r_el, r_ef, r_mask;
+	uint64_t sl, sf, el, ef;
+};
+
+static uint64_t to_raw(uint64_t v, unsigned w, int big)
+{
+	unsigned char b[8] = { 0 };
+
+	/* encode in target order, then load as a host word */
+	for (unsigned i = 0; i < w; i++)
+		b[big ? w - 1 - i : i] = (unsigned char)(v >> (8 * i));
+	if (w == 8) {
+		uint64_t r;
+
+		memcpy(&r, b, 8);
+		return r;
+	} else {
+		uint32_t r;
+
+		memcpy(&r, b, 4);
+		return r;
+	}
+}
+
+/* Memory [addr, addr+len) is dumped, possibly across adjacent segments. */
+static int image_dumped(const struct cp_image *img, uint64_t addr, uint64_t len)
+{
+	while (len) {
+		const struct cp_segment *s = cp_image_segment(img, addr);
+		uint64_t off, have;
+
+		if (!s)
+			return 0;
+		off = addr - s->vaddr;
+		if (off >= s->avail)
+			return 0;
+		have = s->avail - off;
+		if (have >= len)
+			return 1;
+		addr += have;
+		len -= have;
+	}
+	return 1;
+}
+
+/* Compare the guard of a live block with HEAPANN_GUARD_BYTE. */
+static void guard_check(const struct scanner *sc, const struct cp_segment *seg, struct cp_block *b)
+{
+	uint64_t g = b->user + b->size, i;
+	const unsigned char *p = NULL;
+
+	if (!b->guard_len)
+		return;
+	if (g >= seg->vaddr && g - seg->vaddr <= seg->avail && seg->avail - (g - seg->vaddr) >= b->guard_len)
+		p = sc->map + seg->offset + (g - seg->vaddr);
+	else
+		p = cp_image_ptr(sc->img, g, b->guard_len);
+	for (i = 0; i < b->guard_len; i++) {
+		unsigned char c;
+
+		if (p) {
+			c = p[i];
+		} else {
+			const unsigned char *q = cp_image_ptr(sc->img, g + i, 1);
+
+			if (!q) {
+				b->flags |= CP_GUARD_MISSING;
+				continue;
+			}
+			c = *q;
+		}
+		if (c != HEAPANN_GUARD_BYTE) {
+			b->guard_diff++;
+			b->overrun = (uint32_t)i + 1;
+		}
+	}
+	if (b->guard_diff)
+		b->flags |= CP_GUARD_BROKEN;
+}
+
+static int64_t intern_frames(struct worker *wk, const unsigned char *p, unsigned depth)
+{
+	const struct scanner *sc = wk->sc;
+	uint64_t f[HEAPANN_MAX_DEPTH];
+	unsigned i;
+
+	for (i = 0; i < depth; i++)
+		f[i] = cp_decode(p + (size_t)i * sc->w, sc->w, sc->big);
+	return stab_intern(&wk->stacks, f, depth);
+}
+
+static void info_remember(struct worker *wk, uint64_t info)
+{
+	unsigned i;
+
+	for (i = 0; i < wk->ninfos; i++)
+		if (wk->infos[i] == info)
+			return;
+	if (wk->ninfos < INFO_CACHE)
+		wk->infos[wk->ninfos++] = info;
+	else
+		wk->infos[info % INFO_CACHE] = info;
+}
+
+static int push_damage(struct worker *wk, struct chunk *c, const struct cp_damage *d)
+{
+	struct cp_damage *x = vec_push(&c->damage, sizeof(*x));
+
+	if (!x) {
+		wk->failed = 1;
+		return -1;
+	}
+	*x = *d;
+	return 0;
+}
+
+/* Record a valid header: state, fields trusted by the check word. */
+static void push_block(struct worker *wk, struct chunk *c, const struct cp_segment *seg,
+		       uint64_t hdr, uint64_t info, uint64_t size, uint64_t depth, uint64_t seq,
+		       const unsigned char *frames, int freed, uint32_t flags)
+{
+	const struct scanner *sc = wk->sc;
+	struct cp_block *b;
+	int64_t st;
+
+	st = intern_frames(wk, frames, (unsigned)depth);
+	b = st < 0 ? NULL : vec_push(&c->blocks, sizeof(*b));
+	if (!b) {
+		wk->failed = 1;
+		return;
+	}
+	memset(b, 0, sizeof(*b));
+	b->hdr = hdr;
+	b->user = hdr + heapann_header_bytes(depth, sc->w);
+	b->size = size;
+	b->seq = seq;
+	b->depth = (uint16_t)depth;
+	b->stack = (uint32_t)st;
+	b->state = freed ? CP_FREED : CP_LIVE;
+	b->flags = flags;
+	if (!(flags & CP_HDR_UNVERIFIED)) {
+		b->guard_len = (uint8_t)heapann_info_guard(info);
+		b->pad = (uint32_t)(heapann_info_pad(info) * sc->w);
+	}
+	if (!freed) {
+		if (!image_dumped(sc->img, b->user, size))
+			b->flags |= CP_DATA_MISSING;
+		guard_check(sc, seg, b);
+	}
+}
+
+/* A start magic at segment offset h. */
+static void check_start(struct worker *wk, struct chunk *c, const struct cp_segment *seg,
+			uint64_t h, int freed)
+{
+	const struct scanner *sc = wk->sc;
+	const unsigned w = sc->w;
+	const unsigned char *base = sc->map + seg->offset;
+	uint64_t avail = seg->avail, H = seg->vaddr + h;
+	uint64_t info, size, depth, seq, chk, hb, end, user, limit;
+	struct cp_damage d;
+	int end_ok;
+
+	memset(&d, 0, sizeof(d));
+	d.hdr = H;
+	if (avail - h < HEAPANN_FIXED_WORDS * w) {
+		d.kind = CP_DMG_BOUNDS;
+		d.first_bad = (uint32_t)((avail - h) / w);
+		goto damaged;
+	}
+	info = cp_decode(base + h + w, w, sc->big);
+	size = cp_decode(base + h + 2 * w, w, sc->big);
+	depth = cp_decode(base + h + 3 * w, w, sc->big);
+	seq = cp_decode(base + h + 4 * w, w, sc->big);
+	chk = cp_decode(base + h + 5 * w, w, sc->big);
+	if (heapann_info_version(info) != HEAPANN_VERSION) {
+		d.kind = CP_DMG_VERSION;
+		d.first_bad = HEAPANN_W_INFO;
+		goto damaged;
+	}
+	if (depth > HEAPANN_MAX_DEPTH) {
+		d.kind = CP_DMG_BOUNDS;
+		d.first_bad = HEAPANN_W_DEPTH;
+		goto damaged;
+	}
+	hb = heapann_header_bytes(depth, w);
+	user = H + hb;
+	end_ok = 0;
+	end = 0;
+	if (avail - h >= hb) {
+		end = cp_decode(base + h + hb - w, w, sc->big);
+		end_ok = end == (sc->el | depth) || end == (sc->ef | depth);
+	}
+	if (heapann_check(H, size, depth, seq, info, w) != chk) {
+		d.kind = CP_DMG_CHECK;
+		d.first_bad = HEAPANN_W_CHECK;
+		if (end_ok) {
+			/* the END agrees with DEPTH: the frames sit where DEPTH says */
+			d.user = user;
+			d.known = CP_KNOWN_USER;
+			if (!freed) {
+				int64_t st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w, (unsigned)depth);
+
+				if (st < 0) {
+					wk->failed = 1;
+					return;
+				}
+				d.stack = (uint32_t)st;
+				d.known |= CP_KNOWN_FRAMES;
+			}
+		}
+		goto damaged;
+	}
+	/* from here SIZE, DEPTH, SEQ, INFO are proven by the check word */
+	d.size = size;
+	d.seq = seq;
+	d.user = user;
+	d.known = CP_KNOWN_SIZE | CP_KNOWN_SEQ | CP_KNOWN_USER;
+	limit = sc->run_end[seg - sc->img->segs];
+	if (user < H || user > limit || size > limit - user ||
+	    heapann_info_guard(info) > limit - user - size) {
+		d.kind = CP_DMG_BOUNDS;
+		d.first_bad = HEAPANN_W_SIZE;
+		goto damaged;
+	}
+	if (avail - h < hb) {
+		d.kind = CP_DMG_BOUNDS;
+		d.first_bad = (uint32_t)((avail - h) / w);
+		goto damaged;
+	}
+	if (!end_ok) {
+		int64_t st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w, (unsigned)depth);
+
+		if (st < 0) {
+			wk->failed = 1;
+			return;
+		}
+		d.kind = CP_DMG_END;
+		d.first_bad = (uint32_t)(HEAPANN_W_FRAMES + depth);
+		d.stack = (uint32_t)st;
+		d.known |= CP_KNOWN_FRAMES;
+		goto damaged;
+	}
+	info_remember(wk, info);
+	/* a START/END disagreement is a free() caught half-way: the block is going */
+	freed = freed || end == (sc->ef | depth);
+	push_block(wk, c, seg, H, info, size, depth, seq, base + h + HEAPANN_W_FRAMES * w, freed, 0);
+	return;
+damaged:
+	if (freed) {
+		/* freed memory is the allocator's and the program's again: stale, not damage */
+		c->nstale++;
+		return;
+	}
+	push_damage(wk, c, &d);
+}
+
+/* An END word (live or freed family, depth dep) at segment offset e whose header
+ * is not announced by a start magic. */
+static void check_end(struct worker *wk, struct chunk *c, const struct cp_segment *seg,
+		      uint64_t e, uint64_t dep, int freed)
+{
+	const struct scanner *sc = wk->sc;
+	const unsigned w = sc->w;
+	const unsigned char *base = sc->map + seg->offset;
+	uint64_t hb = heapann_header_bytes(dep, w), h, H, start, info, size, depth, seq, chk;
+	struct cp_damage d;
+	unsigned i;
+	int verified = 0;
+
+	if (e + w < hb) {
+		/* the header would start before the segment */
+		if (freed) {
+			c->nstale++;
+			return;
+		}
+		memset(&d, 0, sizeof(d));
+		d.hdr = seg->vaddr + e + w - hb;
+		d.user = seg->vaddr + e + w;
+		d.known = CP_KNOWN_USER;
+		d.kind = CP_DMG_BOUNDS;
+		push_damage(wk, c, &d);
+		return;
+	}
+	h = e + w - hb;
+	H = seg->vaddr + h;
+	start = cp_decode(base + h, w, sc->big);
+	if (start == sc->sl || start == sc->sf)
+		return;   /* check_start() reports this header, good or bad */
+	info = cp_decode(base + h + w, w, sc->big);
+	size = cp_decode(base + h + 2 * w, w, sc->big);
+	depth = cp_decode(base + h + 3 * w, w, sc->big);
+	seq = cp_decode(base + h + 4 * w, w, sc->big);
+	chk = cp_decode(base + h + 5 * w, w, sc->big);
+	if (heapann_check(H, size, dep, seq, info, w) == chk && heapann_info_version(info) == HEAPANN_VERSION) {
+		verified = 1;
+	} else if (freed && depth == dep) {
+		/* INFO reused by the allocator too: try the INFO words valid headers had */
+		for (i = 0; i < wk->ninfos && !verified; i++) {
+			if (heapann_check(H, size, dep, seq, wk->infos[i], w) == chk) {
+				info = wk->infos[i];
+				verified = 1;
+			}
+		}
+	}
+	if (freed) {
+		if (verified)
+			push_block(wk, c, seg, H, info, size, dep, seq, base + h + HEAPANN_W_FRAMES * w, 1, 0);
+		else if (depth == dep)
+			push_block(wk, c, seg, H, 0, size, dep, seq, base + h + HEAPANN_W_FRAMES * w, 1,
+				   CP_HDR_UNVERIFIED);
+		else
+			c->nstale++;
+		return;
+	}
+	memset(&d, 0, sizeof(d));
+	d.hdr = H;
+	d.user = H + hb;
+	d.kind = CP_DMG_START;
+	d.first_bad = HEAPANN_W_START;
+	d.known = CP_KNOWN_USER;
+	if (verified) {
+		d.size = size;
+		d.seq = seq;
+		d.known |= CP_KNOWN_SIZE | CP_KNOWN_SEQ;
+	}
+	if (verified || depth == dep) {
+		int64_t st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w, (unsigned)dep);
+
+		if (st < 0) {
+			wk->failed = 1;
+			return;
+		}
+		d.stack = (uint32_t)st;
+		d.known |= CP_KNOWN_FRAMES;
+	}
+	push_damage(wk, c, &d);
+}
+
+/* Look at one word that passed the prefilter. */
+static inline void candidate(struct worker *wk, struct chunk *c, const struct cp_segment *seg,
+			     uint64_t off, uint64_t v)
+{
+	const struct scanner *sc = wk->sc;
+
+	if (v == sc->sl)
+		check_start(wk, c, seg, off, 0);
+	else if (v == sc->sf)
+		check_start(wk, c, seg, off, 1);
+	else if ((v & HEAPANN_END_DEPTH_MASK) <= HEAPANN_MAX_DEPTH)
+		check_end(wk, c, seg, off, v & HEAPANN_END_DEPTH_MASK,
+			  (v & ~(uint64_t)HEAPANN_END_DEPTH_MASK) == sc->ef);
+}
+
+/* The inner loops: compare raw words with the magics, eight at a time, and only
+ * branch when one of the eight matched. */
+#define SCAN_LOOP(T)                                                                   \
+	do {                                                                           \
+		const T sl = (T)sc->r_sl, sf = (T)sc->r_sf, el = (T)sc->r_el,          \
+			ef = (T)sc->r_ef, m = (T)sc->r_mask;                           \
+		const unsigned char *p = base + off;                                   \
+		uint64_t n = (c->end - off) / sizeof(T), i = 0, k;                     \
+		for (; i + 8 <= n; i += 8) {                                           \
+			T x[8];                                                        \
+			int hit = 0;                                                   \
+			memcpy(x, p + i * sizeof(T), sizeof(x));                       \
+			for (k = 0; k < 8; k++)                                        \
+				hit |= (x[k] == sl) | (x[k] == sf) | ((x[k] & m) == el) | \
+				       ((x[k] & m) == ef);                             \
+			if (__builtin_expect(hit, 0)) {                                \
+				for (k = 0; k < 8; k++)                                \
+					if (x[k] == sl || x[k] == sf || (x[k] & m) == el || \
+					    (x[k] & m) == ef)                          \
+						candidate(wk, c, seg, off + (i + k) * sizeof(T), \
+							  cp_decode(p + (i + k) * sizeof(T), sizeof(T), sc->big)); \
+			}                                                              \
+		}                                                                      \
+		for (; i < n; i++) {                                                   \
+			T x;                                                           \
+			memcpy(&x, p + i * sizeof(T), sizeof(T));                      \
+			if (x == sl || x == sf || (x & m) == el || (x & m) == ef)      \
+				candidate(wk, c, seg, off + i * sizeof(T),             \
+					  cp_decode(p + i * sizeof(T), sizeof(T), sc->big)); \
+		}                                                                      \
+	} while (0)
+
+static void scan_chunk(struct worker *wk, struct chunk *c)
+{
+	const struct scanner *sc = wk->sc;
+	const struct cp_segment *seg = &sc->img->segs[c->seg];
+	const unsigned char *base = sc->map + seg->offset;
+	uint64_t off = c->off;
+
+	c->worker = wk->id;
+	if (sc->w == 8)
+		SCAN_LOOP(uint64_t);
+	else
+		SCAN_LOOP(uint32_t);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *wk = arg;
+	struct scanner *sc = wk->sc;
+
+	for (;;) {
+		size_t i = atomic_fetch_add(&sc->next, 1);
+
+		if (i >= sc->nchunks || wk->failed)
+			break;
+		scan_chunk(wk, &sc->chunks[i]);
+		atomic_fetch_add(&sc->done, sc->chunks[i].end - sc->chunks[i].off);
+		if (wk->id == 0 && sc->opt && sc->opt->progress)
+			sc->opt->progress(sc->opt->progress_arg, atomic_load(&sc->done), sc->total);
+	}
+	return NULL;
+}
+
+/* Cut the dumped part of every segment into chunks at word-aligned addresses. */
+static int plan_chunks(struct scanner *sc)
+{
+	const struct cp_image *img = sc->img;
+	size_t i, n = 0, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < img->nsegs; i++) {
+			const struct cp_segment *s = &img->segs[i];
+			uint64_t off = (sc->w - (s->vaddr % sc->w)) % sc->w, end;
+
+			if (s->avail < off + sc->w)
+				continue;
+			end = off + (s->avail - off) / sc->w * sc->w;
+			while (off < end) {
+				uint64_t len = end - off > CHUNK_BYTES ? CHUNK_BYTES : end - off;
+
+				if (pass == 1) {
+					sc->chunks[n].seg = i;
+					sc->chunks[n].off = off;
+					sc->chunks[n].end = off + len;
+					sc->total += len;
+				}
+				n++;
+				off += len;
+			}
+		}
+		if (pass == 0) {
+			sc->chunks = calloc(n ? n : 1, sizeof(*sc->chunks));
+			if (!sc->chunks)
+				return -1;
+			sc->nchunks = n;
+			n = 0;
+		}
+	}
+	/* the end of each run of address-contiguous segments bounds a block's size */
+	sc->run_end = calloc(img->nsegs ? img->nsegs : 1, sizeof(*sc->run_end));
+	if (!sc->run_end)
+		return -1;
+	for (i = img->nsegs; i-- > 0;) {
+		const struct cp_segment *s = &img->segs[i];
+
+		sc->run_end[i] = s->vaddr + s->memsz;
+		if (i + 1 < img->nsegs && img->segs[i + 1].vaddr == s->vaddr + s->memsz)
+			sc->run_end[i] = sc->run_end[i + 1];
+		if (sc->run_end[i] < s->vaddr)   /* wraps at the top of the address space */
+			sc->run_end[i] = UINT64_MAX;
+	}
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int block_cmp(const void *a, const void *b)
+{
+	const struct cp_block *x = a, *y = b;
+
+	if (x->user != y->user)
+		return x->user < y->user ? -1 : 1;
+	return x->hdr < y->hdr ? -1 : x->hdr > y->hdr;
+}
+
+static int damage_cmp(const void *a, const void *b)
+{
+	const struct cp_damage *x = a, *y = b;
+
+	return x->hdr < y->hdr ? -1 : x->hdr > y->hdr;
+}
+
+/* Merge the workers' stack tables and the chunks' results into out. */
+static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struct cp_scan *out)
+{
+	struct stab g;
+	uint32_t **remap;
+	size_t i, nb = 0, nd = 0, j;
+	unsigned t;
+	int rc = -1;
+	const struct stab_entry *ge;
+	const uint64_t *gf;
+
+	memset(&g, 0, sizeof(g));
+	remap = calloc(nw, sizeof(*remap));
+	if (!remap)
+		return -1;
+	for (t = 0; t < nw; t++) {
+		const struct stab_entry *e = (const struct stab_entry *)wks[t].stacks.stacks.p;
+		const uint64_t *f = (const uint64_t *)wks[t].stacks.frames.p;
+		size_t ns = wks[t].stacks.stacks.n;
+
+		remap[t] = malloc((ns ? ns : 1) * sizeof(uint32_t));
+		if (!remap[t])
+			goto out;
+		for (i = 0; i < ns; i++) {
+			int64_t id = stab_intern(&g, f + e[i].first, e[i].depth);
+
+			if (id < 0)
+				goto out;
+			remap[t][i] = (uint32_t)id;
+		}
+		stab_release(&wks[t].stacks);
+	}
+	for (i = 0; i < sc->nchunks; i++) {
+		nb += sc->chunks[i].blocks.n;
+		nd += sc->chunks[i].damage.n;
+		out->nstale += sc->chunks[i].nstale;
+	}
+	out->blocks = malloc((nb ? nb : 1) * sizeof(*out->blocks));
+	out->damaged = malloc((nd ? nd : 1) * sizeof(*out->damaged));
+	if (!out->blocks || !out->damaged)
+		goto out;
+	for (i = 0; i < sc->nchunks; i++) {
+		struct chunk *c = &sc->chunks[i];
+		struct cp_block *b = (struct cp_block *)c->blocks.p;
+		struct cp_damage *d = (struct cp_damage *)c->damage.p;
+
+		for (j = 0; j < c->blocks.n; j++) {
+			struct cp_block *o = &out->blocks[out->nblocks++];
+
+			*o = b[j];
+			o->stack = remap[c->worker][o->stack];
+			if (o->state == CP_LIVE) {
+				out->nlive++;
+				out->live_bytes += o->size;
+				out->live_overhead += heapann_header_bytes(o->depth, sc->w) + o->pad + o->guard_len;
+			} else {
+				out->nfreed++;
+			}
+		}
+		for (j = 0; j < c->damage.n; j++) {
+			struct cp_damage *o = &out->damaged[out->ndamaged++];
+
+			*o = d[j];
+			if (o->known & CP_KNOWN_FRAMES)
+				o->stack = remap[c->worker][o->stack];
+		}
+		/* release as we go, so the peak holds one copy of the blocks */
+		vec_release(&c->blocks, sizeof(struct cp_block));
+		vec_release(&c->damage, sizeof(struct cp_damage));
+	}
+	for (i = 1; i < out->nblocks; i++)
+		if (block_cmp(&out->blocks[i - 1], &out->blocks[i]) > 0)
+			break;
+	if (i < out->nblocks)
+		qsort(out->blocks, out->nblocks, sizeof(*out->blocks), block_cmp);
+	for (i = 1; i < out->ndamaged; i++)
+		if (out->damaged[i - 1].hdr > out->damaged[i].hdr)
+			break;
+	if (i < out->ndamaged)
+		qsort(out->damaged, out->ndamaged, sizeof(*out->damaged), damage_cmp);
+
+	/* distinct addresses, then frames as indices into them */
+	ge = (const struct stab_entry *)g.stacks.p;
+	gf = (const uint64_t *)g.frames.p;
+	out->nstacks = g.stacks.n;
+	out->nstack_frames = g.frames.n;
+	out->stacks = malloc((out->nstacks ? out->nstacks : 1) * sizeof(*out->stacks));
+	out->stack_frames = malloc((out->nstack_frames ? out->nstack_frames : 1) * sizeof(uint32_t));
+	out->addrs = malloc((out->nstack_frames ? out->nstack_frames : 1) * sizeof(uint64_t));
+	if (!out->stacks || !out->stack_frames || !out->addrs)
+		goto out;
+	for (i = 0; i < out->nstacks; i++) {
+		out->stacks[i].first = ge[i].first;
+		out->stacks[i].depth = ge[i].depth;
+	}
+	if (out->nstack_frames)
+		memcpy(out->addrs, gf, out->nstack_frames * sizeof(uint64_t));
+	qsort(out->addrs, out->nstack_frames, sizeof(uint64_t), u64_cmp);
+	for (i = 0, j = 0; i < out->nstack_frames; i++)
+		if (j == 0 || out->addrs[j - 1] != out->addrs[i])
+			out->addrs[j++] = out->addrs[i];
+	out->naddrs = j;
+	for (i = 0; i < out->nstack_frames; i++) {
+		size_t lo = 0, hi = out->naddrs;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (out->addrs[mid] < gf[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		out->stack_frames[i] = (uint32_t)lo;
+	}
+	rc = 0;
+out:
+	for (t = 0; t < nw; t++)
+		free(remap[t]);
+	free(remap);
+	stab_release(&g);
+	return rc;
+}
+
+int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options *opt,
+		       struct cp_scan *out, struct cp_error *err)
+{
+	struct scanner sc;
+	struct worker *wks = NULL;
+	unsigned nw = opt ? opt->nthreads : 0, t, started = 0;
+	int rc = -1, failed = 0;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	memset(&sc, 0, sizeof(sc));
+	if (!img)
+		return cp_error_set(err, CP_EARG, "(null)", "no image");
+	sc.img = img;
+	sc.w = img->wsize;
+	sc.big = img->big_endian;
+	sc.map = img->map;
+	sc.opt = opt;
+	sc.sl = heapann_start_live(sc.w);
+	sc.sf = heapann_start_freed(sc.w);
+	sc.el = heapann_end_live(sc.w);
+	sc.ef = heapann_end_freed(sc.w);
+	sc.r_sl = to_raw(sc.sl, sc.w, sc.big);
+	sc.r_sf = to_raw(sc.sf, sc.w, sc.big);
+	sc.r_el = to_raw(sc.el, sc.w, sc.big);
+	sc.r_ef = to_raw(sc.ef, sc.w, sc.big);
+	sc.r_mask = to_raw(sc.w == 8 ? ~(uint64_t)HEAPANN_END_DEPTH_MASK :
+			   (uint32_t)~HEAPANN_END_DEPTH_MASK, sc.w, sc.big);
+	atomic_init(&sc.next, 0);
+	atomic_init(&sc.done, 0);
+	if (sc.w != 4 && sc.w != 8) {
+		cp_error_set(err, CP_EARG, img->path, "unsupported word size %u", sc.w);
+		goto out;
+	}
+	if (plan_chunks(&sc) < 0) {
+		cp_error_set(err, CP_ENOMEM, img->path, "out of memory");
+		goto out;
+	}
+	if (nw == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		nw = n > 0 ? (unsigned)n : 1;
+	}
+	if (sc.total < SMALL_IMAGE)
+		nw = 1;
+	if (nw > sc.nchunks)
+		nw = sc.nchunks ? (unsigned)sc.nchunks : 1;
+	if (nw > 64)
+		nw = 64;
+	wks = calloc(nw, sizeof(*wks));
+	if (!wks) {
+		cp_error_set(err, CP_ENOMEM, img->path, "out of memory");
+		goto out;
+	}
+	for (t = 0; t < nw; t++) {
+		wks[t].sc = &sc;
+		wks[t].id = t;
+	}
+	/* the calling thread is worker 0, so the progress callback runs on it */
+	for (t = 1; t < nw; t++) {
+		if (pthread_create(&wks[t].thread, NULL, worker_main, &wks[t]) != 0)
+			break;
+		started = t;
+	}
+	worker_main(&wks[0]);
+	for (t = 1; t <= started; t++)
+		pthread_join(wks[t].thread, NULL);
+	for (t = 0; t < nw; t++)
+		failed |= wks[t].failed;
+	if (failed) {
+		cp_error_set(err, CP_ENOMEM, img->path, "out of memory while scanning");
+		goto out;
+	}
+	if (opt && opt->progress)
+		opt->progress(opt->progress_arg, sc.total, sc.total);
+	out->scanned_bytes = sc.total;
+	if (scan_merge(&sc, wks, nw, out) < 0) {
+		cp_error_set(err, CP_ENOMEM, img->path, "out of memory while merging the scan");
+		goto out;
+	}
+	rc = 0;
+out:
+	if (wks)
+		for (t = 0; t < nw; t++)
+			stab_release(&wks[t].stacks);
+	free(wks);
+	for (i = 0; i < sc.nchunks; i++) {
+		vec_release(&sc.chunks[i].blocks, sizeof(struct cp_block));
+		vec_release(&sc.chunks[i].damage, sizeof(struct cp_damage));
+	}
+	free(sc.chunks);
+	free(sc.run_end);
+	if (rc < 0)
+		cp_scan_free(out);
+	return rc;
+}
+
+int cp_scan_image(const struct cp_image *img, unsigned nthreads, struct cp_scan *out,
+		  struct cp_error *err)
+{
+	struct cp_scan_options o;
+
+	memset(&o, 0, sizeof(o));
+	o.nthreads = nthreads;
+	return cp_scan_image_opts(img, &o, out, err);
+}
+
+void cp_scan_free(struct cp_scan *scan)
+{
+	if (!scan)
+		return;
+	free(scan->blocks);
+	free(scan->stacks);
+	free(scan->stack_frames);
+	free(scan->addrs);
+	free(scan->damaged);
+	memset(scan, 0, sizeof(*scan));
+}
+
+/* addr lies in b's raw block: pad, header, user data or guard (a zero-size block
+ * still holds its user address). */
+static int block_holds(const struct cp_block *b, uint64_t addr)
+{
+	uint64_t end = b->user + b->size + b->guard_len;
+
+	if (end == b->user)
+		end++;
+	return addr >= b->hdr - b->pad && addr < end;
+}
+
+const struct cp_block *cp_scan_find(const struct cp_scan *scan, uint64_t addr)
+{
+	size_t lo = 0, hi = scan->nblocks, i, from, to;
+	const struct cp_block *freed = NULL;
+
+	/* first block with user > addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scan->blocks[mid].user <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the holder is the block before (addr in its data or guard) or one of the next
+	 * (addr in its header or pad); stale freed headers may overlap live blocks, so
+	 * look at a few neighbours and prefer a live block */
+	from = lo >= 2 ? lo - 2 : 0;
+	to = lo + 2 < scan->nblocks ? lo + 2 : scan->nblocks;
+	for (i = from; i < to; i++) {
+		const struct cp_block *b = &scan->blocks[i];
+
+		if (!block_holds(b, addr))
+			continue;
+		if (b->state == CP_LIVE)
+			return b;
+		if (!freed)
+			freed = b;
+	}
+	return freed;
+}

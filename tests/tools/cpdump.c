@@ -1,0 +1,125 @@
+/* cpdump.c - print what coreparse sees in an image: its facts, notes and the scan
+ * (counts, then one line per block and per damaged header). A driver for
+ * tests/run-coreparse.sh; the output is line-oriented for grep and awk.
+ *
+ * usage: cpdump [-t THREADS] [-q] [-e EXE] CORE
+ *        cpdump [-t THREADS] [-q] --raw BASE WSIZE little|big DUMP
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coreparse.h"
+
+static const char *kind_name(unsigned k)
+{
+	switch (k) {
+	case CP_DMG_CHECK: return "check";
+	case CP_DMG_END: return "end";
+	case CP_DMG_START: return "start";
+	case CP_DMG_VERSION: return "version";
+	case CP_DMG_BOUNDS: return "bounds";
+	default: return "?";
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan scan;
+	unsigned threads = 0;
+	int quiet = 0, i = 1;
+	const char *exe = NULL;
+	size_t k;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-t") && i + 1 < argc)
+			threads = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-q"))
+			quiet = 1;
+		else if (!strcmp(argv[i], "-e") && i + 1 < argc)
+			exe = argv[++i];
+		else if (!strcmp(argv[i], "--raw"))
+			break;
+		else
+			goto usage;
+	}
+	if (i < argc && !strcmp(argv[i], "--raw")) {
+		if (i + 5 != argc)
+			goto usage;
+		img = cp_image_open_raw(argv[i + 4], strtoull(argv[i + 1], NULL, 0),
+					(unsigned)atoi(argv[i + 2]), !strcmp(argv[i + 3], "big"), 0, &err);
+	} else {
+		if (i + 1 != argc)
+			goto usage;
+		img = cp_image_open_core(argv[i], &err);
+	}
+	if (!img) {
+		fprintf(stderr, "%s\n", err.msg);
+		printf("error code=%d\n", err.code);
+		return 1;
+	}
+	printf("image kind=%s wsize=%u endian=%s machine=%u\n", img->kind == CP_KIND_CORE ? "core" : "raw",
+	       img->wsize, img->big_endian ? "big" : "little", img->machine);
+	printf("segments=%zu missing_bytes=%llu missing_segs=%zu truncated=%d\n", img->nsegs,
+	       (unsigned long long)img->missing_bytes, img->missing_segs, img->truncated);
+	printf("files=%zu threads=%zu auxv=%zu\n", img->nfiles, img->nthreads, img->nauxv);
+	printf("prpsinfo fname=%s args=%s\n", img->prpsinfo_fname, img->prpsinfo_args);
+	for (k = 0; k < img->nthreads; k++)
+		printf("thread tid=%d signo=%d pc=0x%llx sp=0x%llx\n", img->threads[k].tid,
+		       img->threads[k].signo, (unsigned long long)img->threads[k].pc,
+		       (unsigned long long)img->threads[k].sp);
+	for (k = 0; k < img->nfiles; k++) {
+		unsigned char id[64];
+		size_t n = 0, j;
+
+		printf("file 0x%llx-0x%llx off=0x%llx %s", (unsigned long long)img->files[k].start,
+		       (unsigned long long)img->files[k].end, (unsigned long long)img->files[k].file_offset,
+		       img->files[k].path);
+		if (img->files[k].file_offset == 0 &&
+		    cp_image_module_buildid(img, &img->files[k], id, sizeof(id), &n) == 0) {
+			printf(" buildid=");
+			for (j = 0; j < n && j < sizeof(id); j++)
+				printf("%02x", id[j]);
+		}
+		printf("\n");
+	}
+	if (exe) {
+		if (cp_image_check_exe(img, exe, &err) < 0)
+			printf("exe mismatch code=%d: %s\n", err.code, err.msg);
+		else
+			printf("exe ok\n");
+	}
+	if (cp_scan_image(img, threads, &scan, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		cp_image_free(img);
+		return 1;
+	}
+	printf("scan blocks=%zu live=%zu freed=%zu damaged=%zu stale=%zu stacks=%zu addrs=%zu live_bytes=%llu live_overhead=%llu\n",
+	       scan.nblocks, scan.nlive, scan.nfreed, scan.ndamaged, scan.nstale, scan.nstacks, scan.naddrs,
+	       (unsigned long long)scan.live_bytes, (unsigned long long)scan.live_overhead);
+	for (k = 0; !quiet && k < scan.nblocks; k++) {
+		const struct cp_block *b = &scan.blocks[k];
+		const struct cp_stack *s = &scan.stacks[b->stack];
+
+		printf("block %s user=0x%llx size=%llu seq=%llu depth=%u stack=%u guard=%u diff=%u overrun=%u flags=%u frame0=0x%llx\n",
+		       b->state == CP_LIVE ? "live" : "freed", (unsigned long long)b->user,
+		       (unsigned long long)b->size, (unsigned long long)b->seq, b->depth, b->stack,
+		       b->guard_len, b->guard_diff, b->overrun, b->flags,
+		       s->depth ? (unsigned long long)scan.addrs[scan.stack_frames[s->first]] : 0ull);
+	}
+	for (k = 0; !quiet && k < scan.ndamaged; k++) {
+		const struct cp_damage *d = &scan.damaged[k];
+
+		printf("damage %s hdr=0x%llx user=0x%llx size=%llu seq=%llu known=%u first_bad=%u\n",
+		       kind_name(d->kind), (unsigned long long)d->hdr, (unsigned long long)d->user,
+		       (unsigned long long)d->size, (unsigned long long)d->seq, d->known, d->first_bad);
+	}
+	cp_scan_free(&scan);
+	cp_image_free(img);
+	return 0;
+usage:
+	fprintf(stderr, "usage: cpdump [-t N] [-q] [-e EXE] CORE | cpdump [-t N] [-q] --raw BASE WSIZE little|big DUMP\n");
+	return 2;
+}
