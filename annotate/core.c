@@ -1,0 +1,447 @@
+/* core.c - the annotating allocator: every block the program gets carries the
+ * header of include/heapann_block.h in front of it (see annotate/hdr.h).
+ * Runs inside malloc: no stdio, no locks, nothing allocates through the public
+ * malloc. Per-thread state is one initial-exec TLS word (the re-entrancy guard);
+ * the only shared write on the fast path is the atomic sequence counter.
+ * Anything that calls malloc while we are inside malloc (the unwinder, dlopen,
+ * a signal handler) is served by the real allocator unannotated, and free()
+ * recognizes such blocks as not ours. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hdr.h"
+#include "hook.h"
+#include "internal.h"
+
+#define HA_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+struct ha_options ha_opt = { 32, HA_UNWIND_LIBUNWIND, 8, 0 };
+
+/* 0: nothing read yet; 1: options read; 2: unwinder loaded (ha_init done). */
+static int ha_state;
+/* Non-zero while this thread is inside one of our entry points. */
+static __thread volatile int ha_busy;
+/* Last sequence number handed out; the first block gets 1. */
+static uintptr_t ha_seq;
+
+extern char **environ;
+
+/* Value of environment variable NAME, or NULL. Walks environ itself: getenv
+ * does not allocate either, but this also works before libc is initialized. */
+static const char *ha_env(const char *name)
+{
+	char **e = environ;
+	size_t n = strlen(name);
+
+	if (!e)
+		return 0;
+	for (; *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return *e + n + 1;
+	return 0;
+}
+
+/* Decimal value of environment variable NAME clamped to MAX, or DEF when it is
+ * unset or not a number. */
+static unsigned ha_env_uint(const char *name, unsigned def, unsigned max)
+{
+	const char *s = ha_env(name);
+	unsigned long v = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return def;
+	for (; *s >= '0' && *s <= '9'; s++)
+		if (v <= max)
+			v = v * 10 + (unsigned)(*s - '0');
+	return v > max ? max : (unsigned)v;
+}
+
+/* Read the HEAPANN_* options. Idempotent; threads racing here write the same
+ * values. */
+static void ha_options_load(void)
+{
+	const char *u = ha_env("HEAPANN_UNWIND");
+
+	ha_opt.depth = ha_env_uint("HEAPANN_DEPTH", 32, HEAPANN_MAX_DEPTH);
+	ha_opt.guard = ha_env_uint("HEAPANN_GUARD", 8, HEAPANN_MAX_GUARD);
+	ha_opt.abort_on_corruption = ha_env_uint("HEAPANN_ABORT_ON_CORRUPTION", 0, 1);
+#ifdef HEAPANN_STATIC
+	ha_opt.unwind = HA_UNWIND_GCC;
+#else
+	ha_opt.unwind = HA_UNWIND_LIBUNWIND;
+#endif
+	if (u && strcmp(u, "fp") == 0)
+		ha_opt.unwind = HA_UNWIND_FP;
+	else if (u && strcmp(u, "gcc") == 0)
+		ha_opt.unwind = HA_UNWIND_GCC;
+	else if (u && strcmp(u, "none") == 0)
+		ha_opt.unwind = HA_UNWIND_NONE;
+	__atomic_store_n(&ha_state, 1, __ATOMIC_RELEASE);
+}
+
+/* Runs before main (constructor) or at the latest from the first malloc after
+ * it; the first malloc calls may come from the dynamic loader before it. */
+__attribute__((constructor))
+void ha_init(void)
+{
+	if (ha_state == 2)
+		return;
+	ha_busy = 1;
+	if (ha_state == 0)
+		ha_options_load();
+	ha_real_init();
+	ha_stack_init();
+	__atomic_store_n(&ha_state, 2, __ATOMIC_RELEASE);
+	ha_busy = 0;
+}
+
+/* Abort when HEAPANN_ABORT_ON_CORRUPTION=1, so the core shows the moment. */
+static void ha_corruption_seen(void)
+{
+	if (ha_opt.abort_on_corruption)
+		abort();
+}
+
+/* Check the guard of a live block and report it once when broken. */
+static void ha_guard_check(const void *user, const struct ha_hdr_view *v)
+{
+	unsigned bad;
+
+	if (!v->guard)
+		return;
+	bad = ha_hdr_guard_damage(user, v);
+	if (HA_UNLIKELY(bad)) {
+		ha_report_guard(user, v->size, bad, v->guard);
+		ha_corruption_seen();
+	}
+}
+
+/* Annotate a new block of SIZE bytes whose user pointer is aligned to ALIGN (a
+ * power of two; HA_MIN_ALIGN for the plain family). ZERO asks for zeroed
+ * memory. Called with the guard held. Returns NULL with errno set on failure. */
+static void *ha_alloc(size_t align, size_t size, int zero, uintptr_t ra)
+{
+	uintptr_t frames[HEAPANN_MAX_DEPTH];
+	unsigned depth = ha_stack_capture(frames, ha_opt.depth, ra);
+	unsigned guard = ha_opt.guard;
+	size_t off = ha_hdr_offset(depth, align);
+	size_t total;
+	char *raw;
+	uintptr_t seq;
+
+	if (HA_UNLIKELY(__builtin_add_overflow(size, off + guard, &total))) {
+		errno = ENOMEM;
+		return 0;
+	}
+	if (align > HA_MIN_ALIGN)
+		raw = ha_real_memalign(align, total);
+	else if (zero)
+		raw = ha_real_calloc(1, total);
+	else
+		raw = ha_real_malloc(total);
+	if (HA_UNLIKELY(!raw))
+		return 0;
+	if (zero && align > HA_MIN_ALIGN)
+		memset(raw + off, 0, size);
+	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);
+	ha_hdr_write(raw + off, off, size, depth, frames, seq, guard);
+	ha_hook_alloc(raw + off, size, seq, depth, frames);
+	return raw + off;
+}
+
+void *ha_malloc(size_t size, uintptr_t ra)
+{
+	void *p;
+
+	if (HA_UNLIKELY(ha_busy))
+		return ha_real_malloc(size);
+	if (HA_UNLIKELY(ha_state != 2))
+		ha_init();
+	ha_busy = 1;
+	p = ha_alloc(HA_MIN_ALIGN, size, 0, ra);
+	ha_busy = 0;
+	return p;
+}
+
+void *ha_calloc(size_t n, size_t size, uintptr_t ra)
+{
+	size_t total;
+	void *p;
+
+	if (HA_UNLIKELY(__builtin_mul_overflow(n, size, &total))) {
+		errno = ENOMEM;
+		return 0;
+	}
+	if (HA_UNLIKELY(ha_busy))
+		return ha_real_calloc(n, size);
+	if (HA_UNLIKELY(ha_state != 2))
+		ha_init();
+	ha_busy = 1;
+	p = ha_alloc(HA_MIN_ALIGN, total, 1, ra);
+	ha_busy = 0;
+	return p;
+}
+
+/* Aligned allocation with glibc's memalign rules: alignments up to the
+ * malloc alignment give a plain block, others are rounded up to a power of
+ * two, absurd ones fail with EINVAL. */
+void *ha_memalign(size_t align, size_t size, uintptr_t ra)
+{
+	void *p;
+
+	if (align <= HA_MIN_ALIGN)
+		return ha_malloc(size, ra);
+	if (align > SIZE_MAX / 2 + 1) {
+		errno = EINVAL;
+		return 0;
+	}
+	if (align & (align - 1)) {
+		size_t a = HA_MIN_ALIGN;
+		while (a < align)
+			a <<= 1;
+		align = a;
+	}
+	if (HA_UNLIKELY(ha_busy))
+		return ha_real_memalign(align, size);
+	if (HA_UNLIKELY(ha_state != 2))
+		ha_init();
+	ha_busy = 1;
+	p = ha_alloc(align, size, 0, ra);
+	ha_busy = 0;
+	return p;
+}
+
+int ha_posix_memalign(void **out, size_t align, size_t size, uintptr_t ra)
+{
+	int saved = errno;
+	void *p;
+
+	if (align == 0 || align % sizeof(void *) != 0 ||
+	    ((align / sizeof(void *)) & (align / sizeof(void *) - 1)) != 0)
+		return EINVAL;
+	p = ha_memalign(align, size, ra);
+	if (!p) {
+		errno = saved;
+		return ENOMEM;
+	}
+	*out = p;
+	return 0;
+}
+
+void *ha_aligned_alloc(size_t align, size_t size, uintptr_t ra)
+{
+	/* glibc 2.36: aligned_alloc is memalign. */
+	return ha_memalign(align, size, ra);
+}
+
+void *ha_valloc(size_t size, uintptr_t ra)
+{
+	return ha_memalign((size_t)sysconf(_SC_PAGESIZE), size, ra);
+}
+
+void *ha_pvalloc(size_t size, uintptr_t ra)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (size > SIZE_MAX - 2 * page - 64) {
+		errno = ENOMEM;
+		return 0;
+	}
+	return ha_memalign(page, (size + page - 1) & ~(page - 1), ra);
+}
+
+/* A pointer that carries our END magic but no valid live header: a second
+ * free, or a header overwritten from below. Reported; the block is leaked
+ * rather than handed to the real allocator at a wrong address. */
+static void ha_bad_pointer(const char *fn, int state, void *p)
+{
+	ha_report_bad_free(state == HA_HDR_FREED ?
+			   (fn[0] == 'f' ? "free of an already freed block" :
+			    "realloc of an already freed block") :
+			   "damaged header, block leaked:", p);
+	ha_corruption_seen();
+}
+
+void ha_free(void *p)
+{
+	struct ha_hdr_view v;
+	int saved, st;
+
+	if (!p)
+		return;
+	saved = errno;
+	st = ha_hdr_find(p, &v);
+	if (HA_LIKELY(st == HA_HDR_LIVE)) {
+		ha_guard_check(p, &v);
+		ha_hook_free(p, v.size, v.seq);
+		ha_hdr_mark_freed(p, &v);
+		ha_real_free(v.raw);
+	} else if (st == HA_HDR_FOREIGN) {
+		ha_real_free(p);
+	} else {
+		ha_bad_pointer("free", st, p);
+	}
+	errno = saved;
+}
+
+/* Undo ha_hdr_mark_freed() on a block whose reallocation failed. */
+static void ha_hdr_mark_live(void *user, const struct ha_hdr_view *v)
+{
+	v->hdr[HEAPANN_W_START] = (uintptr_t)heapann_start_live(HA_W);
+	((uintptr_t *)user)[-1] = (uintptr_t)heapann_end_live(HA_W) | v->depth;
+}
+
+/* Realloc of a block from the aligned family (its pad is larger than the
+ * plain rounding gives): keep its alignment, which the real realloc would not.
+ * Stays in place when the header and the new size fit, else allocates, copies
+ * and frees. */
+static void *ha_realloc_aligned(void *p, const struct ha_hdr_view *v, size_t size,
+				unsigned depth, const uintptr_t *frames)
+{
+	size_t align = v->offset & -v->offset;  /* lowest set bit: >= the asked alignment */
+	size_t off = ha_hdr_offset(depth, align);
+	size_t keep = v->size < size ? v->size : size;
+	unsigned guard = ha_opt.guard;
+	size_t total;
+	char *raw;
+	uintptr_t seq;
+
+	if (__builtin_add_overflow(size, off + guard, &total)) {
+		errno = ENOMEM;
+		return 0;
+	}
+	if (off == v->offset && ha_real_usable_size(v->raw) >= total) {
+		raw = v->raw;
+	} else {
+		raw = ha_real_memalign(align, total);
+		if (!raw)
+			return 0;
+		memcpy(raw + off, p, keep);
+		ha_hdr_mark_freed(p, v);
+		ha_real_free(v->raw);
+	}
+	ha_hook_free(p, v->size, v->seq);
+	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);
+	ha_hdr_write(raw + off, off, size, depth, frames, seq, guard);
+	ha_hook_alloc(raw + off, size, seq, depth, frames);
+	return raw + off;
+}
+
+/* Realloc of one of our blocks, guard held. The real realloc works on the raw
+ * block, so glibc grows it in place when it can. The header is rewritten for
+ * the new address, size, stack and sequence number; when the new stack needs
+ * a longer header the data moves up after the real realloc (never before it, so
+ * a failure leaves the old block as it was). */
+static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, uintptr_t ra)
+{
+	uintptr_t frames[HEAPANN_MAX_DEPTH];
+	unsigned depth = ha_stack_capture(frames, ha_opt.depth, ra);
+	unsigned guard = ha_opt.guard;
+	size_t hbytes = (size_t)heapann_header_bytes(v->depth, HA_W);
+	size_t keep = v->size < size ? v->size : size;
+	size_t off, total;
+	char *raw;
+	uintptr_t seq;
+
+	if (v->offset - hbytes >= HA_MIN_ALIGN)
+		return ha_realloc_aligned(p, v, size, depth, frames);
+	off = ha_hdr_offset(depth, HA_MIN_ALIGN);
+	if (__builtin_add_overflow(size, off + guard, &total)) {
+		errno = ENOMEM;
+		return 0;
+	}
+	/* The old data must survive the real realloc at its old offset. */
+	if (total < v->offset + keep)
+		total = v->offset + keep;
+	/* Until the new header is written the old one must not look live: if the
+	 * real realloc moves the block, the copy it leaves behind is freed memory. */
+	ha_hdr_mark_freed(p, v);
+	raw = ha_real_realloc(v->raw, total);
+	if (!raw) {
+		ha_hdr_mark_live(p, v);
+		return 0;
+	}
+	if (off != v->offset)
+		memmove(raw + off, raw + v->offset, keep);
+	ha_hook_free(p, v->size, v->seq);
+	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);
+	ha_hdr_write(raw + off, off, size, depth, frames, seq, guard);
+	ha_hook_alloc(raw + off, size, seq, depth, frames);
+	return raw + off;
+}
+
+void *ha_realloc(void *p, size_t size, uintptr_t ra)
+{
+	struct ha_hdr_view v;
+	void *q;
+	int st;
+
+	if (!p)
+		return ha_malloc(size, ra);
+	st = ha_hdr_find(p, &v);
+	if (st == HA_HDR_FOREIGN)
+		return ha_real_realloc(p, size);
+	if (st != HA_HDR_LIVE) {
+		ha_bad_pointer("realloc", st, p);
+		errno = EINVAL;
+		return 0;
+	}
+	if (size == 0) {
+		/* glibc: realloc(p, 0) frees p and returns NULL. */
+		ha_free(p);
+		return 0;
+	}
+	ha_guard_check(p, &v);
+	if (HA_UNLIKELY(ha_busy)) {
+		/* Re-entered (an unwinder reallocating one of our blocks): give it a
+		 * plain real block and retire ours. */
+		q = ha_real_malloc(size);
+		if (q) {
+			memcpy(q, p, v.size < size ? v.size : size);
+			ha_free(p);
+		}
+		return q;
+	}
+	if (HA_UNLIKELY(ha_state != 2))
+		ha_init();
+	ha_busy = 1;
+	q = ha_realloc_ours(p, &v, size, ra);
+	ha_busy = 0;
+	return q;
+}
+
+void *ha_reallocarray(void *p, size_t n, size_t size, uintptr_t ra)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return 0;
+	}
+	return ha_realloc(p, total, ra);
+}
+
+size_t ha_usable_size(void *p)
+{
+	struct ha_hdr_view v;
+	size_t real;
+	int st;
+
+	if (!p)
+		return 0;
+	st = ha_hdr_find(p, &v);
+	if (st == HA_HDR_FOREIGN)
+		return ha_real_usable_size(p);
+	if (st != HA_HDR_LIVE)
+		return 0;
+	/* With a guard the user may use exactly what was asked for: the guard
+	 * follows. Without one, whatever the real block has past the user pointer. */
+	if (v.guard)
+		return v.size;
+	real = ha_real_usable_size(v.raw);
+	return real >= v.offset + v.size ? real - v.offset : v.size;
+}

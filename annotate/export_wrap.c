@@ -1,0 +1,45 @@
+/* export_wrap.c - the malloc family for the static kit: linked with
+ * `ld --wrap=malloc` etc. (heapann-static.pc), every call the program and
+ * the C library make to malloc lands here, and the real one is __real_malloc
+ * (real_wrap.c). Same behaviour as export_preload.c. */
+#include <stddef.h>
+
+#include "internal.h"
+
+void *__wrap_malloc(size_t size);
+void __wrap_free(void *p);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void *__wrap_reallocarray(void *p, size_t n, size_t size);
+int __wrap_posix_memalign(void **out, size_t align, size_t size);
+void *__wrap_aligned_alloc(size_t align, size_t size);
+void *__wrap_memalign(size_t align, size_t size);
+void *__wrap_valloc(size_t size);
+void *__wrap_pvalloc(size_t size);
+size_t __wrap_malloc_usable_size(void *p);
+
+#define HA_EXPORT __attribute__((visibility("default")))
+
+HA_EXPORT void *__wrap_malloc(size_t size) { return ha_malloc(size, HA_RA()); }
+HA_EXPORT void __wrap_free(void *p) { ha_free(p); }
+HA_EXPORT void *__wrap_calloc(size_t n, size_t size) { return ha_calloc(n, size, HA_RA()); }
+HA_EXPORT void *__wrap_realloc(void *p, size_t size) { return ha_realloc(p, size, HA_RA()); }
+HA_EXPORT void *__wrap_reallocarray(void *p, size_t n, size_t size)
+{
+	return ha_reallocarray(p, n, size, HA_RA());
+}
+HA_EXPORT int __wrap_posix_memalign(void **out, size_t align, size_t size)
+{
+	return ha_posix_memalign(out, align, size, HA_RA());
+}
+HA_EXPORT void *__wrap_aligned_alloc(size_t align, size_t size)
+{
+	return ha_aligned_alloc(align, size, HA_RA());
+}
+HA_EXPORT void *__wrap_memalign(size_t align, size_t size)
+{
+	return ha_memalign(align, size, HA_RA());
+}
+HA_EXPORT void *__wrap_valloc(size_t size) { return ha_valloc(size, HA_RA()); }
+HA_EXPORT void *__wrap_pvalloc(size_t size) { return ha_pvalloc(size, HA_RA()); }
+HA_EXPORT size_t __wrap_malloc_usable_size(void *p) { return ha_usable_size(p); }

@@ -1,0 +1,78 @@
+/* internal.h - what the parts of libheapann share: the real allocator below us,
+ * the stack capture, the options, and the core entry points the exported
+ * functions call. Everything here runs inside malloc: nothing may allocate
+ * through the public malloc, take a lock, or touch stdio. Nothing is exported
+ * from the shared library (hidden visibility, annotate/exports.map). */
+#ifndef HA_INTERNAL_H
+#define HA_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the real allocator (real_libc.c for the .so, real_wrap.c for the kit) ----
+ * Same contracts as the glibc functions of the same names. The static kit
+ * defines them as weak functions over __real_malloc & co. (ld --wrap); firmware
+ * with another allocator defines all seven itself (see real_wrap.c). */
+void *ha_real_malloc(size_t size);
+void ha_real_free(void *p);
+void *ha_real_calloc(size_t n, size_t size);
+void *ha_real_realloc(void *p, size_t size);
+/* ALIGN is a power of two >= HA_MIN_ALIGN. */
+void *ha_real_memalign(size_t align, size_t size);
+/* Usable bytes of a block the real allocator made; 0 when unknown (then the
+ * caller falls back to what it asked for). */
+size_t ha_real_usable_size(void *p);
+/* Called once from ha_init(), with the re-entrancy guard held: resolve anything
+ * that needs resolving (may allocate through the real allocator). */
+void ha_real_init(void);
+
+/* ---- options (HEAPANN_* environment variables, read without allocating) ---- */
+enum ha_unwind {
+	HA_UNWIND_LIBUNWIND,    /* libunwind unw_backtrace, per-thread cache (default) */
+	HA_UNWIND_FP,           /* frame-pointer walk (opt-in; skips frames without FP) */
+	HA_UNWIND_GCC,          /* libgcc _Unwind_Backtrace */
+	HA_UNWIND_NONE,         /* record no frames */
+};
+
+struct ha_options {
+	unsigned depth;         /* HEAPANN_DEPTH: max frames kept, 0..256 (default 32) */
+	enum ha_unwind unwind;  /* HEAPANN_UNWIND */
+	unsigned guard;         /* HEAPANN_GUARD: guard bytes, 0..255 (default 8) */
+	int abort_on_corruption; /* HEAPANN_ABORT_ON_CORRUPTION=1 */
+};
+
+extern struct ha_options ha_opt;
+
+/* ---- stack capture (stack.c) ---- */
+/* Load the unwinder chosen in ha_opt (may fall back and update ha_opt.unwind)
+ * and prime it once. Called from ha_init() with the re-entrancy guard held. */
+void ha_stack_init(void);
+/* Store up to MAX return addresses into OUT, innermost first, starting at
+ * CALLER_RA: the return address of the exported entry point (its caller's
+ * frame), so no wrapper frame is kept. Returns how many were stored. Never
+ * allocates through the public malloc (the guard is held by the caller). */
+unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra);
+
+/* ---- diagnostics (report.c): write(2) only ---- */
+/* Write "heapann: MSG" with up to two hex/decimal numbers substituted, see
+ * report.c. Never allocates. */
+void ha_report_guard(const void *user, size_t size, unsigned bad, unsigned guard);
+void ha_report_bad_free(const char *what, const void *user);
+
+/* ---- the core (core.c): the exported functions call these ---- */
+void ha_init(void);
+void *ha_malloc(size_t size, uintptr_t ra);
+void ha_free(void *p);
+void *ha_calloc(size_t n, size_t size, uintptr_t ra);
+void *ha_realloc(void *p, size_t size, uintptr_t ra);
+void *ha_reallocarray(void *p, size_t n, size_t size, uintptr_t ra);
+int ha_posix_memalign(void **out, size_t align, size_t size, uintptr_t ra);
+void *ha_aligned_alloc(size_t align, size_t size, uintptr_t ra);
+void *ha_memalign(size_t align, size_t size, uintptr_t ra);
+void *ha_valloc(size_t size, uintptr_t ra);
+void *ha_pvalloc(size_t size, uintptr_t ra);
+size_t ha_usable_size(void *p);
+
+#define HA_RA() ((uintptr_t)__builtin_return_address(0))
+
+#endif /* HA_INTERNAL_H */

@@ -1,0 +1,211 @@
+/* stack.c - capture the return addresses of the code that called malloc.
+ * Runs inside malloc with the re-entrancy guard held, so anything the unwinder
+ * allocates goes straight to the real allocator unannotated. Methods: libunwind
+ * (dlopen'ed RTLD_LOCAL so its symbols, e.g. its weak backtrace(), never
+ * interpose on the program), libgcc's _Unwind_Backtrace, a frame-pointer walk,
+ * or nothing. The static kit cannot dlopen: it links libgcc's unwinder. */
+#include <stdint.h>
+#include <unwind.h>
+#ifndef HEAPANN_STATIC
+#include <dlfcn.h>
+#endif
+
+#include "hdr.h"
+#include "internal.h"
+
+/* Frames the unwinder reports before the caller of malloc (this function, the
+ * core, the exported entry point, the unwinder's own frame); a few more than
+ * the real count so inlining changes cannot hide the caller. */
+#define HA_SKIP_MAX 8u
+
+typedef int (*ha_unw_backtrace_fn)(void **buffer, int size);
+typedef _Unwind_Reason_Code (*ha_gcc_backtrace_fn)(_Unwind_Trace_Fn fn, void *arg);
+typedef _Unwind_Ptr (*ha_gcc_getip_fn)(struct _Unwind_Context *ctx);
+
+static ha_unw_backtrace_fn ha_unw_bt;
+static ha_gcc_backtrace_fn ha_gcc_bt;
+static ha_gcc_getip_fn ha_gcc_getip;
+/* Set once the chosen unwinder is loaded; before that no frames are taken. */
+static int ha_stack_ready;
+
+/* libunwind's per-architecture names (unw_set_caching_policy and
+ * unw_local_addr_space are macros over these). */
+#if defined(__x86_64__)
+#define HA_UNW_ARCH "x86_64"
+#elif defined(__aarch64__)
+#define HA_UNW_ARCH "aarch64"
+#elif defined(__i386__)
+#define HA_UNW_ARCH "x86"
+#elif defined(__arm__)
+#define HA_UNW_ARCH "arm"
+#else
+#define HA_UNW_ARCH "unknown"
+#endif
+#define HA_UNW_CACHE_PER_THREAD 2 /* UNW_CACHE_PER_THREAD in libunwind-common.h */
+
+#ifndef HEAPANN_STATIC
+/* Load libunwind.so.8 (the nongnu libunwind; libunwind.so.1 is LLVM's, whose
+ * unw_backtrace is not the one measured) and switch the local address space to
+ * per-thread caching so unwinding takes no lock. Returns 0 on success. */
+static int ha_stack_load_libunwind(void)
+{
+	typedef int (*set_policy_fn)(void *as, int policy);
+	void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_NOW);
+	set_policy_fn set_policy;
+	void **as;
+
+	if (!h)
+		return -1;
+	ha_unw_bt = (ha_unw_backtrace_fn)dlsym(h, "unw_backtrace");
+	set_policy = (set_policy_fn)dlsym(h, "_UL" HA_UNW_ARCH "_set_caching_policy");
+	as = (void **)dlsym(h, "_UL" HA_UNW_ARCH "_local_addr_space");
+	if (!ha_unw_bt || !set_policy || !as || set_policy(*as, HA_UNW_CACHE_PER_THREAD) != 0) {
+		ha_unw_bt = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* Load libgcc_s's unwinder. Returns 0 on success. */
+static int ha_stack_load_gcc(void)
+{
+	void *h = dlopen("libgcc_s.so.1", RTLD_LOCAL | RTLD_NOW);
+
+	if (!h)
+		return -1;
+	ha_gcc_bt = (ha_gcc_backtrace_fn)dlsym(h, "_Unwind_Backtrace");
+	ha_gcc_getip = (ha_gcc_getip_fn)dlsym(h, "_Unwind_GetIP");
+	if (!ha_gcc_bt || !ha_gcc_getip) {
+		ha_gcc_bt = 0;
+		return -1;
+	}
+	return 0;
+}
+#else
+/* Static kit: libgcc's unwinder is linked in (libgcc_eh). On ARM EHABI
+ * _Unwind_GetIP is a macro, hence the small wrapper. */
+static _Unwind_Ptr ha_gcc_getip_static(struct _Unwind_Context *ctx)
+{
+	return _Unwind_GetIP(ctx);
+}
+
+static int ha_stack_load_gcc(void)
+{
+	ha_gcc_bt = _Unwind_Backtrace;
+	ha_gcc_getip = ha_gcc_getip_static;
+	return 0;
+}
+
+static int ha_stack_load_libunwind(void)
+{
+	return -1;
+}
+#endif
+
+/* State of one _Unwind_Backtrace walk. */
+struct ha_gcc_walk {
+	uintptr_t *buf;         /* where frames go */
+	unsigned n;             /* frames stored so far */
+	unsigned max;           /* room in buf */
+};
+
+static _Unwind_Reason_Code ha_gcc_step(struct _Unwind_Context *ctx, void *arg)
+{
+	struct ha_gcc_walk *w = arg;
+	uintptr_t ip = (uintptr_t)ha_gcc_getip(ctx);
+
+	if (w->n >= w->max || ip == 0)
+		return _URC_END_OF_STACK;
+	w->buf[w->n++] = ip;
+	return _URC_NO_REASON;
+}
+
+/* Frame-pointer walk from this function's frame. Assumes the ABI frame layout
+ * (saved FP, then the return address) and stops at the first frame pointer
+ * that does not move up the stack by a sane amount: code built without frame
+ * pointers is skipped over or ends the walk, it is never followed far. */
+static unsigned ha_fp_walk(uintptr_t *buf, unsigned max)
+{
+	uintptr_t *fp = __builtin_frame_address(0);
+	unsigned n = 0;
+
+	while (n < max && fp) {
+		uintptr_t *next = (uintptr_t *)fp[0];
+		uintptr_t ra = fp[1];
+
+		if (ra < 4096)
+			break;
+		buf[n++] = ra;
+		if (next <= fp || (uintptr_t)next - (uintptr_t)fp > (64u << 20) ||
+		    ((uintptr_t)next & (sizeof(uintptr_t) - 1)))
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+__attribute__((noinline))
+unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra)
+{
+	uintptr_t buf[HEAPANN_MAX_DEPTH + HA_SKIP_MAX];
+	unsigned n = 0, i, start;
+
+	if (max == 0 || !ha_stack_ready)
+		return 0;
+	switch (ha_opt.unwind) {
+	case HA_UNWIND_LIBUNWIND:
+		n = (unsigned)ha_unw_bt((void **)buf, (int)(max + HA_SKIP_MAX));
+		break;
+	case HA_UNWIND_GCC: {
+		struct ha_gcc_walk w = { buf, 0, max + HA_SKIP_MAX };
+		ha_gcc_bt(ha_gcc_step, &w);
+		n = w.n;
+		break;
+	}
+	case HA_UNWIND_FP:
+		n = ha_fp_walk(buf, max + HA_SKIP_MAX);
+		break;
+	case HA_UNWIND_NONE:
+		return 0;
+	}
+	/* Our frames end where the caller's return address appears. */
+	for (start = 0; start < n && start < HA_SKIP_MAX; start++)
+		if (buf[start] == caller_ra)
+			break;
+	if (start == n || start == HA_SKIP_MAX) {
+		/* The unwinder lost the chain inside our frames: keep what is sure. */
+		out[0] = caller_ra;
+		return 1;
+	}
+	n -= start;
+	if (n > max)
+		n = max;
+	for (i = 0; i < n; i++)
+		out[i] = buf[start + i];
+	return n;
+}
+
+void ha_stack_init(void)
+{
+	uintptr_t prime[4];
+
+	switch (ha_opt.unwind) {
+	case HA_UNWIND_LIBUNWIND:
+		if (ha_stack_load_libunwind() == 0)
+			break;
+		ha_opt.unwind = HA_UNWIND_GCC;
+		/* fall through */
+	case HA_UNWIND_GCC:
+		if (ha_stack_load_gcc() == 0)
+			break;
+		ha_opt.unwind = HA_UNWIND_FP;
+		break;
+	case HA_UNWIND_FP:
+	case HA_UNWIND_NONE:
+		break;
+	}
+	ha_stack_ready = 1;
+	/* Prime the unwinder (its first-call allocations and table look-ups happen
+	 * now, under the guard the caller holds). */
+	ha_stack_capture(prime, 4, 0);
+}
