@@ -1,0 +1,177 @@
+/* t_block.c - the block header as annotate/hdr.h writes it (the same inline
+ * code that runs inside malloc): every field reads back, the check word ties it
+ * to its address, and damaged, moved, freed and foreign variants are told apart. */
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "hdr.h"
+
+#define DEPTH 5u
+#define SIZE 100u
+#define GUARD 8u
+
+/* Room for one block: raw | pad | header | user | guard, aligned like malloc. */
+static _Alignas(64) unsigned char arena[2][4096];
+
+static uintptr_t frames[DEPTH] = { 0x401111, 0x402222, 0x403333, 0x404444, 0x405555 };
+
+/* Build a block in BUF: returns the user pointer. */
+static unsigned char *make_block(unsigned char *buf, unsigned depth, size_t align, uintptr_t seq)
+{
+	size_t off = ha_hdr_offset(depth, align);
+
+	memset(buf, 0xAA, 4096);
+	ha_hdr_write(buf + off, off, SIZE, depth, frames, seq, GUARD);
+	return buf + off;
+}
+
+static int state_of(const void *user)
+{
+	struct ha_hdr_view v;
+
+	return ha_hdr_find(user, &v);
+}
+
+int main(void)
+{
+	struct ha_hdr_view v;
+	unsigned char *u = make_block(arena[0], DEPTH, HA_MIN_ALIGN, 42);
+	uintptr_t *w = (uintptr_t *)u;
+	uintptr_t *h = w - (7 + DEPTH);
+	uintptr_t save;
+	unsigned d, i, bad;
+	size_t a;
+
+	/* Every field as written. */
+	CHECK("start magic", h[HEAPANN_W_START] == (uintptr_t)HEAPANN_START_LIVE64);
+	CHECK("info version", heapann_info_version(h[HEAPANN_W_INFO]) == HEAPANN_VERSION);
+	CHECK("info guard", heapann_info_guard(h[HEAPANN_W_INFO]) == GUARD);
+	/* 12 words of header = 96 bytes, a multiple of 16: no pad. */
+	CHECK("info pad 0 for depth 5", heapann_info_pad(h[HEAPANN_W_INFO]) == 0);
+	CHECK("size", h[HEAPANN_W_SIZE] == SIZE);
+	CHECK("depth", h[HEAPANN_W_DEPTH] == DEPTH);
+	CHECK("seq", h[HEAPANN_W_SEQ] == 42);
+	CHECK("check word", h[HEAPANN_W_CHECK] ==
+	      heapann_check((uintptr_t)h, SIZE, DEPTH, 42, h[HEAPANN_W_INFO], 8));
+	for (i = 0, bad = 0; i < DEPTH; i++)
+		bad += h[HEAPANN_W_FRAMES + i] != frames[i];
+	CHECK("frames innermost first", bad == 0);
+	CHECK("end word is END_LIVE|depth", w[-1] == (HEAPANN_END_LIVE64 | DEPTH));
+	for (i = 0, bad = 0; i < GUARD; i++)
+		bad += u[SIZE + i] != HEAPANN_GUARD_BYTE;
+	CHECK("guard bytes after size", bad == 0);
+	CHECK("byte after guard untouched", u[SIZE + GUARD] == 0xAA);
+
+	/* Found again, every view field right. */
+	CHECK("find: live", ha_hdr_find(u, &v) == HA_HDR_LIVE);
+	CHECK("view hdr", v.hdr == h);
+	CHECK("view raw", v.raw == (void *)arena[0]);
+	CHECK("view size", v.size == SIZE);
+	CHECK("view depth", v.depth == DEPTH);
+	CHECK("view guard", v.guard == GUARD);
+	CHECK("view offset", v.offset == 96);
+	CHECK("view seq", v.seq == 42);
+	CHECK("guard intact", ha_hdr_guard_damage(u, &v) == 0);
+
+	/* Even depth: 13 words (104 bytes) need one word of pad before H. */
+	u = make_block(arena[1], 6, HA_MIN_ALIGN, 7);
+	CHECK("depth 6: user 16-aligned", ((uintptr_t)u & 15) == 0);
+	CHECK("depth 6: pad 1 word", ha_hdr_find(u, &v) == HA_HDR_LIVE && v.offset == 112 &&
+	      heapann_info_pad(v.hdr[HEAPANN_W_INFO]) == 1 && v.raw == (void *)arena[1]);
+	CHECK("depth 6: pad word untouched", arena[1][0] == 0xAA && arena[1][7] == 0xAA);
+
+	/* Offsets for every depth and alignment keep the user pointer aligned and
+	 * the pad smaller than the alignment. */
+	for (bad = 0, d = 0; d <= HEAPANN_MAX_DEPTH; d++)
+		for (a = HA_MIN_ALIGN; a <= 65536; a <<= 1) {
+			size_t off = ha_hdr_offset(d, a);
+			size_t hb = (size_t)heapann_header_bytes(d, 8);
+			bad += off % a != 0 || off < hb || off - hb >= a;
+		}
+	CHECK("offset: aligned, holds the header, pad < alignment", bad == 0);
+
+	/* Aligned block: 4096 alignment with depth 5 pads 4000 bytes. */
+	{
+		static _Alignas(4096) unsigned char big[8192 + 256];
+		size_t off = ha_hdr_offset(DEPTH, 4096);
+		ha_hdr_write(big + off, off, SIZE, DEPTH, frames, 9, 0);
+		CHECK("aligned: found with pad", ha_hdr_find(big + off, &v) == HA_HDR_LIVE &&
+		      v.offset == 4096 && v.raw == (void *)big && v.guard == 0 &&
+		      heapann_info_pad(v.hdr[HEAPANN_W_INFO]) == (4096 - 96) / 8);
+	}
+
+	/* Damaged variants: every word the check covers, the magics, the depth. */
+	u = make_block(arena[0], DEPTH, HA_MIN_ALIGN, 42);
+	w = (uintptr_t *)u;
+	h = w - (7 + DEPTH);
+	{
+		static const struct { const char *name; unsigned word; uintptr_t flip; } dmg[] = {
+			{ "damaged START rejected", HEAPANN_W_START, 1 },
+			{ "damaged INFO (guard) rejected", HEAPANN_W_INFO, 1u << 9 },
+			{ "damaged INFO (version) rejected", HEAPANN_W_INFO, 3 },
+			{ "damaged INFO (pad) rejected", HEAPANN_W_INFO, 1u << 16 },
+			{ "damaged SIZE rejected", HEAPANN_W_SIZE, 1 },
+			{ "damaged SIZE high bit rejected", HEAPANN_W_SIZE, (uintptr_t)1 << 40 },
+			{ "damaged DEPTH rejected", HEAPANN_W_DEPTH, 1 },
+			{ "damaged SEQ rejected", HEAPANN_W_SEQ, 1 },
+			{ "damaged CHECK rejected", HEAPANN_W_CHECK, 1 },
+		};
+		for (i = 0; i < sizeof(dmg) / sizeof(dmg[0]); i++) {
+			save = h[dmg[i].word];
+			h[dmg[i].word] ^= dmg[i].flip;
+			CHECK(dmg[i].name, state_of(u) == HA_HDR_DAMAGED);
+			h[dmg[i].word] = save;
+		}
+	}
+	CHECK("restored header valid again", state_of(u) == HA_HDR_LIVE);
+	save = w[-1];
+	w[-1] = HEAPANN_END_LIVE64 | (DEPTH + 1);
+	CHECK("END depth disagreeing with DEPTH rejected", state_of(u) == HA_HDR_DAMAGED);
+	w[-1] = HEAPANN_END_LIVE64 | 300;
+	CHECK("END depth over the maximum: not ours", state_of(u) == HA_HDR_FOREIGN);
+	w[-1] = save ^ ((uintptr_t)1 << 40);
+	CHECK("END magic damaged: not ours", state_of(u) == HA_HDR_FOREIGN);
+	w[-1] = 0x31;   /* what glibc keeps there: a chunk size with flag bits */
+	CHECK("glibc chunk size word: not ours", state_of(u) == HA_HDR_FOREIGN);
+	w[-1] = save;
+
+	/* A verbatim copy at another address fails the check word. */
+	memcpy(arena[1] + 16, (unsigned char *)h, (7 + DEPTH) * 8 + SIZE);
+	CHECK("moved copy rejected", state_of(arena[1] + 16 + (7 + DEPTH) * 8) == HA_HDR_DAMAGED);
+
+	/* Guard damage is counted byte by byte. */
+	CHECK("find before guard test", ha_hdr_find(u, &v) == HA_HDR_LIVE);
+	u[SIZE] = 0;
+	u[SIZE + 3] = 0x12;
+	CHECK("guard: 2 bytes differ", ha_hdr_guard_damage(u, &v) == 2);
+	u[SIZE + 7] = 0;
+	CHECK("guard: 3 bytes differ", ha_hdr_guard_damage(u, &v) == 3);
+	CHECK("guard damage does not invalidate the header", state_of(u) == HA_HDR_LIVE);
+
+	/* Freed: both magics change, the block is told apart from a damaged one
+	 * even after the allocator reuses its first words. */
+	ha_hdr_mark_freed(u, &v);
+	CHECK("freed: START_FREED", h[HEAPANN_W_START] == (uintptr_t)HEAPANN_START_FREED64);
+	CHECK("freed: END_FREED|depth", w[-1] == (HEAPANN_END_FREED64 | DEPTH));
+	CHECK("freed: found as freed", state_of(u) == HA_HDR_FREED);
+	h[0] = 0x5555;
+	h[1] = 0x6666;
+	CHECK("freed, first words reused: still freed", state_of(u) == HA_HDR_FREED);
+
+	/* Depth 0 and the maximum depth. */
+	u = make_block(arena[0], 0, HA_MIN_ALIGN, 1);
+	CHECK("depth 0: live, offset 64", ha_hdr_find(u, &v) == HA_HDR_LIVE && v.depth == 0 &&
+	      v.offset == 64 && ((uintptr_t *)u)[-1] == HEAPANN_END_LIVE64);
+	{
+		static uintptr_t many[HEAPANN_MAX_DEPTH];
+		static _Alignas(16) unsigned char buf[4096];
+		size_t off = ha_hdr_offset(HEAPANN_MAX_DEPTH, HA_MIN_ALIGN);
+		for (i = 0; i < HEAPANN_MAX_DEPTH; i++)
+			many[i] = 0x1000 + i;
+		ha_hdr_write(buf + off, off, 1, HEAPANN_MAX_DEPTH, many, 3, 0);
+		CHECK("depth 256: live", ha_hdr_find(buf + off, &v) == HA_HDR_LIVE &&
+		      v.depth == 256 && v.hdr[HEAPANN_W_FRAMES + 255] == 0x1000 + 255);
+	}
+	return CHECK_DONE();
+}
