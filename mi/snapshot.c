@@ -1,0 +1,182 @@
+/* snapshot.c - a core of a live process without killing it: gdb attaches over MI,
+ * writes the core with gcore and detaches, so the process is stopped only for as
+ * long as its memory takes to write. Each way this can fail gets its own code and
+ * a message that says what to do.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mi.h"
+
+static int snap_error(struct mi_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* Explain a refused ptrace attach: Yama's setting, or another user's process. */
+static void snap_perm_hint(pid_t pid, char *out, size_t n)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	int scope = -1;
+	struct stat st;
+	char path[64];
+
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = -1;
+		fclose(f);
+	}
+	snprintf(path, sizeof path, "/proc/%d", (int)pid);
+	if (stat(path, &st) == 0 && st.st_uid != geteuid() && geteuid() != 0)
+		snprintf(out, n, "process %d belongs to another user (uid %u): run as that user or as root",
+			 (int)pid, (unsigned)st.st_uid);
+	else if (scope == 1)
+		snprintf(out, n, "kernel.yama.ptrace_scope is 1 (only parents may trace): run as root, "
+			 "or set it to 0 with 'sysctl kernel.yama.ptrace_scope=0'");
+	else if (scope == 2)
+		snprintf(out, n, "kernel.yama.ptrace_scope is 2 (only with CAP_SYS_PTRACE): run as root");
+	else if (scope == 3)
+		snprintf(out, n, "kernel.yama.ptrace_scope is 3 (tracing disabled until reboot)");
+	else
+		snprintf(out, n, "run as the process's user or as root (in a container, ptrace needs "
+			 "CAP_SYS_PTRACE and a seccomp profile that allows it)");
+}
+
+/* The process is traced already (by a debugger, strace)? TracerPid in its status. */
+static int snap_tracer(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int tracer = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
+}
+
+/* Run one command; 0 on ^done, else err filled with prefix and gdb's message. */
+static int snap_exec(struct mi_client *c, const char *cmd, unsigned tmo, char *msg, size_t n,
+		     struct mi_error *err)
+{
+	struct mi_reply r;
+	const char *m;
+
+	if (mi_client_exec(c, cmd, tmo, &r, err) < 0)
+		return -1;
+	m = mi_reply_error(&r);
+	if (m) {
+		snprintf(msg, n, "%s", m);
+		mi_reply_release(&r);
+		return snap_error(err, MI_EGDB, "%s", msg);
+	}
+	mi_reply_release(&r);
+	return 0;
+}
+
+int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeout_ms,
+		struct mi_error *err)
+{
+	struct mi_settings set;
+	struct mi_client *c = NULL;
+	char cmd[8900], q[4200], msg[512], hint[256];
+	unsigned cmd_tmo = timeout_ms ? timeout_ms : 30000;
+	unsigned gcore_tmo = timeout_ms ? timeout_ms : 120000;
+	int wrote = 0, tracer, ret = -1;
+	struct stat st;
+
+	if (err) {
+		err->code = 0;
+		err->msg[0] = '\0';
+	}
+	if (pid <= 0)
+		return snap_error(err, MI_EARG, "snapshot: bad process id %d", (int)pid);
+	if (!out_path || !out_path[0])
+		return snap_error(err, MI_EARG, "snapshot: no output file");
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return snap_error(err, MI_ENOPROC, "snapshot: no process with id %d", (int)pid);
+	tracer = snap_tracer(pid);
+	if (tracer > 0)
+		return snap_error(err, MI_EPERM, "snapshot: process %d is already traced by process %d "
+				  "(a debugger or strace): detach it first", (int)pid, tracer);
+	if (mi_quote(q, sizeof q, out_path) >= sizeof q)
+		return snap_error(err, MI_EARG, "snapshot: output path too long");
+
+	memset(&set, 0, sizeof set);
+	set.gdb = gdb;
+	c = mi_client_start(&set, err);
+	if (!c)
+		return -1;
+
+	snprintf(cmd, sizeof cmd, "-target-attach %d", (int)pid);
+	if (snap_exec(c, cmd, cmd_tmo, msg, sizeof msg, err) < 0) {
+		if (err && err->code == MI_EGDB) {
+			if (strstr(msg, "No such process") || (kill(pid, 0) < 0 && errno == ESRCH)) {
+				snap_error(err, MI_ENOPROC, "snapshot: no process with id %d", (int)pid);
+			} else if (strstr(msg, "ermission") || strstr(msg, "not permitted")) {
+				snap_perm_hint(pid, hint, sizeof hint);
+				snap_error(err, MI_EPERM, "snapshot: cannot attach to process %d: ptrace not "
+					   "permitted (%s)", (int)pid, hint);
+			} else {
+				snap_error(err, MI_EGDB, "snapshot: cannot attach to process %d: %s", (int)pid, msg);
+			}
+		}
+		goto out;
+	}
+
+	/* MI has no gcore command: the CLI one, quoted as an MI c-string. gcore takes
+	 * the rest of its line as the file name, so spaces are fine. */
+	{
+		char inner[4300], q2[8800];
+
+		snprintf(inner, sizeof inner, "gcore %s", out_path);
+		if (mi_quote(q2, sizeof q2, inner) >= sizeof q2) {
+			snap_error(err, MI_EARG, "snapshot: output path too long");
+			goto out;
+		}
+		snprintf(cmd, sizeof cmd, "-interpreter-exec console %s", q2);
+	}
+	wrote = 1;
+	if (snap_exec(c, cmd, gcore_tmo, msg, sizeof msg, err) < 0) {
+		if (err && err->code == MI_EGDB)
+			snap_error(err, MI_EGDB, "snapshot: gcore of process %d into %s failed: %s",
+				   (int)pid, out_path, msg);
+		goto out;
+	}
+	if (stat(out_path, &st) != 0 || st.st_size == 0) {
+		snap_error(err, MI_EIO, "snapshot: gcore wrote nothing to %s", out_path);
+		goto out;
+	}
+	if (snap_exec(c, "-target-detach", cmd_tmo, msg, sizeof msg, err) < 0) {
+		if (err && err->code == MI_EGDB)
+			snap_error(err, MI_EGDB, "snapshot: detaching from process %d failed: %s", (int)pid, msg);
+		goto out;
+	}
+	ret = 0;
+out:
+	/* gdb detaches from a process it attached to when its input ends or it is
+	 * told to exit; when it had to be killed, the kernel detaches it. */
+	mi_client_close(c);
+	if (ret < 0 && wrote)
+		unlink(out_path);
+	return ret;
+}

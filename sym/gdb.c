@@ -1,0 +1,803 @@
+/* gdb.c - the symbolizer backend that asks gdb over MI (mi/), without Python.
+ * gdb loads the program and the core (or the firmware ELF alone for a raw dump);
+ * we ask, for address minus one, "-data-disassemble -- 4" (source-centric: file,
+ * line, function from debug info) and "info symbol" (the symbol table's name),
+ * pipelined. gdb has
+ * no inline chains without Python: one frame per address (the containing function,
+ * the line of the innermost inlined code). gdb loads a rebuilt library without a
+ * word, so build-ids are checked here against the core and such modules are only
+ * shown as module+offset.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <elfutils/libdwelf.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "coreparse.h"
+#include "mi.h"
+#include "sym.h"
+
+#define GDB_BATCH 256           /* addresses per pipelined batch (two commands each) */
+#define GDB_DEFAULT_TIMEOUT 30000
+
+enum gdb_module_state {
+	GM_OK = 0,          /* the file on disk is the one in the core (or nothing to compare) */
+	GM_MISMATCH = 1,    /* build-ids differ: module+offset only */
+	GM_MISSING = 2,     /* no file on disk: module+offset only */
+};
+
+/* One module of the image: the union of its NT_FILE mappings. */
+struct gdb_module {
+	const char *path;    /* as the image names it (owned by the symbolizer's strings) */
+	const char *file;    /* the file gdb loads for it (sysroot applied, or the exe) */
+	uint64_t start, end; /* address range in the image */
+	uint64_t bias;       /* load bias: modoff = addr - bias */
+	int state;           /* enum gdb_module_state */
+};
+
+/* A chunk of interned strings. */
+struct gdb_chunk {
+	struct gdb_chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct gdb_symbolizer {
+	struct symbolizer base;      /* must be first */
+	struct mi_client *mi;
+	struct gdb_module *mods;     /* sorted by start */
+	size_t nmods;
+	struct gdb_chunk *chunks;    /* every string we hand out */
+	struct sym_table table;      /* the last resolve's result */
+	size_t locs_cap, frames_cap;
+	char *notes;                 /* '\n'-separated, NUL-terminated, or NULL */
+	size_t notes_len;
+	unsigned timeout_ms;
+	int have_core;
+};
+
+static int gdb_error(struct sym_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* A copy of len bytes at p that lives until the symbolizer is freed, or NULL. */
+static const char *gdb_str_len(struct gdb_symbolizer *s, const char *p, size_t len)
+{
+	struct gdb_chunk *c = s->chunks;
+	char *out;
+
+	if (!p)
+		return NULL;
+	if (!c || c->cap - c->used < len + 1) {
+		size_t cap = len + 1 > 65536 ? len + 1 : 65536;
+
+		c = malloc(sizeof *c + cap);
+		if (!c)
+			return NULL;
+		c->cap = cap;
+		c->used = 0;
+		c->next = s->chunks;
+		s->chunks = c;
+	}
+	out = c->data + c->used;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	c->used += len + 1;
+	return out;
+}
+
+static const char *gdb_str(struct gdb_symbolizer *s, const char *p)
+{
+	return p ? gdb_str_len(s, p, strlen(p)) : NULL;
+}
+
+/* Append one line to the notes (dropped when out of memory). */
+static void gdb_note(struct gdb_symbolizer *s, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	size_t len;
+	char *p;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	len = strlen(line);
+	p = realloc(s->notes, s->notes_len + len + 2);
+	if (!p)
+		return;
+	s->notes = p;
+	memcpy(p + s->notes_len, line, len);
+	s->notes_len += len;
+	p[s->notes_len++] = '\n';
+	p[s->notes_len] = '\0';
+}
+
+static void gdb_hex(char *out, size_t n, const unsigned char *id, size_t len)
+{
+	size_t i;
+
+	out[0] = '\0';
+	for (i = 0; i < len && 2 * i + 3 <= n; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+/* What we read from an ELF file on disk: its build-id and where its first
+ * PT_LOAD wants to be (to turn a mapping address into a load bias). */
+struct gdb_file_info {
+	unsigned char id[64];
+	size_t idlen;          /* 0: no build-id note */
+	uint64_t first_vaddr;  /* p_vaddr - p_offset of the first PT_LOAD, page-aligned */
+	int has_load;
+	int is_exec;           /* ET_EXEC: the bias is 0 */
+	uint16_t machine;
+};
+
+/* Read path's build-id and first PT_LOAD. Returns 0, or -1 when the file cannot
+ * be opened or is not ELF (errno-like text in why). */
+static int gdb_file_read(const char *path, struct gdb_file_info *fi, const char **why)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = NULL;
+	GElf_Ehdr eh;
+	size_t nph = 0, i;
+	const void *id;
+	ssize_t idlen;
+	int ret = -1;
+
+	memset(fi, 0, sizeof *fi);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		*why = "not an ELF file";
+		goto out;
+	}
+	fi->is_exec = eh.e_type == ET_EXEC;
+	fi->machine = eh.e_machine;
+	idlen = dwelf_elf_gnu_build_id(elf, &id);
+	if (idlen > 0) {
+		fi->idlen = (size_t)idlen > sizeof fi->id ? sizeof fi->id : (size_t)idlen;
+		memcpy(fi->id, id, fi->idlen);
+	}
+	if (elf_getphdrnum(elf, &nph) == 0) {
+		for (i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+				fi->first_vaddr = (ph.p_vaddr - ph.p_offset) & ~(uint64_t)0xfff;
+				fi->has_load = 1;
+				break;
+			}
+		}
+	}
+	ret = 0;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/* Check one module: read its file (sysroot applied), compare build-ids, set the
+ * bias. Problems become notes and a state, never an error. */
+static void gdb_module_check(struct gdb_symbolizer *s, const struct cp_image *img,
+			     const struct cp_mapping *first, struct gdb_module *m)
+{
+	unsigned char cid[64];
+	size_t clen = 0;
+	struct gdb_file_info fi;
+	const char *why = NULL;
+	int have_cid = cp_image_module_buildid(img, first, cid, sizeof cid, &clen) == 0 && clen > 0;
+
+	if (clen > sizeof cid)
+		clen = sizeof cid;
+	m->bias = first->start;
+	if (gdb_file_read(m->file, &fi, &why) < 0) {
+		m->state = GM_MISSING;
+		gdb_note(s, "%s: cannot read %s (%s); showing module+offset", m->path, m->file, why);
+		return;
+	}
+	if (fi.has_load)
+		m->bias = fi.is_exec ? 0 : first->start - fi.first_vaddr;
+	if (have_cid && fi.idlen && (fi.idlen != clen || memcmp(fi.id, cid, clen) != 0)) {
+		char h1[130], h2[130];
+
+		gdb_hex(h1, sizeof h1, cid, clen);
+		gdb_hex(h2, sizeof h2, fi.id, fi.idlen);
+		m->state = GM_MISMATCH;
+		gdb_note(s, "%s: build-id in core %s differs from %s %s; showing module+offset "
+			 "(gdb would have named it from the wrong file)", m->path, h1, m->file, h2);
+	} else if (!have_cid) {
+		gdb_note(s, "%s: build-id not in the core; %s used unchecked", m->path, m->file);
+	} else if (!fi.idlen) {
+		gdb_note(s, "%s: %s has no build-id; used unchecked", m->path, m->file);
+	}
+}
+
+static int gdb_module_cmp(const void *a, const void *b)
+{
+	const struct gdb_module *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Build the module list from the core's NT_FILE mappings (grouped by path); the
+ * module holding AT_ENTRY is the program, which gdb loads from opt->exe. */
+static int gdb_modules_from_core(struct gdb_symbolizer *s, const struct cp_image *img,
+				 const struct sym_options *opt, struct sym_error *err)
+{
+	uint64_t entry = 0;
+	const struct cp_mapping *emap;
+	const char *exe_image_path = NULL;
+	size_t i, j;
+
+	for (i = 0; i < img->nauxv; i++)
+		if (img->auxv[2 * i] == 9 /* AT_ENTRY */)
+			entry = img->auxv[2 * i + 1];
+	emap = entry ? cp_image_mapping(img, entry) : NULL;
+	if (emap)
+		exe_image_path = emap->path;
+	s->mods = calloc(img->nfiles ? img->nfiles : 1, sizeof *s->mods);
+	if (!s->mods)
+		return gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+	for (i = 0; i < img->nfiles; i++) {
+		const struct cp_mapping *mp = &img->files[i];
+		struct gdb_module *m = NULL;
+
+		if (!mp->path || !mp->path[0])
+			continue;
+		for (j = 0; j < s->nmods; j++)
+			if (strcmp(s->mods[j].path, mp->path) == 0)
+				m = &s->mods[j];
+		if (m) {
+			if (mp->start < m->start)
+				m->start = mp->start;
+			if (mp->end > m->end)
+				m->end = mp->end;
+			continue;
+		}
+		m = &s->mods[s->nmods++];
+		m->path = gdb_str(s, mp->path);
+		m->start = mp->start;
+		m->end = mp->end;
+	}
+	for (j = 0; j < s->nmods; j++) {
+		struct gdb_module *m = &s->mods[j];
+		const struct cp_mapping *first = NULL;
+		char buf[4096];
+
+		for (i = 0; i < img->nfiles; i++)
+			if (img->files[i].file_offset == 0 && img->files[i].path &&
+			    strcmp(img->files[i].path, m->path) == 0) {
+				first = &img->files[i];
+				break;
+			}
+		if (exe_image_path && strcmp(m->path, exe_image_path) == 0) {
+			m->file = gdb_str(s, opt->exe);
+		} else if (opt->sysroot) {
+			snprintf(buf, sizeof buf, "%s%s", opt->sysroot, m->path);
+			m->file = gdb_str(s, buf);
+		} else {
+			m->file = m->path;
+		}
+		if (!m->path || !m->file)
+			return gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+		if (!first) {
+			/* no header mapping (a data file mapped into memory): nothing to check */
+			m->bias = m->start;
+			continue;
+		}
+		gdb_module_check(s, img, first, m);
+	}
+	qsort(s->mods, s->nmods, sizeof *s->mods, gdb_module_cmp);
+	return 0;
+}
+
+/* A raw dump: the one module is the ELF, at its own addresses. */
+static int gdb_modules_from_elf(struct gdb_symbolizer *s, const struct sym_options *opt,
+				struct sym_error *err)
+{
+	int fd = open(opt->exe, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	size_t nph = 0, i;
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	if (fd < 0)
+		return gdb_error(err, SYM_EIO, "%s: %s", opt->exe, strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph) != 0) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return gdb_error(err, SYM_EFORMAT, "%s: not an ELF file", opt->exe);
+	}
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_memsz) {
+			if (ph.p_vaddr < lo)
+				lo = ph.p_vaddr;
+			if (ph.p_vaddr + ph.p_memsz > hi)
+				hi = ph.p_vaddr + ph.p_memsz;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	s->mods = calloc(1, sizeof *s->mods);
+	if (!s->mods)
+		return gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+	if (hi > lo) {
+		s->mods[0].path = gdb_str(s, opt->exe);
+		s->mods[0].file = s->mods[0].path;
+		s->mods[0].start = lo;
+		s->mods[0].end = hi;
+		s->mods[0].bias = 0;
+		s->nmods = 1;
+	}
+	return 0;
+}
+
+static struct gdb_module *gdb_module_find(struct gdb_symbolizer *s, uint64_t pc)
+{
+	size_t lo = 0, hi = s->nmods;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pc < s->mods[mid].start)
+			hi = mid;
+		else if (pc >= s->mods[mid].end)
+			lo = mid + 1;
+		else
+			return &s->mods[mid];
+	}
+	return NULL;
+}
+
+/* Run one command; on ^error fill err with what gdb said about what. */
+static int gdb_exec_ok(struct gdb_symbolizer *s, const char *cmd, const char *what,
+		       struct sym_error *err)
+{
+	struct mi_reply r;
+	struct mi_error me;
+	const char *msg;
+
+	if (mi_client_exec(s->mi, cmd, s->timeout_ms, &r, &me) < 0)
+		return gdb_error(err, SYM_EBACKEND, "%s: %s", what, me.msg);
+	msg = mi_reply_error(&r);
+	if (msg) {
+		gdb_error(err, SYM_EBACKEND, "%s: gdb: %s", what, msg);
+		mi_reply_release(&r);
+		return -1;
+	}
+	mi_reply_release(&r);
+	return 0;
+}
+
+/* Compare what gdb really loaded for each shared library (its host-name, after
+ * sysroot and solib-search-path) with the module we checked; re-check when it is
+ * another file. */
+static void gdb_check_loaded(struct gdb_symbolizer *s, const struct cp_image *img)
+{
+	struct mi_reply r;
+	struct mi_error me;
+	const struct mi_value *libs;
+	size_t i;
+
+	if (mi_client_exec(s->mi, "-file-list-shared-libraries", s->timeout_ms, &r, &me) < 0)
+		return;
+	libs = mi_value_get(r.result.results, "shared-libraries");
+	for (i = 0; libs && libs->kind == MI_LIST && i < libs->nitems; i++) {
+		const struct mi_value *lib = libs->items[i].value;
+		const char *host = mi_value_str(lib, "host-name");
+		const struct mi_value *ranges = mi_value_get(lib, "ranges");
+		const char *from = NULL;
+		struct gdb_module *m;
+		const struct cp_mapping *first = NULL;
+		size_t k;
+
+		if (ranges && ranges->kind == MI_LIST && ranges->nitems)
+			from = mi_value_str(ranges->items[0].value, "from");
+		if (!host || !from)
+			continue;
+		m = gdb_module_find(s, strtoull(from, NULL, 0));
+		if (!m || m->state != GM_OK || strcmp(m->file, host) == 0)
+			continue;
+		{
+			/* the same file under another name (/lib -> /usr/lib) is fine */
+			struct stat a, b;
+
+			if (stat(m->file, &a) == 0 && stat(host, &b) == 0 &&
+			    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+				continue;
+		}
+		for (k = 0; k < img->nfiles; k++)
+			if (img->files[k].file_offset == 0 && strcmp(img->files[k].path, m->path) == 0)
+				first = &img->files[k];
+		m->file = gdb_str(s, host);
+		if (first && m->file)
+			gdb_module_check(s, img, first, m);
+	}
+	mi_reply_release(&r);
+}
+
+static void gdb_free(struct symbolizer *base)
+{
+	struct gdb_symbolizer *s = (struct gdb_symbolizer *)base;
+
+	if (!s)
+		return;
+	mi_client_close(s->mi);
+	while (s->chunks) {
+		struct gdb_chunk *n = s->chunks->next;
+
+		free(s->chunks);
+		s->chunks = n;
+	}
+	free(s->mods);
+	free(s->table.locs);
+	free(s->table.frames);
+	free(s->notes);
+	free(s);
+}
+
+static const char *gdb_notes(const struct symbolizer *base)
+{
+	const struct gdb_symbolizer *s = (const struct gdb_symbolizer *)base;
+
+	return s->notes_len ? s->notes : NULL;
+}
+
+/* The name "info symbol" printed: "NAME + OFF in section SEC[ of FILE]", or NULL
+ * for "No symbol matches ...". Returns a pointer into text, length in *len. */
+static const char *gdb_parse_info_symbol(const char *text, size_t *len)
+{
+	const char *in, *end;
+
+	if (!text || strncmp(text, "No symbol", 9) == 0)
+		return NULL;
+	in = strstr(text, " in section ");
+	if (!in || in == text)
+		return NULL;
+	end = in;
+	/* strip " + DIGITS" */
+	{
+		const char *p = end;
+
+		while (p > text && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		if (p < end && p - text > 3 && memcmp(p - 3, " + ", 3) == 0)
+			end = p - 3;
+	}
+	*len = (size_t)(end - text);
+	return text;
+}
+
+/* Is name a compiler clone ("foo.cold", "foo.constprop.0", "foo.part.1")? */
+static int gdb_is_clone(const char *name, size_t len)
+{
+	const char *dot = memchr(name, '.', len);
+
+	return dot && dot > name && !memchr(name, '(', len);
+}
+
+/* Choose the function name like the libdw backend does (the DWARF linkage name
+ * demangled, else DW_AT_name): the symbol table's demangled name M is that
+ * linkage name; gdb's debug-info name F adds parameters to names that have none
+ * (main, extern "C") and drops template return types, but it sees through clones. */
+static const char *gdb_pick_name(struct gdb_symbolizer *s, const char *m, size_t mlen, const char *f)
+{
+	if (m && (!f || !gdb_is_clone(m, mlen)))
+		return gdb_str_len(s, m, mlen);
+	return gdb_str(s, f);
+}
+
+/* Fill one loc from the replies to "info symbol" and "-data-disassemble". */
+static int gdb_fill_loc(struct gdb_symbolizer *s, struct sym_loc *loc,
+			const struct mi_reply *sym, const struct mi_reply *dis)
+{
+	const char *m = NULL, *f = NULL, *file = NULL;
+	size_t mlen = 0, i;
+	unsigned line = 0;
+	const struct mi_value *insns;
+	struct sym_frame *fr;
+
+	if (!mi_reply_error(sym))
+		m = gdb_parse_info_symbol(sym->console, &mlen);
+	insns = mi_reply_error(dis) ? NULL : mi_value_get(dis->result.results, "asm_insns");
+	for (i = 0; insns && insns->kind == MI_LIST && i < insns->nitems; i++) {
+		const struct mi_item *it = &insns->items[i];
+		const struct mi_value *li;
+
+		if (it->name && strcmp(it->name, "src_and_asm_line") == 0) {
+			li = mi_value_get(it->value, "line_asm_insn");
+			if (!li || li->kind != MI_LIST || li->nitems == 0)
+				continue;
+			file = mi_value_str(it->value, "fullname");
+			if (!file)
+				file = mi_value_str(it->value, "file");
+			line = (unsigned)strtoul(mi_value_str(it->value, "line") ?
+						 mi_value_str(it->value, "line") : "0", NULL, 10);
+			f = mi_value_str(li->items[0].value, "func-name");
+			break;
+		}
+		if (!it->name && it->value->kind == MI_TUPLE) {
+			f = mi_value_str(it->value, "func-name");
+			break;
+		}
+	}
+	if (!m && !f && !file)
+		return 0;
+	if (s->table.nframes == s->frames_cap) {
+		size_t ncap = s->frames_cap ? s->frames_cap * 2 : 256;
+		struct sym_frame *p = realloc(s->table.frames, ncap * sizeof *p);
+
+		if (!p)
+			return -1;
+		s->table.frames = p;
+		s->frames_cap = ncap;
+	}
+	fr = &s->table.frames[s->table.nframes];
+	memset(fr, 0, sizeof *fr);
+	fr->function = gdb_pick_name(s, m, mlen, f);
+	if (file && line) {
+		fr->file = gdb_str(s, file);
+		fr->line = line;
+	} else {
+		loc->flags |= SYM_NO_DEBUG;
+	}
+	loc->first = (uint32_t)s->table.nframes;
+	loc->nframes = 1;
+	s->table.nframes++;
+	return 0;
+}
+
+static int gdb_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
+		       const struct sym_table **out, struct sym_error *err)
+{
+	struct gdb_symbolizer *s = (struct gdb_symbolizer *)base;
+	size_t *ask = NULL, nask = 0, i, b;
+	char (*cmdbuf)[96] = NULL;
+	const char **cmds = NULL;
+	struct mi_reply *replies = NULL;
+	int ret = -1;
+
+	s->table.nlocs = 0;
+	s->table.nframes = 0;
+	if (n > s->locs_cap) {
+		struct sym_loc *p = realloc(s->table.locs, n * sizeof *p);
+
+		if (!p)
+			return gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory for %zu addresses", n);
+		s->table.locs = p;
+		s->locs_cap = n;
+	}
+	ask = malloc((n ? n : 1) * sizeof *ask);
+	cmdbuf = malloc(2 * GDB_BATCH * sizeof *cmdbuf);
+	cmds = malloc(2 * GDB_BATCH * sizeof *cmds);
+	replies = calloc(2 * GDB_BATCH, sizeof *replies);
+	if (!ask || !cmdbuf || !cmds || !replies) {
+		gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory for %zu addresses", n);
+		goto out;
+	}
+	/* Module, offset and flags from our own checks; gdb is asked only about
+	 * addresses in modules whose file is the one in the image. */
+	for (i = 0; i < n; i++) {
+		struct sym_loc *loc = &s->table.locs[i];
+		uint64_t pc = addrs[i] ? addrs[i] - 1 : 0;
+		struct gdb_module *m = gdb_module_find(s, pc);
+
+		memset(loc, 0, sizeof *loc);
+		loc->addr = addrs[i];
+		loc->modoff = addrs[i];
+		if (!m) {
+			loc->flags = SYM_NO_MODULE;
+			continue;
+		}
+		loc->module = m->path;
+		loc->modoff = addrs[i] - m->bias;
+		if (m->state == GM_MISMATCH) {
+			loc->flags = SYM_BUILDID_MISMATCH;
+			continue;
+		}
+		if (m->state == GM_MISSING) {
+			loc->flags = SYM_NO_DEBUG;
+			continue;
+		}
+		ask[nask++] = i;
+	}
+	s->table.nlocs = n;
+	for (b = 0; b < nask; b += GDB_BATCH) {
+		size_t k, cnt = nask - b < GDB_BATCH ? nask - b : GDB_BATCH;
+		struct mi_error me;
+
+		for (k = 0; k < cnt; k++) {
+			uint64_t pc = addrs[ask[b + k]] - 1;
+
+			snprintf(cmdbuf[2 * k], sizeof cmdbuf[0],
+				 "-interpreter-exec console \"info symbol 0x%" PRIx64 "\"", pc);
+			snprintf(cmdbuf[2 * k + 1], sizeof cmdbuf[0],
+				 "-data-disassemble -s 0x%" PRIx64 " -e 0x%" PRIx64 " -- 4", pc, pc + 1);
+			cmds[2 * k] = cmdbuf[2 * k];
+			cmds[2 * k + 1] = cmdbuf[2 * k + 1];
+		}
+		if (mi_client_exec_batch(s->mi, cmds, 2 * cnt, s->timeout_ms, replies, &me) < 0) {
+			gdb_error(err, SYM_EBACKEND, "gdb symbolizer: %s", me.msg);
+			goto out;
+		}
+		for (k = 0; k < cnt; k++) {
+			if (gdb_fill_loc(s, &s->table.locs[ask[b + k]], &replies[2 * k],
+					 &replies[2 * k + 1]) < 0) {
+				size_t q;
+
+				for (q = 0; q < 2 * cnt; q++)
+					mi_reply_release(&replies[q]);
+				gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+				goto out;
+			}
+		}
+		for (k = 0; k < 2 * cnt; k++)
+			mi_reply_release(&replies[k]);
+	}
+	*out = &s->table;
+	ret = 0;
+out:
+	if (ret < 0)
+		s->table.nlocs = s->table.nframes = 0;
+	free(ask);
+	free(cmdbuf);
+	free(cmds);
+	free(replies);
+	return ret;
+}
+
+static const struct sym_backend_ops gdb_ops = {
+	.resolve = gdb_resolve,
+	.notes = gdb_notes,
+	.free = gdb_free,
+};
+
+/* Is the ELF at path for another machine than ours (then gdb-multiarch is needed)? */
+static int gdb_foreign_machine(const char *path)
+{
+	struct gdb_file_info fi;
+	const char *why;
+
+	if (gdb_file_read(path, &fi, &why) < 0)
+		return 0;
+#if defined(__x86_64__)
+	return fi.machine != EM_X86_64 && fi.machine != EM_386;
+#elif defined(__aarch64__)
+	return fi.machine != EM_AARCH64;
+#else
+	return 0;
+#endif
+}
+
+struct symbolizer *sym_gdb_open(const struct sym_options *opt, struct sym_error *err)
+{
+	struct gdb_symbolizer *s = NULL;
+	struct cp_image *img = NULL;
+	struct cp_error cerr;
+	struct mi_settings set;
+	struct mi_error me;
+	char *dbg = NULL;
+	char cmd[8192], q[4200];
+	struct stat st;
+
+	if (err) {
+		err->code = 0;
+		err->msg[0] = '\0';
+	}
+	if (!opt || !opt->exe) {
+		gdb_error(err, SYM_EARG, "symbolizer: no program given");
+		return NULL;
+	}
+	if (access(opt->exe, R_OK) != 0) {
+		gdb_error(err, SYM_EIO, "%s: %s", opt->exe, strerror(errno));
+		return NULL;
+	}
+	if (opt->sysroot && (stat(opt->sysroot, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		gdb_error(err, SYM_EIO, "%s: sysroot is not a directory", opt->sysroot);
+		return NULL;
+	}
+	s = calloc(1, sizeof *s);
+	if (!s) {
+		gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+		return NULL;
+	}
+	s->base.ops = &gdb_ops;
+	s->timeout_ms = opt->timeout_ms ? opt->timeout_ms : GDB_DEFAULT_TIMEOUT;
+	if (opt->core) {
+		img = cp_image_open_core(opt->core, &cerr);
+		if (!img) {
+			gdb_error(err, cerr.code == CP_EIO ? SYM_EIO : cerr.code == CP_ENOMEM ?
+				  SYM_ENOMEM : SYM_EFORMAT, "%s", cerr.msg);
+			goto fail;
+		}
+		s->have_core = 1;
+		if (gdb_modules_from_core(s, img, opt, err) < 0)
+			goto fail;
+	} else if (gdb_modules_from_elf(s, opt, err) < 0) {
+		goto fail;
+	}
+
+	/* gdb's own default first, then the user's directories */
+	{
+		size_t len = 32;
+		const char *const *d;
+
+		for (d = opt->debug_dirs; d && *d; d++)
+			len += strlen(*d) + 1;
+		dbg = malloc(len);
+		if (!dbg) {
+			gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+			goto fail;
+		}
+		strcpy(dbg, "/usr/lib/debug");
+		for (d = opt->debug_dirs; d && *d; d++) {
+			strcat(dbg, ":");
+			strcat(dbg, *d);
+		}
+	}
+	memset(&set, 0, sizeof set);
+	set.gdb = opt->gdb;
+	if (!set.gdb && !opt->core && gdb_foreign_machine(opt->exe))
+		set.gdb = "gdb-multiarch";
+	set.sysroot = opt->sysroot;
+	set.debug_file_directory = dbg;
+	s->mi = mi_client_start(&set, &me);
+	if (!s->mi) {
+		gdb_error(err, SYM_EBACKEND, "gdb symbolizer: %s", me.msg);
+		goto fail;
+	}
+	if (mi_quote(q, sizeof q, opt->exe) >= sizeof q) {
+		gdb_error(err, SYM_EARG, "%s: path too long", opt->exe);
+		goto fail;
+	}
+	snprintf(cmd, sizeof cmd, "-file-exec-and-symbols %s", q);
+	if (gdb_exec_ok(s, cmd, opt->exe, err) < 0)
+		goto fail;
+	if (opt->core) {
+		/* -target-select passes its quotes on to "target core"; core-file takes
+		 * the rest of its line as the name: send it as one MI c-string. */
+		snprintf(cmd, sizeof cmd, "core-file %s", opt->core);
+		if (mi_quote(q, sizeof q, cmd) >= sizeof q) {
+			gdb_error(err, SYM_EARG, "%s: path too long", opt->core);
+			goto fail;
+		}
+		snprintf(cmd, sizeof cmd, "-interpreter-exec console %s", q);
+		if (gdb_exec_ok(s, cmd, opt->core, err) < 0)
+			goto fail;
+		gdb_check_loaded(s, img);
+	}
+	free(dbg);
+	cp_image_free(img);
+	return &s->base;
+fail:
+	free(dbg);
+	cp_image_free(img);
+	gdb_free(&s->base);
+	return NULL;
+}
