@@ -1,8 +1,9 @@
 /* dw.c - the default symbolizer backend: libdwfl over an ELF core (load map from
  * the core) or over one ELF at its own addresses (raw dumps of static firmware).
- * Names come from DWARF (inline chain expanded) or, without DWARF, from a sorted
- * per-module symbol index; never from dwfl_module_addrinfo, which scans the whole
- * symbol table per call in elfutils 0.188. A module whose file on disk does not
+ * Names come from DWARF (inline chain expanded, via a per-CU scope index built
+ * once, dw_scope.c) or, without DWARF, from a sorted per-module symbol index;
+ * never from dwfl_module_addrinfo (it scans the whole symbol table per call in
+ * elfutils 0.188) nor dwarf_getscopes (it walks the whole CU per call). A module whose file on disk does not
  * match the core is shown as module+offset only. Never touches the network.
  */
 #include <dlfcn.h>
@@ -43,6 +44,7 @@ struct dw_module {
 	int mismatch;             /* build-ids differ: show module+offset only */
 	struct dw_fsym *syms;     /* sorted by addr */
 	size_t nsyms;
+	struct dw_cutab cus;      /* scope indexes of the CUs used so far */
 };
 
 struct dw_symbolizer {
@@ -319,6 +321,13 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 
 	Dwarf_Addr bias = 0;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
+	/* libdwfl shortens the name of a module whose file it found to a basename;
+	 * the path of the file used (under the sysroot, if any) says more */
+	if (elf) {
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+		if (mainfile)
+			m->name = dw_arena_intern(&s->arena, mainfile);
+	}
 	if (!elf) {
 		int e = dwfl_errno();
 		const char *why = dwfl_errmsg(e);
@@ -380,6 +389,32 @@ static struct sym_frame *dw_frame_new(struct dw_symbolizer *s)
 	return f;
 }
 
+/* A source path from the CU's tables made absolute the way gdb shows it
+ * (relative names are relative to DW_AT_comp_dir), interned, or NULL. */
+static const char *dw_cu_path(struct dw_symbolizer *s, Dwarf_Die *cu, const char *name)
+{
+	if (!name)
+		return NULL;
+	if (name[0] == '/')
+		return dw_arena_intern(&s->arena, name);
+	Dwarf_Attribute attr;
+	const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	if (!dir || dir[0] != '/')
+		return dw_arena_intern(&s->arena, name);
+	while (name[0] == '.' && name[1] == '/')
+		name += 2;
+	size_t dl = strlen(dir), nl = strlen(name);
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	char buf[4096];
+	if (dl + 1 + nl + 1 > sizeof buf)
+		return dw_arena_intern(&s->arena, name);
+	memcpy(buf, dir, dl);
+	buf[dl] = '/';
+	memcpy(buf + dl + 1, name, nl + 1);
+	return dw_arena_intern(&s->arena, buf);
+}
+
 /* The file name of index idx in the CU's file table, interned, or NULL. */
 static const char *dw_cu_file(struct dw_symbolizer *s, Dwarf_Die *cu, Dwarf_Word idx)
 {
@@ -387,18 +422,34 @@ static const char *dw_cu_file(struct dw_symbolizer *s, Dwarf_Die *cu, Dwarf_Word
 	size_t nfiles;
 	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || idx >= nfiles)
 		return NULL;
-	return dw_arena_intern(&s->arena, dwarf_filesrc(files, idx, NULL, NULL));
+	return dw_cu_path(s, cu, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
-/* Frames from DWARF for pc (module-relative pc - dwbias in DWARF terms):
- * innermost inlined frame first, the containing function last. Returns the
- * number of frames added (0 when DWARF does not cover pc). */
-static uint32_t dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc)
+/* The name of scope i of c, looked up once. */
+static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_cuidx *c, int32_t i)
+{
+	struct dw_scope *sc = &c->scopes[i];
+	if (!sc->named) {
+		sc->name = dw_die_name(s, &sc->die);
+		sc->named = 1;
+	}
+	return sc->name;
+}
+
+/* Frames from DWARF for pc (an address in the image): innermost inlined frame
+ * first, the containing function last. The innermost line comes from the line
+ * table; each outer frame's line is the DW_AT_call_line of the inlined instance
+ * inside it. Returns the number of frames added (0 when DWARF does not cover
+ * pc), or -1 when out of memory. */
+static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc)
 {
 	Dwarf_Addr dwbias;
 	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &dwbias);
 	if (!cu)
 		return 0;
+	struct dw_cuidx *c = dw_cutab_get(&m->cus, cu);
+	if (!c)
+		return -1;
 
 	const char *file = NULL;
 	unsigned line = 0, column = 0;
@@ -406,69 +457,54 @@ static uint32_t dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, ui
 	if (l) {
 		int ln = 0, col = 0;
 		const char *src = dwfl_lineinfo(l, NULL, &ln, &col, NULL, NULL);
-		file = dw_arena_intern(&s->arena, src);
+		file = dw_cu_path(s, &c->cu, src);
 		line = ln > 0 ? (unsigned)ln : 0;
 		column = col > 0 ? (unsigned)col : 0;
 	}
 
-	Dwarf_Die *scopes = NULL;
-	int nscopes = dwarf_getscopes(cu, pc - dwbias, &scopes);
-	if (nscopes <= 0) {
-		free(scopes);
+	int32_t i = dw_cuidx_find(c, pc - dwbias);
+	if (i < 0) {
 		if (!file)
 			return 0;
 		/* a line but no function DIE: one frame named from the symbols */
 		const struct dw_fsym *fs = dw_module_lookup(m, pc);
 		struct sym_frame *f = dw_frame_new(s);
 		if (!f)
-			return 0;
+			return -1;
 		f->function = fs ? dw_name(s, fs->name) : NULL;
 		f->file = file;
 		f->line = line;
 		f->column = column;
 		return 1;
 	}
-	/* dwarf_getscopes continues into the abstract origin after an inlined
-	 * instance; the concrete chain of parents is what gives the callers. */
-	Dwarf_Die inner = scopes[0];
-	free(scopes);
-	scopes = NULL;
-	nscopes = dwarf_getscopes_die(&inner, &scopes);
-	if (nscopes <= 0) {
-		free(scopes);
-		return 0;
-	}
-	uint32_t added = 0;
-	for (int i = 0; i < nscopes; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-			continue;
+	int added = 0;
+	for (; i >= 0; i = c->scopes[i].parent) {
 		struct sym_frame *f = dw_frame_new(s);
 		if (!f)
-			break;
+			return -1;
 		added++;
-		f->function = dw_die_name(s, &scopes[i]);
+		f->function = dw_scope_name(s, c, i);
 		f->file = file;
 		f->line = line;
 		f->column = column;
-		f->inlined = tag == DW_TAG_inlined_subroutine;
-		if (tag == DW_TAG_subprogram)
+		f->inlined = c->scopes[i].inlined;
+		if (!c->scopes[i].inlined)
 			break;
 		/* the caller's position is where this instance was inlined */
+		Dwarf_Die *die = &c->scopes[i].die;
 		Dwarf_Attribute attr;
 		Dwarf_Word w;
 		file = NULL;
 		line = column = 0;
-		if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0)
-			file = dw_cu_file(s, cu, w);
-		if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+		if (dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0)
+			file = dw_cu_file(s, &c->cu, w);
+		if (dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
 			line = (unsigned)w;
-		if (dwarf_attr(&scopes[i], DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
+		if (dwarf_attr(die, DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
 			column = (unsigned)w;
 	}
-	free(scopes);
-	if (added)
-		s->table.frames[s->table.nframes - 1].inlined = 0;
+	/* the outermost frame is the real function even if DWARF lost its parent */
+	s->table.frames[s->table.nframes - 1].inlined = 0;
 	return added;
 }
 
@@ -497,8 +533,12 @@ static int dw_resolve_one(struct dw_symbolizer *s, uint64_t addr, struct sym_loc
 		loc->flags = SYM_NO_DEBUG;
 		return 0;
 	}
-	if (m->has_dwarf)
-		loc->nframes = dw_frames_dwarf(s, m, pc);
+	if (m->has_dwarf) {
+		int k = dw_frames_dwarf(s, m, pc);
+		if (k < 0)
+			return -1;
+		loc->nframes = (uint32_t)k;
+	}
 	if (loc->nframes == 0) {
 		if (!m->has_dwarf)
 			loc->flags |= SYM_NO_DEBUG;
@@ -529,8 +569,10 @@ static int dw_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 		s->locs_cap = n;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (dw_resolve_one(s, addrs[i], &s->table.locs[i]) < 0)
+		if (dw_resolve_one(s, addrs[i], &s->table.locs[i]) < 0) {
+			dw_current = NULL;
 			return dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+		}
 		s->table.nlocs = i + 1;
 	}
 	*out = &s->table;
@@ -559,6 +601,7 @@ static void dw_free(struct symbolizer *base)
 	while (m) {
 		struct dw_module *next = m->next;
 		free(m->syms);
+		dw_cutab_release(&m->cus);
 		free(m);
 		m = next;
 	}

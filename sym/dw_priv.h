@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <elfutils/libdw.h>
 
 /* Interned strings: chunks of bytes plus an open-addressing set of pointers. */
 struct dw_arena {
@@ -22,5 +23,54 @@ const char *dw_arena_intern_len(struct dw_arena *a, const char *p, size_t len);
 
 /* Free every string of the arena and reset it to empty. */
 void dw_arena_release(struct dw_arena *a);
+
+/* ---- per-CU index of code scopes (dw_scope.c) ----
+ * dwarf_getscopes walks the CU's DIE tree on every call, far too slow for
+ * thousands of addresses in big CUs; instead each CU is walked once and its
+ * subprograms and inlined subroutines are kept with their PC ranges. */
+
+/* A subprogram or inlined subroutine that has code. */
+struct dw_scope {
+	Dwarf_Die die;          /* valid as long as the module's Dwarf */
+	int32_t parent;         /* enclosing scope in the same CU, -1 at the top */
+	uint32_t depth;         /* 0 at the top */
+	int inlined;            /* DW_TAG_inlined_subroutine */
+	int named;              /* name below has been looked up */
+	const char *name;       /* interned demangled name, NULL if none */
+	uint32_t first_range;   /* this scope's ranges: cu->ranges[first_range..+nranges) */
+	uint32_t nranges;
+};
+
+/* One PC range [lo, hi) of a scope, in DWARF addresses (no load bias). */
+struct dw_range {
+	uint64_t lo, hi;
+	uint32_t scope;
+	uint32_t depth;
+};
+
+struct dw_cuidx {
+	Dwarf_Off off;              /* CU DIE offset: the key */
+	Dwarf_Die cu;
+	struct dw_scope *scopes;
+	size_t nscopes;
+	struct dw_range *ranges;    /* grouped per scope */
+	struct dw_range *sorted;    /* same, sorted by lo, then outer before inner */
+	size_t nranges;
+};
+
+/* CU indexes of one module, hashed by CU offset. */
+struct dw_cutab {
+	struct dw_cuidx **slots;
+	size_t cap, count;
+};
+
+/* The index of cu (built on first use), or NULL when out of memory. */
+struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu);
+
+/* The innermost scope of c whose ranges hold DWARF address pc, or -1. */
+int32_t dw_cuidx_find(const struct dw_cuidx *c, uint64_t pc);
+
+/* Free every index of the table and reset it to empty. */
+void dw_cutab_release(struct dw_cutab *t);
 
 #endif /* DW_PRIV_H */

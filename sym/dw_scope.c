@@ -1,0 +1,250 @@
+/* dw_scope.c - the per-CU index of code scopes for the libdw symbolizer: one
+ * walk of a CU's DIE tree collects every subprogram and inlined subroutine with
+ * code, and a sorted array of their ranges then finds the innermost scope of
+ * an address in O(log n) plus the walk up through its parents.
+ */
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dw_priv.h"
+
+enum { DW_MAX_DEPTH = 512 };
+
+struct dw_walk {
+	struct dw_cuidx *c;
+	size_t scope_cap, range_cap;
+};
+
+static int dw_scope_add(struct dw_walk *w, Dwarf_Die *die, int32_t parent, int inlined)
+{
+	struct dw_cuidx *c = w->c;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	uint32_t first = (uint32_t)c->nranges, n = 0;
+	uint32_t depth = parent >= 0 ? c->scopes[parent].depth + 1 : 0;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		if (c->nranges == w->range_cap) {
+			size_t ncap = w->range_cap ? w->range_cap * 2 : 64;
+			struct dw_range *p = realloc(c->ranges, ncap * sizeof *p);
+			if (!p)
+				return -2;
+			c->ranges = p;
+			w->range_cap = ncap;
+		}
+		c->ranges[c->nranges++] = (struct dw_range){ lo, hi, (uint32_t)c->nscopes, depth };
+		n++;
+	}
+	if (n == 0)
+		return -1;   /* no code: not a scope */
+	if (c->nscopes == w->scope_cap) {
+		size_t ncap = w->scope_cap ? w->scope_cap * 2 : 32;
+		struct dw_scope *p = realloc(c->scopes, ncap * sizeof *p);
+		if (!p)
+			return -2;
+		c->scopes = p;
+		w->scope_cap = ncap;
+	}
+	struct dw_scope *sc = &c->scopes[c->nscopes];
+	memset(sc, 0, sizeof *sc);
+	sc->die = *die;
+	sc->parent = parent;
+	sc->depth = depth;
+	sc->inlined = inlined;
+	sc->first_range = first;
+	sc->nranges = n;
+	return (int)c->nscopes++;
+}
+
+/* Tags whose children may hold code scopes. */
+static int dw_tag_descend(int tag)
+{
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_namespace:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_module:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int dw_range_cmp(const void *a, const void *b)
+{
+	const struct dw_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return (x->hi < y->hi) - (x->hi > y->hi);
+}
+
+static int dw_cuidx_build(struct dw_cuidx *c)
+{
+	struct dw_walk w = { c, 0, 0 };
+	static _Thread_local struct {
+		Dwarf_Die die;
+		int32_t parent;
+	} stack[DW_MAX_DEPTH];
+	int top = 0;
+	if (dwarf_child(&c->cu, &stack[0].die) != 0)
+		return 0;
+	stack[0].parent = -1;
+	for (;;) {
+		Dwarf_Die *die = &stack[top].die;
+		int tag = dwarf_tag(die);
+		int32_t me = stack[top].parent;
+		int descend = dw_tag_descend(tag);
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			int r = dw_scope_add(&w, die, me, tag == DW_TAG_inlined_subroutine);
+			if (r == -2)
+				return -1;
+			if (r >= 0)
+				me = r;
+			else if (tag == DW_TAG_subprogram)
+				descend = 0;  /* declarations and abstract instances hold no code */
+		}
+		Dwarf_Die child;
+		if (descend && top + 1 < DW_MAX_DEPTH && dwarf_child(die, &child) == 0) {
+			top++;
+			stack[top].die = child;
+			stack[top].parent = me;
+			continue;
+		}
+		while (top >= 0) {
+			Dwarf_Die next;
+			if (dwarf_siblingof(&stack[top].die, &next) == 0) {
+				stack[top].die = next;
+				break;
+			}
+			top--;
+		}
+		if (top < 0)
+			break;
+	}
+	if (c->nranges) {
+		c->sorted = malloc(c->nranges * sizeof *c->sorted);
+		if (!c->sorted)
+			return -1;
+		memcpy(c->sorted, c->ranges, c->nranges * sizeof *c->sorted);
+		qsort(c->sorted, c->nranges, sizeof *c->sorted, dw_range_cmp);
+	}
+	return 0;
+}
+
+static int dw_scope_holds(const struct dw_cuidx *c, int32_t i, uint64_t pc)
+{
+	const struct dw_scope *sc = &c->scopes[i];
+	for (uint32_t k = 0; k < sc->nranges; k++) {
+		const struct dw_range *r = &c->ranges[sc->first_range + k];
+		if (pc >= r->lo && pc < r->hi)
+			return 1;
+	}
+	return 0;
+}
+
+int32_t dw_cuidx_find(const struct dw_cuidx *c, uint64_t pc)
+{
+	size_t lo = 0, hi = c->nranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->sorted[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	/* Ranges of one CU nest (a scope's ranges lie inside its parent's), so
+	 * the innermost scope holding pc is the last range starting at or before
+	 * pc, or one of that range's parents. Ties at equal lo sort inner last. */
+	const struct dw_range *r = &c->sorted[lo - 1];
+	if (pc < r->hi)
+		return (int32_t)r->scope;
+	for (int32_t i = c->scopes[r->scope].parent; i >= 0; i = c->scopes[i].parent)
+		if (dw_scope_holds(c, i, pc))
+			return i;
+	/* not nested after all (unusual DWARF): look at every earlier range */
+	for (size_t k = lo - 1; k-- > 0;) {
+		const struct dw_range *q = &c->sorted[k];
+		if (pc >= q->lo && pc < q->hi)
+			return (int32_t)q->scope;
+	}
+	return -1;
+}
+
+static void dw_cuidx_free(struct dw_cuidx *c)
+{
+	if (!c)
+		return;
+	free(c->scopes);
+	free(c->ranges);
+	free(c->sorted);
+	free(c);
+}
+
+static size_t dw_off_hash(Dwarf_Off off, size_t cap)
+{
+	return (size_t)((off * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static int dw_cutab_grow(struct dw_cutab *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 64;
+	struct dw_cuidx **slots = calloc(ncap, sizeof *slots);
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct dw_cuidx *c = t->slots[i];
+		if (!c)
+			continue;
+		size_t j = dw_off_hash(c->off, ncap);
+		while (slots[j])
+			j = (j + 1) & (ncap - 1);
+		slots[j] = c;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = ncap;
+	return 0;
+}
+
+struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	if ((t->count + 1) * 2 > t->cap && dw_cutab_grow(t) < 0)
+		return NULL;
+	size_t j = dw_off_hash(off, t->cap);
+	while (t->slots[j]) {
+		if (t->slots[j]->off == off)
+			return t->slots[j];
+		j = (j + 1) & (t->cap - 1);
+	}
+	struct dw_cuidx *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->off = off;
+	c->cu = *cu;
+	if (dw_cuidx_build(c) < 0) {
+		dw_cuidx_free(c);
+		return NULL;
+	}
+	t->slots[j] = c;
+	t->count++;
+	return c;
+}
+
+void dw_cutab_release(struct dw_cutab *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		dw_cuidx_free(t->slots[i]);
+	free(t->slots);
+	memset(t, 0, sizeof *t);
+}
