@@ -1,0 +1,177 @@
+/* addr.c - what an address is: a block's data, header, pad or guard, a freed
+ * block, a damaged header, a thread's stack, heap memory between blocks, or
+ * memory the image does not hold. Module symbols are the caller's part (it owns
+ * the symbolizer): this file says "between" or "other" and the caller may refine
+ * it to "module". Pure: looks at the image's tables and the scan only.
+ */
+#include <string.h>
+
+#include "corrupt.h"
+#include "heapann_block.h"
+
+/* Bytes below a thread's stack pointer that still belong to its frame: the red
+ * zone of the x86-64 and AArch64 ABIs (others have none; 128 is harmless there). */
+#define RED_ZONE 128u
+
+const char *an_addr_what_name(enum an_addr_what w)
+{
+	switch (w) {
+	case AN_ADDR_BLOCK: return "block";
+	case AN_ADDR_HEADER: return "header";
+	case AN_ADDR_GUARD: return "guard";
+	case AN_ADDR_FREED: return "freed";
+	case AN_ADDR_BETWEEN: return "between";
+	case AN_ADDR_MODULE: return "module";
+	case AN_ADDR_STACK: return "stack";
+	case AN_ADDR_UNMAPPED: return "unmapped";
+	case AN_ADDR_NOT_DUMPED: return "not-dumped";
+	case AN_ADDR_OTHER: return "other";
+	}
+	return "other";
+}
+
+/* Which part of block b holds addr (b holds it). */
+static void block_part(const struct cp_block *b, uint64_t addr, struct an_addr *out)
+{
+	if (addr < b->hdr) {
+		out->part = AN_PART_PAD;
+		out->offset = addr - (b->hdr - b->pad);
+	} else if (addr < b->user) {
+		out->part = AN_PART_HEADER;
+		out->offset = addr - b->hdr;
+	} else if (addr < b->user + b->size || (b->size == 0 && addr == b->user)) {
+		out->part = AN_PART_DATA;
+		out->offset = addr - b->user;
+	} else {
+		out->part = AN_PART_GUARD;
+		out->offset = addr - (b->user + b->size);
+	}
+	if (b->state == CP_FREED)
+		out->what = AN_ADDR_FREED;
+	else if (out->part == AN_PART_DATA)
+		out->what = AN_ADDR_BLOCK;
+	else if (out->part == AN_PART_GUARD)
+		out->what = AN_ADDR_GUARD;
+	else
+		out->what = AN_ADDR_HEADER;
+}
+
+/* A damaged header (or the data it announces) holding addr, or AN_NONE. */
+static size_t damage_find(const struct cp_scan *scan, uint64_t addr)
+{
+	size_t lo = 0, hi = scan->ndamaged;
+
+	/* first record with hdr > addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scan->damaged[mid].hdr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t n = 0; n < 4 && n < lo; n++) {
+		const struct cp_damage *d = &scan->damaged[lo - 1 - n];
+		uint64_t end = d->hdr + 1;
+
+		if (d->known & CP_KNOWN_USER)
+			end = d->user + ((d->known & CP_KNOWN_SIZE) ? d->size : 0);
+		if (addr >= d->hdr && addr < end)
+			return lo - 1 - n;
+	}
+	return AN_NONE;
+}
+
+/* Nearest blocks before and after addr within segment s. */
+static void neighbours(const struct cp_scan *scan, const struct cp_segment *s, uint64_t addr,
+		       struct an_addr *out)
+{
+	size_t lo = 0, hi = scan->nblocks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scan->blocks[mid].user <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* blocks before: user <= addr, so they end before addr (cp_scan_find found none) */
+	for (size_t n = 0; n < 4 && n < lo; n++) {
+		const struct cp_block *b = &scan->blocks[lo - 1 - n];
+
+		if (b->user >= s->vaddr && b->user - s->vaddr < s->memsz &&
+		    b->user + b->size + b->guard_len <= addr) {
+			out->prev = lo - 1 - n;
+			break;
+		}
+	}
+	for (size_t j = lo; j < scan->nblocks && j < lo + 4; j++) {
+		const struct cp_block *b = &scan->blocks[j];
+
+		if (b->hdr - b->pad > addr && b->user - s->vaddr < s->memsz) {
+			out->next = j;
+			break;
+		}
+	}
+}
+
+void an_addr_classify(const struct cp_image *img, const struct cp_scan *scan, uint64_t addr,
+		      struct an_addr *out)
+{
+	const struct cp_block *b;
+	size_t k;
+
+	memset(out, 0, sizeof(*out));
+	out->addr = addr;
+	out->block = out->damage = out->prev = out->next = AN_NONE;
+	out->thread = -1;
+	out->seg = cp_image_segment(img, addr);
+	out->mapping = cp_image_mapping(img, addr);
+
+	b = cp_scan_find(scan, addr);
+	if (b) {
+		out->block = (size_t)(b - scan->blocks);
+		block_part(b, addr, out);
+		return;
+	}
+	k = damage_find(scan, addr);
+	if (k != AN_NONE) {
+		const struct cp_damage *d = &scan->damaged[k];
+
+		out->damage = k;
+		if ((d->known & CP_KNOWN_USER) && addr >= d->user) {
+			out->what = AN_ADDR_BLOCK;
+			out->part = AN_PART_DATA;
+			out->offset = addr - d->user;
+		} else {
+			out->what = AN_ADDR_HEADER;
+			out->part = AN_PART_HEADER;
+			out->offset = addr - d->hdr;
+		}
+		return;
+	}
+	if (!out->seg) {
+		out->what = AN_ADDR_UNMAPPED;
+		return;
+	}
+	for (size_t t = 0; t < img->nthreads; t++) {
+		const struct cp_thread *th = &img->threads[t];
+
+		if (cp_image_segment(img, th->sp) != out->seg)
+			continue;
+		out->what = AN_ADDR_STACK;
+		out->thread = (int)t;
+		out->below_sp = addr + RED_ZONE < th->sp;
+		if (!out->below_sp)
+			break;   /* a thread whose live frames hold it wins */
+	}
+	if (out->what == AN_ADDR_STACK)
+		return;
+	if (addr - out->seg->vaddr >= out->seg->avail) {
+		out->what = AN_ADDR_NOT_DUMPED;
+		return;
+	}
+	neighbours(scan, out->seg, addr, out);
+	out->what = out->prev != AN_NONE || out->next != AN_NONE ? AN_ADDR_BETWEEN : AN_ADDR_OTHER;
+}

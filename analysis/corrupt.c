@@ -1,0 +1,236 @@
+/* corrupt.c - the corruption analysis: live blocks whose guard bytes are broken,
+ * how far each overflow provably reached, and for every damaged header the block
+ * just before it as the suspect.
+ *
+ * An overflow runs forward: past the user data, through the guard, over the
+ * allocator's own words and into the next block's header. So the block ending
+ * right before a damaged header is the first suspect, and a broken guard followed
+ * by a damaged header is most likely one overflow. Pure: reads the image, no I/O.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "corrupt.h"
+#include "heapann_block.h"
+
+static uint64_t block_start(const struct cp_block *b)
+{
+	return b->hdr - b->pad;
+}
+
+static uint64_t block_end(const struct cp_block *b)
+{
+	return b->user + b->size + b->guard_len;
+}
+
+/* Byte i (in memory order) of the target word v. */
+static unsigned word_byte(uint64_t v, unsigned i, unsigned w, int big)
+{
+	unsigned sh = big ? 8 * (w - 1 - i) : 8 * i;
+
+	return (unsigned)((v >> sh) & 0xFFu);
+}
+
+/* One past the last byte of word p (at target address a) that differs from want;
+ * 0 when none differs. */
+static uint64_t last_diff(const struct cp_image *img, const unsigned char *p, uint64_t a,
+			  uint64_t want)
+{
+	uint64_t r = 0;
+
+	for (unsigned i = 0; i < img->wsize; i++)
+		if (p[i] != word_byte(want, i, img->wsize, img->big_endian))
+			r = a + i + 1;
+	return r;
+}
+
+uint64_t an_damage_reach(const struct cp_image *img, const struct cp_damage *d)
+{
+	const unsigned w = img->wsize;
+	const unsigned char *p = cp_image_ptr(img, d->hdr, (uint64_t)HEAPANN_W_SEQ * w);
+	uint64_t reach = d->hdr, r, end, dep;
+	unsigned vpos = img->big_endian ? w - 1 : 0;
+
+	if (!p)
+		return reach;
+	r = last_diff(img, p, d->hdr, heapann_start_live(w));
+	if (r > reach)
+		reach = r;
+	if (p[w + vpos] != HEAPANN_VERSION && d->hdr + w + vpos + 1 > reach)
+		reach = d->hdr + w + vpos + 1;
+	/* the depth the END word claims, when it is there and consistent */
+	if ((d->known & CP_KNOWN_USER) && d->user >= d->hdr + w &&
+	    cp_image_read_word(img, d->user - w, &end) == 0) {
+		uint64_t magic = end & ~(uint64_t)HEAPANN_END_DEPTH_MASK;
+
+		dep = end & HEAPANN_END_DEPTH_MASK;
+		if ((magic == heapann_end_live(w) || magic == heapann_end_freed(w)) &&
+		    dep <= HEAPANN_MAX_DEPTH && d->hdr + heapann_header_bytes(dep, w) == d->user) {
+			r = last_diff(img, p + HEAPANN_W_DEPTH * w, d->hdr + HEAPANN_W_DEPTH * w, dep);
+			if (r > reach)
+				reach = r;
+		}
+	}
+	return reach;
+}
+
+/* First index in blocks with user >= addr. */
+static size_t blocks_lower(const struct cp_scan *scan, uint64_t addr)
+{
+	size_t lo = 0, hi = scan->nblocks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scan->blocks[mid].user < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* First index in damaged with hdr >= addr. */
+static size_t damaged_lower(const struct cp_scan *scan, uint64_t addr)
+{
+	size_t lo = 0, hi = scan->ndamaged;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scan->damaged[mid].hdr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int same_segment(const struct cp_image *img, uint64_t a, uint64_t b)
+{
+	const struct cp_segment *s = cp_image_segment(img, a);
+
+	return s && s == cp_image_segment(img, b);
+}
+
+/* Where the guard of block i leads: the next header after it. */
+static void guard_follow(const struct cp_image *img, const struct cp_scan *scan, size_t i,
+			 struct an_guard_hit *g)
+{
+	const struct cp_block *b = &scan->blocks[i];
+	uint64_t gend = block_end(b), best = UINT64_MAX;
+	size_t best_block = AN_NONE, k;
+
+	/* blocks are sorted by user address; a few after i cover differing pads */
+	for (size_t j = i + 1; j < scan->nblocks && j < i + 8; j++) {
+		uint64_t s = block_start(&scan->blocks[j]);
+
+		if (s >= gend && s < best && same_segment(img, gend - 1, s)) {
+			best = s;
+			best_block = j;
+		}
+	}
+	k = damaged_lower(scan, gend);
+	if (k < scan->ndamaged && scan->damaged[k].hdr < best &&
+	    same_segment(img, gend - 1, scan->damaged[k].hdr)) {
+		best = scan->damaged[k].hdr;
+		best_block = AN_NONE;
+		g->next_damaged = k;
+		g->reach = an_damage_reach(img, &scan->damaged[k]);
+		if (g->reach == scan->damaged[k].hdr)
+			g->reach = 0;
+	}
+	if (best != UINT64_MAX) {
+		g->next_header = best;
+		g->next_block = best_block;
+	}
+}
+
+/* The suspect of damage record k: the nearest block or identified damaged header
+ * starting before it in the same segment. */
+static void damage_suspect(const struct cp_image *img, const struct cp_scan *scan, size_t k,
+			   struct an_damage_hit *h)
+{
+	const struct cp_damage *d = &scan->damaged[k];
+	size_t lo = blocks_lower(scan, d->hdr);
+	uint64_t best = 0, end = 0;
+	int have = 0;
+
+	h->damage = k;
+	h->suspect = AN_NONE;
+	h->suspect_damage = AN_NONE;
+	h->gap = 0;
+	for (size_t n = 0; n < 4 && n < lo; n++) {
+		size_t j = lo - 1 - n;
+		const struct cp_block *b = &scan->blocks[j];
+		uint64_t s = block_start(b);
+
+		if (s >= d->hdr || !same_segment(img, s, d->hdr))
+			continue;
+		if (!have || s > best ||
+		    (s == best && b->state == CP_LIVE && scan->blocks[h->suspect].state != CP_LIVE)) {
+			best = s;
+			h->suspect = j;
+			end = block_end(b);
+			have = 1;
+		}
+	}
+	for (size_t n = k; n-- > 0;) {
+		const struct cp_damage *e = &scan->damaged[n];
+
+		if (!(e->known & CP_KNOWN_USER) || e->user >= d->hdr)
+			continue;
+		if ((!have || e->hdr > best) && same_segment(img, e->hdr, d->hdr)) {
+			h->suspect = AN_NONE;
+			h->suspect_damage = n;
+			end = e->user + ((e->known & CP_KNOWN_SIZE) ? e->size : 0);
+			have = 1;
+		}
+		break;
+	}
+	if (have)
+		h->gap = (int64_t)(d->hdr - end);
+}
+
+int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
+		     struct an_corrupt *out)
+{
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < scan->nblocks; i++)
+		if (scan->blocks[i].state == CP_LIVE && (scan->blocks[i].flags & CP_GUARD_BROKEN))
+			n++;
+	if (n && !(out->guards = calloc(n, sizeof(*out->guards))))
+		goto nomem;
+	if (scan->ndamaged && !(out->damaged = calloc(scan->ndamaged, sizeof(*out->damaged))))
+		goto nomem;
+	for (size_t i = 0; i < scan->nblocks; i++) {
+		const struct cp_block *b = &scan->blocks[i];
+		struct an_guard_hit *g;
+
+		if (b->state != CP_LIVE || !(b->flags & CP_GUARD_BROKEN))
+			continue;
+		g = &out->guards[out->nguards++];
+		g->block = i;
+		g->overrun = b->overrun;
+		g->whole_guard = b->guard_len && b->overrun == b->guard_len;
+		g->next_damaged = AN_NONE;
+		g->next_block = AN_NONE;
+		if (g->whole_guard)
+			guard_follow(img, scan, i, g);
+	}
+	for (size_t k = 0; k < scan->ndamaged; k++)
+		damage_suspect(img, scan, k, &out->damaged[out->ndamaged++]);
+	return 0;
+nomem:
+	an_corrupt_release(out);
+	return -1;
+}
+
+void an_corrupt_release(struct an_corrupt *c)
+{
+	free(c->guards);
+	free(c->damaged);
+	memset(c, 0, sizeof(*c));
+}
