@@ -221,6 +221,9 @@ struct cp_scan_options {
 	 * scanned so far and the total; the last call has done == total. NULL: none. */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
+	uint64_t chunk_bytes; /* work unit per thread; 0: default (8 MiB). When set,
+			       * small images are split too (tests use it to put headers
+			       * across chunk boundaries) */
 };
 
 /* cp_scan_image() with options (opt may be NULL). Same result and ownership. */

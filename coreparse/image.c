@@ -199,6 +199,8 @@ struct cp_image *cp_image_open_core(const char *path, struct cp_error *err)
 		cp_error_set(err, CP_EFORMAT, path, "bad program header count: %s", elf_errmsg(-1));
 		goto fail;
 	}
+	if (eh.e_phnum != PN_XNUM && eh.e_phnum > phnum)
+		phnum = eh.e_phnum;   /* libelf reports 0 when they are past the end */
 	if (phnum == 0) {
 		cp_error_set(err, CP_EFORMAT, path, "core file without program headers");
 		goto fail;

@@ -17,7 +17,7 @@
 
 #define CHUNK_BYTES (8u << 20)             /* unit of work for one thread */
 #define SMALL_IMAGE (64ull << 20)          /* below this, one thread */
-#define INFO_CACHE 8
+#define INFO_SET 64                        /* distinct INFO words kept per worker */
 
 /* A growable array in its own mapping: it never fragments the heap, and its pages
  * go back to the system as soon as it is released. */
@@ -159,8 +159,10 @@ struct worker {
 	struct scanner *sc;
 	unsigned id;
 	struct stab stacks;
-	uint64_t infos[INFO_CACHE];   /* INFO words of recent valid headers */
+	uint64_t infos[INFO_SET];     /* distinct INFO words of valid headers (no eviction,
+				       * so the merged set does not depend on scheduling) */
 	unsigned ninfos;
+	uint64_t last_info;
 	int failed;                   /* out of memory */
 	pthread_t thread;
 };
@@ -176,6 +178,7 @@ struct scanner {
 	atomic_size_t next;
 	atomic_uint_fast64_t done;
 	uint64_t total;
+	uint64_t chunk_bytes;
 	const struct cp_scan_options *opt;
 	/* magics as raw host words of the target's byte order */
 	uint64_t r_sl, r_sf, r_el, r_ef, r_mask;
@@ -273,13 +276,14 @@ static void info_remember(struct worker *wk, uint64_t info)
 {
 	unsigned i;
 
+	if (info == wk->last_info && wk->ninfos)
+		return;
+	wk->last_info = info;
 	for (i = 0; i < wk->ninfos; i++)
 		if (wk->infos[i] == info)
 			return;
-	if (wk->ninfos < INFO_CACHE)
+	if (wk->ninfos < INFO_SET)
 		wk->infos[wk->ninfos++] = info;
-	else
-		wk->infos[info % INFO_CACHE] = info;
 }
 
 static int push_damage(struct worker *wk, struct chunk *c, const struct cp_damage *d)
@@ -445,7 +449,6 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 	const unsigned char *base = sc->map + seg->offset;
 	uint64_t hb = heapann_header_bytes(dep, w), h, H, start, info, size, depth, seq, chk;
 	struct cp_damage d;
-	unsigned i;
 	int verified = 0;
 
 	if (e + w < hb) {
@@ -472,18 +475,11 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 	depth = cp_decode(base + h + 3 * w, w, sc->big);
 	seq = cp_decode(base + h + 4 * w, w, sc->big);
 	chk = cp_decode(base + h + 5 * w, w, sc->big);
-	if (heapann_check(H, size, dep, seq, info, w) == chk && heapann_info_version(info) == HEAPANN_VERSION) {
+	if (heapann_check(H, size, dep, seq, info, w) == chk && heapann_info_version(info) == HEAPANN_VERSION)
 		verified = 1;
-	} else if (freed && depth == dep) {
-		/* INFO reused by the allocator too: try the INFO words valid headers had */
-		for (i = 0; i < wk->ninfos && !verified; i++) {
-			if (heapann_check(H, size, dep, seq, wk->infos[i], w) == chk) {
-				info = wk->infos[i];
-				verified = 1;
-			}
-		}
-	}
 	if (freed) {
+		/* unverified ones get a second chance in scan_merge() with the INFO words
+		 * of all valid headers (the allocator may have reused INFO too) */
 		if (verified)
 			push_block(wk, c, seg, H, info, size, dep, seq, base + h + HEAPANN_W_FRAMES * w, 1, 0);
 		else if (depth == dep)
@@ -611,7 +607,7 @@ static int plan_chunks(struct scanner *sc)
 				continue;
 			end = off + (s->avail - off) / sc->w * sc->w;
 			while (off < end) {
-				uint64_t len = end - off > CHUNK_BYTES ? CHUNK_BYTES : end - off;
+				uint64_t len = end - off > sc->chunk_bytes ? sc->chunk_bytes : end - off;
 
 				if (pass == 1) {
 					sc->chunks[n].seg = i;
@@ -670,13 +666,39 @@ static int damage_cmp(const void *a, const void *b)
 	return x->hdr < y->hdr ? -1 : x->hdr > y->hdr;
 }
 
-/* Merge the workers' stack tables and the chunks' results into out. */
+/* A freed block found by its END alone whose INFO word was reused: if the check
+ * word verifies with the INFO of some valid header, its fields are proven. */
+static void verify_unverified(const struct scanner *sc, const uint64_t *infos, size_t ninfos,
+			      struct cp_block *b)
+{
+	const unsigned w = sc->w;
+	const unsigned char *p = cp_image_ptr(sc->img, b->hdr, HEAPANN_FIXED_WORDS * w);
+	uint64_t chk;
+	size_t i;
+
+	if (!p)
+		return;
+	chk = cp_decode(p + HEAPANN_W_CHECK * w, w, sc->big);
+	for (i = 0; i < ninfos; i++) {
+		if (heapann_check(b->hdr, b->size, b->depth, b->seq, infos[i], w) == chk) {
+			b->flags &= ~(uint32_t)CP_HDR_UNVERIFIED;
+			b->guard_len = (uint8_t)heapann_info_guard(infos[i]);
+			b->pad = (uint32_t)(heapann_info_pad(infos[i]) * w);
+			return;
+		}
+	}
+}
+
+/* Merge the workers' stack tables and the chunks' results into out. Stacks are
+ * numbered by first use in address order, so the result does not depend on the
+ * number of threads or on their timing. */
 static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struct cp_scan *out)
 {
 	struct stab g;
-	uint32_t **remap;
-	size_t i, nb = 0, nd = 0, j;
-	unsigned t;
+	uint32_t **remap, *newid = NULL;
+	uint64_t infos[INFO_SET * 4];
+	size_t i, nb = 0, nd = 0, j, ninfos = 0, nf;
+	unsigned t, k;
 	int rc = -1;
 	const struct stab_entry *ge;
 	const uint64_t *gf;
@@ -701,6 +723,12 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 			remap[t][i] = (uint32_t)id;
 		}
 		stab_release(&wks[t].stacks);
+		for (k = 0; k < wks[t].ninfos; k++) {
+			for (j = 0; j < ninfos && infos[j] != wks[t].infos[k]; j++)
+				;
+			if (j == ninfos && ninfos < sizeof(infos) / sizeof(infos[0]))
+				infos[ninfos++] = wks[t].infos[k];
+		}
 	}
 	for (i = 0; i < sc->nchunks; i++) {
 		nb += sc->chunks[i].blocks.n;
@@ -721,6 +749,8 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 
 			*o = b[j];
 			o->stack = remap[c->worker][o->stack];
+			if (o->flags & CP_HDR_UNVERIFIED)
+				verify_unverified(sc, infos, ninfos, o);
 			if (o->state == CP_LIVE) {
 				out->nlive++;
 				out->live_bytes += o->size;
@@ -736,7 +766,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 			if (o->known & CP_KNOWN_FRAMES)
 				o->stack = remap[c->worker][o->stack];
 		}
-		/* release as we go, so the peak holds one copy of the blocks */
+		/* release as we go, so the peak holds about one copy of the blocks */
 		vec_release(&c->blocks, sizeof(struct cp_block));
 		vec_release(&c->damage, sizeof(struct cp_damage));
 	}
@@ -751,45 +781,76 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	if (i < out->ndamaged)
 		qsort(out->damaged, out->ndamaged, sizeof(*out->damaged), damage_cmp);
 
-	/* distinct addresses, then frames as indices into them */
+	/* renumber the stacks by first use: blocks, then damaged headers */
 	ge = (const struct stab_entry *)g.stacks.p;
 	gf = (const uint64_t *)g.frames.p;
-	out->nstacks = g.stacks.n;
-	out->nstack_frames = g.frames.n;
-	out->stacks = malloc((out->nstacks ? out->nstacks : 1) * sizeof(*out->stacks));
-	out->stack_frames = malloc((out->nstack_frames ? out->nstack_frames : 1) * sizeof(uint32_t));
-	out->addrs = malloc((out->nstack_frames ? out->nstack_frames : 1) * sizeof(uint64_t));
-	if (!out->stacks || !out->stack_frames || !out->addrs)
+	out->nstacks = 0;
+	newid = malloc((g.stacks.n ? g.stacks.n : 1) * sizeof(*newid));
+	out->stacks = malloc((g.stacks.n ? g.stacks.n : 1) * sizeof(*out->stacks));
+	out->stack_frames = malloc((g.frames.n ? g.frames.n : 1) * sizeof(uint32_t));
+	out->addrs = malloc((g.frames.n ? g.frames.n : 1) * sizeof(uint64_t));
+	if (!newid || !out->stacks || !out->stack_frames || !out->addrs)
 		goto out;
-	for (i = 0; i < out->nstacks; i++) {
-		out->stacks[i].first = ge[i].first;
-		out->stacks[i].depth = ge[i].depth;
-	}
-	if (out->nstack_frames)
-		memcpy(out->addrs, gf, out->nstack_frames * sizeof(uint64_t));
-	qsort(out->addrs, out->nstack_frames, sizeof(uint64_t), u64_cmp);
-	for (i = 0, j = 0; i < out->nstack_frames; i++)
-		if (j == 0 || out->addrs[j - 1] != out->addrs[i])
-			out->addrs[j++] = out->addrs[i];
-	out->naddrs = j;
-	for (i = 0; i < out->nstack_frames; i++) {
-		size_t lo = 0, hi = out->naddrs;
+	memset(newid, 0xFF, (g.stacks.n ? g.stacks.n : 1) * sizeof(*newid));
+	nf = 0;
+	for (i = 0; i < out->nblocks + out->ndamaged; i++) {
+		uint32_t *sp;
+		uint32_t old;
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (out->addrs[mid] < gf[i])
-				lo = mid + 1;
-			else
-				hi = mid;
+		if (i < out->nblocks) {
+			sp = &out->blocks[i].stack;
+		} else {
+			if (!(out->damaged[i - out->nblocks].known & CP_KNOWN_FRAMES))
+				continue;
+			sp = &out->damaged[i - out->nblocks].stack;
 		}
-		out->stack_frames[i] = (uint32_t)lo;
+		old = *sp;
+		if (newid[old] == UINT32_MAX) {
+			struct cp_stack *st = &out->stacks[out->nstacks];
+
+			newid[old] = (uint32_t)out->nstacks++;
+			st->first = (uint32_t)nf;
+			st->depth = ge[old].depth;
+			/* stack_frames holds addresses for now, indices below */
+			for (j = 0; j < ge[old].depth; j++)
+				out->addrs[nf++] = gf[ge[old].first + j];
+		}
+		*sp = newid[old];
+	}
+	out->nstack_frames = nf;
+	/* distinct addresses, then frames as indices into them */
+	{
+		uint64_t *chain = malloc((nf ? nf : 1) * sizeof(uint64_t));
+
+		if (!chain)
+			goto out;
+		memcpy(chain, out->addrs, nf * sizeof(uint64_t));
+		qsort(out->addrs, nf, sizeof(uint64_t), u64_cmp);
+		for (i = 0, j = 0; i < nf; i++)
+			if (j == 0 || out->addrs[j - 1] != out->addrs[i])
+				out->addrs[j++] = out->addrs[i];
+		out->naddrs = j;
+		for (i = 0; i < nf; i++) {
+			size_t lo = 0, hi = out->naddrs;
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (out->addrs[mid] < chain[i])
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			out->stack_frames[i] = (uint32_t)lo;
+		}
+		free(chain);
 	}
 	rc = 0;
 out:
 	for (t = 0; t < nw; t++)
 		free(remap[t]);
 	free(remap);
+	free(newid);
 	stab_release(&g);
 	return rc;
 }
@@ -807,6 +868,8 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 	memset(&sc, 0, sizeof(sc));
 	if (!img)
 		return cp_error_set(err, CP_EARG, "(null)", "no image");
+	if (img->wsize != 4 && img->wsize != 8)
+		return cp_error_set(err, CP_EARG, img->path, "unsupported word size %u", img->wsize);
 	sc.img = img;
 	sc.w = img->wsize;
 	sc.big = img->big_endian;
@@ -824,10 +887,8 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 			   (uint32_t)~HEAPANN_END_DEPTH_MASK, sc.w, sc.big);
 	atomic_init(&sc.next, 0);
 	atomic_init(&sc.done, 0);
-	if (sc.w != 4 && sc.w != 8) {
-		cp_error_set(err, CP_EARG, img->path, "unsupported word size %u", sc.w);
-		goto out;
-	}
+	sc.chunk_bytes = opt && opt->chunk_bytes ? opt->chunk_bytes : CHUNK_BYTES;
+	sc.chunk_bytes = (sc.chunk_bytes + sc.w - 1) / sc.w * sc.w;
 	if (plan_chunks(&sc) < 0) {
 		cp_error_set(err, CP_ENOMEM, img->path, "out of memory");
 		goto out;
@@ -837,7 +898,7 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 
 		nw = n > 0 ? (unsigned)n : 1;
 	}
-	if (sc.total < SMALL_IMAGE)
+	if (sc.total < SMALL_IMAGE && !(opt && opt->chunk_bytes))
 		nw = 1;
 	if (nw > sc.nchunks)
 		nw = sc.nchunks ? (unsigned)sc.nchunks : 1;

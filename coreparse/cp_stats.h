@@ -1,0 +1,65 @@
+/* cp_stats.h - find libheapann's statistics region (include/heapann_stats.h) in an
+ * image and decode it into plain host structs.
+ *
+ * The region is a claim like any header: its signature, version, sizes and check
+ * word are validated before anything in it is believed. Its stacks' frames are
+ * interned into the scan's addrs and stacks tables, so that one symbolizer pass
+ * names both (call cp_stats_read() after cp_scan_image() and before sym_resolve()).
+ */
+#ifndef CP_STATS_H
+#define CP_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coreparse.h"
+#include "heapann_stats.h"
+
+/* One stack of the region's table. */
+struct cp_stats_stack {
+	uint32_t stack;                  /* index into cp_scan.stacks */
+	uint64_t allocs, frees, bytes, bytes_freed;
+	uint64_t cls_bytes[HEAPANN_STATS_NCLASSES];
+	uint64_t cls_freed[HEAPANN_STATS_NCLASSES];
+};
+
+struct cp_stats_bin {
+	uint64_t allocs, bytes, frees, bytes_freed;
+};
+
+struct cp_stats_sample {
+	uint64_t time;                   /* bytes allocated + freed so far */
+	uint64_t live;                   /* live requested bytes then */
+};
+
+/* The decoded region. Arrays are owned by the struct; release with cp_stats_free(). */
+struct cp_stats {
+	uint64_t addr;                   /* where the region is in the target */
+	uint64_t allocs, frees, bytes, bytes_freed, live_bytes;
+	uint64_t peak_live, peak_time, time;
+	uint64_t unrecorded_allocs, unrecorded_bytes, unrecorded_frees;
+	uint64_t calls[HEAPANN_NCALLS];  /* per entry point, enum heapann_call */
+	struct cp_stats_bin bins[HEAPANN_STATS_NBINS];
+	struct cp_stats_stack *stacks;   /* entries that were complete */
+	size_t nstacks;
+	uint64_t stack_cap;              /* slots in the region's table */
+	struct cp_stats_sample *samples; /* in time order */
+	size_t nsamples;
+	uint64_t tl_interval;            /* time between samples when the core was taken */
+	size_t skipped_entries;          /* slots being written, or with bad depth */
+};
+
+/* Look for the statistics region in every dumped byte of img (word-aligned) and
+ * decode the first valid one into *out, appending the frames of its stacks to
+ * scan->addrs (kept sorted and distinct; scan->stack_frames is renumbered) and its
+ * distinct chains to scan->stacks. Returns 1 when found, 0 when the image holds no
+ * region (out is zeroed), or -1 with err filled: CP_ENOMEM, or CP_EFORMAT when a
+ * region has a valid signature and check word but is not fully dumped or its
+ * fields are out of bounds. Release *out with cp_stats_free() in every case. */
+int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_stats *out,
+		  struct cp_error *err);
+
+/* Release what cp_stats_read() allocated; *st is zeroed. */
+void cp_stats_free(struct cp_stats *st);
+
+#endif /* CP_STATS_H */

@@ -1,0 +1,919 @@
+/* t_coreparse.c - coreparse on synthetic images: tiny ELF32/ELF64 cores of either
+ * byte order and raw dumps, written here into temp files, with notes and memory
+ * holding headers made by the heapann_block.h helpers. Every expected number comes
+ * from what the test itself wrote. Also: the bad-input list with exact messages,
+ * and mutated cores that must never crash the reader.
+ */
+#include <elf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "coreparse.h"
+#include "heapann_block.h"
+
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
+
+static char tmpdir[] = "/tmp/t_coreparse.XXXXXX";
+
+/* ---- byte buffers and target encoding ---- */
+
+struct buf {
+	unsigned char *p;
+	size_t n, cap;
+};
+
+static void buf_room(struct buf *b, size_t len)
+{
+	if (b->n + len > b->cap) {
+		b->cap = (b->n + len) * 2 + 64;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			abort();
+	}
+}
+
+static void buf_put(struct buf *b, const void *src, size_t len)
+{
+	buf_room(b, len);
+	if (src)
+		memcpy(b->p + b->n, src, len);
+	else
+		memset(b->p + b->n, 0, len);
+	b->n += len;
+}
+
+static void buf_align(struct buf *b, size_t a)
+{
+	while (b->n % a)
+		buf_put(b, NULL, 1);
+}
+
+static void enc(unsigned char *p, uint64_t v, unsigned nbytes, int big)
+{
+	unsigned i;
+
+	for (i = 0; i < nbytes; i++)
+		p[big ? nbytes - 1 - i : i] = (unsigned char)(v >> (8 * i));
+}
+
+static void buf_int(struct buf *b, uint64_t v, unsigned nbytes, int big)
+{
+	buf_room(b, nbytes);
+	enc(b->p + b->n, v, nbytes, big);
+	b->n += nbytes;
+}
+
+/* ---- target memory with headers ---- */
+
+struct mem {
+	uint64_t base;
+	unsigned char *p;
+	size_t size;
+	unsigned w;
+	int big;
+};
+
+static void mem_init(struct mem *m, uint64_t base, size_t size, unsigned w, int big)
+{
+	m->base = base;
+	m->size = size;
+	m->w = w;
+	m->big = big;
+	m->p = calloc(1, size);
+}
+
+static void mem_word(struct mem *m, uint64_t addr, uint64_t v)
+{
+	enc(m->p + (addr - m->base), v, m->w, m->big);
+}
+
+/* Write a header at hdr as annotate/ does, user data 0xAB and the guard; returns
+ * the user address. Bytes past the region are not written. */
+static uint64_t mem_block(struct mem *m, uint64_t hdr, uint64_t size, unsigned depth, uint64_t seq,
+			  const uint64_t *frames, unsigned guard, unsigned pad, int freed)
+{
+	unsigned w = m->w, i;
+	uint64_t info = heapann_info_make(guard, pad);
+	uint64_t user = hdr + heapann_header_bytes(depth, w), a;
+
+	mem_word(m, hdr, freed ? heapann_start_freed(w) : heapann_start_live(w));
+	mem_word(m, hdr + HEAPANN_W_INFO * w, info);
+	mem_word(m, hdr + HEAPANN_W_SIZE * w, size);
+	mem_word(m, hdr + HEAPANN_W_DEPTH * w, depth);
+	mem_word(m, hdr + HEAPANN_W_SEQ * w, seq);
+	mem_word(m, hdr + HEAPANN_W_CHECK * w, heapann_check(hdr, size, depth, seq, info, w));
+	for (i = 0; i < depth; i++)
+		mem_word(m, hdr + (HEAPANN_W_FRAMES + i) * w, frames[i]);
+	mem_word(m, user - w, (freed ? heapann_end_freed(w) : heapann_end_live(w)) | depth);
+	for (a = user; a < user + size + guard && a < m->base + m->size; a++)
+		m->p[a - m->base] = a < user + size ? 0xAB : HEAPANN_GUARD_BYTE;
+	return user;
+}
+
+/* ---- ELF writer ---- */
+
+struct seg {
+	uint64_t vaddr;
+	const unsigned char *data;
+	uint64_t filesz, memsz;
+	uint32_t flags;
+};
+
+struct nt {
+	const char *name;
+	uint32_t type;
+	const unsigned char *desc;
+	uint32_t descsz;
+};
+
+/* An ELF file image: ELF header, program headers (one PT_NOTE when there are
+ * notes, then one PT_LOAD per segment), the notes, the segments' file bytes. */
+static void elf_build(struct buf *out, unsigned w, int big, uint16_t type, uint16_t machine,
+		      const struct nt *notes, size_t nnotes, const struct seg *segs, size_t nsegs)
+{
+	size_t ehsz = w == 8 ? 64 : 52, phsz = w == 8 ? 56 : 32;
+	size_t nph = nsegs + (nnotes ? 1 : 0), i, noteoff, notelen = 0;
+	uint64_t off;
+	struct buf nb = { 0 };
+	unsigned char id[EI_NIDENT] = { 0x7f, 'E', 'L', 'F' };
+
+	for (i = 0; i < nnotes; i++) {
+		size_t nl = strlen(notes[i].name) + 1;
+
+		buf_int(&nb, nl, 4, big);
+		buf_int(&nb, notes[i].descsz, 4, big);
+		buf_int(&nb, notes[i].type, 4, big);
+		buf_put(&nb, notes[i].name, nl);
+		buf_align(&nb, 4);
+		buf_put(&nb, notes[i].desc, notes[i].descsz);
+		buf_align(&nb, 4);
+	}
+	notelen = nb.n;
+	noteoff = ehsz + nph * phsz;
+	out->n = 0;
+	id[EI_CLASS] = w == 8 ? ELFCLASS64 : ELFCLASS32;
+	id[EI_DATA] = big ? ELFDATA2MSB : ELFDATA2LSB;
+	id[EI_VERSION] = EV_CURRENT;
+	buf_put(out, id, EI_NIDENT);
+	buf_int(out, type, 2, big);
+	buf_int(out, machine, 2, big);
+	buf_int(out, EV_CURRENT, 4, big);
+	buf_int(out, 0, w, big);              /* e_entry */
+	buf_int(out, nph ? ehsz : 0, w, big); /* e_phoff */
+	buf_int(out, 0, w, big);              /* e_shoff */
+	buf_int(out, 0, 4, big);              /* e_flags */
+	buf_int(out, ehsz, 2, big);
+	buf_int(out, phsz, 2, big);
+	buf_int(out, nph, 2, big);
+	buf_int(out, w == 8 ? 64 : 40, 2, big);
+	buf_int(out, 0, 2, big);
+	buf_int(out, 0, 2, big);
+	off = (noteoff + notelen + 63) & ~(uint64_t)63;
+	for (i = 0; i < nph; i++) {
+		int isnote = nnotes && i == 0;
+		const struct seg *s = isnote ? NULL : &segs[i - (nnotes ? 1 : 0)];
+		uint64_t o = isnote ? noteoff : off, va = isnote ? 0 : s->vaddr;
+		uint64_t fsz = isnote ? notelen : s->filesz, msz = isnote ? 0 : s->memsz;
+		uint32_t pt = isnote ? PT_NOTE : PT_LOAD, fl = isnote ? PF_R : s->flags;
+
+		if (w == 8) {
+			buf_int(out, pt, 4, big);
+			buf_int(out, fl, 4, big);
+			buf_int(out, o, 8, big);
+			buf_int(out, va, 8, big);
+			buf_int(out, 0, 8, big);
+			buf_int(out, fsz, 8, big);
+			buf_int(out, msz, 8, big);
+			buf_int(out, isnote ? 4 : 64, 8, big);
+		} else {
+			buf_int(out, pt, 4, big);
+			buf_int(out, o, 4, big);
+			buf_int(out, va, 4, big);
+			buf_int(out, 0, 4, big);
+			buf_int(out, fsz, 4, big);
+			buf_int(out, msz, 4, big);
+			buf_int(out, fl, 4, big);
+			buf_int(out, isnote ? 4 : 64, 4, big);
+		}
+		if (!isnote)
+			off = (off + s->filesz + 63) & ~(uint64_t)63;
+	}
+	buf_put(out, nb.p, notelen);
+	for (i = 0; i < nsegs; i++) {
+		buf_align(out, 64);
+		buf_put(out, segs[i].data, segs[i].filesz);
+	}
+	free(nb.p);
+}
+
+static char *tpath(const char *name)
+{
+	static char p[8][256];
+	static int k;
+
+	k = (k + 1) % 8;
+	snprintf(p[k], sizeof(p[k]), "%s/%s", tmpdir, name);
+	return p[k];
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f || (len && fwrite(data, 1, len, f) != len))
+		abort();
+	fclose(f);
+}
+
+/* ---- note payloads ---- */
+
+/* struct elf_prstatus: cursig at 12, pid at 32/24, pr_reg at 112/72, then pr_fpvalid. */
+static void nt_prstatus(struct buf *b, unsigned w, int big, int pid, int sig, const uint64_t *regs,
+			unsigned nregs)
+{
+	size_t regoff = w == 8 ? 112 : 72, i;
+
+	b->n = 0;
+	buf_put(b, NULL, regoff + nregs * w + w);
+	enc(b->p + 0, (uint64_t)sig, 4, big);
+	enc(b->p + 12, (uint64_t)sig, 2, big);
+	enc(b->p + (w == 8 ? 32 : 24), (uint64_t)pid, 4, big);
+	for (i = 0; i < nregs; i++)
+		enc(b->p + regoff + i * w, regs[i], w, big);
+}
+
+/* struct elf_prpsinfo: fname[16] then psargs[80] end the structure. */
+static void nt_prpsinfo(struct buf *b, size_t total, const char *fname, const char *args)
+{
+	b->n = 0;
+	buf_put(b, NULL, total);
+	memcpy(b->p + total - 96, fname, strlen(fname));
+	memcpy(b->p + total - 80, args, strlen(args));
+}
+
+struct file_map {
+	uint64_t start, end, pgoff;
+	const char *path;
+};
+
+static void nt_file(struct buf *b, unsigned w, int big, const struct file_map *f, size_t n, uint64_t page)
+{
+	size_t i;
+
+	b->n = 0;
+	buf_int(b, n, w, big);
+	buf_int(b, page, w, big);
+	for (i = 0; i < n; i++) {
+		buf_int(b, f[i].start, w, big);
+		buf_int(b, f[i].end, w, big);
+		buf_int(b, f[i].pgoff, w, big);
+	}
+	for (i = 0; i < n; i++)
+		buf_put(b, f[i].path, strlen(f[i].path) + 1);
+}
+
+static void nt_auxv(struct buf *b, unsigned w, int big, const uint64_t *pairs, size_t n)
+{
+	size_t i;
+
+	b->n = 0;
+	for (i = 0; i < 2 * n; i++)
+		buf_int(b, pairs[i], w, big);
+}
+
+/* ---- scan helpers ---- */
+
+static const struct cp_block *block_at(const struct cp_scan *s, uint64_t user)
+{
+	size_t i;
+
+	for (i = 0; i < s->nblocks; i++)
+		if (s->blocks[i].user == user)
+			return &s->blocks[i];
+	return NULL;
+}
+
+static const struct cp_damage *damage_at(const struct cp_scan *s, uint64_t hdr)
+{
+	size_t i;
+
+	for (i = 0; i < s->ndamaged; i++)
+		if (s->damaged[i].hdr == hdr)
+			return &s->damaged[i];
+	return NULL;
+}
+
+/* The stack's frames equal f[0..n). */
+static int stack_is(const struct cp_scan *s, uint32_t st, const uint64_t *f, unsigned n)
+{
+	unsigned i;
+
+	if (st >= s->nstacks || s->stacks[st].depth != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (s->addrs[s->stack_frames[s->stacks[st].first + i]] != f[i])
+			return 0;
+	return 1;
+}
+
+static int addrs_sorted_unique(const struct cp_scan *s)
+{
+	size_t i;
+
+	for (i = 1; i < s->naddrs; i++)
+		if (s->addrs[i - 1] >= s->addrs[i])
+			return 0;
+	return 1;
+}
+
+static int blocks_sorted(const struct cp_scan *s)
+{
+	size_t i;
+
+	for (i = 1; i < s->nblocks; i++)
+		if (s->blocks[i - 1].user > s->blocks[i].user)
+			return 0;
+	return 1;
+}
+
+/* Two scans hold the same result (stack numbers included). */
+static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
+{
+	return a->nblocks == b->nblocks && a->ndamaged == b->ndamaged && a->nstacks == b->nstacks &&
+	       a->naddrs == b->naddrs && a->nstale == b->nstale && a->nstack_frames == b->nstack_frames &&
+	       memcmp(a->blocks, b->blocks, a->nblocks * sizeof(*a->blocks)) == 0 &&
+	       memcmp(a->damaged, b->damaged, a->ndamaged * sizeof(*a->damaged)) == 0 &&
+	       memcmp(a->stacks, b->stacks, a->nstacks * sizeof(*a->stacks)) == 0 &&
+	       memcmp(a->stack_frames, b->stack_frames, a->nstack_frames * sizeof(uint32_t)) == 0 &&
+	       memcmp(a->addrs, b->addrs, a->naddrs * sizeof(uint64_t)) == 0 &&
+	       a->live_bytes == b->live_bytes && a->live_overhead == b->live_overhead;
+}
+
+static unsigned progress_calls;
+static uint64_t progress_last, progress_total;
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	(void)arg;
+	progress_calls++;
+	progress_last = done;
+	progress_total = total;
+}
+
+/* ---- the main synthetic heap, for any word size and byte order ---- */
+
+/* Expected facts about the heap built by heap_build(). */
+struct heap_expect {
+	uint64_t a, b, c, d, e, k, m, big_user;       /* user addresses of blocks */
+	uint64_t f_hdr, g_hdr, h_hdr, i_hdr, j_hdr, l_hdr, o_hdr; /* damaged headers */
+	uint64_t live_bytes, live_overhead;
+	uint64_t s1[3], s2[2], s3[1], s4[1], s5[1];
+};
+
+#define HEAP1 0x10000u
+#define HEAP1_SIZE 0x2000u
+#define HEAP2 0x20000u       /* memsz 0x1000, only 0x100 in the file */
+#define HEAP3 0x30000u       /* 0x40 bytes: an END whose header would start before it */
+
+static void heap_build(unsigned w, int big, struct mem *m1, struct mem *m2, struct mem *m3,
+		       struct heap_expect *x)
+{
+	static const uint64_t s1[3] = { 0x401000, 0x401100, 0x401200 };
+	static const uint64_t s2[2] = { 0x401000, 0x402000 };
+	static const uint64_t s3[1] = { 0x403000 };
+	static const uint64_t s4[1] = { 0x404000 };
+	static const uint64_t s5[1] = { 0x405000 };
+	uint64_t h, u;
+
+	memcpy(x->s1, s1, sizeof(s1));
+	memcpy(x->s2, s2, sizeof(s2));
+	memcpy(x->s3, s3, sizeof(s3));
+	memcpy(x->s4, s4, sizeof(s4));
+	memcpy(x->s5, s5, sizeof(s5));
+	mem_init(m1, HEAP1, HEAP1_SIZE, w, big);
+	mem_init(m2, HEAP2, 0x100, w, big);
+	mem_init(m3, HEAP3, 0x40, w, big);
+	x->live_bytes = x->live_overhead = 0;
+
+	/* A: live, 100 bytes, guard 8 */
+	x->a = mem_block(m1, HEAP1 + 0x10, 100, 3, 1, s1, 8, 0, 0);
+	x->live_bytes += 100;
+	x->live_overhead += heapann_header_bytes(3, w) + 8;
+	/* B: live, same stack as A */
+	x->b = mem_block(m1, HEAP1 + 0x100, 24, 3, 2, s1, 8, 0, 0);
+	x->live_bytes += 24;
+	x->live_overhead += heapann_header_bytes(3, w) + 8;
+	/* C: live, guard 16 with bytes 0, 1, 2 and 5 overwritten */
+	x->c = mem_block(m1, HEAP1 + 0x200, 40, 2, 3, s2, 16, 0, 0);
+	m1->p[x->c + 40 + 0 - HEAP1] = 0;
+	m1->p[x->c + 40 + 1 - HEAP1] = 'x';
+	m1->p[x->c + 40 + 2 - HEAP1] = 'y';
+	m1->p[x->c + 40 + 5 - HEAP1] = 0;
+	x->live_bytes += 40;
+	x->live_overhead += heapann_header_bytes(2, w) + 16;
+	/* D: freed, intact */
+	x->d = mem_block(m1, HEAP1 + 0x300, 64, 1, 4, s3, 8, 0, 1);
+	/* E: freed; the allocator's free list took START and INFO (tcache next/key) */
+	h = HEAP1 + 0x400;
+	x->e = mem_block(m1, h, 48, 3, 5, s1, 8, 0, 1);
+	mem_word(m1, h, HEAP1 + 0x410);
+	mem_word(m1, h + w, 0x5A5A5A5A);
+	/* F: start magic, SEQ changed after the check word was made (END intact) */
+	x->f_hdr = HEAP1 + 0x500;
+	mem_block(m1, x->f_hdr, 32, 1, 6, s5, 8, 0, 0);
+	mem_word(m1, x->f_hdr + HEAPANN_W_SEQ * w, 666);
+	/* G: END overwritten (an underrun from the user data) */
+	x->g_hdr = HEAP1 + 0x600;
+	u = mem_block(m1, x->g_hdr, 56, 2, 7, s2, 8, 0, 0);
+	mem_word(m1, u - w, 0x4141414141414141ull);
+	/* H: START overwritten (an overrun from the block before) */
+	x->h_hdr = HEAP1 + 0x700;
+	mem_block(m1, x->h_hdr, 72, 1, 8, s3, 8, 0, 0);
+	mem_word(m1, x->h_hdr, 0x4242424242424242ull);
+	/* I: unknown version */
+	x->i_hdr = HEAP1 + 0x800;
+	mem_block(m1, x->i_hdr, 8, 1, 9, s3, 8, 0, 0);
+	mem_word(m1, x->i_hdr + HEAPANN_W_INFO * w, heapann_info_make(8, 0) + 1);
+	/* J: depth out of bounds (nothing else written) */
+	x->j_hdr = HEAP1 + 0x900;
+	mem_word(m1, x->j_hdr, heapann_start_live(w));
+	mem_word(m1, x->j_hdr + HEAPANN_W_INFO * w, heapann_info_make(0, 0));
+	mem_word(m1, x->j_hdr + HEAPANN_W_DEPTH * w, 300);
+	/* K: live, pad 2 words, no guard, depth 0 */
+	x->k = mem_block(m1, HEAP1 + 0xA00, 16, 0, 10, NULL, 0, 2, 0);
+	x->live_bytes += 16;
+	x->live_overhead += heapann_header_bytes(0, w) + 2 * w;
+	/* L: a valid header whose size runs past the mapping */
+	x->l_hdr = HEAP1 + 0xB00;
+	mem_block(m1, x->l_hdr, 0x100000, 1, 11, s3, 8, 0, 0);
+	/* a freed header reused after free: stale, counted, not listed */
+	h = HEAP1 + 0xC00;
+	mem_block(m1, h, 8, 1, 12, s3, 8, 0, 1);
+	mem_word(m1, h + HEAPANN_W_SIZE * w, 12345);
+	/* big: a live block straddling many small chunks (for the chunked scan) */
+	x->big_user = mem_block(m1, HEAP1 + 0xD00, 0x300, 3, 13, s1, 8, 0, 0);
+	x->live_bytes += 0x300;
+	x->live_overhead += heapann_header_bytes(3, w) + 8;
+	/* M: second segment: the user data runs past the dumped 0x100 bytes */
+	x->m = mem_block(m2, HEAP2 + (w == 8 ? 0xA0 : 0xD0), 0x40, 1, 14, s4, 8, 0, 0);
+	x->live_bytes += 0x40;
+	x->live_overhead += heapann_header_bytes(1, w) + 8;
+	/* O: third segment: an END_LIVE|2 whose header would start before the segment */
+	mem_word(m3, HEAP3 + w, heapann_end_live(w) | 2);
+	x->o_hdr = HEAP3 + 2 * w - heapann_header_bytes(2, w);
+}
+
+/* Check a scan of the heap above. */
+static void heap_check(const char *what, unsigned w, const struct cp_scan *s, const struct heap_expect *x)
+{
+	const struct cp_block *b;
+	const struct cp_damage *d;
+	char name[400];
+
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	CHECK(NAME("6 live, 2 freed"), s->nlive == 6 && s->nfreed == 2 && s->nblocks == 8);
+	CHECK(NAME("7 damaged, 1 stale"), s->ndamaged == 7 && s->nstale == 1);
+	CHECK(NAME("live bytes and overhead"), s->live_bytes == x->live_bytes && s->live_overhead == x->live_overhead);
+	CHECK(NAME("blocks sorted by user address"), blocks_sorted(s));
+	CHECK(NAME("6 distinct stacks, 7 distinct addresses, sorted"),
+	      s->nstacks == 6 && s->naddrs == 7 && addrs_sorted_unique(s));
+	b = block_at(s, x->a);
+	CHECK(NAME("A: size, seq, depth, guard intact"), b && b->state == CP_LIVE && b->size == 100 && b->seq == 1 &&
+	      b->depth == 3 && b->guard_len == 8 && b->guard_diff == 0 && b->overrun == 0 && b->flags == 0 &&
+	      b->hdr == HEAP1 + 0x10 && b->pad == 0);
+	CHECK(NAME("A: frames innermost first"), b && stack_is(s, b->stack, x->s1, 3));
+	CHECK(NAME("B shares A's stack"), b && block_at(s, x->b) && block_at(s, x->b)->stack == b->stack &&
+	      block_at(s, x->b)->seq == 2);
+	b = block_at(s, x->c);
+	CHECK(NAME("C: guard_diff 4, overrun 6"), b && b->guard_len == 16 && b->guard_diff == 4 && b->overrun == 6 &&
+	      (b->flags & CP_GUARD_BROKEN) && stack_is(s, b->stack, x->s2, 2));
+	b = block_at(s, x->d);
+	CHECK(NAME("D: freed"), b && b->state == CP_FREED && b->size == 64 && b->seq == 4 && b->flags == 0);
+	b = block_at(s, x->e);
+	CHECK(NAME("E: freed with START/INFO reused, found by its END and verified"), b && b->state == CP_FREED &&
+	      b->size == 48 && b->seq == 5 && b->hdr == HEAP1 + 0x400 && b->guard_len == 8 &&
+	      !(b->flags & CP_HDR_UNVERIFIED) && stack_is(s, b->stack, x->s1, 3));
+	b = block_at(s, x->k);
+	CHECK(NAME("K: pad 2 words, depth 0"), b && b->pad == 2 * w && b->depth == 0 && b->guard_len == 0 &&
+	      b->size == 16 && s->stacks[b->stack].depth == 0);
+	b = block_at(s, x->big_user);
+	CHECK(NAME("big block across chunks"), b && b->size == 0x300 && b->seq == 13 && b->guard_diff == 0);
+	b = block_at(s, x->m);
+	CHECK(NAME("M: data and guard not dumped"), b && b->size == 0x40 && b->seq == 14 &&
+	      (b->flags & CP_DATA_MISSING) && (b->flags & CP_GUARD_MISSING) && !(b->flags & CP_GUARD_BROKEN));
+	d = damage_at(s, x->f_hdr);
+	CHECK(NAME("F: check damage, frames known from a matching END"), d && d->kind == CP_DMG_CHECK &&
+	      d->known == (CP_KNOWN_USER | CP_KNOWN_FRAMES) && d->user == x->f_hdr + heapann_header_bytes(1, w) &&
+	      stack_is(s, d->stack, x->s5, 1));
+	d = damage_at(s, x->g_hdr);
+	CHECK(NAME("G: end damage keeps size, seq, frames"), d && d->kind == CP_DMG_END && d->size == 56 &&
+	      d->seq == 7 && (d->known & (CP_KNOWN_SIZE | CP_KNOWN_SEQ | CP_KNOWN_FRAMES | CP_KNOWN_USER)) ==
+	      (CP_KNOWN_SIZE | CP_KNOWN_SEQ | CP_KNOWN_FRAMES | CP_KNOWN_USER) && d->first_bad == 8 &&
+	      stack_is(s, d->stack, x->s2, 2));
+	d = damage_at(s, x->h_hdr);
+	CHECK(NAME("H: start damage found by END, size/seq proven"), d && d->kind == CP_DMG_START && d->size == 72 &&
+	      d->seq == 8 && d->first_bad == 0 && (d->known & CP_KNOWN_SIZE) && stack_is(s, d->stack, x->s3, 1));
+	d = damage_at(s, x->i_hdr);
+	CHECK(NAME("I: version damage"), d && d->kind == CP_DMG_VERSION && d->first_bad == HEAPANN_W_INFO);
+	d = damage_at(s, x->j_hdr);
+	CHECK(NAME("J: depth out of bounds"), d && d->kind == CP_DMG_BOUNDS && d->first_bad == HEAPANN_W_DEPTH);
+	d = damage_at(s, x->l_hdr);
+	CHECK(NAME("L: size past the mapping"), d && d->kind == CP_DMG_BOUNDS && d->size == 0x100000 &&
+	      d->seq == 11 && d->first_bad == HEAPANN_W_SIZE);
+	d = damage_at(s, x->o_hdr);
+	CHECK(NAME("O: END with its header before the segment"), d && d->kind == CP_DMG_BOUNDS &&
+	      d->user == HEAP3 + 2 * w);
+	CHECK(NAME("find: user data"), cp_scan_find(s, x->a + 50) == block_at(s, x->a));
+	CHECK(NAME("find: header and guard"), cp_scan_find(s, HEAP1 + 0x10) == block_at(s, x->a) &&
+	      cp_scan_find(s, x->a + 107) == block_at(s, x->a) && cp_scan_find(s, x->a + 108) == NULL);
+	CHECK(NAME("find: freed block, nothing outside"), cp_scan_find(s, x->d) == block_at(s, x->d) &&
+	      cp_scan_find(s, HEAP1 + 0x8) == NULL && cp_scan_find(s, 0x5000) == NULL);
+#undef NAME
+}
+
+/* Build the notes and segments of the heap into a core; returns expected facts. */
+static void core_heap(const char *path, unsigned w, int big, uint16_t machine, struct heap_expect *x,
+		      struct buf *file)
+{
+	struct mem m1, m2, m3;
+	struct buf prs = { 0 }, psi = { 0 }, fil = { 0 }, aux = { 0 };
+	uint64_t regs[45];
+	unsigned nregs = machine == EM_X86_64 ? 27 : machine == EM_ARM ? 18 : 45, i;
+	struct file_map fm[2] = {
+		{ 0x400000, 0x401000, 0, "/usr/bin/heapprog" },
+		{ 0x401000, 0x406000, 1, "/usr/bin/heapprog" },
+	};
+	uint64_t av[3][2] = { { AT_PAGESZ, 4096 }, { AT_ENTRY, 0x401234 }, { AT_NULL, 0 } };
+	struct nt notes[4];
+	struct seg segs[3];
+
+	heap_build(w, big, &m1, &m2, &m3, x);
+	for (i = 0; i < 45; i++)
+		regs[i] = 0x1000 + i;
+	nt_prstatus(&prs, w, big, 4242, 6, regs, nregs);
+	nt_prpsinfo(&psi, w == 8 ? 136 : machine == EM_MIPS ? 128 : 124, "heapprog", "heapprog --leak 3");
+	nt_file(&fil, w, big, fm, 2, 4096);
+	nt_auxv(&aux, w, big, &av[0][0], 3);
+	notes[0] = (struct nt){ "CORE", NT_PRSTATUS, prs.p, (uint32_t)prs.n };
+	notes[1] = (struct nt){ "CORE", NT_PRPSINFO, psi.p, (uint32_t)psi.n };
+	notes[2] = (struct nt){ "CORE", NT_FILE, fil.p, (uint32_t)fil.n };
+	notes[3] = (struct nt){ "CORE", NT_AUXV, aux.p, (uint32_t)aux.n };
+	/* listed out of address order: the image sorts them */
+	segs[0] = (struct seg){ HEAP2, m2.p, 0x100, 0x1000, PF_R | PF_W };
+	segs[1] = (struct seg){ HEAP1, m1.p, HEAP1_SIZE, HEAP1_SIZE, PF_R | PF_W };
+	segs[2] = (struct seg){ HEAP3, m3.p, 0x40, 0x40, PF_R | PF_W };
+	elf_build(file, w, big, ET_CORE, machine, notes, 4, segs, 3);
+	write_file(path, file->p, file->n);
+	free(m1.p);
+	free(m2.p);
+	free(m3.p);
+	free(prs.p);
+	free(psi.p);
+	free(fil.p);
+	free(aux.p);
+}
+
+static void test_core(const char *what, unsigned w, int big, uint16_t machine, int sp_idx, int pc_idx)
+{
+	struct heap_expect x;
+	struct buf file = { 0 };
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s1, s2;
+	struct cp_scan_options o;
+	char name[160], fn[64];
+	const char *path;
+	uint64_t v;
+
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	snprintf(fn, sizeof(fn), "core-%s", what);
+	path = tpath(fn);
+	core_heap(path, w, big, machine, &x, &file);
+	img = cp_image_open_core(path, &err);
+	CHECK(NAME("opens"), img != NULL);
+	if (!img) {
+		printf("# %s\n", err.msg);
+		free(file.p);
+		return;
+	}
+	CHECK(NAME("word size, byte order, machine"), img->wsize == w && img->big_endian == big &&
+	      img->machine == machine && img->kind == CP_KIND_CORE);
+	CHECK(NAME("3 segments sorted, missing memory counted"), img->nsegs == 3 && img->segs[0].vaddr == HEAP1 &&
+	      img->segs[1].vaddr == HEAP2 && img->segs[1].avail == 0x100 && img->missing_bytes == 0xF00 &&
+	      img->missing_segs == 1 && img->truncated == 0);
+	CHECK(NAME("NT_PRSTATUS: tid, signal"), img->nthreads == 1 && img->threads[0].tid == 4242 &&
+	      img->threads[0].signo == 6);
+	CHECK(NAME("NT_PRSTATUS: sp and pc"), img->nthreads == 1 && img->threads[0].sp == 0x1000u + sp_idx &&
+	      img->threads[0].pc == 0x1000u + pc_idx);
+	CHECK(NAME("NT_PRPSINFO: fname, args"), strcmp(img->prpsinfo_fname, "heapprog") == 0 &&
+	      strcmp(img->prpsinfo_args, "heapprog --leak 3") == 0);
+	CHECK(NAME("NT_FILE"), img->nfiles == 2 && img->files[1].start == 0x401000 && img->files[1].end == 0x406000 &&
+	      img->files[1].file_offset == 4096 && strcmp(img->files[1].path, "/usr/bin/heapprog") == 0);
+	CHECK(NAME("NT_AUXV"), img->nauxv == 3 && img->auxv[2] == AT_ENTRY && img->auxv[3] == 0x401234);
+	CHECK(NAME("mapping lookup"), cp_image_mapping(img, 0x401fff) == &img->files[1] &&
+	      cp_image_mapping(img, 0x406000) == NULL);
+	CHECK(NAME("read_word decodes the target order"), cp_image_read_word(img, x.a - w, &v) == 0 &&
+	      v == (heapann_end_live(w) | 3));
+	CHECK(NAME("read_word: undumped and unmapped"), cp_image_read_word(img, HEAP2 + 0x100, &v) == -1 &&
+	      cp_image_read_word(img, 0x50000, &v) == -1 && cp_image_ptr(img, HEAP2 + 0xF8, 8) != NULL &&
+	      cp_image_ptr(img, HEAP2 + 0xF8, 9) == NULL);
+	CHECK(NAME("segment lookup"), cp_image_segment(img, HEAP2 + 0xFFF) == &img->segs[1] &&
+	      cp_image_segment(img, HEAP2 + 0x1000) == NULL);
+	CHECK(NAME("scan, 1 thread"), cp_scan_image(img, 1, &s1, &err) == 0);
+	heap_check(NAME("1 thread"), w, &s1, &x);
+	memset(&o, 0, sizeof(o));
+	o.nthreads = 2;
+	o.chunk_bytes = 24;   /* headers straddle chunk boundaries everywhere */
+	o.progress = on_progress;
+	progress_calls = 0;
+	CHECK(NAME("scan, 2 threads, tiny chunks"), cp_scan_image_opts(img, &o, &s2, &err) == 0);
+	CHECK(NAME("same result in tiny chunks"), scans_equal(&s1, &s2));
+	CHECK(NAME("progress reaches the total"), progress_calls > 0 && progress_last == progress_total &&
+	      progress_total == s2.scanned_bytes && s2.scanned_bytes == HEAP1_SIZE + 0x100 + 0x40);
+	cp_scan_free(&s1);
+	cp_scan_free(&s2);
+	cp_image_free(img);
+
+	/* the same file cut in the middle of the first heap segment */
+	{
+		size_t off = 0, cut;
+		struct cp_image *t;
+
+		img = cp_image_open_core(path, &err);
+		off = img ? img->segs[0].offset : 0;
+		cp_image_free(img);
+		cut = off + (x.a - HEAP1) + 50;   /* in A's user data */
+		snprintf(fn, sizeof(fn), "cut-%s", what);
+		write_file(tpath(fn), file.p, cut);
+		t = cp_image_open_core(tpath(fn), &err);
+		CHECK(NAME("truncated: opens, says what is missing"), t && t->truncated == 1 &&
+		      t->segs[0].avail == cut - off && t->segs[2].avail == 0 && t->missing_segs == 3 &&
+		      t->missing_bytes == (HEAP1_SIZE - (cut - off)) + 0xF00 + 0x40);
+		if (t && cp_scan_image(t, 0, &s1, &err) == 0) {
+			const struct cp_block *b = block_at(&s1, x.a);
+
+			CHECK(NAME("truncated: A and M found, A's data and guard missing"), s1.nblocks == 2 &&
+			      s1.nlive == 2 && s1.ndamaged == 0 && block_at(&s1, x.m) && b &&
+			      b->size == 100 && (b->flags & CP_DATA_MISSING) && (b->flags & CP_GUARD_MISSING));
+			cp_scan_free(&s1);
+		} else {
+			CHECK(NAME("truncated: scan"), 0);
+		}
+		cp_image_free(t);
+	}
+	free(file.p);
+#undef NAME
+}
+
+/* ---- raw dumps ---- */
+
+static void test_raw(unsigned w, int big)
+{
+	struct heap_expect x;
+	struct mem m1, m2, m3;
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	char name[160], what[32];
+	const char *path = tpath("raw.bin");
+
+	snprintf(what, sizeof(what), "raw W=%u %s", w, big ? "big" : "little");
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	heap_build(w, big, &m1, &m2, &m3, &x);
+	write_file(path, m1.p, m1.size);
+	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
+	CHECK(NAME("opens"), img && img->nsegs == 1 && img->segs[0].vaddr == HEAP1 &&
+	      img->segs[0].avail == HEAP1_SIZE && img->wsize == w && img->big_endian == big);
+	if (img && cp_scan_image(img, 0, &s, &err) == 0) {
+		const struct cp_block *b = block_at(&s, x.a);
+
+		/* M and O live in other segments; without them: 5 live, 2 freed, 6 damaged */
+		CHECK(NAME("5 live, 2 freed, 6 damaged, 1 stale"), s.nlive == 5 && s.nfreed == 2 &&
+		      s.ndamaged == 6 && s.nstale == 1);
+		CHECK(NAME("A"), b && b->size == 100 && b->seq == 1 && stack_is(&s, b->stack, x.s1, 3));
+		b = block_at(&s, x.c);
+		CHECK(NAME("C overrun"), b && b->guard_diff == 4 && b->overrun == 6);
+		CHECK(NAME("G end damage"), damage_at(&s, x.g_hdr) && damage_at(&s, x.g_hdr)->kind == CP_DMG_END);
+		cp_scan_free(&s);
+	} else {
+		CHECK(NAME("scan"), 0);
+	}
+	cp_image_free(img);
+	free(m1.p);
+	free(m2.p);
+	free(m3.p);
+#undef NAME
+}
+
+/* ---- build-ids and the exe check ---- */
+
+static void exe_build(struct buf *out, const unsigned char *id, size_t n)
+{
+	struct nt note = { "GNU", NT_GNU_BUILD_ID, id, (uint32_t)n };
+
+	elf_build(out, 8, 0, ET_EXEC, EM_X86_64, &note, 1, NULL, 0);
+}
+
+static void test_buildid(void)
+{
+	static const unsigned char id1[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	static const unsigned char id2[20] = { 0xca, 0xfe, 1 };
+	struct buf exe1 = { 0 }, exe2 = { 0 }, core = { 0 }, fil = { 0 }, aux = { 0 };
+	struct file_map fm[1] = { { 0x400000, 0x401000, 0, "/opt/app/prog" } };
+	uint64_t av[2][2] = { { AT_ENTRY, 0x400100 }, { AT_NULL, 0 } };
+	struct nt notes[2];
+	struct seg seg;
+	unsigned char page[4096] = { 0 }, out[64];
+	size_t len = 0;
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+
+	exe_build(&exe1, id1, sizeof(id1));
+	exe_build(&exe2, id2, sizeof(id2));
+	memcpy(page, exe1.p, exe1.n);   /* the module's first page, as the kernel dumps it */
+	nt_file(&fil, 8, 0, fm, 1, 4096);
+	nt_auxv(&aux, 8, 0, &av[0][0], 2);
+	notes[0] = (struct nt){ "CORE", NT_FILE, fil.p, (uint32_t)fil.n };
+	notes[1] = (struct nt){ "CORE", NT_AUXV, aux.p, (uint32_t)aux.n };
+	seg = (struct seg){ 0x400000, page, sizeof(page), 0x1000, PF_R };
+	elf_build(&core, 8, 0, ET_CORE, EM_X86_64, notes, 2, &seg, 1);
+	write_file(tpath("core-bid"), core.p, core.n);
+	mkdir(tpath("a"), 0700);
+	mkdir(tpath("b"), 0700);
+	write_file(tpath("a/prog"), exe1.p, exe1.n);
+	write_file(tpath("b/prog"), exe2.p, exe2.n);
+	write_file(tpath("b/other"), exe2.p, exe2.n);
+	img = cp_image_open_core(tpath("core-bid"), &err);
+	CHECK("build-id: core opens", img != NULL);
+	if (!img)
+		goto out;
+	CHECK("build-id: read from the module's first page", cp_image_module_buildid(img, &img->files[0], out,
+	      sizeof(out), &len) == 0 && len == 20 && memcmp(out, id1, 20) == 0);
+	CHECK("build-id: short buffer gets the full length", cp_image_module_buildid(img, &img->files[0], out, 4,
+	      &len) == 0 && len == 20 && memcmp(out, id1, 4) == 0);
+	CHECK("exe check: same build-id", cp_image_check_exe(img, tpath("a/prog"), &err) == 0);
+	CHECK("exe check: same name, rebuilt", cp_image_check_exe(img, tpath("b/prog"), &err) == -1 &&
+	      err.code == CP_EMISMATCH && strstr(err.msg, "rebuilt") && strncmp(err.msg, tpath("core-bid"),
+	      strlen(tpath("core-bid"))) == 0);
+	CHECK("exe check: another program", cp_image_check_exe(img, tpath("b/other"), &err) == -1 &&
+	      err.code == CP_EMISMATCH && strstr(err.msg, "core of another program: /opt/app/prog"));
+	CHECK("exe check: missing exe", cp_image_check_exe(img, tpath("nope"), &err) == -1 && err.code == CP_EIO);
+	cp_image_free(img);
+out:
+	free(exe1.p);
+	free(exe2.p);
+	free(core.p);
+	free(fil.p);
+	free(aux.p);
+}
+
+/* ---- bad input ---- */
+
+static void expect_error(const char *name, const char *path, int code, const char *problem)
+{
+	struct cp_error err = { 0 };
+	struct cp_image *img = cp_image_open_core(path, &err);
+	char want[600];
+
+	snprintf(want, sizeof(want), "%s: %s", path, problem);
+	CHECK(name, img == NULL && err.code == code && strcmp(err.msg, want) == 0);
+	if (img || strcmp(err.msg, want) != 0)
+		printf("#   got '%s' code %d\n", err.msg, err.code);
+	cp_image_free(img);
+}
+
+static void test_bad_input(void)
+{
+	unsigned char rnd[4096];
+	struct buf b = { 0 };
+	size_t i;
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+
+	expect_error("missing file", tpath("missing"), CP_EIO, "No such file or directory");
+	expect_error("directory", tmpdir, CP_EIO, "is a directory");
+	write_file(tpath("empty"), "", 0);
+	expect_error("empty file", tpath("empty"), CP_EFORMAT, "empty file");
+	srand(7);
+	for (i = 0; i < sizeof(rnd); i++)
+		rnd[i] = (unsigned char)rand();
+	rnd[0] = 0x12;
+	write_file(tpath("random"), rnd, sizeof(rnd));
+	expect_error("random bytes", tpath("random"), CP_EFORMAT, "not an ELF file");
+	write_file(tpath("text"), "#!/bin/sh\necho hi\n", 18);
+	expect_error("a script", tpath("text"), CP_EFORMAT, "not an ELF file");
+	elf_build(&b, 8, 0, ET_EXEC, EM_X86_64, NULL, 0, NULL, 0);
+	write_file(tpath("exec"), b.p, b.n);
+	expect_error("ELF executable", tpath("exec"), CP_EFORMAT, "not a core file (an ELF executable)");
+	elf_build(&b, 4, 1, ET_DYN, EM_MIPS, NULL, 0, NULL, 0);
+	write_file(tpath("dyn"), b.p, b.n);
+	expect_error("ELF shared object", tpath("dyn"), CP_EFORMAT,
+		     "not a core file (an ELF shared object or PIE executable)");
+	elf_build(&b, 8, 0, ET_REL, EM_X86_64, NULL, 0, NULL, 0);
+	write_file(tpath("rel"), b.p, b.n);
+	expect_error("ELF object", tpath("rel"), CP_EFORMAT, "not a core file (an ELF relocatable object)");
+	elf_build(&b, 8, 0, ET_CORE, EM_X86_64, NULL, 0, NULL, 0);
+	write_file(tpath("ehdr-cut"), b.p, 40);
+	expect_error("truncated ELF header", tpath("ehdr-cut"), CP_EFORMAT, "truncated ELF header");
+	{
+		struct seg s = { 0x1000, rnd, 64, 64, PF_R | PF_W };
+
+		elf_build(&b, 8, 0, ET_CORE, EM_X86_64, NULL, 0, &s, 1);
+		write_file(tpath("phdr-cut"), b.p, 64 + 20);
+		expect_error("program headers cut", tpath("phdr-cut"), CP_EFORMAT,
+			     "truncated core: program headers past the end of the file");
+	}
+	b.p[EI_CLASS] = 7;
+	write_file(tpath("class"), b.p, b.n);
+	expect_error("bad class", tpath("class"), CP_EFORMAT, "unsupported ELF class");
+	elf_build(&b, 8, 0, ET_CORE, EM_X86_64, NULL, 0, NULL, 0);
+	write_file(tpath("nophdr"), b.p, b.n);
+	expect_error("core without program headers", tpath("nophdr"), CP_EFORMAT, "core file without program headers");
+	img = cp_image_open_raw(tpath("random"), 0, 3, 0, 0, &err);
+	CHECK("raw: word size 3", img == NULL && err.code == CP_EARG &&
+	      strstr(err.msg, ": pointer size must be 4 or 8, not 3"));
+	img = cp_image_open_raw(tpath("random"), 0xFFFFF001u, 4, 0, 0, &err);
+	CHECK("raw: past a 32-bit address space", img == NULL && err.code == CP_EARG);
+	img = cp_image_open_raw(tpath("empty"), 0, 4, 0, 0, &err);
+	CHECK("raw: empty file", img == NULL && err.code == CP_EFORMAT);
+	img = cp_image_open_raw(tpath("missing"), 0, 8, 0, 0, &err);
+	CHECK("raw: missing file", img == NULL && err.code == CP_EIO);
+	free(b.p);
+}
+
+/* Mutated cores: whatever the bytes, open and scan return cleanly. */
+static void test_mutations(void)
+{
+	struct heap_expect x;
+	struct buf file = { 0 };
+	unsigned char *mut;
+	unsigned round, opened = 0, scanned = 0, fails = 0;
+	const char *path = tpath("mut");
+
+	core_heap(tpath("mut-src"), 8, 0, EM_X86_64, &x, &file);
+	mut = malloc(file.n);
+	srand(42);
+	for (round = 0; round < 600; round++) {
+		struct cp_error err = { 0 };
+		struct cp_image *img;
+		struct cp_scan s;
+		size_t len = file.n, k, nflip = 1 + rand() % 8;
+
+		memcpy(mut, file.p, file.n);
+		for (k = 0; k < nflip; k++) {
+			/* mostly the headers and notes, sometimes anywhere */
+			size_t at = rand() % 4 ? (size_t)rand() % 1024 : (size_t)rand() % file.n;
+
+			mut[at % file.n] = (unsigned char)rand();
+		}
+		if (round % 5 == 0)
+			len = (size_t)rand() % file.n + 1;
+		write_file(path, mut, len);
+		img = cp_image_open_core(path, &err);
+		if (!img) {
+			fails += err.msg[0] == 0 || strncmp(err.msg, path, strlen(path)) != 0;
+			continue;
+		}
+		opened++;
+		if (cp_scan_image(img, 1, &s, &err) == 0) {
+			scanned++;
+			cp_scan_free(&s);
+		}
+		cp_image_free(img);
+	}
+	CHECK("mutations: no crash, every failure names the file", fails == 0 && opened > 0 && scanned == opened);
+	free(mut);
+	free(file.p);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_core("ELF64 LE x86_64", 8, 0, EM_X86_64, 19, 16);
+	test_core("ELF64 BE aarch64", 8, 1, EM_AARCH64, 31, 32);
+	test_core("ELF32 LE ARM", 4, 0, EM_ARM, 13, 15);
+	test_core("ELF32 BE MIPS", 4, 1, EM_MIPS, 35, 40);
+	test_raw(8, 0);
+	test_raw(4, 1);
+	test_buildid();
+	test_bad_input();
+	test_mutations();
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", tmpdir);
+	}
+	return CHECK_DONE();
+}
