@@ -83,20 +83,30 @@ static void ha_options_load(void)
 	__atomic_store_n(&ha_state, 1, __ATOMIC_RELEASE);
 }
 
-/* Runs before main (constructor) or at the latest from the first malloc after
- * it; the first malloc calls may come from the dynamic loader before it. */
+/* Runs as a constructor, before main. Loading the unwinder waits for it: the
+ * first malloc calls come earlier (from the dynamic loader, or from libc's own
+ * start-up in a static binary, before the unwind tables are registered), and
+ * those only read the options and get blocks without frames. */
 __attribute__((constructor))
 void ha_init(void)
 {
 	if (ha_state == 2)
 		return;
 	ha_busy = 1;
-	if (ha_state == 0)
-		ha_options_load();
+	/* Again: an early read may have come before environ was set. Blocks made
+	 * meanwhile carry their own guard length and depth. */
+	ha_options_load();
 	ha_real_init();
 	ha_stack_init();
 	__atomic_store_n(&ha_state, 2, __ATOMIC_RELEASE);
 	ha_busy = 0;
+}
+
+/* Before the constructor: read the options once (nothing else is safe yet). */
+static void ha_early(void)
+{
+	if (__atomic_load_n(&ha_state, __ATOMIC_ACQUIRE) == 0)
+		ha_options_load();
 }
 
 /* Abort when HEAPANN_ABORT_ON_CORRUPTION=1, so the core shows the moment. */
@@ -160,7 +170,7 @@ void *ha_malloc(size_t size, uintptr_t ra)
 	if (HA_UNLIKELY(ha_busy))
 		return ha_real_malloc(size);
 	if (HA_UNLIKELY(ha_state != 2))
-		ha_init();
+		ha_early();
 	ha_busy = 1;
 	p = ha_alloc(HA_MIN_ALIGN, size, 0, ra);
 	ha_busy = 0;
@@ -179,7 +189,7 @@ void *ha_calloc(size_t n, size_t size, uintptr_t ra)
 	if (HA_UNLIKELY(ha_busy))
 		return ha_real_calloc(n, size);
 	if (HA_UNLIKELY(ha_state != 2))
-		ha_init();
+		ha_early();
 	ha_busy = 1;
 	p = ha_alloc(HA_MIN_ALIGN, total, 1, ra);
 	ha_busy = 0;
@@ -208,7 +218,7 @@ void *ha_memalign(size_t align, size_t size, uintptr_t ra)
 	if (HA_UNLIKELY(ha_busy))
 		return ha_real_memalign(align, size);
 	if (HA_UNLIKELY(ha_state != 2))
-		ha_init();
+		ha_early();
 	ha_busy = 1;
 	p = ha_alloc(align, size, 0, ra);
 	ha_busy = 0;
@@ -407,7 +417,7 @@ void *ha_realloc(void *p, size_t size, uintptr_t ra)
 		return q;
 	}
 	if (HA_UNLIKELY(ha_state != 2))
-		ha_init();
+		ha_early();
 	ha_busy = 1;
 	q = ha_realloc_ours(p, &v, size, ra);
 	ha_busy = 0;
