@@ -2,11 +2,10 @@
  * gdb loads the program and the core (or the firmware ELF alone for a raw dump);
  * we ask, for address minus one, "-data-disassemble -- 4" (source-centric: file,
  * line, function from debug info) and "info symbol" (the symbol table's name),
- * pipelined. gdb has
- * no inline chains without Python: one frame per address (the containing function,
- * the line of the innermost inlined code). gdb loads a rebuilt library without a
- * word, so build-ids are checked here against the core and such modules are only
- * shown as module+offset.
+ * pipelined. gdb has no inline chains without Python: one frame per address (the
+ * containing function, the line of the innermost inlined code). gdb loads a
+ * rebuilt library without a word, so build-ids are checked here against the core
+ * and such modules are only shown as module+offset.
  */
 #include <errno.h>
 #include <fcntl.h>
