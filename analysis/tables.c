@@ -1,0 +1,468 @@
+/* tables.c - per-stack usage (from live blocks or from the statistics region) and
+ * mprof's memory leak and direct allocation tables built on it.
+ *
+ * Pure functions over the scan, the symbol table and the statistics; no I/O. A
+ * function is identified by its name (an unnamed frame by its address), so the
+ * tables read the way mprof printed them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tables_priv.h"
+
+unsigned an_size_class(uint64_t size)
+{
+	return heapann_stats_class(size);
+}
+
+/* ---- helpers ---- */
+
+struct an_fnslot {
+	const char *name;
+	uint64_t addr;
+	uint32_t id;        /* UINT32_MAX: empty */
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t fn_hash(const char *name, uint64_t addr)
+{
+	return an_mix(name ? str_hash(name) : addr ^ 0x5bd1e995u);
+}
+
+static int fn_equal(const struct an_fnslot *s, const char *name, uint64_t addr)
+{
+	if (!name || !s->name)
+		return !name && !s->name && s->addr == addr;
+	return s->name == name || strcmp(s->name, name) == 0;
+}
+
+static int fnmap_grow(struct an_fnmap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 256;
+	struct an_fnslot *v = malloc(cap * sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < cap; i++)
+		v[i].id = UINT32_MAX;
+	for (size_t i = 0; i < m->cap; i++) {
+		struct an_fnslot *s = &m->slots[i];
+		size_t j;
+
+		if (s->id == UINT32_MAX)
+			continue;
+		j = fn_hash(s->name, s->addr) & (cap - 1);
+		while (v[j].id != UINT32_MAX)
+			j = (j + 1) & (cap - 1);
+		v[j] = *s;
+	}
+	free(m->slots);
+	m->slots = v;
+	m->cap = cap;
+	return 0;
+}
+
+uint32_t an_fnmap_id(struct an_fnmap *m, const struct an_frame *fr, uint32_t stack,
+		     uint32_t frame)
+{
+	const char *name = fr->function;
+	uint64_t addr = name ? 0 : fr->addr;
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap && fnmap_grow(m) < 0)
+		return UINT32_MAX;
+	j = fn_hash(name, addr) & (m->cap - 1);
+	while (m->slots[j].id != UINT32_MAX) {
+		if (fn_equal(&m->slots[j], name, addr))
+			return m->slots[j].id;
+		j = (j + 1) & (m->cap - 1);
+	}
+	if (m->n == m->rep_cap) {
+		size_t cap = m->rep_cap ? m->rep_cap * 2 : 256;
+		uint32_t *a = realloc(m->rep_stack, cap * sizeof(*a));
+
+		if (!a)
+			return UINT32_MAX;
+		m->rep_stack = a;
+		a = realloc(m->rep_frame, cap * sizeof(*a));
+		if (!a)
+			return UINT32_MAX;
+		m->rep_frame = a;
+		m->rep_cap = cap;
+	}
+	m->slots[j].name = name;
+	m->slots[j].addr = addr;
+	m->slots[j].id = (uint32_t)m->n;
+	m->rep_stack[m->n] = stack;
+	m->rep_frame[m->n] = frame;
+	return (uint32_t)m->n++;
+}
+
+void an_fnmap_release(struct an_fnmap *m)
+{
+	free(m->slots);
+	free(m->rep_stack);
+	free(m->rep_frame);
+	memset(m, 0, sizeof(*m));
+}
+
+size_t an_fbuf_site(struct an_fbuf *b, const struct an_input *in, const struct an_site *s)
+{
+	size_t n = an_frames_count(in, s->stack);
+
+	n = n > s->skip ? n - s->skip : 0;
+	if (n + 1 > b->cap) {
+		struct an_frame *v = realloc(b->v, (n + 1) * sizeof(*v));
+
+		if (!v)
+			return SIZE_MAX;
+		b->v = v;
+		b->cap = n + 1;
+	}
+	return an_frames_get(in, s->stack, s->skip, b->v, b->cap);
+}
+
+/* ---- usage ---- */
+
+static int usage_start(struct an_usage *out, size_t nstacks)
+{
+	memset(out, 0, sizeof(*out));
+	out->bins = calloc(AN_NBINS, sizeof(*out->bins));
+	out->v = calloc(nstacks + 1, sizeof(*out->v));
+	if (!out->bins || !out->v) {
+		an_usage_release(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* Drop sites without allocations and add up the totals. */
+static void usage_finish(struct an_usage *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < out->n; i++) {
+		struct an_site *s = &out->v[i];
+
+		if (!s->allocs && !s->frees)
+			continue;
+		out->allocs += s->allocs;
+		out->frees += s->frees;
+		out->bytes += s->bytes;
+		out->bytes_freed += s->bytes_freed;
+		out->v[n++] = *s;
+	}
+	out->n = n;
+}
+
+int an_usage_from_scan(const struct an_input *in, const struct an_filter *f,
+		       struct an_usage *out)
+{
+	const struct cp_scan *sc = in->scan;
+	signed char *ignored;
+
+	if (usage_start(out, sc->nstacks) < 0)
+		return -1;
+	ignored = malloc(sc->nstacks + 1);
+	if (!ignored) {
+		an_usage_release(out);
+		return -1;
+	}
+	for (uint32_t s = 0; s < sc->nstacks; s++) {
+		ignored[s] = (signed char)an_stack_ignored(in, f, s);
+		out->v[s].stack = s;
+		out->v[s].skip = an_alloc_skip(in, f, s);
+	}
+	out->n = sc->nstacks;
+	for (size_t i = 0; i < sc->nblocks; i++) {
+		const struct cp_block *b = &sc->blocks[i];
+		struct an_site *s;
+		struct an_bin *bin;
+		unsigned c;
+
+		if (b->state != CP_LIVE || b->stack >= sc->nstacks)
+			continue;
+		if (ignored[b->stack]) {
+			out->ignored_allocs++;
+			out->ignored_bytes += b->size;
+			continue;
+		}
+		s = &out->v[b->stack];
+		c = an_size_class(b->size);
+		s->allocs++;
+		s->bytes += b->size;
+		s->cls_bytes[c] += b->size;
+		bin = &out->bins[an_size_bin(b->size)];
+		bin->allocs++;
+		bin->bytes += b->size;
+	}
+	free(ignored);
+	usage_finish(out);
+	return 0;
+}
+
+int an_usage_from_stats(const struct an_input *in, const struct an_filter *f,
+			const struct cp_stats *st, struct an_usage *out)
+{
+	if (usage_start(out, st->nstacks) < 0)
+		return -1;
+	out->from_stats = 1;
+	out->unrecorded_allocs = st->unrecorded_allocs;
+	out->unrecorded_bytes = st->unrecorded_bytes;
+	for (size_t i = 0; i < st->nstacks; i++) {
+		const struct cp_stats_stack *e = &st->stacks[i];
+		struct an_site *s;
+
+		if (e->stack >= in->scan->nstacks)
+			continue;
+		if (an_stack_ignored(in, f, e->stack)) {
+			out->ignored_allocs += e->allocs;
+			out->ignored_bytes += e->bytes;
+			continue;
+		}
+		s = &out->v[out->n++];
+		s->stack = e->stack;
+		s->skip = an_alloc_skip(in, f, e->stack);
+		s->allocs = e->allocs;
+		s->frees = e->frees;
+		s->bytes = e->bytes;
+		s->bytes_freed = e->bytes_freed;
+		for (unsigned c = 0; c < AN_NCLASSES; c++) {
+			s->cls_bytes[c] = e->cls_bytes[c];
+			s->cls_freed[c] = e->cls_freed[c];
+		}
+	}
+	for (unsigned b = 0; b < AN_NBINS; b++) {
+		out->bins[b].allocs = st->bins[b].allocs;
+		out->bins[b].bytes = st->bins[b].bytes;
+		out->bins[b].frees = st->bins[b].frees;
+		out->bins[b].bytes_freed = st->bins[b].bytes_freed;
+	}
+	usage_finish(out);
+	return 0;
+}
+
+void an_usage_release(struct an_usage *u)
+{
+	free(u->v);
+	free(u->bins);
+	memset(u, 0, sizeof(*u));
+}
+
+/* ---- memory leak table ---- */
+
+struct leak_key {
+	uint64_t *k;         /* the path's keys, allocation site first */
+	uint32_t n;
+	uint32_t site;
+};
+
+static int leak_key_cmp(const void *pa, const void *pb)
+{
+	const struct leak_key *a = pa, *b = pb;
+
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	for (uint32_t i = 0; i < a->n; i++)
+		if (a->k[i] != b->k[i])
+			return a->k[i] < b->k[i] ? -1 : 1;
+	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+static int leak_cmp(const void *pa, const void *pb)
+{
+	const struct an_leak *a = pa, *b = pb;
+
+	if (a->kept_bytes != b->kept_bytes)
+		return a->kept_bytes < b->kept_bytes ? 1 : -1;
+	if (a->kept_blocks != b->kept_blocks)
+		return a->kept_blocks < b->kept_blocks ? 1 : -1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+int an_leaks_build(const struct an_input *in, const struct an_usage *u, unsigned depth,
+		   int call_sites, struct an_leaks *out)
+{
+	struct an_fnmap fm = { 0 };
+	struct an_fbuf fb = { 0 };
+	struct leak_key *keys = NULL;
+	uint64_t *karr = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (depth == 0)
+		depth = 1;
+	keys = calloc(u->n + 1, sizeof(*keys));
+	karr = calloc((size_t)u->n * depth + 1, sizeof(*karr));
+	out->v = calloc(u->n + 1, sizeof(*out->v));
+	if (!keys || !karr || !out->v)
+		goto out;
+	/* Every site gets its path key, kept or not: a path that leaks also counts
+	 * the allocations and frees of the stacks under it that kept nothing. */
+	for (size_t i = 0; i < u->n; i++) {
+		const struct an_site *s = &u->v[i];
+		struct leak_key *lk = &keys[i];
+		size_t nf = an_fbuf_site(&fb, in, s);
+
+		if (nf == SIZE_MAX)
+			goto out;
+		lk->k = &karr[i * depth];
+		lk->site = (uint32_t)i;
+		lk->n = (uint32_t)(nf < depth ? nf : depth);
+		for (uint32_t k = 0; k < lk->n; k++) {
+			const struct an_frame *fr = &fb.v[k];
+
+			if (call_sites) {
+				lk->k[k] = (uint64_t)fr->addr_idx << 16 | fr->level;
+			} else {
+				uint32_t id = an_fnmap_id(&fm, fr, s->stack, k);
+
+				if (id == UINT32_MAX)
+					goto out;
+				lk->k[k] = id;
+			}
+		}
+	}
+	qsort(keys, u->n, sizeof(*keys), leak_key_cmp);
+	for (size_t i = 0; i < u->n; i++) {
+		const struct an_site *s = &u->v[keys[i].site];
+		struct an_leak *l;
+
+		if (i == 0 || keys[i].n != keys[i - 1].n ||
+		    memcmp(keys[i].k, keys[i - 1].k, keys[i].n * sizeof(uint64_t)) != 0) {
+			if (n && !out->v[n - 1].kept_blocks)
+				n--;   /* the previous path kept nothing */
+			l = &out->v[n++];
+			memset(l, 0, sizeof(*l));
+			l->stack = s->stack;
+			l->skip = s->skip;
+			l->npath = keys[i].n;
+		}
+		l = &out->v[n - 1];
+		if (!l->kept_blocks && s->allocs > s->frees) {
+			l->stack = s->stack;   /* name the path after a stack that leaks */
+			l->skip = s->skip;
+		}
+		l->kept_blocks += s->allocs - s->frees;
+		l->kept_bytes += s->bytes - s->bytes_freed;
+		l->allocs += s->allocs;
+		l->frees += s->frees;
+		l->bytes += s->bytes;
+		out->kept_blocks += s->allocs - s->frees;
+		out->kept_bytes += s->bytes - s->bytes_freed;
+	}
+	if (n && !out->v[n - 1].kept_blocks)
+		n--;
+	out->n = n;
+	qsort(out->v, out->n, sizeof(*out->v), leak_cmp);
+	rc = 0;
+out:
+	free(keys);
+	free(karr);
+	free(fb.v);
+	an_fnmap_release(&fm);
+	if (rc < 0)
+		an_leaks_release(out);
+	return rc;
+}
+
+void an_leaks_release(struct an_leaks *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- direct allocation table ---- */
+
+static int direct_cmp(const void *pa, const void *pb)
+{
+	const struct an_direct *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	if (a->calls != b->calls)
+		return a->calls < b->calls ? 1 : -1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+int an_direct_build(const struct an_input *in, const struct an_usage *u, struct an_directs *out)
+{
+	struct an_fnmap fm = { 0 };
+	struct an_frame fr;
+	uint32_t *row = NULL;   /* per function id: row index */
+	size_t rowcap = 0;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->v = calloc(u->n + 1, sizeof(*out->v));
+	if (!out->v)
+		goto out;
+	for (size_t i = 0; i < u->n; i++) {
+		const struct an_site *s = &u->v[i];
+		struct an_direct *d;
+		uint32_t id;
+
+		memset(&fr, 0, sizeof(fr));
+		if (an_frames_get(in, s->stack, s->skip, &fr, 1) == 0) {
+			fr.function = "(no frames)";
+		}
+		id = an_fnmap_id(&fm, &fr, s->stack, 0);
+		if (id == UINT32_MAX)
+			goto out;
+		if (id >= rowcap) {
+			size_t cap = rowcap ? rowcap * 2 : 256;
+			uint32_t *r;
+
+			while (cap <= id)
+				cap *= 2;
+			r = realloc(row, cap * sizeof(*r));
+			if (!r)
+				goto out;
+			for (size_t k = rowcap; k < cap; k++)
+				r[k] = UINT32_MAX;
+			row = r;
+			rowcap = cap;
+		}
+		if (row[id] == UINT32_MAX) {
+			row[id] = (uint32_t)out->n;
+			out->v[out->n].stack = s->stack;
+			out->v[out->n].skip = s->skip;
+			out->n++;
+		}
+		d = &out->v[row[id]];
+		d->bytes += s->bytes;
+		d->kept_bytes += s->bytes - s->bytes_freed;
+		d->calls += s->allocs;
+		d->frees += s->frees;
+		for (unsigned c = 0; c < AN_NCLASSES; c++) {
+			d->cls_bytes[c] += s->cls_bytes[c];
+			d->cls_kept[c] += s->cls_bytes[c] - s->cls_freed[c];
+		}
+		out->bytes += s->bytes;
+		out->kept_bytes += s->bytes - s->bytes_freed;
+		out->calls += s->allocs;
+	}
+	qsort(out->v, out->n, sizeof(*out->v), direct_cmp);
+	rc = 0;
+out:
+	free(row);
+	an_fnmap_release(&fm);
+	if (rc < 0)
+		an_directs_release(out);
+	return rc;
+}
+
+void an_directs_release(struct an_directs *d)
+{
+	free(d->v);
+	memset(d, 0, sizeof(*d));
+}

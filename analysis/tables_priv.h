@@ -1,0 +1,48 @@
+/* tables_priv.h - helpers shared by tables.c, graph.c and tree.c; not for other
+ * modules: function identities (a name, or an address when unnamed) numbered
+ * densely, and a scratch buffer of logical frames. */
+#ifndef AN_TABLES_PRIV_H
+#define AN_TABLES_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tables.h"
+
+/* Dense numbering of functions. A frame with a name is its name (two addresses
+ * in one function are one function); an unnamed frame is its address. */
+struct an_fnmap {
+	struct an_fnslot *slots;
+	size_t cap, n;
+	uint32_t *rep_stack, *rep_frame;  /* per id: a stack and logical frame naming it */
+	size_t rep_cap;
+};
+
+/* The id of fr, which is logical frame 'frame' of cp stack 'stack'. Returns the
+ * id (0..n-1), or UINT32_MAX when out of memory. */
+uint32_t an_fnmap_id(struct an_fnmap *m, const struct an_frame *fr, uint32_t stack,
+		     uint32_t frame);
+void an_fnmap_release(struct an_fnmap *m);
+
+/* A growable buffer of logical frames. */
+struct an_fbuf {
+	struct an_frame *v;
+	size_t cap;
+};
+
+/* The logical frames of site s after its skip into b->v. Returns how many, or
+ * SIZE_MAX when out of memory. */
+size_t an_fbuf_site(struct an_fbuf *b, const struct an_input *in, const struct an_site *s);
+
+/* 64-bit mixer for hash tables. */
+static inline uint64_t an_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xFF51AFD7ED558CCDULL;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+#endif /* AN_TABLES_PRIV_H */

@@ -1,0 +1,381 @@
+/* stats.c - find libheapann's statistics region in an image, check it, decode it,
+ * and intern its stacks into the scan so that one symbolizer pass names them all.
+ *
+ * The region is a claim: signature, version, header size, offsets, capacities and
+ * the check word (tied to the region's own address) are all checked before any
+ * count is believed, and the whole region must be in the dumped memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cp_priv.h"
+#include "cp_stats.h"
+
+void cp_stats_free(struct cp_stats *st)
+{
+	if (!st)
+		return;
+	free(st->stacks);
+	free(st->samples);
+	memset(st, 0, sizeof(*st));
+}
+
+/* The decoded header of a candidate region. */
+struct region {
+	uint64_t addr, total, stack_cap, stack_depth, off_counters, off_bins, off_tl, off_stacks;
+	uint64_t tl_cap, ncounters, nbins, entry_words;
+	const unsigned char *p;   /* the whole region, when dumped */
+};
+
+/* 1 when the header at p (target address r, at least HDR_WORDS words readable)
+ * is a region's: signature, version, sizes and check word. */
+static int header_ok(const struct cp_image *img, const unsigned char *p, uint64_t r,
+		     struct region *rg)
+{
+	unsigned w = img->wsize;
+	uint64_t hw[HEAPANN_STATS_HDR_WORDS];
+
+	for (unsigned i = 0; i < HEAPANN_STATS_HDR_WORDS; i++)
+		hw[i] = cp_image_word(img, p + i * w);
+	if (hw[HEAPANN_SH_MAGIC0] != heapann_stats_magic0(w) ||
+	    hw[HEAPANN_SH_MAGIC1] != heapann_stats_magic1(w) ||
+	    hw[HEAPANN_SH_VERSION] != HEAPANN_STATS_VERSION ||
+	    hw[HEAPANN_SH_HDR_WORDS] != HEAPANN_STATS_HDR_WORDS)
+		return 0;
+	rg->addr = r;
+	rg->total = hw[HEAPANN_SH_TOTAL];
+	rg->stack_cap = hw[HEAPANN_SH_STACK_CAP];
+	rg->stack_depth = hw[HEAPANN_SH_STACK_DEPTH];
+	rg->off_counters = hw[HEAPANN_SH_OFF_COUNTERS];
+	rg->off_bins = hw[HEAPANN_SH_OFF_BINS];
+	rg->off_tl = hw[HEAPANN_SH_OFF_TIMELINE];
+	rg->off_stacks = hw[HEAPANN_SH_OFF_STACKS];
+	rg->tl_cap = hw[HEAPANN_SH_TL_CAP];
+	rg->ncounters = hw[HEAPANN_SH_NCOUNTERS];
+	rg->nbins = hw[HEAPANN_SH_NBINS];
+	rg->entry_words = hw[HEAPANN_SH_ENTRY_WORDS];
+	return hw[HEAPANN_SH_CHECK] == heapann_stats_check(r, rg->total, rg->stack_depth,
+							   rg->stack_cap, rg->tl_cap, w);
+}
+
+/* The region's fields fit together and in its TOTAL. */
+static int bounds_ok(const struct region *rg, unsigned w)
+{
+	uint64_t hdr = (uint64_t)HEAPANN_STATS_HDR_WORDS * w;
+
+	if (rg->total > (1ULL << 40) || rg->stack_cap > HEAPANN_STATS_MAX_STACKS ||
+	    rg->stack_depth > HEAPANN_MAX_DEPTH || rg->tl_cap < HEAPANN_STATS_TL_MIN ||
+	    rg->tl_cap > (1u << 20) || rg->ncounters < HEAPANN_STATS_NCOUNTERS ||
+	    rg->ncounters > 4096 || rg->nbins != HEAPANN_STATS_NBINS ||
+	    rg->entry_words != HEAPANN_STATS_ENTRY_FIXED + rg->stack_depth)
+		return 0;
+	if (rg->off_counters < hdr || rg->off_counters + rg->ncounters * w > rg->off_bins ||
+	    rg->off_bins + rg->nbins * HEAPANN_STATS_BIN_WORDS * w > rg->off_tl ||
+	    rg->off_tl + rg->tl_cap * 2 * w > rg->off_stacks ||
+	    rg->off_stacks + rg->stack_cap * rg->entry_words * w > rg->total)
+		return 0;
+	return 1;
+}
+
+/* Find the first valid region. Returns 1 with *rg filled, 0 when there is none,
+ * -1 with err filled when one is valid but not fully dumped or out of bounds. */
+static int region_find(const struct cp_image *img, struct region *rg, struct cp_error *err)
+{
+	unsigned w = img->wsize;
+	uint64_t m0 = heapann_stats_magic0(w);
+
+	for (size_t s = 0; s < img->nsegs; s++) {
+		const struct cp_segment *seg = &img->segs[s];
+		const unsigned char *base = img->map + seg->offset;
+		uint64_t first = (w - seg->vaddr % w) % w;
+		uint64_t hdr = (uint64_t)HEAPANN_STATS_HDR_WORDS * w;
+
+		if (seg->avail < hdr)
+			continue;
+		for (uint64_t off = first; off + hdr <= seg->avail; off += w) {
+			if (cp_decode(base + off, w, img->big_endian) != m0)
+				continue;
+			if (!header_ok(img, base + off, seg->vaddr + off, rg))
+				continue;
+			if (!bounds_ok(rg, w))
+				return cp_error_set(err, CP_EFORMAT, img->path,
+						    "statistics region at 0x%llx has fields out of bounds",
+						    (unsigned long long)rg->addr);
+			rg->p = cp_image_ptr(img, rg->addr, rg->total);
+			if (!rg->p)
+				return cp_error_set(err, CP_EFORMAT, img->path,
+						    "statistics region at 0x%llx (%llu bytes) is not fully in the image",
+						    (unsigned long long)rg->addr,
+						    (unsigned long long)rg->total);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static size_t addr_find(const uint64_t *v, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == a ? lo : SIZE_MAX;
+}
+
+static uint64_t chain_hash(const uint32_t *ids, size_t n)
+{
+	uint64_t h = 0xCBF29CE484222325ULL ^ n;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= ids[i];
+		h *= 0x100000001B3ULL;
+		h ^= h >> 31;
+	}
+	return h;
+}
+
+/* Intern the frames of the decoded entries (frames[e*depth ..], depths[e]) into
+ * scan: merge the new addresses into scan->addrs, renumber scan->stack_frames,
+ * and set out->stacks[e].stack to an existing or new cp stack. Returns 0 or -1. */
+static int intern(struct cp_scan *scan, struct cp_stats *out, const uint64_t *frames,
+		  const uint32_t *depths, size_t depth)
+{
+	size_t ne = out->nstacks, nnew = 0, nall, tcap = 16;
+	uint64_t *fresh = NULL, *all = NULL;
+	uint32_t *remap = NULL, *table = NULL, *ids = NULL;
+	int rc = -1;
+
+	/* 1. the new addresses, merged and renumbered */
+	fresh = malloc((ne * depth + 1) * sizeof(*fresh));
+	if (!fresh)
+		goto out;
+	for (size_t e = 0; e < ne; e++)
+		for (size_t k = 0; k < depths[e]; k++)
+			if (addr_find(scan->addrs, scan->naddrs, frames[e * depth + k]) == SIZE_MAX)
+				fresh[nnew++] = frames[e * depth + k];
+	qsort(fresh, nnew, sizeof(*fresh), u64_cmp);
+	{
+		size_t j = 0;
+
+		for (size_t i = 0; i < nnew; i++)
+			if (!j || fresh[j - 1] != fresh[i])
+				fresh[j++] = fresh[i];
+		nnew = j;
+	}
+	nall = scan->naddrs + nnew;
+	all = malloc((nall + 1) * sizeof(*all));
+	remap = malloc((scan->naddrs + 1) * sizeof(*remap));
+	if (!all || !remap)
+		goto out;
+	{
+		size_t i = 0, j = 0, k = 0;
+
+		while (i < scan->naddrs || j < nnew) {
+			if (j == nnew || (i < scan->naddrs && scan->addrs[i] < fresh[j])) {
+				remap[i] = (uint32_t)k;
+				all[k++] = scan->addrs[i++];
+			} else {
+				all[k++] = fresh[j++];
+			}
+		}
+	}
+	for (size_t i = 0; i < scan->nstack_frames; i++)
+		scan->stack_frames[i] = remap[scan->stack_frames[i]];
+	free(scan->addrs);
+	scan->addrs = all;
+	scan->naddrs = nall;
+	all = NULL;
+
+	/* 2. the chains: an existing stack, or a new one */
+	{
+		size_t need_frames = scan->nstack_frames, need_stacks = scan->nstacks + ne;
+		struct cp_stack *st;
+		uint32_t *sf;
+
+		for (size_t e = 0; e < ne; e++)
+			need_frames += depths[e];
+		st = realloc(scan->stacks, (need_stacks + 1) * sizeof(*st));
+		if (!st)
+			goto out;
+		scan->stacks = st;
+		sf = realloc(scan->stack_frames, (need_frames + 1) * sizeof(*sf));
+		if (!sf)
+			goto out;
+		scan->stack_frames = sf;
+	}
+	while (tcap < (scan->nstacks + ne) * 2)
+		tcap *= 2;
+	table = malloc(tcap * sizeof(*table));
+	ids = malloc((depth + 1) * sizeof(*ids));
+	if (!table || !ids)
+		goto out;
+	memset(table, 0xFF, tcap * sizeof(*table));
+	for (size_t s = 0; s < scan->nstacks; s++) {
+		const struct cp_stack *cs = &scan->stacks[s];
+		size_t j = chain_hash(&scan->stack_frames[cs->first], cs->depth) & (tcap - 1);
+
+		while (table[j] != UINT32_MAX)
+			j = (j + 1) & (tcap - 1);
+		table[j] = (uint32_t)s;
+	}
+	for (size_t e = 0; e < ne; e++) {
+		size_t n = depths[e], j;
+
+		for (size_t k = 0; k < n; k++)
+			ids[k] = (uint32_t)addr_find(scan->addrs, scan->naddrs, frames[e * depth + k]);
+		j = chain_hash(ids, n) & (tcap - 1);
+		while (table[j] != UINT32_MAX) {
+			const struct cp_stack *cs = &scan->stacks[table[j]];
+
+			if (cs->depth == n &&
+			    !memcmp(&scan->stack_frames[cs->first], ids, n * sizeof(*ids)))
+				break;
+			j = (j + 1) & (tcap - 1);
+		}
+		if (table[j] == UINT32_MAX) {
+			struct cp_stack *cs = &scan->stacks[scan->nstacks];
+
+			cs->first = (uint32_t)scan->nstack_frames;
+			cs->depth = (uint32_t)n;
+			memcpy(&scan->stack_frames[scan->nstack_frames], ids, n * sizeof(*ids));
+			scan->nstack_frames += n;
+			table[j] = (uint32_t)scan->nstacks++;
+		}
+		out->stacks[e].stack = table[j];
+	}
+	rc = 0;
+out:
+	free(fresh);
+	free(all);
+	free(remap);
+	free(table);
+	free(ids);
+	return rc;
+}
+
+int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_stats *out,
+		  struct cp_error *err)
+{
+	struct region rg;
+	unsigned w = img->wsize;
+	uint64_t *frames = NULL;
+	uint32_t *depths = NULL;
+	const unsigned char *c, *e;
+	size_t ntl;
+	int found;
+
+	memset(out, 0, sizeof(*out));
+	found = region_find(img, &rg, err);
+	if (found <= 0)
+		return found;
+#define WORD(p, i) cp_image_word(img, (p) + (uint64_t)(i) * w)
+	out->addr = rg.addr;
+	c = rg.p + rg.off_counters;
+	out->allocs = WORD(c, HEAPANN_SC_ALLOCS);
+	out->frees = WORD(c, HEAPANN_SC_FREES);
+	out->bytes = WORD(c, HEAPANN_SC_BYTES);
+	out->bytes_freed = WORD(c, HEAPANN_SC_BYTES_FREED);
+	out->live_bytes = WORD(c, HEAPANN_SC_LIVE);
+	out->peak_live = WORD(c, HEAPANN_SC_PEAK);
+	out->peak_time = WORD(c, HEAPANN_SC_PEAK_TIME);
+	out->time = WORD(c, HEAPANN_SC_TIME);
+	out->unrecorded_allocs = WORD(c, HEAPANN_SC_UNREC_ALLOCS);
+	out->unrecorded_bytes = WORD(c, HEAPANN_SC_UNREC_BYTES);
+	out->unrecorded_frees = WORD(c, HEAPANN_SC_UNREC_FREES);
+	out->tl_interval = WORD(c, HEAPANN_SC_TL_INTERVAL);
+	for (unsigned i = 0; i < HEAPANN_NCALLS; i++)
+		out->calls[i] = WORD(c, HEAPANN_SC_CALLS + i);
+	for (unsigned b = 0; b < HEAPANN_STATS_NBINS; b++) {
+		const unsigned char *bp = rg.p + rg.off_bins + (uint64_t)b * HEAPANN_STATS_BIN_WORDS * w;
+
+		out->bins[b].allocs = WORD(bp, 0);
+		out->bins[b].bytes = WORD(bp, 1);
+		out->bins[b].frees = WORD(bp, 2);
+		out->bins[b].bytes_freed = WORD(bp, 3);
+	}
+	ntl = (size_t)WORD(c, HEAPANN_SC_TL_COUNT);
+	if (ntl > rg.tl_cap)
+		ntl = (size_t)rg.tl_cap;
+	out->samples = malloc((ntl + 1) * sizeof(*out->samples));
+	if (!out->samples)
+		goto nomem;
+	for (size_t i = 0; i < ntl; i++) {
+		const unsigned char *sp = rg.p + rg.off_tl + (uint64_t)i * 2 * w;
+		uint64_t t = WORD(sp, 0);
+
+		/* a sample being written while the core was taken is left out */
+		if (out->nsamples && t < out->samples[out->nsamples - 1].time)
+			continue;
+		out->samples[out->nsamples].time = t;
+		out->samples[out->nsamples].live = WORD(sp, 1);
+		out->nsamples++;
+	}
+
+	/* the stack table: complete entries only */
+	out->stack_cap = rg.stack_cap;
+	{
+		size_t used = 0, depth = (size_t)rg.stack_depth;
+
+		for (uint64_t s = 0; s < rg.stack_cap; s++) {
+			e = rg.p + rg.off_stacks + s * rg.entry_words * w;
+			if (WORD(e, HEAPANN_SE_HASH))
+				used++;
+		}
+		out->stacks = calloc(used + 1, sizeof(*out->stacks));
+		frames = malloc((used * depth + 1) * sizeof(*frames));
+		depths = malloc((used + 1) * sizeof(*depths));
+		if (!out->stacks || !frames || !depths)
+			goto nomem;
+		for (uint64_t s = 0; s < rg.stack_cap; s++) {
+			struct cp_stats_stack *cs = &out->stacks[out->nstacks];
+			uint64_t dw;
+			unsigned n;
+
+			e = rg.p + rg.off_stacks + s * rg.entry_words * w;
+			if (!WORD(e, HEAPANN_SE_HASH))
+				continue;
+			dw = WORD(e, HEAPANN_SE_DEPTH);
+			n = (unsigned)(dw & HEAPANN_STATS_DEPTH_MASK);
+			if (!(dw & HEAPANN_STATS_READY) || n > depth) {
+				out->skipped_entries++;
+				continue;
+			}
+			cs->allocs = WORD(e, HEAPANN_SE_ALLOCS);
+			cs->frees = WORD(e, HEAPANN_SE_FREES);
+			cs->bytes = WORD(e, HEAPANN_SE_BYTES);
+			cs->bytes_freed = WORD(e, HEAPANN_SE_BYTES_FREED);
+			for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++) {
+				cs->cls_bytes[k] = WORD(e, HEAPANN_SE_CLS_BYTES + k);
+				cs->cls_freed[k] = WORD(e, HEAPANN_SE_CLS_FREED + k);
+			}
+			for (unsigned k = 0; k < n; k++)
+				frames[out->nstacks * depth + k] = WORD(e, HEAPANN_SE_FRAMES + k);
+			depths[out->nstacks] = n;
+			out->nstacks++;
+		}
+		if (intern(scan, out, frames, depths, depth) < 0)
+			goto nomem;
+	}
+#undef WORD
+	free(frames);
+	free(depths);
+	return 1;
+nomem:
+	free(frames);
+	free(depths);
+	cp_stats_free(out);
+	return cp_error_set(err, CP_ENOMEM, img->path, "out of memory reading the statistics region");
+}

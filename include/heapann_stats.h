@@ -1,0 +1,177 @@
+/* heapann_stats.h - the statistics region: the second contract between annotate/
+ * and coreparse/ (after heapann_block.h).
+ *
+ * libheapann keeps mprof's statistics in one anonymous mapping of its own, so that a
+ * core (or a raw dump that includes it) carries the whole allocation history, freed
+ * blocks included. The reader finds the region by its signature. Header-only and
+ * pure, like heapann_block.h: compiled inside malloc and by the reader.
+ *
+ * Layout, in target words (W = 4 or 8) and target byte order, from the region
+ * address R (page aligned). All offsets are in bytes from R.
+ *
+ *   +--------------------+ R
+ *   | header, 16 words   |  MAGIC0 MAGIC1 VERSION HDR_WORDS CHECK TOTAL STACK_CAP
+ *   |                    |  STACK_DEPTH OFF_COUNTERS OFF_BINS OFF_TIMELINE OFF_STACKS
+ *   |                    |  TL_CAP NCOUNTERS NBINS ENTRY_WORDS
+ *   +--------------------+ R + OFF_COUNTERS
+ *   | counters           |  NCOUNTERS words, see enum heapann_stats_counter
+ *   +--------------------+ R + OFF_BINS
+ *   | size bins          |  NBINS x 4 words: ALLOCS BYTES FREES BYTES_FREED; bin s
+ *   |                    |  holds requests of s bytes (s <= 1024), bin 1025 the larger
+ *   +--------------------+ R + OFF_TIMELINE
+ *   | timeline           |  TL_CAP x 2 words: TIME LIVE (C_TL_COUNT of them are valid)
+ *   +--------------------+ R + OFF_STACKS
+ *   | stack table        |  STACK_CAP entries x ENTRY_WORDS words (open addressing):
+ *   |                    |  HASH DEPTH ALLOCS FREES BYTES BYTES_FREED CLS_BYTES[4]
+ *   |                    |  CLS_FREED[4] FRAMES[STACK_DEPTH]
+ *   +--------------------+ R + TOTAL
+ *
+ *   MAGIC0/1  HEAPANN_STATS_MAGIC{0,1}_{64,32}: the signature the reader looks for.
+ *   CHECK     heapann_check(R, TOTAL, STACK_DEPTH, STACK_CAP, VERSION | TL_CAP << 8):
+ *             a copy of the header anywhere else fails validation.
+ *   HASH      0: empty slot; otherwise the stack's hash (never 0).
+ *   DEPTH     bits 0-8: frames stored (<= STACK_DEPTH); HEAPANN_STATS_READY once the
+ *             frames are written. A slot with a HASH but without READY is being filled
+ *             (or its writer died): the reader skips it.
+ *   FRAMES    return addresses, innermost first, as in the block header (the first
+ *             STACK_DEPTH of them when the capture was deeper).
+ *   CLS_*     bytes per mprof size class: 0-32, 33-256, 257-2048, larger.
+ *   TIME      bytes allocated plus bytes freed so far (Massif's --time-unit=B).
+ *
+ * Every counter is a target word updated with relaxed atomic adds, so on a 32-bit
+ * target byte counts wrap at 4 GiB. The region holds no heap pointers (only return
+ * addresses and counts), so a reachability scan never takes it for a reference.
+ */
+#ifndef HEAPANN_STATS_H
+#define HEAPANN_STATS_H
+
+#include <stdint.h>
+
+#include "heapann_block.h"
+
+#define HEAPANN_STATS_VERSION 1u
+#define HEAPANN_STATS_HDR_WORDS 16u
+#define HEAPANN_STATS_NCOUNTERS 32u
+#define HEAPANN_STATS_NBINS 1026u
+#define HEAPANN_STATS_BIN_LARGE 1025u
+#define HEAPANN_STATS_BIN_WORDS 4u
+#define HEAPANN_STATS_NCLASSES 4u
+#define HEAPANN_STATS_ENTRY_FIXED 14u      /* entry words before FRAMES */
+#define HEAPANN_STATS_READY 0x10000u       /* in an entry's DEPTH word */
+#define HEAPANN_STATS_DEPTH_MASK 0x1FFu
+#define HEAPANN_STATS_TL_MIN 1024u         /* the reader accepts TL_CAP >= this */
+#define HEAPANN_STATS_MAX_STACKS (1u << 24)
+
+#define HEAPANN_STATS_MAGIC0_64 0x57A75C0DE5A110C8ULL
+#define HEAPANN_STATS_MAGIC1_64 0x1DE4B17A57A7B1E5ULL
+#define HEAPANN_STATS_MAGIC0_32 0x57A75A11u
+#define HEAPANN_STATS_MAGIC1_32 0xB17A57A7u
+
+/* Header word indices. */
+enum heapann_stats_hdr {
+	HEAPANN_SH_MAGIC0 = 0,
+	HEAPANN_SH_MAGIC1 = 1,
+	HEAPANN_SH_VERSION = 2,
+	HEAPANN_SH_HDR_WORDS = 3,
+	HEAPANN_SH_CHECK = 4,
+	HEAPANN_SH_TOTAL = 5,
+	HEAPANN_SH_STACK_CAP = 6,
+	HEAPANN_SH_STACK_DEPTH = 7,
+	HEAPANN_SH_OFF_COUNTERS = 8,
+	HEAPANN_SH_OFF_BINS = 9,
+	HEAPANN_SH_OFF_TIMELINE = 10,
+	HEAPANN_SH_OFF_STACKS = 11,
+	HEAPANN_SH_TL_CAP = 12,
+	HEAPANN_SH_NCOUNTERS = 13,
+	HEAPANN_SH_NBINS = 14,
+	HEAPANN_SH_ENTRY_WORDS = 15,
+};
+
+/* Counter word indices (from OFF_COUNTERS). */
+enum heapann_stats_counter {
+	HEAPANN_SC_ALLOCS = 0,        /* annotated allocations */
+	HEAPANN_SC_FREES = 1,         /* frees of annotated blocks */
+	HEAPANN_SC_BYTES = 2,         /* bytes requested */
+	HEAPANN_SC_BYTES_FREED = 3,   /* requested bytes of the blocks freed */
+	HEAPANN_SC_LIVE = 4,          /* live requested bytes */
+	HEAPANN_SC_PEAK = 5,          /* highest LIVE seen */
+	HEAPANN_SC_PEAK_TIME = 6,     /* TIME when PEAK was reached */
+	HEAPANN_SC_TIME = 7,          /* bytes allocated + bytes freed */
+	HEAPANN_SC_STACKS = 8,        /* stack table slots taken */
+	HEAPANN_SC_UNREC_ALLOCS = 9,  /* allocations whose stack found no slot */
+	HEAPANN_SC_UNREC_BYTES = 10,
+	HEAPANN_SC_UNREC_FREES = 11,  /* frees whose stack has no slot */
+	HEAPANN_SC_TL_COUNT = 12,     /* valid timeline samples */
+	HEAPANN_SC_TL_INTERVAL = 13,  /* TIME between samples (doubles when full) */
+	HEAPANN_SC_TL_NEXT = 14,      /* TIME of the next sample */
+	HEAPANN_SC_TL_LOCK = 15,      /* timeline try-lock (1 while a sample is taken) */
+	HEAPANN_SC_CALLS = 16,        /* HEAPANN_NCALLS words: calls per entry point */
+};
+
+/* Entry points counted at HEAPANN_SC_CALLS + i. */
+enum heapann_call {
+	HEAPANN_CALL_MALLOC = 0,
+	HEAPANN_CALL_CALLOC = 1,
+	HEAPANN_CALL_REALLOC = 2,
+	HEAPANN_CALL_FREE = 3,
+	HEAPANN_CALL_REALLOCARRAY = 4,
+	HEAPANN_CALL_POSIX_MEMALIGN = 5,
+	HEAPANN_CALL_ALIGNED_ALLOC = 6,
+	HEAPANN_CALL_MEMALIGN = 7,
+	HEAPANN_CALL_VALLOC = 8,
+	HEAPANN_CALL_PVALLOC = 9,
+	HEAPANN_NCALLS = 10,
+};
+
+/* Entry word indices. */
+enum heapann_stats_entry {
+	HEAPANN_SE_HASH = 0,
+	HEAPANN_SE_DEPTH = 1,
+	HEAPANN_SE_ALLOCS = 2,
+	HEAPANN_SE_FREES = 3,
+	HEAPANN_SE_BYTES = 4,
+	HEAPANN_SE_BYTES_FREED = 5,
+	HEAPANN_SE_CLS_BYTES = 6,
+	HEAPANN_SE_CLS_FREED = 10,
+	HEAPANN_SE_FRAMES = 14,
+};
+
+static inline uint64_t heapann_stats_magic0(unsigned w)
+{
+	return w == 8 ? HEAPANN_STATS_MAGIC0_64 : HEAPANN_STATS_MAGIC0_32;
+}
+
+static inline uint64_t heapann_stats_magic1(unsigned w)
+{
+	return w == 8 ? HEAPANN_STATS_MAGIC1_64 : HEAPANN_STATS_MAGIC1_32;
+}
+
+/* The header's CHECK word for a region at address r. */
+static inline uint64_t heapann_stats_check(uint64_t r, uint64_t total, uint64_t stack_depth,
+					   uint64_t stack_cap, uint64_t tl_cap, unsigned w)
+{
+	return heapann_check(r, total, stack_depth, stack_cap,
+			     HEAPANN_STATS_VERSION | (tl_cap << 8), w);
+}
+
+/* mprof's size class of a request (index into CLS_BYTES / CLS_FREED). */
+static inline unsigned heapann_stats_class(uint64_t size)
+{
+	return size <= 32 ? 0 : size <= 256 ? 1 : size <= 2048 ? 2 : 3;
+}
+
+/* The hash of a chain of return addresses (never 0). */
+static inline uint64_t heapann_stats_hash(const uintptr_t *frames, unsigned depth)
+{
+	uint64_t h = 0x6A09E667F3BCC909ULL ^ depth;
+
+	for (unsigned i = 0; i < depth; i++) {
+		h ^= (uint64_t)frames[i];
+		h *= 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	h ^= h >> 32;
+	return h ? h : 1;
+}
+
+#endif /* HEAPANN_STATS_H */

@@ -1,0 +1,411 @@
+/* t_tables.c - mprof's tables and Massif's tree on synthetic scans: exact bytes,
+ * blocks and paths for the producer/consumer example, the F/G recursion of the
+ * call graph, the size bins and the tree, with no core or symbolizer needed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "tables.h"
+
+/* A synthetic profile: return addresses with one named frame each, stacks over
+ * them, live blocks. */
+struct fake {
+	struct cp_scan scan;
+	struct sym_table sym;
+	struct an_input in;
+	uint64_t addrs[64];
+	struct sym_loc locs[64];
+	struct sym_frame frames[64];
+	struct cp_stack stacks[32];
+	uint32_t sf[512];
+	struct cp_block blocks[4096];
+};
+
+static void fake_init(struct fake *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->scan.addrs = f->addrs;
+	f->scan.stacks = f->stacks;
+	f->scan.stack_frames = f->sf;
+	f->scan.blocks = f->blocks;
+	f->sym.locs = f->locs;
+	f->sym.frames = f->frames;
+	f->in.scan = &f->scan;
+	f->in.sym = &f->sym;
+}
+
+/* Add a return address in function fn at line; returns its index. */
+static uint32_t fake_addr(struct fake *f, const char *fn, unsigned line)
+{
+	size_t i = f->scan.naddrs++;
+
+	f->addrs[i] = 0x1000 + 0x10 * i;   /* ascending, as a scan keeps them */
+	f->frames[i].function = fn;
+	f->frames[i].file = "prog.c";
+	f->frames[i].line = line;
+	f->locs[i].addr = f->addrs[i];
+	f->locs[i].first = (uint32_t)i;
+	f->locs[i].nframes = 1;
+	f->sym.nlocs = f->sym.nframes = i + 1;
+	return (uint32_t)i;
+}
+
+/* Add a stack of n address indices, innermost first; returns its index. */
+static uint32_t fake_stack(struct fake *f, size_t n, const uint32_t *a)
+{
+	size_t s = f->scan.nstacks++;
+
+	f->stacks[s].first = (uint32_t)f->scan.nstack_frames;
+	f->stacks[s].depth = (uint32_t)n;
+	for (size_t i = 0; i < n; i++)
+		f->sf[f->scan.nstack_frames++] = a[i];
+	return (uint32_t)s;
+}
+
+static void fake_block(struct fake *f, uint32_t stack, uint64_t size, int live)
+{
+	struct cp_block *b = &f->blocks[f->scan.nblocks++];
+
+	b->user = 0x100000 + 0x1000 * f->scan.nblocks;
+	b->hdr = b->user - 64;
+	b->size = size;
+	b->stack = stack;
+	b->state = live ? CP_LIVE : CP_FREED;
+	if (live) {
+		f->scan.nlive++;
+		f->scan.live_bytes += size;
+	}
+}
+
+static const char *leak_fn(const struct an_input *in, const struct an_leak *l, size_t k)
+{
+	struct an_frame fr[16];
+
+	if (an_frames_get(in, l->stack, l->skip, fr, 16) <= k || k >= l->npath)
+		return NULL;
+	return fr[k].function;
+}
+
+static const char *node_fn(const struct an_input *in, const struct an_gnode *g)
+{
+	struct an_frame fr[32];
+	size_t n = an_frames_get(in, g->stack, 0, fr, 32);
+
+	return g->frame < n ? fr[g->frame].function : NULL;
+}
+
+/* The graph node of function fn (not a cycle), or NULL. Frames are counted from
+ * the stack's start after skip; the tests use stacks whose skip is known. */
+static const struct an_gnode *gnode(const struct an_input *in, const struct an_usage *u,
+				    const struct an_graph *g, const char *fn)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		struct an_frame fr[32];
+		size_t skip = 0, n;
+
+		if (g->v[i].is_cycle)
+			continue;
+		for (size_t k = 0; k < u->n; k++)
+			if (u->v[k].stack == g->v[i].stack)
+				skip = u->v[k].skip;
+		n = an_frames_get(in, g->v[i].stack, (uint32_t)skip, fr, 32);
+		if (g->v[i].frame < n && fr[g->v[i].frame].function &&
+		    !strcmp(fr[g->v[i].frame].function, fn))
+			return &g->v[i];
+	}
+	(void)node_fn;
+	return NULL;
+}
+
+static uint64_t edge_bytes(const struct an_gedge *e, size_t n, uint32_t node)
+{
+	for (size_t i = 0; i < n; i++)
+		if (e[i].node == node)
+			return e[i].bytes;
+	return UINT64_MAX;
+}
+
+/* mprof's producer/consumer: make_widget called by make_red_widget and
+ * make_blue_widget; blue widgets are freed. */
+static void test_widgets(void)
+{
+	struct fake *f = malloc(sizeof(*f));
+	struct an_filter filt = { 0 };
+	struct an_usage u;
+	struct an_leaks l;
+	struct an_directs d;
+	struct an_graph g;
+	struct cp_stats st;
+	uint32_t a_malloc, a_mw, a_red, a_blue, a_main_r, a_main_b, s_red, s_blue;
+	const unsigned nred = 7, nblue = 5;
+
+	fake_init(f);
+	a_malloc = fake_addr(f, "malloc", 0);       /* the allocator's own frame */
+	a_mw = fake_addr(f, "make_widget", 10);
+	a_red = fake_addr(f, "make_red_widget", 20);
+	a_blue = fake_addr(f, "make_blue_widget", 30);
+	a_main_r = fake_addr(f, "main", 40);
+	a_main_b = fake_addr(f, "main", 41);
+	s_red = fake_stack(f, 4, (uint32_t[]){ a_malloc, a_mw, a_red, a_main_r });
+	s_blue = fake_stack(f, 4, (uint32_t[]){ a_malloc, a_mw, a_blue, a_main_b });
+	for (unsigned i = 0; i < nred; i++)
+		fake_block(f, s_red, 204, 1);
+	for (unsigned i = 0; i < nblue; i++)
+		fake_block(f, s_blue, 204, 0);
+
+	/* live blocks only */
+	CHECK("scan usage builds", an_usage_from_scan(&f->in, &filt, &u) == 0);
+	CHECK("scan usage: one site (freed blocks left out)", u.n == 1 && !u.from_stats);
+	CHECK("scan usage: malloc frame skipped", u.n == 1 && u.v[0].skip == 1);
+	CHECK("scan usage: totals", u.allocs == nred && u.bytes == nred * 204 && u.frees == 0);
+	CHECK("scan usage: bin 204", u.bins[204].allocs == nred && u.bins[204].bytes == nred * 204);
+	an_usage_release(&u);
+
+	/* the statistics: the whole history */
+	memset(&st, 0, sizeof(st));
+	st.stacks = calloc(2, sizeof(*st.stacks));
+	st.nstacks = 2;
+	st.stacks[0].stack = s_red;
+	st.stacks[0].allocs = nred;
+	st.stacks[0].bytes = nred * 204;
+	st.stacks[0].cls_bytes[1] = nred * 204;
+	st.stacks[1].stack = s_blue;
+	st.stacks[1].allocs = nblue;
+	st.stacks[1].frees = nblue;
+	st.stacks[1].bytes = nblue * 204;
+	st.stacks[1].bytes_freed = nblue * 204;
+	st.stacks[1].cls_bytes[1] = nblue * 204;
+	st.stacks[1].cls_freed[1] = nblue * 204;
+	st.bins[204].allocs = nred + nblue;
+	st.bins[204].bytes = (nred + nblue) * 204;
+	st.bins[204].frees = nblue;
+	st.bins[204].bytes_freed = nblue * 204;
+	CHECK("stats usage builds", an_usage_from_stats(&f->in, &filt, &st, &u) == 0);
+	CHECK("stats usage: two sites", u.n == 2 && u.from_stats);
+	CHECK("stats usage: totals", u.allocs == nred + nblue && u.frees == nblue &&
+	      u.bytes == (nred + nblue) * 204 && u.bytes_freed == nblue * 204);
+	CHECK("stats usage: bin 204 from the region",
+	      u.bins[204].allocs == nred + nblue && u.bins[204].frees == nblue);
+
+	CHECK("leaks build", an_leaks_build(&f->in, &u, 5, 0, &l) == 0);
+	CHECK("leaks: exactly one leaking path", l.n == 1);
+	CHECK("leaks: through make_red_widget",
+	      l.n == 1 && l.v[0].npath == 3 && !strcmp(leak_fn(&f->in, &l.v[0], 0), "make_widget") &&
+	      !strcmp(leak_fn(&f->in, &l.v[0], 1), "make_red_widget") &&
+	      !strcmp(leak_fn(&f->in, &l.v[0], 2), "main"));
+	CHECK("leaks: kept, allocs, frees exact",
+	      l.n == 1 && l.v[0].kept_blocks == nred && l.v[0].kept_bytes == nred * 204 &&
+	      l.v[0].allocs == nred && l.v[0].frees == 0 && l.v[0].bytes == nred * 204);
+	an_leaks_release(&l);
+	/* a path of one function: red and blue share it, blue's allocs and frees count */
+	CHECK("leaks depth 1 build", an_leaks_build(&f->in, &u, 1, 0, &l) == 0);
+	CHECK("leaks depth 1: make_widget with both producers' counts",
+	      l.n == 1 && l.v[0].npath == 1 && l.v[0].kept_blocks == nred &&
+	      l.v[0].allocs == nred + nblue && l.v[0].frees == nblue &&
+	      l.v[0].bytes == (nred + nblue) * 204);
+	an_leaks_release(&l);
+
+	CHECK("direct build", an_direct_build(&f->in, &u, &d) == 0);
+	CHECK("direct: one function, make_widget", d.n == 1);
+	CHECK("direct: bytes, kept, calls",
+	      d.n == 1 && d.v[0].bytes == (nred + nblue) * 204 && d.v[0].kept_bytes == nred * 204 &&
+	      d.v[0].calls == nred + nblue);
+	CHECK("direct: medium class", d.n == 1 && d.v[0].cls_bytes[1] == (nred + nblue) * 204 &&
+	      d.v[0].cls_kept[1] == nred * 204 && d.v[0].cls_bytes[0] == 0);
+	an_directs_release(&d);
+
+	CHECK("graph build", an_graph_build(&f->in, &u, &g) == 0);
+	{
+		const struct an_gnode *mw = gnode(&f->in, &u, &g, "make_widget");
+		const struct an_gnode *red = gnode(&f->in, &u, &g, "make_red_widget");
+		const struct an_gnode *blue = gnode(&f->in, &u, &g, "make_blue_widget");
+		const struct an_gnode *mn = gnode(&f->in, &u, &g, "main");
+
+		CHECK("graph: 4 functions, no cycle", g.n == 4 && g.ncycles == 0);
+		CHECK("graph: nodes found", mw && red && blue && mn);
+		if (mw && red && blue && mn) {
+			CHECK("graph: make_widget self = all bytes",
+			      mw->self == (nred + nblue) * 204 && mw->total == mw->self);
+			CHECK("graph: main first (index 1), total all, self 0",
+			      mn->index == 1 && mn->total == (nred + nblue) * 204 && mn->self == 0);
+			CHECK("graph: make_red_widget requests the kept bytes from make_widget",
+			      edge_bytes(red->callees, red->ncallees, mw->index - 1) == nred * 204);
+			CHECK("graph: make_widget's callers",
+			      mw->ncallers == 2 &&
+			      edge_bytes(mw->callers, mw->ncallers, blue->index - 1) == nblue * 204);
+			CHECK("graph: calls", red->calls == nred && mw->calls == nred + nblue);
+		}
+	}
+	an_graph_release(&g);
+	an_usage_release(&u);
+	cp_stats_free(&st);
+	free(f);
+}
+
+/* main -> F -> G -> F -> G -> malloc(10), and main -> malloc(5). */
+static void test_recursion(void)
+{
+	struct fake *f = malloc(sizeof(*f));
+	struct an_filter filt = { 0 };
+	struct an_usage u;
+	struct an_graph g;
+	uint32_t m, g1, f1, g2, f2, mn, mn2, s1, s2;
+
+	fake_init(f);
+	m = fake_addr(f, "malloc", 0);
+	g1 = fake_addr(f, "G", 11);
+	f1 = fake_addr(f, "F", 21);
+	g2 = fake_addr(f, "G", 12);
+	f2 = fake_addr(f, "F", 22);
+	mn = fake_addr(f, "main", 31);
+	mn2 = fake_addr(f, "main", 32);
+	s1 = fake_stack(f, 6, (uint32_t[]){ m, g1, f1, g2, f2, mn });
+	s2 = fake_stack(f, 2, (uint32_t[]){ m, mn2 });
+	fake_block(f, s1, 10, 1);
+	fake_block(f, s2, 5, 1);
+	CHECK("recursion: usage", an_usage_from_scan(&f->in, &filt, &u) == 0 && u.n == 2);
+	CHECK("recursion: graph builds", an_graph_build(&f->in, &u, &g) == 0);
+	CHECK("recursion: one cycle", g.ncycles == 1);
+	{
+		const struct an_gnode *F = gnode(&f->in, &u, &g, "F"), *G = gnode(&f->in, &u, &g, "G");
+		const struct an_gnode *M = gnode(&f->in, &u, &g, "main"), *C = NULL;
+
+		for (size_t i = 0; i < g.n; i++)
+			if (g.v[i].is_cycle)
+				C = &g.v[i];
+		CHECK("recursion: nodes", F && G && M && C && g.n == 4);
+		if (F && G && M && C) {
+			CHECK("recursion: F and G in cycle 1", F->cycle == 1 && G->cycle == 1 &&
+			      C->cycle == 1 && C->nmembers == 2);
+			CHECK("recursion: main credited with exactly 15 (10 through F, 5 itself)",
+			      M->total == 15 && M->self == 5);
+			CHECK("recursion: main -> F exactly 10 bytes",
+			      edge_bytes(M->callees, M->ncallees, F->index - 1) == 10);
+			CHECK("recursion: cycle total 10, self 10", C->total == 10 && C->self == 10);
+			CHECK("recursion: cycle's caller main, 10 bytes",
+			      C->ncallers == 1 && C->callers[0].node == M->index - 1 &&
+			      C->callers[0].bytes == 10);
+			CHECK("recursion: cycle has no callees outside", C->ncallees == 0);
+			CHECK("recursion: F and G 10 bytes each, not 20",
+			      F->total == 10 && G->total == 10 && G->self == 10 && F->self == 0);
+			CHECK("recursion: recursive calls counted",
+			      F->calls == 1 && F->rcalls == 1 && G->rcalls == 1);
+			CHECK("recursion: F -> G edge once", edge_bytes(F->callees, F->ncallees,
+									 G->index - 1) == 10);
+			CHECK("recursion: main first", M->index == 1);
+		}
+	}
+	an_graph_release(&g);
+	an_usage_release(&u);
+	free(f);
+}
+
+/* Massif's manual example: g(4000) from f and from main, f(2000), main 10 x 1000. */
+static void test_tree(void)
+{
+	struct fake *f = malloc(sizeof(*f));
+	struct an_filter filt = { 0 };
+	struct an_usage u;
+	struct an_tree t;
+	uint32_t m, g, f_g, f_own, mn_f, mn_g, mn_own;
+	uint32_t s_gf, s_gm, s_f, s_m;
+
+	fake_init(f);
+	m = fake_addr(f, "malloc", 0);
+	g = fake_addr(f, "g", 5);
+	f_g = fake_addr(f, "f", 11);
+	f_own = fake_addr(f, "f", 10);
+	mn_f = fake_addr(f, "main", 25);
+	mn_g = fake_addr(f, "main", 26);
+	mn_own = fake_addr(f, "main", 20);
+	s_gf = fake_stack(f, 4, (uint32_t[]){ m, g, f_g, mn_f });
+	s_gm = fake_stack(f, 3, (uint32_t[]){ m, g, mn_g });
+	s_f = fake_stack(f, 3, (uint32_t[]){ m, f_own, mn_f });
+	s_m = fake_stack(f, 2, (uint32_t[]){ m, mn_own });
+	fake_block(f, s_gf, 4000, 1);
+	fake_block(f, s_gm, 4000, 1);
+	fake_block(f, s_f, 2000, 1);
+	for (int i = 0; i < 10; i++)
+		fake_block(f, s_m, 1000, 1);
+	fake_block(f, s_m, 777, 0);    /* freed: not in the tree */
+	CHECK("tree: usage", an_usage_from_scan(&f->in, &filt, &u) == 0);
+	CHECK("tree: builds", an_tree_build(&f->in, &u, &t) == 0);
+	CHECK("tree: root 20000 bytes in 13 blocks", t.v[0].bytes == 20000 && t.v[0].blocks == 13);
+	CHECK("tree: root has 3 children (main, g, f)", t.v[0].nchildren == 3);
+	if (t.v[0].nchildren == 3) {
+		const struct an_tnode *c0 = &t.v[t.v[0].children[0]];
+		const struct an_tnode *c1 = &t.v[t.v[0].children[1]];
+		const struct an_tnode *c2 = &t.v[t.v[0].children[2]];
+
+		CHECK("tree: largest first: 10000, 8000, 2000",
+		      c0->bytes == 10000 && c1->bytes == 8000 && c2->bytes == 2000);
+		CHECK("tree: main's own node is a leaf, 10 blocks", c0->nchildren == 0 && c0->blocks == 10);
+		CHECK("tree: g splits into f (4000) and main (4000)",
+		      c1->nchildren == 2 && t.v[c1->children[0]].bytes == 4000 &&
+		      t.v[c1->children[1]].bytes == 4000);
+		CHECK("tree: g -> f -> main", c1->nchildren == 2 &&
+		      t.v[t.v[c1->children[0]].children[0]].bytes == 4000);
+		CHECK("tree: parents", c0->parent == 0 && t.v[c1->children[0]].parent == t.v[0].children[1]);
+	}
+	an_tree_release(&t);
+	an_usage_release(&u);
+	free(f);
+}
+
+/* Size bins, size classes, call sites and --ignore-fn. */
+static void test_bins_and_sites(void)
+{
+	struct fake *f = malloc(sizeof(*f));
+	struct an_filter filt = { 0 };
+	const char *ign[] = { "noisy" };
+	struct an_usage u;
+	struct an_leaks l;
+	uint32_t a1, a2, mn, nz, s1, s2, s3;
+
+	fake_init(f);
+	a1 = fake_addr(f, "alloc_here", 5);
+	a2 = fake_addr(f, "alloc_here", 6);
+	mn = fake_addr(f, "main", 9);
+	nz = fake_addr(f, "noisy", 3);
+	s1 = fake_stack(f, 2, (uint32_t[]){ a1, mn });
+	s2 = fake_stack(f, 2, (uint32_t[]){ a2, mn });
+	s3 = fake_stack(f, 2, (uint32_t[]){ nz, mn });
+	fake_block(f, s1, 0, 1);
+	fake_block(f, s1, 1024, 1);
+	fake_block(f, s2, 1025, 1);
+	fake_block(f, s2, 5000, 1);
+	fake_block(f, s3, 64, 1);
+	CHECK("classes", an_size_class(0) == 0 && an_size_class(32) == 0 && an_size_class(33) == 1 &&
+	      an_size_class(256) == 1 && an_size_class(257) == 2 && an_size_class(2048) == 2 &&
+	      an_size_class(2049) == 3);
+	CHECK("bins: usage", an_usage_from_scan(&f->in, &filt, &u) == 0);
+	CHECK("bins: 0 and 1024 have their own bins", u.bins[0].allocs == 1 && u.bins[1024].allocs == 1 &&
+	      u.bins[1024].bytes == 1024);
+	CHECK("bins: 1025 and 5000 in the large bin",
+	      u.bins[AN_BIN_LARGE].allocs == 2 && u.bins[AN_BIN_LARGE].bytes == 6025);
+	CHECK("leaks by function: both lines of alloc_here in one path",
+	      an_leaks_build(&f->in, &u, 5, 0, &l) == 0 && l.n == 2 && l.v[0].kept_blocks == 4 &&
+	      l.v[0].kept_bytes == 7049);
+	an_leaks_release(&l);
+	CHECK("leaks --call-sites: the two lines apart",
+	      an_leaks_build(&f->in, &u, 5, 1, &l) == 0 && l.n == 3 && l.v[0].kept_bytes == 6025 &&
+	      l.v[1].kept_bytes == 1024 && l.v[2].kept_bytes == 64);
+	an_leaks_release(&l);
+	an_usage_release(&u);
+	filt.ignore_fns = ign;
+	filt.nignore_fns = 1;
+	CHECK("--ignore-fn: usage", an_usage_from_scan(&f->in, &filt, &u) == 0);
+	CHECK("--ignore-fn: noisy left out", u.allocs == 4 && u.ignored_allocs == 1 &&
+	      u.ignored_bytes == 64 && u.bins[64].allocs == 0);
+	an_usage_release(&u);
+	free(f);
+}
+
+int main(void)
+{
+	test_widgets();
+	test_recursion();
+	test_tree();
+	test_bins_and_sites();
+	return CHECK_DONE();
+}
