@@ -167,7 +167,8 @@ struct cp_stack {
 enum cp_damage_kind {
 	CP_DMG_CHECK = 1,     /* start magic found, check word or fields wrong */
 	CP_DMG_END = 2,       /* start magic and fields fine, end magic overwritten */
-	CP_DMG_START = 3,     /* live end magic found, start of the header overwritten */
+	CP_DMG_START = 3,     /* live end magic found, start of the header overwritten
+			       * (DEPTH still agrees with the END, or the check word holds) */
 	CP_DMG_VERSION = 4,   /* unknown format version */
 	CP_DMG_BOUNDS = 5,    /* size or depth out of bounds, or header not fully dumped */
 };
@@ -205,6 +206,10 @@ struct cp_scan {
 	uint64_t live_overhead;    /* header, pad and guard bytes of live blocks */
 	size_t nstale;             /* freed headers too overwritten to read (memory reused
 				    * after free): counted here, not listed as damage */
+	size_t nstray;             /* live END words that no header agrees with (the DEPTH
+				    * word differs and the check word fails): values that
+				    * merely look like an END, e.g. copies on a stack; a
+				    * header overwritten up to its DEPTH word ends up here */
 	uint64_t scanned_bytes;    /* dumped bytes that were scanned */
 };
 

@@ -153,6 +153,7 @@ struct chunk {
 	struct vec damage;     /* struct cp_damage, same */
 	unsigned worker;       /* which worker's stack table the indices refer to */
 	size_t nstale;
+	size_t nstray;
 };
 
 struct worker {
@@ -449,20 +450,15 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 	const unsigned char *base = sc->map + seg->offset;
 	uint64_t hb = heapann_header_bytes(dep, w), h, H, start, info, size, depth, seq, chk;
 	struct cp_damage d;
+	int64_t st;
 	int verified = 0;
 
 	if (e + w < hb) {
-		/* the header would start before the segment */
-		if (freed) {
+		/* the header would start before the segment: nothing to corroborate */
+		if (freed)
 			c->nstale++;
-			return;
-		}
-		memset(&d, 0, sizeof(d));
-		d.hdr = seg->vaddr + e + w - hb;
-		d.user = seg->vaddr + e + w;
-		d.known = CP_KNOWN_USER;
-		d.kind = CP_DMG_BOUNDS;
-		push_damage(wk, c, &d);
+		else
+			c->nstray++;
 		return;
 	}
 	h = e + w - hb;
@@ -489,6 +485,11 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 			c->nstale++;
 		return;
 	}
+	if (!verified && depth != dep) {
+		/* a lone END value (a copy on a stack, say): no header agrees with it */
+		c->nstray++;
+		return;
+	}
 	memset(&d, 0, sizeof(d));
 	d.hdr = H;
 	d.user = H + hb;
@@ -500,16 +501,13 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 		d.seq = seq;
 		d.known |= CP_KNOWN_SIZE | CP_KNOWN_SEQ;
 	}
-	if (verified || depth == dep) {
-		int64_t st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w, (unsigned)dep);
-
-		if (st < 0) {
-			wk->failed = 1;
-			return;
-		}
-		d.stack = (uint32_t)st;
-		d.known |= CP_KNOWN_FRAMES;
+	st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w, (unsigned)dep);
+	if (st < 0) {
+		wk->failed = 1;
+		return;
 	}
+	d.stack = (uint32_t)st;
+	d.known |= CP_KNOWN_FRAMES;
 	push_damage(wk, c, &d);
 }
 
@@ -734,6 +732,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		nb += sc->chunks[i].blocks.n;
 		nd += sc->chunks[i].damage.n;
 		out->nstale += sc->chunks[i].nstale;
+		out->nstray += sc->chunks[i].nstray;
 	}
 	out->blocks = malloc((nb ? nb : 1) * sizeof(*out->blocks));
 	out->damaged = malloc((nd ? nd : 1) * sizeof(*out->damaged));

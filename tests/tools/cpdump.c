@@ -2,8 +2,8 @@
  * (counts, then one line per block and per damaged header). A driver for
  * tests/run-coreparse.sh; the output is line-oriented for grep and awk.
  *
- * usage: cpdump [-t THREADS] [-q] [-e EXE] CORE
- *        cpdump [-t THREADS] [-q] --raw BASE WSIZE little|big DUMP
+ * usage: cpdump [-t THREADS] [-c CHUNK_BYTES] [-q] [-e EXE] CORE
+ *        cpdump [-t THREADS] [-c CHUNK_BYTES] [-q] --raw BASE WSIZE little|big DUMP
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +29,8 @@ int main(int argc, char **argv)
 	struct cp_image *img;
 	struct cp_scan scan;
 	unsigned threads = 0;
+	unsigned long long chunk = 0;
+	struct cp_scan_options opt = { 0 };
 	int quiet = 0, i = 1;
 	const char *exe = NULL;
 	size_t k;
@@ -36,6 +38,8 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-t") && i + 1 < argc)
 			threads = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-c") && i + 1 < argc)
+			chunk = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "-q"))
 			quiet = 1;
 		else if (!strcmp(argv[i], "-e") && i + 1 < argc)
@@ -91,13 +95,15 @@ int main(int argc, char **argv)
 		else
 			printf("exe ok\n");
 	}
-	if (cp_scan_image(img, threads, &scan, &err) < 0) {
+	opt.nthreads = threads;
+	opt.chunk_bytes = chunk;
+	if (cp_scan_image_opts(img, &opt, &scan, &err) < 0) {
 		fprintf(stderr, "%s\n", err.msg);
 		cp_image_free(img);
 		return 1;
 	}
-	printf("scan blocks=%zu live=%zu freed=%zu damaged=%zu stale=%zu stacks=%zu addrs=%zu live_bytes=%llu live_overhead=%llu\n",
-	       scan.nblocks, scan.nlive, scan.nfreed, scan.ndamaged, scan.nstale, scan.nstacks, scan.naddrs,
+	printf("scan blocks=%zu live=%zu freed=%zu damaged=%zu stale=%zu stray=%zu stacks=%zu addrs=%zu live_bytes=%llu live_overhead=%llu\n",
+	       scan.nblocks, scan.nlive, scan.nfreed, scan.ndamaged, scan.nstale, scan.nstray, scan.nstacks, scan.naddrs,
 	       (unsigned long long)scan.live_bytes, (unsigned long long)scan.live_overhead);
 	for (k = 0; !quiet && k < scan.nblocks; k++) {
 		const struct cp_block *b = &scan.blocks[k];
@@ -120,6 +126,6 @@ int main(int argc, char **argv)
 	cp_image_free(img);
 	return 0;
 usage:
-	fprintf(stderr, "usage: cpdump [-t N] [-q] [-e EXE] CORE | cpdump [-t N] [-q] --raw BASE WSIZE little|big DUMP\n");
+	fprintf(stderr, "usage: cpdump [-t N] [-c CHUNK] [-q] [-e EXE] CORE | cpdump [-t N] [-c CHUNK] [-q] --raw BASE WSIZE little|big DUMP\n");
 	return 2;
 }

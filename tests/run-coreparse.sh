@@ -1,0 +1,122 @@
+#!/bin/sh
+# run-coreparse.sh - coreparse on real cores of tests/prog/cp_blocks.c run under
+# libheapann: a kernel core (abort) and a gdb gcore of the same program. cpdump must
+# find exactly the blocks the program printed (address, size, seq, depth, guard),
+# its freed blocks, its 5-byte overrun, its two damaged headers, its threads, its
+# build-id; the same result with 1 and 2 threads; a core cut by ulimit -c opens and
+# says it is truncated.
+. tests/lib.sh
+LIB=$TOP/$B/libheapann.so
+DUMP=$TOP/$B/tests/tools/cpdump
+[ -f "$LIB" ] || skip "no $B/libheapann.so yet"
+[ -x "$DUMP" ] || skip "no $DUMP (make $B/tests/tools/cpdump)"
+prog=$TMP/cp_blocks
+${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Iinclude -pthread -o "$prog" tests/prog/cp_blocks.c || exit 1
+other=$TMP/other
+printf 'int main(void){return 0;}\n' >"$TMP/other.c" && ${CC:-cc} -o "$other" "$TMP/other.c" || exit 1
+buildid=$(readelf -n "$prog" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+
+# verify LABEL OUT DUMP: every fact the program printed (OUT) is in cpdump's DUMP
+verify() {
+	label=$1 out=$2 dump=$3
+	nlive=$(grep -c '^live ' "$out")
+	# each live block exactly once, with its size, seq, depth and guard; the
+	# overrun block with 5 differing guard bytes, the others intact
+	missing=$(awk -v dump="$dump" '
+		/^overrun / { ovr[$2] = $3 }
+		/^live / { live[$2] = $0 }
+		END {
+			while ((getline l < dump) > 0) {
+				if (l !~ /^block live /) continue
+				split(l, f, /[ =]/)
+				seen[f[4]]++
+				line[f[4]] = l
+			}
+			bad = 0
+			for (p in live) {
+				split(live[p], v, " ")
+				o = (p in ovr) ? ovr[p] : 0
+				want = "block live user=" p " size=" v[3] " seq=" v[4] " depth=" v[5] " stack="
+				tail = " guard=" v[6] " diff=" o " overrun=" o " flags=" (o ? 1 : 0) " "
+				if (seen[p] != 1 || index(line[p], want) != 1 || index(line[p], tail) == 0) {
+					print "missing or wrong: " live[p] " -> " line[p] > "/dev/stderr"
+					bad++
+				}
+			}
+			print bad
+		}' "$out")
+	check_eq "$label: all $nlive live blocks found once, with size/seq/depth/guard" 0 "$missing"
+	check "$label: the program made 36 live blocks" test "$nlive" -eq 36
+	nfreed=0
+	for p in $(sed -n 's/^freed //p' "$out"); do
+		grep -q "^block freed user=$p " "$dump" && nfreed=$((nfreed + 1))
+	done
+	check_eq "$label: its 4 freed blocks are freed" 4 "$nfreed"
+	p=$(sed -n 's/^dmg-start //p' "$out")
+	check_grep "$label: START-damaged header" "^damage start hdr=0x[0-9a-f]* user=$p " "$dump"
+	set -- $(sed -n 's/^dmg-end //p' "$out")
+	check_grep "$label: END-damaged header keeps size and seq" "^damage end hdr=0x[0-9a-f]* user=$1 size=$2 seq=$3 known=15 " "$dump"
+	check_grep "$label: no other damage" "^scan .* damaged=2 " "$dump"
+	for t in $(sed -n 's/^tid //p' "$out"); do
+		check_grep "$label: thread $t" "^thread tid=$t " "$dump"
+	done
+	check_grep "$label: 2 threads" "threads=2 " "$dump"
+	check_grep "$label: pr_fname" "^prpsinfo fname=cp_blocks " "$dump"
+	if [ -n "$buildid" ]; then
+		check_grep "$label: build-id of the program from the core" "^file 0x[0-9a-f]*-0x[0-9a-f]* off=0x0 $prog buildid=$buildid\$" "$dump"
+	fi
+}
+
+# ---- kernel core ----
+rm -f "$TMP/core"
+(cd "$TMP" && ulimit -c unlimited && HEAPANN_GUARD=16 LD_PRELOAD=$LIB "$prog" abort >"$TMP/k.out" 2>/dev/null)
+check "kernel core written" test -s "$TMP/core"
+if [ -s "$TMP/core" ]; then
+	mv "$TMP/core" "$TMP/kcore"
+	"$DUMP" -e "$prog" "$TMP/kcore" >"$TMP/k.dump" 2>"$TMP/k.err"
+	check_eq "kernel core: cpdump exit 0" 0 $?
+	verify "kernel core" "$TMP/k.out" "$TMP/k.dump"
+	check_grep "kernel core: SIGABRT" "^thread tid=[0-9]* signo=6 " "$TMP/k.dump"
+	check_grep "kernel core: not truncated" "truncated=0" "$TMP/k.dump"
+	check_grep "kernel core: is a core of the program" "^exe ok" "$TMP/k.dump"
+	"$DUMP" -q -e "$other" "$TMP/kcore" >"$TMP/k2.dump" 2>&1
+	check_grep "kernel core: not a core of another program" "^exe mismatch code=3: $TMP/kcore: core of another program: $prog " "$TMP/k2.dump"
+	"$DUMP" -t 1 "$TMP/kcore" >"$TMP/k1.dump" 2>&1
+	"$DUMP" -t 2 -c 4096 "$TMP/kcore" >"$TMP/k3.dump" 2>&1
+	check "kernel core: same scan with 1 thread and with 2 threads in 4 KiB chunks" cmp -s "$TMP/k1.dump" "$TMP/k3.dump"
+fi
+
+# ---- gcore of the same program, stopped ----
+if command -v gdb >/dev/null 2>&1; then
+	HEAPANN_GUARD=16 LD_PRELOAD=$LIB "$prog" stop >"$TMP/g.out" 2>/dev/null &
+	pid=$!
+	i=0
+	while ! grep -q '^ready' "$TMP/g.out" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	make_gcore "$pid" "$TMP/gcore"
+	check "gcore written" test -s "$TMP/gcore"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	if [ -s "$TMP/gcore" ]; then
+		"$DUMP" -e "$prog" "$TMP/gcore" >"$TMP/g.dump" 2>"$TMP/g.err"
+		check_eq "gcore: cpdump exit 0" 0 $?
+		verify "gcore" "$TMP/g.out" "$TMP/g.dump"
+		check_grep "gcore: is a core of the program" "^exe ok" "$TMP/g.dump"
+	fi
+else
+	echo "# no gdb: gcore part skipped"
+fi
+
+# ---- a kernel core cut by the size limit ----
+rm -f "$TMP/core"
+(cd "$TMP" && ulimit -c 256 && HEAPANN_GUARD=16 LD_PRELOAD=$LIB "$prog" abort >"$TMP/t.out" 2>/dev/null)
+if [ -s "$TMP/core" ]; then
+	"$DUMP" -q "$TMP/core" >"$TMP/t.dump" 2>"$TMP/t.err"
+	check_eq "size-limited core: opens and scans (exit 0)" 0 $?
+	check_grep "size-limited core: says it is truncated, with missing bytes" "missing_bytes=[1-9][0-9]* missing_segs=[1-9][0-9]* truncated=1" "$TMP/t.dump"
+else
+	echo "# the kernel wrote no size-limited core: part skipped"
+fi
+done_testing
