@@ -1,0 +1,1159 @@
+/* reach.c - the mark phase behind --report=lost, --why and --refs: memcheck's
+ * leak categories computed over a core instead of a running program.
+ *
+ * Pure over a read-only image: every read goes through the segments' dumped bytes.
+ * Live blocks are indexed by user address (sorted arrays plus a hash of 4 KiB
+ * pages), so a candidate word costs a range check, one probe and a short binary
+ * search. The mark uses an explicit work stack; large root sets are read by
+ * several threads into per-chunk hit lists that are then applied in order, so the
+ * result does not depend on the thread count.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "reach.h"
+
+#define PAGE_SHIFT 12
+#define CHUNK_BYTES (4u << 20)            /* root bytes per work item */
+#define PARALLEL_MIN (8u << 20)           /* fewer root bytes: one thread */
+
+const char *an_reach_cat_name(unsigned cat)
+{
+	switch (cat) {
+	case AN_REACH_REACHABLE: return "still reachable";
+	case AN_REACH_POSSIBLE: return "possibly lost";
+	case AN_REACH_INDIRECT: return "indirectly lost";
+	case AN_REACH_DEFINITE: return "definitely lost";
+	default: return "";
+	}
+}
+
+/* ---- roots ---- */
+
+int an_roots_add(struct an_roots *roots, const struct an_root *r)
+{
+	if (roots->n == roots->cap) {
+		size_t cap = roots->cap ? roots->cap * 2 : 32;
+		struct an_root *v = realloc(roots->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		roots->v = v;
+		roots->cap = cap;
+	}
+	roots->v[roots->n++] = *r;
+	return 0;
+}
+
+static int range_cmp(const void *pa, const void *pb)
+{
+	const struct an_range *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+int an_roots_exclude(struct an_roots *roots, uint64_t start, uint64_t end)
+{
+	if (end <= start)
+		return 0;
+	if (roots->nexclude == roots->exclude_cap) {
+		size_t cap = roots->exclude_cap ? roots->exclude_cap * 2 : 8;
+		struct an_range *v = realloc(roots->exclude, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		roots->exclude = v;
+		roots->exclude_cap = cap;
+	}
+	roots->exclude[roots->nexclude].start = start;
+	roots->exclude[roots->nexclude].end = end;
+	roots->nexclude++;
+	qsort(roots->exclude, roots->nexclude, sizeof(*roots->exclude), range_cmp);
+	return 0;
+}
+
+long an_roots_locate(const struct an_roots *roots, uint64_t addr)
+{
+	for (size_t i = 0; i < roots->n; i++)
+		if (roots->v[i].kind != AN_ROOT_REGS && addr >= roots->v[i].start &&
+		    addr < roots->v[i].end)
+			return (long)i;
+	return -1;
+}
+
+void an_roots_release(struct an_roots *roots)
+{
+	free(roots->v);
+	free(roots->exclude);
+	memset(roots, 0, sizeof(*roots));
+}
+
+/* Segment index i extended forward and backward through adjacent segments with the
+ * same flags (a gcore may split one mapping): [*first, *last]. */
+static void seg_run(const struct cp_image *img, size_t i, size_t *first, size_t *last)
+{
+	size_t a = i, b = i;
+
+	while (a > 0 && img->segs[a - 1].vaddr + img->segs[a - 1].memsz == img->segs[a].vaddr &&
+	       img->segs[a - 1].flags == img->segs[a].flags)
+		a--;
+	while (b + 1 < img->nsegs && img->segs[b].vaddr + img->segs[b].memsz == img->segs[b + 1].vaddr &&
+	       img->segs[b + 1].flags == img->segs[b].flags)
+		b++;
+	*first = a;
+	*last = b;
+}
+
+static long seg_index(const struct cp_image *img, uint64_t addr)
+{
+	const struct cp_segment *s = cp_image_segment(img, addr);
+
+	return s ? (long)(s - img->segs) : -1;
+}
+
+/* Index of the first block whose user address is >= addr. */
+static size_t block_lower(const struct cp_scan *scan, uint64_t addr)
+{
+	size_t lo = 0, hi = scan->nblocks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scan->blocks[mid].user < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Where a block's memory starts and ends: the raw block through the guard. */
+static uint64_t ext_start(const struct cp_block *b)
+{
+	return b->hdr - b->pad;
+}
+
+static uint64_t ext_end(const struct cp_block *b)
+{
+	return b->user + b->size + b->guard_len;
+}
+
+/* The block whose memory (raw block through guard) holds addr, or NULL: like
+ * cp_scan_find, kept here so that this file needs only the scan's arrays. */
+static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr)
+{
+	size_t k = block_lower(scan, addr + 1);
+
+	/* blocks before k have user <= addr; a few back cover headers and nesting */
+	for (size_t i = k, n = 0; i > 0 && n < 4; i--, n++) {
+		const struct cp_block *b = &scan->blocks[i - 1];
+
+		if (ext_start(b) <= addr && addr < ext_end(b))
+			return b;
+	}
+	if (k < scan->nblocks && ext_start(&scan->blocks[k]) <= addr)
+		return &scan->blocks[k];
+	return NULL;
+}
+
+/* x86-64 user_regs_struct: fs_base is word 21. */
+#define X86_64_FS_BASE 21
+#define EM_X86_64_ 62
+
+int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct an_roots *out)
+{
+	/* per segment: 1 heap, 2 stack, 4 TLS (taken), 8 file-backed */
+	unsigned char *mark = NULL;
+	uint64_t *heap_first = NULL;   /* per segment: lowest block memory in it */
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (img->nsegs == 0)
+		return 0;
+	mark = calloc(img->nsegs, 1);
+	heap_first = malloc(img->nsegs * sizeof(*heap_first));
+	if (!mark || !heap_first)
+		goto out;
+	for (size_t i = 0; i < img->nsegs; i++) {
+		heap_first[i] = UINT64_MAX;
+		if (cp_image_mapping(img, img->segs[i].vaddr))
+			mark[i] |= 8;
+	}
+	/* heap: segments holding any block, live or freed, or a damaged header */
+	{
+		long cur = -1;
+		uint64_t cur_end = 0, cur_start = 1;
+
+		for (size_t k = 0; k < scan->nblocks; k++) {
+			uint64_t a = ext_start(&scan->blocks[k]);
+
+			if (cur < 0 || a < cur_start || a >= cur_end) {
+				cur = seg_index(img, a);
+				if (cur < 0)
+					continue;
+				cur_start = img->segs[cur].vaddr;
+				cur_end = cur_start + img->segs[cur].memsz;
+			}
+			mark[cur] |= 1;
+			if (a < heap_first[cur])
+				heap_first[cur] = a;
+		}
+		for (size_t k = 0; k < scan->ndamaged; k++) {
+			long s = seg_index(img, scan->damaged[k].hdr);
+
+			if (s >= 0) {
+				mark[s] |= 1;
+				if (scan->damaged[k].hdr < heap_first[s])
+					heap_first[s] = scan->damaged[k].hdr;
+			}
+		}
+	}
+	/* stacks and registers */
+	for (size_t t = 0; t < img->nthreads; t++) {
+		const struct cp_thread *th = &img->threads[t];
+		struct an_root r = { 0, 0, AN_ROOT_REGS, (int32_t)t, NULL, 0 };
+		long s = seg_index(img, th->sp);
+
+		if (th->nregs && an_roots_add(out, &r) < 0)
+			goto out;
+		if (s < 0)
+			continue;
+		r.kind = AN_ROOT_STACK;
+		r.start = th->sp;
+		if (mark[s] & 1) {
+			/* running on a heap-allocated stack: to the end of that block */
+			const struct cp_block *b = block_at(scan, th->sp);
+
+			if (!b || b->state != CP_LIVE || th->sp < b->user)
+				continue;
+			r.end = b->user + b->size;
+			r.in_block = 1;
+		} else {
+			size_t a, z;
+
+			seg_run(img, (size_t)s, &a, &z);
+			for (size_t i = a; i <= z; i++)
+				mark[i] |= 2;
+			r.end = img->segs[z].vaddr + img->segs[z].memsz;
+		}
+		if (an_roots_add(out, &r) < 0)
+			goto out;
+	}
+	/* TLS: glibc keeps the main thread's TCB and static TLS in an anonymous mapping
+	 * at fs_base; other threads' sit at the top of their stack (read already). */
+	if (img->machine == EM_X86_64_) {
+		for (size_t t = 0; t < img->nthreads; t++) {
+			const struct cp_thread *th = &img->threads[t];
+			struct an_root r = { 0, 0, AN_ROOT_TLS, (int32_t)t, NULL, 0 };
+			size_t a, z;
+			long s;
+
+			if (th->nregs <= X86_64_FS_BASE)
+				continue;
+			s = seg_index(img, th->regs[X86_64_FS_BASE]);
+			if (s < 0 || (mark[s] & 7) || !(img->segs[s].flags & 2 /* PF_W */))
+				continue;
+			seg_run(img, (size_t)s, &a, &z);
+			for (size_t i = a; i <= z; i++)
+				mark[i] |= 4;
+			r.start = img->segs[a].vaddr;
+			r.end = img->segs[z].vaddr + img->segs[z].memsz;
+			if (an_roots_add(out, &r) < 0)
+				goto out;
+		}
+	}
+	/* writable segments: module data, bss right after a module, other mappings */
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct cp_segment *sg = &img->segs[i];
+		const struct cp_mapping *m = NULL;
+		struct an_root r = { sg->vaddr, sg->vaddr + sg->memsz, AN_ROOT_ANON, -1, NULL, 0 };
+
+		if (!(sg->flags & 2 /* PF_W */) || (mark[i] & 6))
+			continue;
+		if (mark[i] & 8)
+			m = cp_image_mapping(img, sg->vaddr);
+		else if (i > 0 && (mark[i - 1] & 8) &&
+			 img->segs[i - 1].vaddr + img->segs[i - 1].memsz == sg->vaddr)
+			m = cp_image_mapping(img, sg->vaddr - 1);
+		if (m) {
+			r.kind = AN_ROOT_DATA;
+			r.module = m->path;
+		}
+		if (mark[i] & 1) {
+			/* a heap merged with the bss before it: only the part before the heap */
+			if (!m || heap_first[i] <= sg->vaddr)
+				continue;
+			r.end = heap_first[i];
+		}
+		if (an_roots_add(out, &r) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(mark);
+	free(heap_first);
+	if (rc < 0)
+		an_roots_release(out);
+	return rc;
+}
+
+/* ---- the index of live blocks ---- */
+
+struct page_slot {
+	uint64_t key;     /* page number + 1; 0 when empty */
+	uint32_t lo, hi;  /* live blocks [lo, hi) touch this page */
+};
+
+struct live_index {
+	uint64_t *start;      /* user address, ascending */
+	uint64_t *end;        /* user + size (user + 1 for size 0) */
+	uint32_t *idx;        /* scan index */
+	size_t n;
+	uint64_t lo, span;    /* candidates: [lo, lo + span) */
+	struct page_slot *pages;
+	size_t pmask;
+};
+
+static inline uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xFF51AFD7ED558CCDULL;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static void live_index_release(struct live_index *li)
+{
+	free(li->start);
+	free(li->end);
+	free(li->idx);
+	free(li->pages);
+	memset(li, 0, sizeof(*li));
+}
+
+static int live_index_build(const struct cp_scan *scan, struct live_index *li)
+{
+	size_t n = 0, npages = 0, cap = 16;
+	uint64_t last_page = 0;
+	int any = 0;
+
+	memset(li, 0, sizeof(*li));
+	li->start = malloc((scan->nlive + 1) * sizeof(*li->start));
+	li->end = malloc((scan->nlive + 1) * sizeof(*li->end));
+	li->idx = malloc((scan->nlive + 1) * sizeof(*li->idx));
+	if (!li->start || !li->end || !li->idx)
+		goto fail;
+	for (size_t i = 0; i < scan->nblocks; i++) {
+		const struct cp_block *b = &scan->blocks[i];
+
+		if (b->state != CP_LIVE || n >= scan->nlive)
+			continue;
+		li->start[n] = b->user;
+		li->end[n] = b->user + (b->size ? b->size : 1);
+		li->idx[n] = (uint32_t)i;
+		/* distinct pages touched: blocks come in address order */
+		{
+			uint64_t p0 = b->user >> PAGE_SHIFT, p1 = (li->end[n] - 1) >> PAGE_SHIFT;
+
+			if (any && p0 <= last_page)
+				p0 = last_page + 1;
+			if (!any || p1 > last_page) {
+				npages += p1 - p0 + 1;
+				last_page = p1;
+			}
+			any = 1;
+		}
+		n++;
+	}
+	li->n = n;
+	if (!n)
+		return 0;
+	li->lo = li->start[0];
+	for (size_t k = 0; k < n; k++)
+		if (li->end[k] - li->lo > li->span)
+			li->span = li->end[k] - li->lo;
+	while (cap < npages * 2 && cap < ((size_t)1 << 40))
+		cap *= 2;
+	li->pages = calloc(cap, sizeof(*li->pages));
+	if (!li->pages)
+		goto fail;
+	li->pmask = cap - 1;
+	for (size_t k = 0; k < n; k++) {
+		uint64_t p0 = li->start[k] >> PAGE_SHIFT, p1 = (li->end[k] - 1) >> PAGE_SHIFT;
+
+		for (uint64_t p = p0; p <= p1; p++) {
+			size_t j = mix64(p) & li->pmask;
+
+			while (li->pages[j].key && li->pages[j].key != p + 1)
+				j = (j + 1) & li->pmask;
+			if (!li->pages[j].key) {
+				li->pages[j].key = p + 1;
+				li->pages[j].lo = (uint32_t)k;
+			}
+			li->pages[j].hi = (uint32_t)k + 1;
+		}
+	}
+	return 0;
+fail:
+	live_index_release(li);
+	return -1;
+}
+
+/* The live block (index into li) whose user data holds v, or -1. */
+static inline long live_find(const struct live_index *li, uint64_t v)
+{
+	uint64_t p;
+	size_t j;
+	uint32_t lo, hi;
+
+	if (v - li->lo >= li->span)
+		return -1;
+	p = (v >> PAGE_SHIFT) + 1;
+	j = mix64(p - 1) & li->pmask;
+	while (li->pages[j].key != p) {
+		if (!li->pages[j].key)
+			return -1;
+		j = (j + 1) & li->pmask;
+	}
+	lo = li->pages[j].lo;
+	hi = li->pages[j].hi;
+	/* last block in [lo, hi) with start <= v */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (li->start[mid] <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (li->start[lo] <= v && v < li->end[lo])
+		return (long)lo;
+	return -1;
+}
+
+/* ---- reading words ---- */
+
+static inline uint64_t load_word(const unsigned char *p, unsigned w, int swap)
+{
+	if (w == 8) {
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		return swap ? __builtin_bswap64(v) : v;
+	} else {
+		uint32_t v;
+
+		memcpy(&v, p, 4);
+		return swap ? __builtin_bswap32(v) : v;
+	}
+}
+
+static int host_big(void)
+{
+	return __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+}
+
+/* Call fn for each dumped piece of [a, b): target address and bytes. Pieces start
+ * at word-aligned addresses and hold whole words only. */
+struct piece_fn {
+	void (*fn)(void *arg, uint64_t addr, const unsigned char *p, uint64_t len);
+	void *arg;
+};
+
+static void for_dumped(const struct cp_image *img, uint64_t a, uint64_t b, const struct piece_fn *f)
+{
+	unsigned w = img->wsize;
+
+	a = (a + w - 1) & ~(uint64_t)(w - 1);
+	while (a < b) {
+		const struct cp_segment *s = cp_image_segment(img, a);
+		uint64_t stop, avail_end;
+
+		if (!s) {
+			/* skip to the next segment after a */
+			size_t lo = 0, hi = img->nsegs;
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (img->segs[mid].vaddr <= a)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo >= img->nsegs || img->segs[lo].vaddr >= b)
+				return;
+			a = (img->segs[lo].vaddr + w - 1) & ~(uint64_t)(w - 1);
+			continue;
+		}
+		stop = s->vaddr + s->memsz < b ? s->vaddr + s->memsz : b;
+		avail_end = s->vaddr + s->avail < stop ? s->vaddr + s->avail : stop;
+		if (avail_end > a) {
+			uint64_t len = (avail_end - a) & ~(uint64_t)(w - 1);
+
+			if (len)
+				f->fn(f->arg, a, img->map + s->offset + (a - s->vaddr), len);
+		}
+		if (stop <= a)
+			return;
+		a = (stop + w - 1) & ~(uint64_t)(w - 1);
+	}
+}
+
+/* Call fn for the parts of root r in [a, b) that are neither block memory (unless
+ * the root lies in a block) nor excluded. */
+static void for_root_range(const struct cp_image *img, const struct cp_scan *scan,
+			   const struct an_roots *roots, const struct an_root *r,
+			   uint64_t a, uint64_t b, const struct piece_fn *f)
+{
+	size_t k = 0, e = 0;
+
+	if (!r->in_block && scan->nblocks) {
+		k = block_lower(scan, a);
+		/* the block before may reach into [a, ...) */
+		if (k > 0)
+			k--;
+	}
+	while (a < b) {
+		uint64_t next = b, skip_to = a;
+
+		if (!r->in_block) {
+			while (k < scan->nblocks && ext_end(&scan->blocks[k]) <= a)
+				k++;
+			if (k < scan->nblocks) {
+				uint64_t s = ext_start(&scan->blocks[k]);
+
+				if (s <= a)
+					skip_to = ext_end(&scan->blocks[k]);
+				else if (s < next)
+					next = s;
+			}
+		}
+		while (e < roots->nexclude && roots->exclude[e].end <= a)
+			e++;
+		if (e < roots->nexclude) {
+			if (roots->exclude[e].start <= a) {
+				if (roots->exclude[e].end > skip_to)
+					skip_to = roots->exclude[e].end;
+			} else if (roots->exclude[e].start < next) {
+				next = roots->exclude[e].start;
+			}
+		}
+		if (skip_to > a) {
+			a = skip_to;
+			continue;
+		}
+		for_dumped(img, a, next, f);
+		a = next;
+	}
+}
+
+/* ---- the mark ---- */
+
+enum { ST_UNREACHED = 0, ST_POSSIBLE = 1, ST_REACHABLE = 2, ST_INDIRECT = 3 };
+
+struct u32vec {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+static int u32vec_push(struct u32vec *s, uint32_t x)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		uint32_t *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = x;
+	return 0;
+}
+
+struct mark {
+	const struct cp_image *img;
+	const struct cp_scan *scan;
+	const struct an_roots *roots;
+	struct live_index li;
+	uint8_t *st;          /* per live block */
+	uint32_t *from;       /* per live block: parent (live index | ROOT flag), or NULL */
+	struct u32vec stack;
+	int swap;
+	int oom;
+	/* the block being read */
+	uint32_t cur;         /* live index, or AN_REACH_FROM_ROOT | root */
+	int prior_definite;
+	uint32_t leader;      /* clique phase: the leader, else UINT32_MAX */
+	uint64_t block_bytes;
+};
+
+/* memcheck's lc_push_without_clique_if_a_chunk_ptr */
+static inline void mark_raise(struct mark *m, uint32_t k, int start, uint32_t parent, int definite)
+{
+	uint8_t s = m->st[k];
+
+	if (s == ST_REACHABLE)
+		return;
+	if (start && definite) {
+		m->st[k] = ST_REACHABLE;
+	} else if (s == ST_UNREACHED) {
+		m->st[k] = ST_POSSIBLE;
+	} else {
+		return;
+	}
+	if (m->from)
+		m->from[k] = parent;
+	if (u32vec_push(&m->stack, k) < 0)
+		m->oom = 1;
+}
+
+/* memcheck's lc_push_with_clique_if_a_chunk_ptr */
+static inline void clique_take(struct mark *m, uint32_t k, uint32_t parent)
+{
+	if (m->st[k] != ST_UNREACHED || k == m->leader)
+		return;
+	m->st[k] = ST_INDIRECT;
+	if (m->from)
+		m->from[k] = parent;
+	if (u32vec_push(&m->stack, k) < 0)
+		m->oom = 1;
+}
+
+static void mark_piece(void *arg, uint64_t addr, const unsigned char *p, uint64_t len)
+{
+	struct mark *m = arg;
+	unsigned w = m->img->wsize;
+	const unsigned char *end = p + len;
+
+	(void)addr;
+	m->block_bytes += len;
+	for (; p < end; p += w) {
+		uint64_t v = load_word(p, w, m->swap);
+		long k = live_find(&m->li, v);
+
+		if (k < 0)
+			continue;
+		if (m->leader != UINT32_MAX)
+			clique_take(m, (uint32_t)k, m->cur);
+		else
+			mark_raise(m, (uint32_t)k, v == m->li.start[k], m->cur, m->prior_definite);
+	}
+}
+
+static void mark_block(struct mark *m, uint32_t k)
+{
+	const struct cp_block *b = &m->scan->blocks[m->li.idx[k]];
+	struct piece_fn f = { mark_piece, m };
+
+	m->cur = k;
+	for_dumped(m->img, b->user, b->user + b->size, &f);
+}
+
+static void mark_drain(struct mark *m)
+{
+	while (m->stack.n && !m->oom) {
+		uint32_t k = m->stack.v[--m->stack.n];
+
+		m->prior_definite = m->st[k] != ST_POSSIBLE;
+		mark_block(m, k);
+	}
+}
+
+/* ---- reading the roots, maybe on several threads ---- */
+
+struct hit {
+	uint32_t k;       /* live index */
+	uint32_t start;   /* 1 for a start pointer */
+};
+
+struct chunk {
+	uint64_t a, b;
+	uint32_t root;
+	struct hit *hits;
+	size_t n, cap;
+	int oom;
+};
+
+struct root_job {
+	struct mark *m;
+	struct chunk *chunks;
+	size_t nchunks;
+	size_t next;              /* next chunk to take */
+	pthread_mutex_t lock;
+	uint64_t bytes;
+};
+
+struct chunk_ctx {
+	const struct live_index *li;
+	struct chunk *c;
+	unsigned w;
+	int swap;
+	uint64_t bytes;
+};
+
+static void chunk_piece(void *arg, uint64_t addr, const unsigned char *p, uint64_t len)
+{
+	struct chunk_ctx *x = arg;
+	struct chunk *c = x->c;
+	const unsigned char *end = p + len;
+
+	(void)addr;
+	x->bytes += len;
+	for (; p < end; p += x->w) {
+		uint64_t v = load_word(p, x->w, x->swap);
+		long k = live_find(x->li, v);
+
+		if (k < 0)
+			continue;
+		if (c->n == c->cap) {
+			size_t cap = c->cap ? c->cap * 2 : 256;
+			struct hit *h = realloc(c->hits, cap * sizeof(*h));
+
+			if (!h) {
+				c->oom = 1;
+				return;
+			}
+			c->hits = h;
+			c->cap = cap;
+		}
+		c->hits[c->n].k = (uint32_t)k;
+		c->hits[c->n].start = v == x->li->start[k];
+		c->n++;
+	}
+}
+
+static void *root_worker(void *arg)
+{
+	struct root_job *j = arg;
+	struct mark *m = j->m;
+	uint64_t bytes = 0;
+
+	for (;;) {
+		size_t i;
+		struct chunk_ctx x;
+		struct piece_fn f = { chunk_piece, &x };
+
+		pthread_mutex_lock(&j->lock);
+		i = j->next++;
+		pthread_mutex_unlock(&j->lock);
+		if (i >= j->nchunks)
+			break;
+		x.li = &m->li;
+		x.c = &j->chunks[i];
+		x.w = m->img->wsize;
+		x.swap = m->swap;
+		x.bytes = 0;
+		for_root_range(m->img, m->scan, m->roots, &m->roots->v[x.c->root], x.c->a, x.c->b, &f);
+		bytes += x.bytes;
+	}
+	pthread_mutex_lock(&j->lock);
+	j->bytes += bytes;
+	pthread_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+static unsigned online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned)n : 1;
+}
+
+/* Read every memory root into per-chunk hit lists, then apply them in order. */
+static int mark_roots(struct mark *m, unsigned nthreads, uint64_t *root_bytes)
+{
+	struct root_job j;
+	uint64_t total = 0;
+	size_t cap = 0;
+	int rc = -1;
+
+	memset(&j, 0, sizeof(j));
+	j.m = m;
+	pthread_mutex_init(&j.lock, NULL);
+	for (size_t r = 0; r < m->roots->n; r++) {
+		const struct an_root *rt = &m->roots->v[r];
+
+		if (rt->kind == AN_ROOT_REGS || rt->end <= rt->start)
+			continue;
+		total += rt->end - rt->start;
+		for (uint64_t a = rt->start; a < rt->end; a += CHUNK_BYTES) {
+			if (j.nchunks == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct chunk *c = realloc(j.chunks, nc * sizeof(*c));
+
+				if (!c)
+					goto out;
+				j.chunks = c;
+				cap = nc;
+			}
+			memset(&j.chunks[j.nchunks], 0, sizeof(j.chunks[0]));
+			j.chunks[j.nchunks].a = a;
+			j.chunks[j.nchunks].b = rt->end - a > CHUNK_BYTES ? a + CHUNK_BYTES : rt->end;
+			j.chunks[j.nchunks].root = (uint32_t)r;
+			j.nchunks++;
+			if (rt->end - a <= CHUNK_BYTES)
+				break;
+		}
+	}
+	if (!nthreads)
+		nthreads = online_cpus();
+	if (total < PARALLEL_MIN || j.nchunks < 2)
+		nthreads = 1;
+	if (nthreads > j.nchunks)
+		nthreads = (unsigned)j.nchunks;
+	if (nthreads > 1) {
+		pthread_t *tid = calloc(nthreads, sizeof(*tid));
+		unsigned started = 0;
+
+		if (!tid)
+			goto out;
+		for (unsigned t = 1; t < nthreads; t++)
+			if (pthread_create(&tid[started], NULL, root_worker, &j) == 0)
+				started++;
+		root_worker(&j);
+		for (unsigned t = 0; t < started; t++)
+			pthread_join(tid[t], NULL);
+		free(tid);
+	} else {
+		root_worker(&j);
+	}
+	*root_bytes = j.bytes;
+	for (size_t i = 0; i < j.nchunks; i++) {
+		struct chunk *c = &j.chunks[i];
+
+		if (c->oom)
+			goto out;
+		for (size_t h = 0; h < c->n; h++)
+			mark_raise(m, c->hits[h].k, (int)c->hits[h].start, AN_REACH_FROM_ROOT | c->root, 1);
+		if (m->oom)
+			goto out;
+	}
+	/* registers, after memory as memcheck does */
+	for (size_t r = 0; r < m->roots->n; r++) {
+		const struct an_root *rt = &m->roots->v[r];
+		const struct cp_thread *th;
+
+		if (rt->kind != AN_ROOT_REGS || rt->thread < 0 || (size_t)rt->thread >= m->img->nthreads)
+			continue;
+		th = &m->img->threads[rt->thread];
+		for (unsigned i = 0; i < th->nregs; i++) {
+			uint64_t v = th->regs[i];
+			long k;
+
+			if (m->img->wsize == 4)
+				v &= 0xFFFFFFFFu;
+			k = live_find(&m->li, v);
+			if (k >= 0)
+				mark_raise(m, (uint32_t)k, v == m->li.start[k], AN_REACH_FROM_ROOT | (uint32_t)r, 1);
+		}
+	}
+	rc = m->oom ? -1 : 0;
+out:
+	for (size_t i = 0; i < j.nchunks; i++)
+		free(j.chunks[i].hits);
+	free(j.chunks);
+	pthread_mutex_destroy(&j.lock);
+	return rc;
+}
+
+int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
+		   const struct an_roots *roots, const struct an_reach_options *opt,
+		   struct an_reach *out)
+{
+	struct mark m;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	memset(&m, 0, sizeof(m));
+	m.img = img;
+	m.scan = scan;
+	m.roots = roots;
+	m.swap = img->big_endian != host_big();
+	m.leader = UINT32_MAX;
+	if (live_index_build(scan, &m.li) < 0)
+		goto out;
+	m.st = calloc(m.li.n + 1, 1);
+	out->cat = calloc(scan->nblocks + 1, 1);
+	if (!m.st || !out->cat)
+		goto out;
+	if (opt && opt->parents) {
+		m.from = malloc((m.li.n + 1) * sizeof(*m.from));
+		out->from = malloc((scan->nblocks + 1) * sizeof(*out->from));
+		if (!m.from || !out->from)
+			goto out;
+		for (size_t k = 0; k < m.li.n; k++)
+			m.from[k] = AN_REACH_FROM_NONE;
+	}
+	if (mark_roots(&m, opt ? opt->nthreads : 0, &out->root_bytes) < 0)
+		goto out;
+	mark_drain(&m);
+	/* the lost ones, in address order: each untaken block leads a clique */
+	for (uint32_t k = 0; k < m.li.n && !m.oom; k++) {
+		if (m.st[k] != ST_UNREACHED)
+			continue;
+		m.leader = k;
+		if (u32vec_push(&m.stack, k) < 0)
+			goto out;
+		while (m.stack.n && !m.oom)
+			mark_block(&m, m.stack.v[--m.stack.n]);
+	}
+	if (m.oom)
+		goto out;
+	out->block_bytes = m.block_bytes;
+	for (size_t i = 0; i < scan->nblocks; i++) {
+		if (out->from)
+			out->from[i] = AN_REACH_FROM_NONE;
+		out->cat[i] = AN_REACH_NONE;
+	}
+	for (size_t k = 0; k < m.li.n; k++) {
+		static const uint8_t cat_of[] = {
+			[ST_UNREACHED] = AN_REACH_DEFINITE, [ST_POSSIBLE] = AN_REACH_POSSIBLE,
+			[ST_REACHABLE] = AN_REACH_REACHABLE, [ST_INDIRECT] = AN_REACH_INDIRECT,
+		};
+		uint32_t i = m.li.idx[k];
+		uint8_t c = cat_of[m.st[k]];
+
+		out->cat[i] = c;
+		out->blocks[c]++;
+		out->bytes[c] += scan->blocks[i].size;
+		if (out->from) {
+			uint32_t f = m.from[k];
+
+			if (c == AN_REACH_DEFINITE || f == AN_REACH_FROM_NONE)
+				out->from[i] = AN_REACH_FROM_NONE;
+			else if (f & AN_REACH_FROM_ROOT)
+				out->from[i] = f;
+			else
+				out->from[i] = m.li.idx[f];
+		}
+	}
+	rc = 0;
+out:
+	live_index_release(&m.li);
+	free(m.st);
+	free(m.from);
+	free(m.stack.v);
+	if (rc < 0)
+		an_reach_release(out);
+	return rc;
+}
+
+void an_reach_release(struct an_reach *r)
+{
+	free(r->cat);
+	free(r->from);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- references into one block ---- */
+
+struct refs_ctx {
+	const struct cp_image *img;
+	uint64_t lo, size;      /* target user data: v - lo < size (size 0: v == lo) */
+	int swap;
+	struct an_ref *v;
+	size_t n, cap;
+	int oom;
+	int first_only;         /* an_reach_link: stop at the first start pointer */
+	int found_start;
+};
+
+static inline int refs_hit(const struct refs_ctx *x, uint64_t v)
+{
+	return x->size ? v - x->lo < x->size : v == x->lo;
+}
+
+static void refs_add(struct refs_ctx *x, uint64_t addr, uint64_t v, int32_t thread)
+{
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 16;
+		struct an_ref *r = realloc(x->v, cap * sizeof(*r));
+
+		if (!r) {
+			x->oom = 1;
+			return;
+		}
+		x->v = r;
+		x->cap = cap;
+	}
+	x->v[x->n].addr = addr;
+	x->v[x->n].value = v;
+	x->v[x->n].thread = thread;
+	x->v[x->n].block = UINT32_MAX;
+	x->n++;
+}
+
+static void refs_piece(void *arg, uint64_t addr, const unsigned char *p, uint64_t len)
+{
+	struct refs_ctx *x = arg;
+	unsigned w = x->img->wsize;
+
+	for (uint64_t off = 0; off < len && !x->found_start; off += w) {
+		uint64_t v = load_word(p + off, w, x->swap);
+
+		if (!refs_hit(x, v))
+			continue;
+		if (x->first_only) {
+			/* keep the first word, replace it by the first start pointer */
+			if (x->n == 0)
+				refs_add(x, addr + off, v, -1);
+			else if (v == x->lo && x->v[0].value != x->lo)
+				x->v[0].addr = addr + off, x->v[0].value = v;
+			if (v == x->lo)
+				x->found_start = 1;
+			continue;
+		}
+		refs_add(x, addr + off, v, -1);
+	}
+}
+
+/* The block (scan index) whose user data holds addr, or UINT32_MAX. */
+static uint32_t block_holding(const struct cp_scan *scan, uint64_t addr)
+{
+	const struct cp_block *b = block_at(scan, addr);
+
+	if (!b || addr < b->user || addr - b->user >= b->size)
+		return UINT32_MAX;
+	return (uint32_t)(b - scan->blocks);
+}
+
+int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
+		  const struct an_roots *roots, uint32_t target, struct an_ref **out, size_t *n)
+{
+	const struct cp_block *t = &scan->blocks[target];
+	struct refs_ctx x;
+	struct piece_fn f = { refs_piece, &x };
+
+	memset(&x, 0, sizeof(x));
+	x.img = img;
+	x.lo = t->user;
+	x.size = t->size;
+	x.swap = img->big_endian != host_big();
+	*out = NULL;
+	*n = 0;
+	/* every segment, minus block headers and excluded ranges */
+	for (size_t s = 0; s < img->nsegs && !x.oom; s++) {
+		uint64_t a = img->segs[s].vaddr, b = a + img->segs[s].memsz;
+		size_t k = block_lower(scan, a), e = 0;
+
+		while (a < b && !x.oom) {
+			uint64_t next = b, skip_to = a;
+
+			/* header of block k: [ext_start, user) */
+			while (k < scan->nblocks && scan->blocks[k].user <= a)
+				k++;
+			if (k < scan->nblocks) {
+				uint64_t hs = ext_start(&scan->blocks[k]);
+
+				if (hs <= a)
+					skip_to = scan->blocks[k].user;
+				else if (hs < next)
+					next = hs;
+			}
+			while (e < roots->nexclude && roots->exclude[e].end <= a)
+				e++;
+			if (e < roots->nexclude) {
+				if (roots->exclude[e].start <= a) {
+					if (roots->exclude[e].end > skip_to)
+						skip_to = roots->exclude[e].end;
+				} else if (roots->exclude[e].start < next) {
+					next = roots->exclude[e].start;
+				}
+			}
+			if (skip_to > a) {
+				a = skip_to;
+				continue;
+			}
+			for_dumped(img, a, next, &f);
+			a = next;
+		}
+	}
+	for (size_t i = 0; i < img->nthreads && !x.oom; i++) {
+		const struct cp_thread *th = &img->threads[i];
+
+		for (unsigned r = 0; r < th->nregs; r++) {
+			uint64_t v = img->wsize == 4 ? th->regs[r] & 0xFFFFFFFFu : th->regs[r];
+
+			if (refs_hit(&x, v))
+				refs_add(&x, r, v, (int32_t)i);
+		}
+	}
+	if (x.oom) {
+		free(x.v);
+		return -1;
+	}
+	for (size_t i = 0; i < x.n; i++)
+		if (x.v[i].thread < 0)
+			x.v[i].block = block_holding(scan, x.v[i].addr);
+	*out = x.v;
+	*n = x.n;
+	return 0;
+}
+
+int an_reach_link(const struct cp_image *img, const struct cp_scan *scan,
+		  const struct an_roots *roots, uint32_t from, uint32_t target, struct an_ref *ref)
+{
+	const struct cp_block *t = &scan->blocks[target];
+	struct refs_ctx x;
+	struct piece_fn f = { refs_piece, &x };
+
+	if (from == AN_REACH_FROM_NONE)
+		return -1;
+	memset(&x, 0, sizeof(x));
+	x.img = img;
+	x.lo = t->user;
+	x.size = t->size;
+	x.swap = img->big_endian != host_big();
+	x.first_only = 1;
+	if (from & AN_REACH_FROM_ROOT) {
+		uint32_t r = from & ~AN_REACH_FROM_ROOT;
+		const struct an_root *rt;
+
+		if (r >= roots->n)
+			return -1;
+		rt = &roots->v[r];
+		if (rt->kind == AN_ROOT_REGS) {
+			const struct cp_thread *th;
+			long best = -1;
+
+			if (rt->thread < 0 || (size_t)rt->thread >= img->nthreads)
+				return -1;
+			th = &img->threads[rt->thread];
+			for (unsigned i = 0; i < th->nregs; i++) {
+				uint64_t v = img->wsize == 4 ? th->regs[i] & 0xFFFFFFFFu : th->regs[i];
+
+				if (refs_hit(&x, v) && (best < 0 || (v == x.lo && th->regs[best] != x.lo)))
+					best = i;
+			}
+			if (best < 0)
+				return -1;
+			ref->addr = (uint64_t)best;
+			ref->value = th->regs[best];
+			ref->thread = rt->thread;
+			ref->block = UINT32_MAX;
+			return 0;
+		}
+		for_root_range(img, scan, roots, rt, rt->start, rt->end, &f);
+	} else {
+		const struct cp_block *b;
+
+		if (from >= scan->nblocks)
+			return -1;
+		b = &scan->blocks[from];
+		for_dumped(img, b->user, b->user + b->size, &f);
+	}
+	if (x.oom || x.n == 0) {
+		free(x.v);
+		return -1;
+	}
+	*ref = x.v[0];
+	ref->block = from & AN_REACH_FROM_ROOT ? UINT32_MAX : from;
+	free(x.v);
+	return 0;
+}

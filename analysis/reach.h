@@ -1,0 +1,147 @@
+/* reach.h - which live blocks can still be reached from a core: a conservative
+ * mark phase over the image with memcheck's categories (still reachable, possibly
+ * lost, indirectly lost, definitely lost), the chain that keeps a block alive, and
+ * every word that points into a block.
+ *
+ * Pure functions over a read-only image and its scan: no I/O, no printing. Block
+ * headers, freed blocks and excluded ranges are never read as references. Memory
+ * is proportional to the number of blocks (about 30 bytes per live block).
+ */
+#ifndef REACH_H
+#define REACH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coreparse.h"
+
+/* Category of a block, worst last. Values index an_reach.blocks/bytes. */
+enum an_reach_cat {
+	AN_REACH_NONE = 0,      /* not a live block (freed): not classified */
+	AN_REACH_REACHABLE = 1, /* a chain of start pointers from a root */
+	AN_REACH_POSSIBLE = 2,  /* reached from the roots, but only through an interior pointer */
+	AN_REACH_INDIRECT = 3,  /* not reached from the roots; pointed to by a lost block */
+	AN_REACH_DEFINITE = 4,  /* not reached from the roots nor from another lost block */
+};
+#define AN_REACH_NCATS 5
+
+/* The name memcheck gives a category ("definitely lost"...), "" for NONE. */
+const char *an_reach_cat_name(unsigned cat);
+
+enum an_root_kind {
+	AN_ROOT_DATA = 0,   /* a module's writable segment, or the anonymous one right after it (bss) */
+	AN_ROOT_ANON = 1,   /* another writable mapping that holds no heap block */
+	AN_ROOT_STACK = 2,  /* a thread's stack, from its stack pointer to the end of the mapping */
+	AN_ROOT_TLS = 3,    /* the mapping at a thread's thread pointer (x86-64 fs_base) */
+	AN_ROOT_REGS = 4,   /* a thread's general registers (no memory range) */
+	AN_ROOT_USER = 5,   /* added by the caller (an ELF's data of a raw dump, tests) */
+};
+
+/* One root: a range of the image read as words, or one thread's registers. */
+struct an_root {
+	uint64_t start, end;   /* [start, end) in target addresses; 0, 0 for REGS */
+	uint32_t kind;         /* enum an_root_kind */
+	int32_t thread;        /* index into img->threads (STACK, TLS, REGS), else -1 */
+	const char *module;    /* DATA: module path, borrowed from the image; else NULL */
+	int in_block;          /* the range lies inside a block (a thread running on a
+				* heap-allocated stack): read it although it is heap */
+};
+
+/* An address range never read as a root or a reference (libheapann's statistics). */
+struct an_range {
+	uint64_t start, end;
+};
+
+/* The root set. Owned by the struct; release with an_roots_release(). */
+struct an_roots {
+	struct an_root *v;
+	size_t n, cap;
+	struct an_range *exclude;  /* sorted by start after an_roots_find / _exclude */
+	size_t nexclude, exclude_cap;
+};
+
+/* Find the roots of a core: every writable segment that holds no block (module
+ * data and bss, other writable mappings), each thread's stack from its stack
+ * pointer to the end of its mapping (adjacent segments of a split mapping with the
+ * same flags joined), each thread's registers and its TLS mapping. Segments that
+ * hold blocks (the heap) are not roots. A raw dump has no roots of its own: the
+ * caller adds the ELF's writable segments with an_roots_add().
+ * Returns 0 and fills *out (release with an_roots_release), or -1 out of memory. */
+int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct an_roots *out);
+
+/* Append a copy of *r. Returns 0, or -1 out of memory. */
+int an_roots_add(struct an_roots *roots, const struct an_root *r);
+
+/* Never read [start, end) as a root or a reference (the hook for libheapann's
+ * statistics region). Returns 0, or -1 out of memory. */
+int an_roots_exclude(struct an_roots *roots, uint64_t start, uint64_t end);
+
+/* The root whose range holds addr (the first in order), or -1. */
+long an_roots_locate(const struct an_roots *roots, uint64_t addr);
+
+/* Free what the root set holds; *roots is zeroed. */
+void an_roots_release(struct an_roots *roots);
+
+/* Where the reference that gave a block its category came from (an_reach.from). */
+#define AN_REACH_FROM_NONE UINT32_MAX       /* definitely lost, or not live */
+#define AN_REACH_FROM_ROOT 0x80000000u      /* | root index; else a scan block index */
+
+/* The result of the mark phase. Arrays are per scan block (scan->blocks order). */
+struct an_reach {
+	uint8_t *cat;            /* enum an_reach_cat */
+	uint32_t *from;          /* parents, or NULL when not asked for: the block
+				  * (scan index) or root (AN_REACH_FROM_ROOT | index)
+				  * whose word set the category; for an indirectly lost
+				  * block, the lost block that holds it */
+	uint64_t blocks[AN_REACH_NCATS];  /* live blocks per category */
+	uint64_t bytes[AN_REACH_NCATS];   /* their requested bytes */
+	uint64_t root_bytes;     /* root bytes read */
+	uint64_t block_bytes;    /* block bytes read */
+};
+
+/* Options for an_reach_build(). Zero-initialize. */
+struct an_reach_options {
+	unsigned nthreads;       /* threads for the root scan: 0 all online cores */
+	int parents;             /* fill an_reach.from (4 more bytes per block) */
+};
+
+/* Classify every live block of scan as memcheck does (without its heuristics):
+ * a word of a root or of a reached block whose value lies in [user, user+size) of a
+ * live block points into it (to user only, for a block of size 0); at user it is a
+ * start pointer. Blocks reached from roots through start pointers of reachable
+ * blocks are still reachable; reached otherwise, possibly lost. Of the rest, taken
+ * in address order, each one not yet taken is a definitely lost block and takes
+ * every untaken block it reaches as indirectly lost (so one block of an unreferenced
+ * cycle is definitely lost and the others indirectly). Returns 0 and fills *out
+ * (release with an_reach_release), or -1 out of memory. */
+int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
+		   const struct an_roots *roots, const struct an_reach_options *opt,
+		   struct an_reach *out);
+
+/* Free what the result holds; *r is zeroed. */
+void an_reach_release(struct an_reach *r);
+
+/* A word that points into a block. */
+struct an_ref {
+	uint64_t addr;     /* where the word is; for a register, its index in regs[] */
+	uint64_t value;    /* what it holds */
+	int32_t thread;    /* for a register: index into img->threads, else -1 */
+	uint32_t block;    /* scan index of the block holding the word, or UINT32_MAX */
+};
+
+/* Every word of the dumped image (block headers and excluded ranges left out) and
+ * every thread register whose value points into the live block scan->blocks[target],
+ * in address order, registers last. Words inside other blocks' user data, freed or
+ * live, are included (block says which). Returns 0 and sets *out (caller frees
+ * it with free()) and *n, or -1 out of memory. */
+int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
+		  const struct an_roots *roots, uint32_t target, struct an_ref **out, size_t *n);
+
+/* The reference that gave block 'target' its category, for --why: the first word
+ * in 'from' (a block's user data, or a root) pointing to target's user address, or
+ * failing that into its user data. Returns 0 and fills *ref, or -1 when there is
+ * none (a changed image, or from is AN_REACH_FROM_NONE). */
+int an_reach_link(const struct cp_image *img, const struct cp_scan *scan,
+		  const struct an_roots *roots, uint32_t from, uint32_t target, struct an_ref *ref);
+
+#endif /* REACH_H */

@@ -1,0 +1,293 @@
+/* t_reach.c - the mark phase on synthetic raw images: blocks with real headers
+ * written with heapann_block.h, a scan built by hand (so that only reach.c is under
+ * test), roots added by the test. Asserts the exact category of every block, the
+ * parents, --refs and --why links, exclusions, and that the threaded root scan of
+ * a large root gives the same answer as one thread.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "heapann_block.h"
+#include "reach.h"
+
+#define BASE 0x10000ull
+#define W 8u
+
+static unsigned char *mem;     /* the image being built */
+static size_t mem_size;
+
+static void put(uint64_t addr, uint64_t v)
+{
+	memcpy(mem + (addr - BASE), &v, 8);
+}
+
+/* Blocks of the image, in address order as the scan gives them. */
+static struct cp_block blocks[64];
+static size_t nblocks;
+
+/* Write a block header for user data at 'user' (depth 1) and record the block. */
+static uint32_t block(uint64_t user, uint64_t size, int freed)
+{
+	uint64_t h = user - heapann_header_bytes(1, W);
+	uint64_t info = heapann_info_make(0, 0);
+	struct cp_block *b = &blocks[nblocks];
+
+	put(h + 0 * W, freed ? heapann_start_freed(W) : heapann_start_live(W));
+	put(h + 1 * W, info);
+	put(h + 2 * W, size);
+	put(h + 3 * W, 1);
+	put(h + 4 * W, nblocks + 1);
+	put(h + 5 * W, heapann_check(h, size, 1, nblocks + 1, info, W));
+	put(h + 6 * W, 0x401234);
+	put(h + 7 * W, (freed ? heapann_end_freed(W) : heapann_end_live(W)) | 1);
+	memset(b, 0, sizeof(*b));
+	b->user = user;
+	b->size = size;
+	b->seq = nblocks + 1;
+	b->hdr = h;
+	b->depth = 1;
+	b->state = freed ? CP_FREED : CP_LIVE;
+	return (uint32_t)nblocks++;
+}
+
+static struct cp_image *image_write(const char *path)
+{
+	struct cp_error err = { 0 };
+	FILE *f = fopen(path, "wb");
+	struct cp_image *img;
+
+	if (!f || fwrite(mem, 1, mem_size, f) != mem_size || fclose(f) != 0)
+		return NULL;
+	img = cp_image_open_raw(path, BASE, W, 0, 62, &err);
+	if (!img)
+		fprintf(stderr, "%s\n", err.msg);
+	return img;
+}
+
+static void scan_fill(struct cp_scan *sc)
+{
+	static struct cp_stack st = { 0, 1 };
+	static uint32_t frames[1] = { 0 };
+	static uint64_t addrs[1] = { 0x401234 };
+
+	memset(sc, 0, sizeof(*sc));
+	sc->blocks = blocks;
+	sc->nblocks = nblocks;
+	for (size_t i = 0; i < nblocks; i++) {
+		if (blocks[i].state == CP_LIVE)
+			sc->nlive++;
+		else
+			sc->nfreed++;
+	}
+	sc->stacks = &st;
+	sc->nstacks = 1;
+	sc->stack_frames = frames;
+	sc->nstack_frames = 1;
+	sc->addrs = addrs;
+	sc->naddrs = 1;
+}
+
+/* user address of the n-th slot: one block every 0x100 bytes from BASE + 0x1000 */
+static uint64_t slot(unsigned n)
+{
+	return BASE + 0x1000 + (uint64_t)n * 0x100;
+}
+
+static void test_categories(const char *path)
+{
+	struct cp_image *img;
+	struct cp_scan sc;
+	struct an_roots roots;
+	struct an_reach r;
+	struct an_reach_options opt = { 1, 1 };
+	struct an_root root = { BASE, BASE + 0x100, AN_ROOT_USER, -1, NULL, 0 };
+	struct an_root root2 = { 0, 0, AN_ROOT_USER, -1, NULL, 0 };
+	uint64_t rw = BASE;   /* next root word */
+	struct an_ref *refs = NULL, link;
+	size_t nrefs = 0;
+
+	mem_size = 0x4000;
+	mem = calloc(1, mem_size);
+	nblocks = 0;
+	/* slot layout, in address order */
+	uint32_t A = block(slot(0), 32, 0);   /* root -> A: reachable */
+	uint32_t B = block(slot(1), 32, 0);   /* A -> B: reachable */
+	uint32_t C = block(slot(2), 32, 0);   /* root -> C+8 only: possibly lost */
+	uint32_t D = block(slot(3), 32, 0);   /* C -> D (start): possibly lost */
+	uint32_t E = block(slot(4), 32, 0);   /* A -> E+16: possibly lost */
+	uint32_t F = block(slot(5), 32, 0);   /* F <-> G cycle: F definitely lost */
+	uint32_t G = block(slot(6), 32, 0);   /* ... G indirectly lost */
+	uint32_t H = block(slot(7), 32, 0);   /* H -> I -> J: H definitely lost */
+	uint32_t I = block(slot(8), 32, 0);
+	uint32_t J = block(slot(9), 32, 0);
+	uint32_t L = block(slot(10), 32, 0);  /* pointed to only by M (higher address) */
+	uint32_t M = block(slot(11), 32, 0);  /* unreferenced: definitely lost, L indirect */
+	uint32_t N = block(slot(12), 32, 1);  /* freed, points to O; root points to N */
+	uint32_t O = block(slot(13), 32, 0);  /* only a freed block points here: definitely lost */
+	uint32_t P = block(slot(14), 0, 0);   /* size 0, root -> P: reachable */
+	uint32_t Q = block(slot(15), 0, 0);   /* size 0, root -> Q+1 only: definitely lost */
+	uint32_t S = block(slot(16), 32, 0);  /* root -> S+32 (one past): definitely lost */
+	uint32_t U = block(slot(17), 32, 0);  /* inside root2's range, points to T */
+	uint32_t T = block(slot(18), 32, 0);  /* only from U's data: indirectly lost */
+	uint32_t V = block(slot(19), 32, 0);  /* only from an excluded root word */
+	uint32_t X = block(slot(20), 32, 0);  /* root -> X+8, then B -> X: reachable (upgrade) */
+	uint32_t Y = block(slot(21), 32, 0);  /* X -> Y: reachable after X's upgrade */
+	uint32_t Z = block(slot(22), 32, 0);  /* header words of Z point to ... nothing followed */
+
+	put(rw, slot(0)), rw += 8;            /* -> A */
+	put(rw, slot(2) + 8), rw += 8;        /* -> C+8 */
+	put(rw, slot(12)), rw += 8;           /* -> N (freed) */
+	put(rw, slot(14)), rw += 8;           /* -> P */
+	put(rw, slot(15) + 1), rw += 8;       /* -> Q+1 */
+	put(rw, slot(16) + 32), rw += 8;      /* -> S+32 */
+	put(rw, slot(20) + 8), rw += 8;       /* -> X+8 */
+	put(BASE + 0xF8, slot(19));           /* -> V, excluded below */
+	put(slot(0), slot(1));                /* A -> B */
+	put(slot(0) + 8, slot(4) + 16);       /* A -> E+16 */
+	put(slot(1) + 24, slot(20));          /* B -> X */
+	put(slot(2), slot(3));                /* C -> D */
+	put(slot(5) + 8, slot(6));            /* F -> G */
+	put(slot(6) + 16, slot(5) + 4);       /* G -> F+4 */
+	put(slot(7), slot(8));                /* H -> I */
+	put(slot(8), slot(9));                /* I -> J */
+	put(slot(11), slot(10));              /* M -> L */
+	put(slot(12) + 8, slot(13));          /* freed N -> O */
+	put(slot(17), slot(18));              /* U -> T */
+	put(slot(20), slot(21));              /* X -> Y */
+	put(slot(22) - 8 * 2, slot(1));       /* Z's header (a return address slot) -> B */
+	(void)Z;
+
+	img = image_write(path);
+	CHECK("raw image opens", img != NULL);
+	if (!img)
+		return;
+	scan_fill(&sc);
+	CHECK("a raw dump has no roots of its own", an_roots_find(img, &sc, &roots) == 0 && roots.n == 0);
+	CHECK("add the data root", an_roots_add(&roots, &root) == 0);
+	root2.start = slot(17) - 0x80;        /* spans U's header and data */
+	root2.end = slot(17) + 0x80;
+	CHECK("add a root over a block", an_roots_add(&roots, &root2) == 0);
+	CHECK("exclude the last root word", an_roots_exclude(&roots, BASE + 0xF8, BASE + 0x100) == 0);
+	CHECK("build", an_reach_build(img, &sc, &roots, &opt, &r) == 0);
+
+	CHECK("A reachable (root start pointer)", r.cat[A] == AN_REACH_REACHABLE);
+	CHECK("B reachable (from A)", r.cat[B] == AN_REACH_REACHABLE);
+	CHECK("C possibly lost (root interior pointer)", r.cat[C] == AN_REACH_POSSIBLE);
+	CHECK("D possibly lost (start pointer from a possibly lost block)", r.cat[D] == AN_REACH_POSSIBLE);
+	CHECK("E possibly lost (interior pointer from a reachable block)", r.cat[E] == AN_REACH_POSSIBLE);
+	CHECK("cycle: F (lower address) definitely lost", r.cat[F] == AN_REACH_DEFINITE);
+	CHECK("cycle: G indirectly lost", r.cat[G] == AN_REACH_INDIRECT);
+	CHECK("list head H definitely lost", r.cat[H] == AN_REACH_DEFINITE);
+	CHECK("list I, J indirectly lost", r.cat[I] == AN_REACH_INDIRECT && r.cat[J] == AN_REACH_INDIRECT);
+	CHECK("L (leader first, then taken by M) indirectly lost", r.cat[L] == AN_REACH_INDIRECT);
+	CHECK("M definitely lost", r.cat[M] == AN_REACH_DEFINITE);
+	CHECK("freed block N not classified", r.cat[N] == AN_REACH_NONE);
+	CHECK("O: a freed block's data is no reference", r.cat[O] == AN_REACH_DEFINITE);
+	CHECK("P: size 0, start pointer: reachable", r.cat[P] == AN_REACH_REACHABLE);
+	CHECK("Q: size 0, pointer past it: definitely lost", r.cat[Q] == AN_REACH_DEFINITE);
+	CHECK("S: pointer one past the end: definitely lost", r.cat[S] == AN_REACH_DEFINITE);
+	CHECK("U: a root over a block does not read the block", r.cat[U] == AN_REACH_DEFINITE);
+	CHECK("T: indirectly lost through U", r.cat[T] == AN_REACH_INDIRECT);
+	CHECK("V: excluded root word is no reference", r.cat[V] == AN_REACH_DEFINITE);
+	CHECK("X: upgraded from possibly lost to reachable", r.cat[X] == AN_REACH_REACHABLE);
+	CHECK("Y: reachable through the upgraded X", r.cat[Y] == AN_REACH_REACHABLE);
+	CHECK("Z: header words are no references (B stays from A)", r.from[B] == A);
+	CHECK("totals", r.blocks[AN_REACH_REACHABLE] == 5 && r.blocks[AN_REACH_POSSIBLE] == 3 &&
+	      r.blocks[AN_REACH_INDIRECT] == 5 && r.blocks[AN_REACH_DEFINITE] == 9 &&
+	      r.blocks[AN_REACH_NONE] == 0);
+	CHECK("bytes", r.bytes[AN_REACH_REACHABLE] == 4 * 32 && r.bytes[AN_REACH_DEFINITE] == 8 * 32);
+	CHECK("parent of A is the data root", r.from[A] == (AN_REACH_FROM_ROOT | 0));
+	CHECK("parent of Y is X", r.from[Y] == X);
+	CHECK("parent of X is B (the start pointer)", r.from[X] == B);
+	CHECK("parent of G is F, of J is I", r.from[G] == F && r.from[J] == I);
+	CHECK("parent of L is M", r.from[L] == M);
+	CHECK("definitely lost: no parent", r.from[M] == AN_REACH_FROM_NONE && r.from[H] == AN_REACH_FROM_NONE);
+	CHECK("link root -> A is the first root word",
+	      an_reach_link(img, &sc, &roots, r.from[A], A, &link) == 0 && link.addr == BASE &&
+	      link.value == slot(0));
+	CHECK("link B -> X", an_reach_link(img, &sc, &roots, B, X, &link) == 0 &&
+	      link.addr == slot(1) + 24 && link.block == B);
+	CHECK("link G -> F is the interior pointer", an_reach_link(img, &sc, &roots, G, F, &link) == 0 &&
+	      link.addr == slot(6) + 16 && link.value == slot(5) + 4);
+	CHECK("refs of X: the root word and B's word",
+	      an_reach_refs(img, &sc, &roots, X, &refs, &nrefs) == 0 && nrefs == 2 &&
+	      refs[0].addr == BASE + 6 * 8 && refs[0].block == UINT32_MAX &&
+	      refs[1].addr == slot(1) + 24 && refs[1].block == B);
+	free(refs);
+	CHECK("refs of B leave out Z's header",
+	      an_reach_refs(img, &sc, &roots, B, &refs, &nrefs) == 0 && nrefs == 1 &&
+	      refs[0].block == A);
+	free(refs);
+	CHECK("refs of O include the freed block's word",
+	      an_reach_refs(img, &sc, &roots, O, &refs, &nrefs) == 0 && nrefs == 1 &&
+	      refs[0].block == N);
+	free(refs);
+	CHECK("locate a root", an_roots_locate(&roots, BASE + 8) == 0 &&
+	      an_roots_locate(&roots, slot(17)) == 1 && an_roots_locate(&roots, slot(3)) == -1);
+	an_reach_release(&r);
+	an_roots_release(&roots);
+	cp_image_free(img);
+	free(mem);
+}
+
+/* A root of 24 MiB read by two threads: a start pointer near its end, an interior
+ * one in its middle; same answer as one thread. */
+static void test_threads(const char *path)
+{
+	struct cp_image *img;
+	struct cp_scan sc;
+	struct an_roots roots = { 0 };
+	struct an_reach r1, r2;
+	struct an_reach_options o1 = { 1, 1 }, o2 = { 2, 1 };
+	const uint64_t root_len = 24u << 20;
+	struct an_root root = { BASE, BASE + root_len, AN_ROOT_USER, -1, NULL, 0 };
+	uint64_t heap = BASE + root_len;
+
+	mem_size = root_len + 0x10000;
+	mem = calloc(1, mem_size);
+	nblocks = 0;
+	uint32_t a = block(heap + 0x100, 64, 0), b = block(heap + 0x200, 64, 0);
+	uint32_t c = block(heap + 0x300, 64, 0);
+
+	put(BASE + root_len - 8, heap + 0x100);       /* -> a */
+	put(BASE + root_len / 2, heap + 0x200 + 8);   /* -> b+8 */
+	img = image_write(path);
+	CHECK("big image opens", img != NULL);
+	if (!img)
+		return;
+	scan_fill(&sc);
+	an_roots_add(&roots, &root);
+	CHECK("one thread", an_reach_build(img, &sc, &roots, &o1, &r1) == 0);
+	CHECK("two threads", an_reach_build(img, &sc, &roots, &o2, &r2) == 0);
+	CHECK("threads: same categories", memcmp(r1.cat, r2.cat, nblocks) == 0);
+	CHECK("threads: exact", r2.cat[a] == AN_REACH_REACHABLE && r2.cat[b] == AN_REACH_POSSIBLE &&
+	      r2.cat[c] == AN_REACH_DEFINITE);
+	CHECK("threads: whole root read", r2.root_bytes == root_len && r1.root_bytes == root_len);
+	an_reach_release(&r1);
+	an_reach_release(&r2);
+	an_roots_release(&roots);
+	cp_image_free(img);
+	free(mem);
+}
+
+int main(void)
+{
+	char path[] = "/tmp/t_reach.XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0) {
+		perror("mkstemp");
+		return 1;
+	}
+	close(fd);
+	test_categories(path);
+	test_threads(path);
+	unlink(path);
+	CHECK("category names", !strcmp(an_reach_cat_name(AN_REACH_DEFINITE), "definitely lost") &&
+	      !strcmp(an_reach_cat_name(AN_REACH_REACHABLE), "still reachable"));
+	return CHECK_DONE();
+}
