@@ -126,4 +126,51 @@ int report_stacks_text(FILE *f, const struct cli_options *o, const struct cli_pr
 int report_stacks_json(struct json *j, const struct cli_options *o, const struct cli_profile *p,
 		       const struct an_stacks *st);
 
+/* ---- corruption and --addr (issue 6: report_corruption.c, report_addr.c) ---- */
+#include "corrupt.h"
+
+/* The frames of cp stack 'stack' with the allocator's frames stripped, one per line
+ * after indent; "(no frames recorded)" when there are none. */
+void report_stack_text(FILE *f, const struct cli_profile *p, uint32_t stack, const char *indent);
+
+/* The same frames as a JSON array (the value of a key already written). */
+void report_stack_json(struct json *j, const struct cli_profile *p, uint32_t stack);
+
+/* The corruption report: broken guards, damaged headers and their suspects. c was
+ * built by an_corrupt_build over p's scan. Return 0, or -1 when out of memory. */
+int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an_corrupt *c);
+int report_corruption_json(struct json *j, const struct cli_profile *p, const struct an_corrupt *c);
+
+/* What each --addr address is (o->addrs), with allocation stacks. Return 0, or -1
+ * when out of memory. */
+int report_addr_text(FILE *f, const struct cli_options *o, const struct cli_profile *p);
+int report_addr_json(struct json *j, const struct cli_options *o, const struct cli_profile *p);
+
+/* ---- symbol+offset for any address of the image (datasym.c) ---- */
+
+/* One address named: the module holding it and the symbol (variable or function)
+ * whose extent holds it. Strings are owned by the cli_datasym. */
+struct cli_symref {
+	const char *module;   /* module path, NULL when no module holds the address */
+	uint64_t modoff;      /* address minus the module's load bias */
+	const char *name;     /* symbol name, NULL when no symbol's extent holds it */
+	uint64_t offset;      /* address minus the symbol's value */
+	uint64_t start, size; /* the symbol's address and size */
+	int is_func;          /* 1 for a function symbol */
+};
+
+struct cli_datasym;
+
+/* Open a naming session for the image of o (its core with o->prog as the main
+ * module, or the firmware ELF o->prog of a raw dump). Returns it, or NULL with
+ * err filled; release with cli_datasym_free(). */
+struct cli_datasym *cli_datasym_open(const struct cli_options *o, struct cp_error *err);
+
+/* Name addr into *out. Returns 0 when a module holds it (out->name may still be
+ * NULL), -1 when none does (or d is NULL). */
+int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out);
+
+/* Release d. NULL is accepted. */
+void cli_datasym_free(struct cli_datasym *d);
+
 #endif

@@ -13,6 +13,7 @@
 
 #define EXIT_BADINPUT 1
 #define EXIT_USAGE 2
+#define EXIT_CORRUPTION 3
 
 static const char usage_text[] =
 "usage: mprof-core [OPTIONS] PROG CORE\n"
@@ -32,7 +33,11 @@ static const char usage_text[] =
 "  --symbolizer dw|gdb name frames with libdw (default) or gdb's MI\n"
 "  --threads N         scan with N threads (default: all cores)\n"
 "reports:\n"
-"  --report LIST       comma-separated: stacks (default)\n"
+"  --report LIST       comma-separated: stacks (default), corruption (also by\n"
+"                      default whenever some is found), all\n"
+"  --addr ADDR         what ADDR is: block, header, guard, freed, heap between\n"
+"                      blocks, module symbol, thread stack (repeatable; alone\n"
+"                      it replaces the default stacks report)\n"
 "  --format text|json  output format (default text)\n"
 "  --top N             show the N largest stacks (text default 25; 0: all)\n"
 "  --threshold PCT     leave out stacks below PCT percent of the bytes\n"
@@ -70,6 +75,7 @@ static unsigned parse_reports(const char *list)
 {
 	static const struct { const char *name; unsigned bit; } names[] = {
 		{ "stacks", REP_STACKS },
+		{ "corruption", REP_CORRUPTION },
 	};
 	unsigned bits = 0;
 	const char *p = list;
@@ -104,6 +110,7 @@ enum {
 	OPT_RAW = 256, OPT_ELF, OPT_BASE, OPT_PTR, OPT_ENDIAN, OPT_SYSROOT, OPT_DEBUGDIR,
 	OPT_SYMBOLIZER, OPT_THREADS, OPT_REPORT, OPT_FORMAT, OPT_TOP, OPT_THRESHOLD,
 	OPT_ALLOCFN, OPT_IGNOREFN, OPT_BLOCKS,
+	OPT_ADDR,
 };
 
 static void parse_args(int argc, char **argv, struct cli_options *o)
@@ -125,6 +132,7 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 		{ "alloc-fn", required_argument, 0, OPT_ALLOCFN },
 		{ "ignore-fn", required_argument, 0, OPT_IGNOREFN },
 		{ "blocks", no_argument, 0, OPT_BLOCKS },
+		{ "addr", required_argument, 0, OPT_ADDR },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -200,6 +208,11 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 			o->ignore_fns[o->nignore_fns++] = optarg;
 			break;
 		case OPT_BLOCKS: o->blocks = 1; break;
+		case OPT_ADDR:   /* issue 6: what an address is */
+			if (o->naddrs == CLI_MAX_LIST)
+				usage_error("too many %s", "--addr");
+			o->addrs[o->naddrs++] = parse_u64(optarg, "--addr");
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: usage_error("bad option or missing argument: %s", argv[optind - 1]);
@@ -435,6 +448,7 @@ int main(int argc, char **argv)
 	struct cli_options o;
 	struct cli_profile p;
 	struct an_stacks st = { 0 };
+	struct an_corrupt corr = { 0 };
 	char snap_exe[4096], snap_core[4096];
 	int status = 0;
 
@@ -446,11 +460,18 @@ int main(int argc, char **argv)
 		profile_release(&p);
 		return EXIT_BADINPUT;
 	}
-	if (an_stacks_build(&p.in, &p.filter, &st) < 0) {
+	if (an_stacks_build(&p.in, &p.filter, &st) < 0 ||
+	    an_corrupt_build(p.img, &p.scan, &corr) < 0) {
 		fputs("mprof-core: out of memory\n", stderr);
 		profile_release(&p);
 		return EXIT_BADINPUT;
 	}
+	/* issue 6: corruption shows by default whenever some is found; --addr alone
+	 * answers its question without the stacks report */
+	if (!o.reports_given && o.naddrs)
+		o.reports = 0;
+	if (!o.reports_given && an_corrupt_found(&corr))
+		o.reports |= REP_CORRUPTION;
 	if (o.format == FMT_JSON) {
 		struct json j;
 
@@ -459,16 +480,27 @@ int main(int argc, char **argv)
 		summary_json(&j, &o, &p, &st);
 		if (o.reports & REP_STACKS)
 			report_stacks_json(&j, &o, &p, &st);
+		if (o.reports & REP_CORRUPTION)
+			report_corruption_json(&j, &p, &corr);
+		if (o.naddrs)
+			report_addr_json(&j, &o, &p);
 		json_obj_end(&j);
 	} else {
 		summary_text(stdout, &p, &st);
 		if (o.reports & REP_STACKS)
 			report_stacks_text(stdout, &o, &p, &st);
+		if (o.reports & REP_CORRUPTION)
+			report_corruption_text(stdout, &p, &corr);
+		if (o.naddrs)
+			report_addr_text(stdout, &o, &p);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fputs("mprof-core: error writing the report\n", stderr);
 		status = EXIT_BADINPUT;
+	} else if (an_corrupt_found(&corr)) {
+		status = EXIT_CORRUPTION;
 	}
+	an_corrupt_release(&corr);
 	an_stacks_release(&st);
 	profile_release(&p);
 	return status;

@@ -1,0 +1,152 @@
+/* datasym.c - name any address of the image as module+offset and symbol+offset:
+ * global variables in a module's data or bss, functions in its code. For
+ * --addr (issue 6) and the roots of the reachability report.
+ *
+ * Its own libdwfl session over the core (or the firmware ELF of a raw dump), kept
+ * apart from the frame symbolizer so that both can be used at once and neither
+ * depends on the other's backend (the gdb backend has no Dwfl). Opened lazily by
+ * the caller, only when an address needs a name.
+ */
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+struct cli_datasym {
+	Dwfl *dwfl;
+	Dwfl_Callbacks cb;        /* libdwfl keeps a pointer to it */
+	char *debuginfo_path;
+	int core_fd;
+	Elf *core_elf;
+};
+
+/* The sysroot for ds_find_elf (libdwfl's callback has no user argument). */
+static const char *ds_sysroot;
+
+/* Build-id links first, then the module's own path (under the sysroot). */
+static int ds_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+		       Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	char path[4096];
+	int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
+
+	if (fd >= 0 || *elfp)
+		return fd;
+	if (!modname || modname[0] != '/')
+		return -1;
+	snprintf(path, sizeof(path), "%s%s", ds_sysroot ? ds_sysroot : "", modname);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	*file_name = strdup(path);
+	if (!*file_name) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void ds_error(struct cp_error *err, int code, const char *fmt, const char *a, const char *b)
+{
+	err->code = code;
+	snprintf(err->msg, sizeof(err->msg), fmt, a, b);
+}
+
+void cli_datasym_free(struct cli_datasym *d)
+{
+	if (!d)
+		return;
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	if (d->core_elf)
+		elf_end(d->core_elf);
+	if (d->core_fd >= 0)
+		close(d->core_fd);
+	free(d->debuginfo_path);
+	free(d);
+}
+
+struct cli_datasym *cli_datasym_open(const struct cli_options *o, struct cp_error *err)
+{
+	struct cli_datasym *d = calloc(1, sizeof(*d));
+	const char *what = o->core ? o->core : o->prog;
+	size_t len = 64;
+
+	if (!d)
+		goto nomem;
+	d->core_fd = -1;
+	ds_sysroot = o->sysroot;
+	for (size_t i = 0; i < o->ndebug_dirs; i++)
+		len += strlen(o->debug_dirs[i]) + 1;
+	if (!(d->debuginfo_path = malloc(len)))
+		goto nomem;
+	strcpy(d->debuginfo_path, "-.debug:/usr/lib/debug");
+	for (size_t i = 0; i < o->ndebug_dirs; i++) {
+		strcat(d->debuginfo_path, ":");
+		strcat(d->debuginfo_path, o->debug_dirs[i]);
+	}
+	d->cb.find_elf = o->core ? ds_find_elf : dwfl_build_id_find_elf;
+	d->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	d->cb.section_address = dwfl_offline_section_address;
+	d->cb.debuginfo_path = &d->debuginfo_path;
+	elf_version(EV_CURRENT);
+	if (!(d->dwfl = dwfl_begin(&d->cb)))
+		goto dwerr;
+	dwfl_report_begin(d->dwfl);
+	if (o->core) {
+		d->core_fd = open(o->core, O_RDONLY | O_CLOEXEC);
+		if (d->core_fd < 0) {
+			ds_error(err, CP_EIO, "%s: cannot open%s", o->core, "");
+			goto fail;
+		}
+		d->core_elf = elf_begin(d->core_fd, ELF_C_READ_MMAP, NULL);
+		if (!d->core_elf || dwfl_core_file_report(d->dwfl, d->core_elf, o->prog) < 0)
+			goto dwerr;
+	} else if (!dwfl_report_elf(d->dwfl, o->prog, o->prog, -1, 0, false)) {
+		goto dwerr;
+	}
+	if (dwfl_report_end(d->dwfl, NULL, NULL) != 0)
+		goto dwerr;
+	return d;
+dwerr:
+	ds_error(err, CP_EFORMAT, "%s: libdwfl: %s", what, dwfl_errmsg(-1));
+	goto fail;
+nomem:
+	ds_error(err, CP_ENOMEM, "%s: out of memory%s", what, "");
+fail:
+	cli_datasym_free(d);
+	return NULL;
+}
+
+int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out)
+{
+	Dwfl_Module *mod;
+	GElf_Sym sym;
+	GElf_Off off = 0;
+	GElf_Addr bias = 0;
+	Dwarf_Addr start = 0;
+	const char *name, *modname;
+
+	memset(out, 0, sizeof(*out));
+	if (!d || !(mod = dwfl_addrmodule(d->dwfl, addr)))
+		return -1;
+	modname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	out->module = modname;
+	if (dwfl_module_getelf(mod, &bias))
+		out->modoff = addr - bias;
+	else
+		out->modoff = addr - start;
+	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	if (name && *name && (off < sym.st_size || (sym.st_size == 0 && off == 0))) {
+		out->name = name;
+		out->offset = off;
+		out->start = addr - off;
+		out->size = sym.st_size;
+		out->is_func = GELF_ST_TYPE(sym.st_info) == STT_FUNC;
+	}
+	return 0;
+}

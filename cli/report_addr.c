@@ -1,0 +1,395 @@
+/* report_addr.c - --addr ADDR: who owns an address. A block's data, header or
+ * guard (with its allocation stack), a freed block, heap memory between blocks
+ * (with both neighbours), a module's variable or function as symbol+offset, a
+ * thread's stack, or memory the image does not hold. Text and JSON.
+ *
+ * The pure classification is analysis/addr.c; here symbols refine "between" and
+ * "other" into "module" (a symbol that holds no block wins over "between": the
+ * heap of a firmware is often one static array). */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+/* One address, classified and named. */
+struct addr_info {
+	struct an_addr a;
+	struct cli_symref sym;
+	int have_sym;          /* cli_datasym found a module */
+};
+
+static int block_in_sym(const struct cli_profile *p, size_t bi, const struct cli_symref *s)
+{
+	const struct cp_block *b;
+
+	if (bi == AN_NONE)
+		return 0;
+	b = &p->scan.blocks[bi];
+	return b->user >= s->start && b->user < s->start + s->size;
+}
+
+static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, int *ds_tried,
+			 const struct cli_options *o, uint64_t addr, struct addr_info *ai)
+{
+	struct an_addr *a = &ai->a;
+
+	an_addr_classify(p->img, &p->scan, addr, a);
+	ai->have_sym = 0;
+	if (a->what != AN_ADDR_BETWEEN && a->what != AN_ADDR_OTHER && a->what != AN_ADDR_NOT_DUMPED)
+		return;
+	if (!*ds_tried) {
+		struct cp_error err = { 0 };
+
+		*ds_tried = 1;
+		*ds = cli_datasym_open(o, &err);
+		if (!*ds && !o->quiet)
+			fprintf(stderr, "mprof-core: note: no symbols for --addr: %s\n", err.msg);
+	}
+	if (cli_datasym(*ds, addr, &ai->sym) < 0)
+		return;
+	ai->have_sym = 1;
+	if (a->what == AN_ADDR_NOT_DUMPED)
+		return;
+	if (a->what == AN_ADDR_OTHER ||
+	    (ai->sym.name && !block_in_sym(p, a->prev, &ai->sym) && !block_in_sym(p, a->next, &ai->sym)))
+		a->what = AN_ADDR_MODULE;
+}
+
+static const char *part_name(enum an_addr_part part)
+{
+	switch (part) {
+	case AN_PART_PAD: return "pad";
+	case AN_PART_HEADER: return "header";
+	case AN_PART_DATA: return "data";
+	case AN_PART_GUARD: return "guard";
+	case AN_PART_NONE: break;
+	}
+	return NULL;
+}
+
+/* ---- text ---- */
+
+static void block_line(FILE *f, const struct cp_block *b)
+{
+	char a[32];
+
+	fprintf(f, "block 0x%" PRIx64 " (%s bytes, seq %" PRIu64 ")", b->user, fmt_num(a, b->size), b->seq);
+}
+
+static void sym_text(FILE *f, const struct cli_symref *s)
+{
+	if (s->name)
+		fprintf(f, "%s+0x%" PRIx64 " (%s of %" PRIu64 " bytes) ", s->name, s->offset,
+			s->is_func ? "function" : "variable", s->size);
+	fprintf(f, "in %s+0x%" PRIx64, fmt_base(s->module), s->modoff);
+}
+
+static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_info *ai)
+{
+	const struct an_addr *a = &ai->a;
+	const struct cp_scan *sc = &p->scan;
+	const struct cp_block *b = a->block != AN_NONE ? &sc->blocks[a->block] : NULL;
+	char n1[32];
+
+	fprintf(f, "\naddress 0x%" PRIx64 ": ", a->addr);
+	switch (a->what) {
+	case AN_ADDR_BLOCK:
+		if (b) {
+			fprintf(f, "%s bytes into live ", fmt_num(n1, a->offset));
+			block_line(f, b);
+			fputs("\n    allocated at:\n", f);
+			report_stack_text(f, p, b->stack, "        ");
+		} else {
+			const struct cp_damage *d = &sc->damaged[a->damage];
+
+			fprintf(f, "%s bytes into block 0x%" PRIx64, fmt_num(n1, a->offset), d->user);
+			if (d->known & CP_KNOWN_SIZE)
+				fprintf(f, " (%" PRIu64 " bytes, seq %" PRIu64 ")", d->size, d->seq);
+			fprintf(f, " whose header at 0x%" PRIx64 " is damaged\n", d->hdr);
+			if (d->known & CP_KNOWN_FRAMES) {
+				fputs("    allocated at (as far as the header could be read):\n", f);
+				report_stack_text(f, p, d->stack, "        ");
+			}
+		}
+		break;
+	case AN_ADDR_HEADER:
+		if (b) {
+			if (a->part == AN_PART_PAD)
+				fprintf(f, "in the alignment pad before the header of ");
+			else
+				fprintf(f, "%s bytes into the header of ", fmt_num(n1, a->offset));
+			block_line(f, b);
+			fputs("\n    allocated at:\n", f);
+			report_stack_text(f, p, b->stack, "        ");
+		} else {
+			const struct cp_damage *d = &sc->damaged[a->damage];
+
+			fprintf(f, "%s bytes into the damaged header at 0x%" PRIx64, fmt_num(n1, a->offset), d->hdr);
+			if (d->known & CP_KNOWN_USER)
+				fprintf(f, " of block 0x%" PRIx64, d->user);
+			fputc('\n', f);
+			if (d->known & CP_KNOWN_FRAMES) {
+				fputs("    allocated at (as far as the header could be read):\n", f);
+				report_stack_text(f, p, d->stack, "        ");
+			}
+		}
+		break;
+	case AN_ADDR_GUARD:
+		fprintf(f, "%s byte%s past the end of ", fmt_num(n1, a->offset), a->offset == 1 ? "" : "s");
+		block_line(f, b);
+		fprintf(f, ", in its %u-byte guard: a write here overflows the block by at least %" PRIu64
+			" bytes; ", b->guard_len, a->offset + 1);
+		if (b->flags & CP_GUARD_BROKEN)
+			fprintf(f, "its guard is broken (%u bytes differ, overrun %u)\n", b->guard_diff, b->overrun);
+		else
+			fputs("its guard is intact\n", f);
+		fputs("    allocated at:\n", f);
+		report_stack_text(f, p, b->stack, "        ");
+		break;
+	case AN_ADDR_FREED:
+		if (a->part == AN_PART_DATA)
+			fprintf(f, "%s bytes into freed ", fmt_num(n1, a->offset));
+		else
+			fprintf(f, "in the %s of freed ", part_name(a->part));
+		block_line(f, b);
+		fputs(b->flags & CP_HDR_UNVERIFIED ?
+		      " (the allocator reused the start of its header: size and seq as read)\n" : "\n", f);
+		fputs("    allocated at (before it was freed):\n", f);
+		report_stack_text(f, p, b->stack, "        ");
+		break;
+	case AN_ADDR_BETWEEN:
+		fputs("heap memory in no annotated block\n", f);
+		if (a->prev != AN_NONE) {
+			const struct cp_block *x = &sc->blocks[a->prev];
+
+			fprintf(f, "  before it, %s bytes after its end: %s ",
+				fmt_num(n1, a->addr - (x->user + x->size)), x->state == CP_LIVE ? "live" : "freed");
+			block_line(f, x);
+			fputs("\n    allocated at:\n", f);
+			report_stack_text(f, p, x->stack, "        ");
+		}
+		if (a->next != AN_NONE) {
+			const struct cp_block *x = &sc->blocks[a->next];
+
+			fprintf(f, "  after it, %s bytes before its header: %s ",
+				fmt_num(n1, x->hdr - x->pad - a->addr), x->state == CP_LIVE ? "live" : "freed");
+			block_line(f, x);
+			fputs("\n    allocated at:\n", f);
+			report_stack_text(f, p, x->stack, "        ");
+		}
+		break;
+	case AN_ADDR_MODULE:
+		sym_text(f, &ai->sym);
+		fputc('\n', f);
+		break;
+	case AN_ADDR_STACK: {
+		const struct cp_thread *t = &p->img->threads[a->thread];
+
+		if (a->below_sp)
+			fprintf(f, "in the stack of thread %d, %s bytes below its stack pointer 0x%" PRIx64
+				" (not in use)\n", t->tid, fmt_num(n1, t->sp - a->addr), t->sp);
+		else if (a->addr >= t->sp)
+			fprintf(f, "on the stack of thread %d, %s bytes above its stack pointer 0x%" PRIx64 "\n",
+				t->tid, fmt_num(n1, a->addr - t->sp), t->sp);
+		else
+			fprintf(f, "on the stack of thread %d, in the red zone %s bytes below its stack pointer 0x%"
+				PRIx64 "\n", t->tid, fmt_num(n1, t->sp - a->addr), t->sp);
+		break;
+	}
+	case AN_ADDR_UNMAPPED:
+		fputs("not mapped in the image\n", f);
+		break;
+	case AN_ADDR_NOT_DUMPED:
+		fprintf(f, "mapped (0x%" PRIx64 "-0x%" PRIx64 ") but not dumped in the image",
+			a->seg->vaddr, a->seg->vaddr + a->seg->memsz);
+		if (ai->have_sym) {
+			fputs("; ", f);
+			sym_text(f, &ai->sym);
+		} else if (a->mapping) {
+			fprintf(f, "; in %s", a->mapping->path);
+		}
+		fputc('\n', f);
+		break;
+	case AN_ADDR_OTHER:
+		fputs("dumped memory in no block, stack or symbol", f);
+		if (a->mapping)
+			fprintf(f, " (mapped from %s)", a->mapping->path);
+		fputc('\n', f);
+		break;
+	}
+}
+
+int report_addr_text(FILE *f, const struct cli_options *o, const struct cli_profile *p)
+{
+	struct cli_datasym *ds = NULL;
+	int tried = 0;
+
+	for (size_t i = 0; i < o->naddrs; i++) {
+		struct addr_info ai;
+
+		addr_resolve(p, &ds, &tried, o, o->addrs[i], &ai);
+		addr_text(f, p, &ai);
+	}
+	cli_datasym_free(ds);
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+static void block_obj(struct json *j, const struct cli_profile *p, const struct cp_block *b)
+{
+	json_obj_begin(j);
+	json_key(j, "address");
+	json_hex(j, b->user);
+	json_key(j, "header");
+	json_hex(j, b->hdr);
+	json_key(j, "size");
+	json_u64(j, b->size);
+	json_key(j, "seq");
+	json_u64(j, b->seq);
+	json_key(j, "state");
+	json_str(j, b->state == CP_LIVE ? "live" : "freed");
+	json_key(j, "header_verified");
+	json_bool(j, !(b->flags & CP_HDR_UNVERIFIED));
+	json_key(j, "guard_len");
+	json_u64(j, b->guard_len);
+	json_key(j, "guard_bytes_differ");
+	json_u64(j, b->guard_diff);
+	json_key(j, "overrun");
+	json_u64(j, b->overrun);
+	json_key(j, "frames");
+	report_stack_json(j, p, b->stack);
+	json_obj_end(j);
+}
+
+static void damage_obj(struct json *j, const struct cli_profile *p, const struct cp_damage *d)
+{
+	json_obj_begin(j);
+	json_key(j, "header");
+	json_hex(j, d->hdr);
+	json_key(j, "address");
+	if (d->known & CP_KNOWN_USER)
+		json_hex(j, d->user);
+	else
+		json_null(j);
+	json_key(j, "size");
+	if (d->known & CP_KNOWN_SIZE)
+		json_u64(j, d->size);
+	else
+		json_null(j);
+	json_key(j, "seq");
+	if (d->known & CP_KNOWN_SEQ)
+		json_u64(j, d->seq);
+	else
+		json_null(j);
+	json_key(j, "state");
+	json_str(j, "damaged");
+	json_key(j, "frames");
+	if (d->known & CP_KNOWN_FRAMES)
+		report_stack_json(j, p, d->stack);
+	else
+		json_null(j);
+	json_obj_end(j);
+}
+
+static void sym_json(struct json *j, const struct cli_symref *s)
+{
+	json_key(j, "module");
+	json_str(j, s->module);
+	json_key(j, "module_offset");
+	json_hex(j, s->modoff);
+	json_key(j, "symbol");
+	json_str(j, s->name);
+	json_key(j, "symbol_offset");
+	if (s->name)
+		json_u64(j, s->offset);
+	else
+		json_null(j);
+	json_key(j, "symbol_size");
+	if (s->name)
+		json_u64(j, s->size);
+	else
+		json_null(j);
+}
+
+static void addr_json(struct json *j, const struct cli_profile *p, const struct addr_info *ai)
+{
+	const struct an_addr *a = &ai->a;
+	const struct cp_scan *sc = &p->scan;
+	const char *part = part_name(a->part);
+
+	json_obj_begin(j);
+	json_key(j, "addr");
+	json_hex(j, a->addr);
+	json_key(j, "what");
+	json_str(j, an_addr_what_name(a->what));
+	if (part) {
+		json_key(j, "part");
+		json_str(j, part);
+		json_key(j, "offset");
+		json_u64(j, a->offset);
+	}
+	if (a->block != AN_NONE) {
+		json_key(j, "block");
+		block_obj(j, p, &sc->blocks[a->block]);
+	} else if (a->damage != AN_NONE) {
+		json_key(j, "block");
+		damage_obj(j, p, &sc->damaged[a->damage]);
+	}
+	if (a->what == AN_ADDR_GUARD) {
+		json_key(j, "past_end");
+		json_u64(j, a->offset);
+		json_key(j, "overflow_at_least");
+		json_u64(j, a->offset + 1);
+	}
+	if (a->what == AN_ADDR_BETWEEN) {
+		json_key(j, "before");
+		if (a->prev != AN_NONE) {
+			const struct cp_block *x = &sc->blocks[a->prev];
+
+			block_obj(j, p, x);
+		} else {
+			json_null(j);
+		}
+		json_key(j, "after");
+		if (a->next != AN_NONE)
+			block_obj(j, p, &sc->blocks[a->next]);
+		else
+			json_null(j);
+	}
+	if (ai->have_sym && (a->what == AN_ADDR_MODULE || a->what == AN_ADDR_NOT_DUMPED))
+		sym_json(j, &ai->sym);
+	if (a->what == AN_ADDR_STACK) {
+		const struct cp_thread *t = &p->img->threads[a->thread];
+
+		json_key(j, "thread");
+		json_i64(j, t->tid);
+		json_key(j, "sp");
+		json_hex(j, t->sp);
+		json_key(j, "below_sp");
+		json_bool(j, a->below_sp);
+	}
+	if (a->mapping && a->what != AN_ADDR_MODULE) {
+		json_key(j, "mapping");
+		json_str(j, a->mapping->path);
+	}
+	json_obj_end(j);
+}
+
+int report_addr_json(struct json *j, const struct cli_options *o, const struct cli_profile *p)
+{
+	struct cli_datasym *ds = NULL;
+	int tried = 0;
+
+	json_key(j, "addresses");
+	json_arr_begin(j);
+	for (size_t i = 0; i < o->naddrs; i++) {
+		struct addr_info ai;
+
+		addr_resolve(p, &ds, &tried, o, o->addrs[i], &ai);
+		addr_json(j, p, &ai);
+	}
+	json_arr_end(j);
+	cli_datasym_free(ds);
+	return 0;
+}

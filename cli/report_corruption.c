@@ -1,0 +1,298 @@
+/* report_corruption.c - the corruption report in text and JSON: every live block
+ * whose guard is broken (how far it overflowed), every damaged header with what
+ * could still be read of it, and the block just before it as the suspect, each
+ * with its allocation stack. Also the stack printers that report_addr.c shares. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+#define MAX_FRAMES 1024
+
+void report_stack_text(FILE *f, const struct cli_profile *p, uint32_t stack, const char *indent)
+{
+	struct an_frame fr[MAX_FRAMES];
+	uint32_t skip;
+	size_t n;
+
+	if (stack >= p->scan.nstacks) {
+		fprintf(f, "%s(no frames recorded)\n", indent);
+		return;
+	}
+	skip = an_alloc_skip(&p->in, &p->filter, stack);
+	n = an_frames_get(&p->in, stack, skip, fr, MAX_FRAMES);
+	if (n > MAX_FRAMES)
+		n = MAX_FRAMES;
+	if (!n)
+		fprintf(f, "%s(no frames recorded)\n", indent);
+	for (size_t i = 0; i < n; i++) {
+		fputs(indent, f);
+		report_frame_text(f, &fr[i]);
+	}
+}
+
+void report_stack_json(struct json *j, const struct cli_profile *p, uint32_t stack)
+{
+	struct an_frame fr[MAX_FRAMES];
+	size_t n = 0;
+
+	if (stack < p->scan.nstacks) {
+		n = an_frames_get(&p->in, stack, an_alloc_skip(&p->in, &p->filter, stack), fr, MAX_FRAMES);
+		if (n > MAX_FRAMES)
+			n = MAX_FRAMES;
+	}
+	json_arr_begin(j);
+	for (size_t i = 0; i < n; i++)
+		report_frame_json(j, &fr[i]);
+	json_arr_end(j);
+}
+
+static const char *kind_name(uint32_t k)
+{
+	switch (k) {
+	case CP_DMG_CHECK: return "check";
+	case CP_DMG_END: return "end";
+	case CP_DMG_START: return "start";
+	case CP_DMG_VERSION: return "version";
+	case CP_DMG_BOUNDS: return "bounds";
+	}
+	return "unknown";
+}
+
+static const char *kind_text(uint32_t k)
+{
+	switch (k) {
+	case CP_DMG_CHECK: return "check word or fields wrong";
+	case CP_DMG_END: return "end magic overwritten";
+	case CP_DMG_START: return "start magic overwritten, found by its end word";
+	case CP_DMG_VERSION: return "unknown format version";
+	case CP_DMG_BOUNDS: return "size or depth out of bounds, or not fully dumped";
+	}
+	return "damaged";
+}
+
+static const char *state_name(const struct cp_block *b)
+{
+	return b->state == CP_LIVE ? "live" : "freed";
+}
+
+int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an_corrupt *c)
+{
+	const struct cp_scan *sc = &p->scan;
+	char a[32], b2[32];
+
+	if (!an_corrupt_found(c))
+		return 0;
+	fprintf(f, "\nheap corruption: %zu block%s overflowed %s guard, %zu damaged header%s\n",
+		c->nguards, c->nguards == 1 ? "" : "s", c->nguards == 1 ? "its" : "their",
+		c->ndamaged, c->ndamaged == 1 ? "" : "s");
+	for (size_t i = 0; i < c->nguards; i++) {
+		const struct an_guard_hit *g = &c->guards[i];
+		const struct cp_block *b = &sc->blocks[g->block];
+		uint64_t end = b->user + b->size;
+
+		fprintf(f, "\noverflow: block 0x%" PRIx64 " (%s bytes, seq %" PRIu64 ") wrote past its end: ",
+			b->user, fmt_num(a, b->size), b->seq);
+		if (!g->whole_guard) {
+			fprintf(f, "%u of %u guard bytes differ, the overrun is %" PRIu64 " byte%s\n",
+				b->guard_diff, b->guard_len, g->overrun, g->overrun == 1 ? "" : "s");
+		} else {
+			fprintf(f, "%s%u guard bytes differ, the overrun is at least %" PRIu64 " bytes\n",
+				b->guard_diff == b->guard_len ? "all " : "", b->guard_diff, g->overrun);
+			if (g->next_damaged != AN_NONE && g->reach > end)
+				fprintf(f, "  the next header, %s bytes after the guard at 0x%" PRIx64
+					", is damaged up to 0x%" PRIx64 ": at least %s bytes if one overflow\n",
+					fmt_num(a, g->next_header - end - b->guard_len), g->next_header,
+					g->reach, fmt_num(b2, g->reach - end));
+			else if (g->next_damaged != AN_NONE)
+				fprintf(f, "  the next header, %s bytes after the guard at 0x%" PRIx64 ", is damaged\n",
+					fmt_num(a, g->next_header - end - b->guard_len), g->next_header);
+			else if (g->next_block != AN_NONE)
+				fprintf(f, "  nothing annotated in the %s bytes up to the next header at 0x%" PRIx64
+					" (block 0x%" PRIx64 ", seq %" PRIu64 "): a block in between whose header"
+					" was overwritten entirely cannot be named\n",
+					fmt_num(a, g->next_header - end - b->guard_len), g->next_header,
+					sc->blocks[g->next_block].user, sc->blocks[g->next_block].seq);
+			else
+				fputs("  no annotated header follows it in the same memory segment\n", f);
+		}
+		fputs("    allocated at:\n", f);
+		report_stack_text(f, p, b->stack, "        ");
+	}
+	for (size_t i = 0; i < c->ndamaged; i++) {
+		const struct an_damage_hit *h = &c->damaged[i];
+		const struct cp_damage *d = &sc->damaged[h->damage];
+
+		fprintf(f, "\ndamaged header at 0x%" PRIx64 " (%s)", d->hdr, kind_text(d->kind));
+		if (d->known & CP_KNOWN_USER)
+			fprintf(f, ": block 0x%" PRIx64, d->user);
+		if (d->known & CP_KNOWN_SIZE)
+			fprintf(f, ", %s bytes", fmt_num(a, d->size));
+		if (d->known & CP_KNOWN_SEQ)
+			fprintf(f, ", seq %" PRIu64, d->seq);
+		fputc('\n', f);
+		if (d->known & CP_KNOWN_FRAMES) {
+			fputs("    allocated at (as far as the header could be read):\n", f);
+			report_stack_text(f, p, d->stack, "        ");
+		} else {
+			fputs("    its allocation stack is overwritten\n", f);
+		}
+		if (h->suspect != AN_NONE) {
+			const struct cp_block *s = &sc->blocks[h->suspect];
+
+			fprintf(f, "  suspect: %s block 0x%" PRIx64 " (%s bytes, seq %" PRIu64 ") just before it",
+				state_name(s), s->user, fmt_num(a, s->size), s->seq);
+			if (h->gap >= 0)
+				fprintf(f, ", %s bytes between its guard and this header", fmt_num(a, (uint64_t)h->gap));
+			if (s->state == CP_LIVE)
+				fprintf(f, "; its guard is %s", (s->flags & CP_GUARD_BROKEN) ? "broken" :
+					(s->flags & CP_GUARD_MISSING) ? "not dumped" : "intact");
+			fputs("\n    allocated at:\n", f);
+			report_stack_text(f, p, s->stack, "        ");
+		} else if (h->suspect_damage != AN_NONE) {
+			const struct cp_damage *s = &sc->damaged[h->suspect_damage];
+
+			fprintf(f, "  suspect: block 0x%" PRIx64 " just before it, whose own header at 0x%" PRIx64
+				" is damaged\n", s->user, s->hdr);
+			if (s->known & CP_KNOWN_FRAMES) {
+				fputs("    allocated at:\n", f);
+				report_stack_text(f, p, s->stack, "        ");
+			}
+		} else {
+			fputs("  no block found before it in the same memory segment\n", f);
+		}
+	}
+	return 0;
+}
+
+static void block_json(struct json *j, const struct cli_profile *p, const struct cp_block *b)
+{
+	json_key(j, "address");
+	json_hex(j, b->user);
+	json_key(j, "header");
+	json_hex(j, b->hdr);
+	json_key(j, "size");
+	json_u64(j, b->size);
+	json_key(j, "seq");
+	json_u64(j, b->seq);
+	json_key(j, "state");
+	json_str(j, state_name(b));
+	json_key(j, "frames");
+	report_stack_json(j, p, b->stack);
+}
+
+static void opt_hex(struct json *j, const char *key, int have, uint64_t v)
+{
+	json_key(j, key);
+	if (have)
+		json_hex(j, v);
+	else
+		json_null(j);
+}
+
+static void opt_u64(struct json *j, const char *key, int have, uint64_t v)
+{
+	json_key(j, key);
+	if (have)
+		json_u64(j, v);
+	else
+		json_null(j);
+}
+
+int report_corruption_json(struct json *j, const struct cli_profile *p, const struct an_corrupt *c)
+{
+	const struct cp_scan *sc = &p->scan;
+
+	json_key(j, "corruption");
+	json_obj_begin(j);
+	json_key(j, "found");
+	json_bool(j, an_corrupt_found(c));
+	json_key(j, "guards");
+	json_arr_begin(j);
+	for (size_t i = 0; i < c->nguards; i++) {
+		const struct an_guard_hit *g = &c->guards[i];
+		const struct cp_block *b = &sc->blocks[g->block];
+		uint64_t end = b->user + b->size;
+		int reach = g->next_damaged != AN_NONE && g->reach > end;
+
+		json_obj_begin(j);
+		block_json(j, p, b);
+		json_key(j, "guard_len");
+		json_u64(j, b->guard_len);
+		json_key(j, "guard_bytes_differ");
+		json_u64(j, b->guard_diff);
+		json_key(j, "overrun");
+		json_u64(j, g->overrun);
+		json_key(j, "overrun_exact");
+		json_bool(j, !g->whole_guard);
+		opt_hex(j, "next_header", g->next_header != 0, g->next_header);
+		opt_hex(j, "next_block", g->next_block != AN_NONE,
+			g->next_block != AN_NONE ? sc->blocks[g->next_block].user : 0);
+		opt_hex(j, "next_damaged", g->next_damaged != AN_NONE,
+			g->next_damaged != AN_NONE ? sc->damaged[g->next_damaged].hdr : 0);
+		opt_hex(j, "reach", reach, g->reach);
+		opt_u64(j, "overrun_if_contiguous", reach, g->reach - end);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "damaged");
+	json_arr_begin(j);
+	for (size_t i = 0; i < c->ndamaged; i++) {
+		const struct an_damage_hit *h = &c->damaged[i];
+		const struct cp_damage *d = &sc->damaged[h->damage];
+
+		json_obj_begin(j);
+		json_key(j, "header");
+		json_hex(j, d->hdr);
+		json_key(j, "kind");
+		json_str(j, kind_name(d->kind));
+		json_key(j, "first_bad_word");
+		json_u64(j, d->first_bad);
+		opt_hex(j, "address", d->known & CP_KNOWN_USER, d->user);
+		opt_u64(j, "size", d->known & CP_KNOWN_SIZE, d->size);
+		opt_u64(j, "seq", d->known & CP_KNOWN_SEQ, d->seq);
+		json_key(j, "frames");
+		if (d->known & CP_KNOWN_FRAMES)
+			report_stack_json(j, p, d->stack);
+		else
+			json_null(j);
+		json_key(j, "suspect");
+		if (h->suspect != AN_NONE) {
+			const struct cp_block *s = &sc->blocks[h->suspect];
+
+			json_obj_begin(j);
+			block_json(j, p, s);
+			json_key(j, "guard_broken");
+			json_bool(j, (s->flags & CP_GUARD_BROKEN) != 0);
+			json_key(j, "gap");
+			json_i64(j, h->gap);
+			json_obj_end(j);
+		} else if (h->suspect_damage != AN_NONE) {
+			const struct cp_damage *s = &sc->damaged[h->suspect_damage];
+
+			json_obj_begin(j);
+			json_key(j, "address");
+			json_hex(j, s->user);
+			json_key(j, "header");
+			json_hex(j, s->hdr);
+			opt_u64(j, "size", s->known & CP_KNOWN_SIZE, s->size);
+			opt_u64(j, "seq", s->known & CP_KNOWN_SEQ, s->seq);
+			json_key(j, "state");
+			json_str(j, "damaged");
+			json_key(j, "frames");
+			if (s->known & CP_KNOWN_FRAMES)
+				report_stack_json(j, p, s->stack);
+			else
+				json_null(j);
+			json_key(j, "gap");
+			json_i64(j, h->gap);
+			json_obj_end(j);
+		} else {
+			json_null(j);
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+	return 0;
+}
