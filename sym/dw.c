@@ -61,6 +61,10 @@ struct dw_symbolizer {
 	size_t locs_cap, frames_cap;
 	char *notes;                  /* '\n'-separated, NUL-terminated */
 	size_t notes_len, notes_cap;
+	char *exe;                    /* the program as given */
+	unsigned char exe_id[64];     /* its build-id */
+	int exe_idlen;                /* -1 when it has none */
+	Dwfl_Module *main_mod;        /* module holding the core's AT_ENTRY, or NULL */
 	void *cxx_handle;             /* dlopen'd libstdc++, or NULL */
 	char *(*cxa_demangle)(const char *, char *, size_t *, int *);
 	char *demangle_buf;           /* reused output buffer of __cxa_demangle */
@@ -289,6 +293,43 @@ static void dw_hex(char *out, size_t outsz, const unsigned char *p, int len)
 		o += (size_t)snprintf(out + o, outsz - o, "%02x", p[i]);
 }
 
+/* The GNU build-id of the ELF file at path into buf; its length, or -1. */
+static int dw_file_build_id(const char *path, unsigned char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int len = -1;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		const void *id;
+		ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+		if (n > 0 && (size_t)n <= cap) {
+			memcpy(buf, id, (size_t)n);
+			len = (int)n;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return len;
+}
+
+/* The file on disk that stands for mod: the program for the main module, else
+ * the module's path under the sysroot. Returns 0 with path filled, or -1. */
+static int dw_module_disk_path(const struct dw_symbolizer *s, Dwfl_Module *mod, const char *name,
+			       char *path, size_t cap)
+{
+	int n;
+	if (mod == s->main_mod && s->exe)
+		n = snprintf(path, cap, "%s", s->exe);
+	else if (name && name[0] == '/')
+		n = snprintf(path, cap, "%s%s", s->sysroot ? s->sysroot : "", name);
+	else
+		return -1;
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
 /* Our record for mod, prepared on first use: file, build-id check, index. */
 static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod)
 {
@@ -329,17 +370,30 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 			m->name = dw_arena_intern(&s->arena, mainfile);
 	}
 	if (!elf) {
-		int e = dwfl_errno();
-		const char *why = dwfl_errmsg(e);
-		if (core_idlen > 0 && why && strstr(why, "build ID")) {
+		const char *why = dwfl_errmsg(dwfl_errno());
+		/* Read the build-id of the file the user means for this module ourselves:
+		 * libdwfl only says that it found nothing usable. */
+		char path[4096];
+		unsigned char disk_id[64];
+		int disk_idlen = -1;
+		if (dw_module_disk_path(s, mod, name, path, sizeof path) == 0)
+			disk_idlen = dw_file_build_id(path, disk_id, sizeof disk_id);
+		char h1[130], h2[130];
+		if (core_idlen > 0 && disk_idlen > 0 &&
+		    (disk_idlen != core_idlen || memcmp(disk_id, core_copy, (size_t)core_idlen) != 0)) {
 			m->mismatch = 1;
-			char hex[130];
-			dw_hex(hex, sizeof hex, core_copy, core_idlen);
+			dw_hex(h1, sizeof h1, core_copy, core_idlen);
+			dw_hex(h2, sizeof h2, disk_id, disk_idlen);
+			dw_note(s, "%s: build-id in core %s differs from file on disk %s (%s); showing module+offset",
+				m->name, h1, h2, path);
+		} else if (core_idlen > 0 && why && strstr(why, "build ID")) {
+			m->mismatch = 1;
+			dw_hex(h1, sizeof h1, core_copy, core_idlen);
 			dw_note(s, "%s: build-id in core %s differs from the file on disk; showing module+offset",
-				m->name, hex);
+				m->name, h1);
 		} else {
 			dw_note(s, "%s: no usable file (%s); showing module+offset", m->name,
-				why ? why : "not found");
+				disk_idlen < 0 ? "not found" : why ? why : "unreadable");
 		}
 	} else {
 		m->has_elf = 1;
@@ -355,6 +409,16 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 				m->name, h1, h2);
 			m->mismatch = 1;
 			m->has_elf = 0;
+		} else if (s->core_elf && core_idlen <= 0) {
+			dw_note(s, "%s: build-id not in the core; the file on disk could not be checked", m->name);
+		}
+		if (m->has_elf && mod == s->main_mod && s->exe_idlen > 0 && core_idlen > 0 &&
+		    (s->exe_idlen != core_idlen || memcmp(s->exe_id, core_copy, (size_t)core_idlen) != 0)) {
+			char h1[130], h2[130];
+			dw_hex(h1, sizeof h1, s->exe_id, s->exe_idlen);
+			dw_hex(h2, sizeof h2, core_copy, core_idlen);
+			dw_note(s, "%s: build-id %s is not the one of the core's program (%s); using %s, named by the core, instead",
+				s->exe, h1, h2, m->name);
 		}
 	}
 	if (m->has_elf) {
@@ -611,6 +675,7 @@ static void dw_free(struct symbolizer *base)
 	free(s->notes);
 	free(s->debuginfo_path);
 	free(s->sysroot);
+	free(s->exe);
 	free(s->demangle_buf);
 	if (s->cxx_handle)
 		dlclose(s->cxx_handle);
@@ -657,6 +722,46 @@ static int dw_open_raw(struct dw_symbolizer *s, const struct sym_options *opt, s
 	return 0;
 }
 
+/* AT_ENTRY from the core's NT_AUXV: the program's entry point, which tells
+ * which module is the main program. Returns 0, or -1 when absent. */
+static int dw_core_entry(Elf *core, uint64_t *entry)
+{
+	size_t nph;
+	if (elf_getphdrnum(core, &nph) != 0)
+		return -1;
+	int is64 = gelf_getclass(core) == ELFCLASS64;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(core, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata_rawchunk(core, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		if (!data)
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while (off < data->d_size && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type != NT_AUXV)
+				continue;
+			Elf_Data *auxv = elf_getdata_rawchunk(core, ph.p_offset + desc_off, nh.n_descsz,
+							      ELF_T_AUXV);
+			if (!auxv)
+				return -1;
+			size_t n = auxv->d_size / (is64 ? sizeof(Elf64_auxv_t) : sizeof(Elf32_auxv_t));
+			for (size_t k = 0; k < n; k++) {
+				GElf_auxv_t av;
+				if (!gelf_getauxv(auxv, (int)k, &av))
+					break;
+				if (av.a_type == AT_ENTRY) {
+					*entry = av.a_un.a_val;
+					return 0;
+				}
+			}
+			return -1;
+		}
+	}
+	return -1;
+}
+
 /* Report the modules of a core (load map from the core, program from opt->exe). */
 static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, struct sym_error *err)
 {
@@ -684,6 +789,9 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 				dwfl_errmsg(-1));
 	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
 		return dw_error(err, SYM_EBACKEND, "%s: libdwfl: %s", opt->core, dwfl_errmsg(-1));
+	uint64_t entry;
+	if (dw_core_entry(s->core_elf, &entry) == 0)
+		s->main_mod = dwfl_addrmodule(s->dwfl, entry);
 	return 0;
 }
 
@@ -721,7 +829,9 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 		while (len > 1 && s->sysroot[len - 1] == '/')
 			s->sysroot[--len] = '\0';
 	}
-	if (!s->debuginfo_path || (opt->sysroot && !s->sysroot)) {
+	s->exe = strdup(opt->exe);
+	s->exe_idlen = -1;
+	if (!s->debuginfo_path || (opt->sysroot && !s->sysroot) || !s->exe) {
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 		goto fail;
 	}
@@ -729,6 +839,7 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	unsetenv("DEBUGINFOD_URLS");
 	elf_version(EV_CURRENT);
 	dw_demangler_load(s);
+	s->exe_idlen = dw_file_build_id(opt->exe, s->exe_id, sizeof s->exe_id);
 	dw_current = s;
 	int rc = opt->core ? dw_open_core(s, opt, err) : dw_open_raw(s, opt, err);
 	dw_current = NULL;

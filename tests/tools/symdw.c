@@ -3,7 +3,9 @@
  * tab-separated line per address, then the notes prefixed "note: ".
  *
  * usage: symdw [--sysroot DIR] [--debug-dir DIR]... [--addr-file F] [--repeat N]
- *              (EXE CORE | --raw-elf EXE) [ADDR...]
+ *              [--scan] [--quiet] (EXE CORE | --raw-elf EXE) [ADDR...]
+ * --scan adds every distinct return address of the annotated blocks that
+ * coreparse finds in CORE; --repeat resolves N times (timing on stderr).
  * line:  ADDR \t FUNCTION \t FILE:LINE \t MODULE+0xOFF \t FLAGS \t CHAIN
  * where FUNCTION and FILE:LINE are the innermost frame's ("?" when unknown),
  * FLAGS is "-" or a comma list (nomodule, buildid, nodebug) and CHAIN lists
@@ -16,12 +18,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "coreparse.h"
 #include "sym.h"
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: symdw [--sysroot DIR] [--debug-dir DIR]... [--addr-file F] "
-		"[--repeat N] (EXE CORE | --raw-elf EXE) [ADDR...]\n");
+		"[--repeat N] [--scan] [--quiet] (EXE CORE | --raw-elf EXE) [ADDR...]\n");
 	return 2;
 }
 
@@ -73,7 +76,7 @@ int main(int argc, char **argv)
 	const char *dirs[16] = {0};
 	size_t ndirs = 0;
 	const char *addr_file = NULL;
-	int raw = 0, repeat = 1, quiet = 0;
+	int raw = 0, repeat = 1, quiet = 0, scan = 0;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
 		if (!strcmp(argv[i], "--sysroot") && i + 1 < argc)
@@ -84,6 +87,8 @@ int main(int argc, char **argv)
 			addr_file = argv[++i];
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--scan"))
+			scan = 1;
 		else if (!strcmp(argv[i], "--quiet"))
 			quiet = 1;
 		else if (!strcmp(argv[i], "--raw-elf"))
@@ -122,6 +127,26 @@ int main(int argc, char **argv)
 			if (line[0] != '\n' && addrs_push(&addrs, &n, &cap, strtoull(line, NULL, 0)) < 0)
 				return 2;
 		fclose(fp);
+	}
+
+	if (scan && opt.core) {
+		struct cp_error cerr;
+		struct cp_image *img = cp_image_open_core(opt.core, &cerr);
+		if (!img) {
+			fprintf(stderr, "symdw: %s\n", cerr.msg);
+			return 1;
+		}
+		struct cp_scan sc;
+		if (cp_scan_image(img, 0, &sc, &cerr) < 0) {
+			fprintf(stderr, "symdw: %s\n", cerr.msg);
+			cp_image_free(img);
+			return 1;
+		}
+		for (size_t k = 0; k < sc.naddrs; k++)
+			if (addrs_push(&addrs, &n, &cap, sc.addrs[k]) < 0)
+				return 2;
+		cp_scan_free(&sc);
+		cp_image_free(img);
 	}
 
 	struct sym_error err;

@@ -1,0 +1,238 @@
+#!/bin/sh
+# run-symdw.sh - the libdw symbolizer (sym/dw.c) through tests/tools/symdw on
+# real cores: PIE and non-PIE at -O0/-O2, a shared library (load map from the
+# core), C++ inline chains with demangled names, a static binary in raw mode,
+# a rebuilt library (build-id mismatch), --sysroot, separate debug info found by
+# build-id under --debug-dir, symtab-only binaries, blocks written by
+# libheapann, and bad input. Expected lines come from marker comments (grep -n).
+. tests/lib.sh
+SYMDW=$B/tests/tools/symdw
+[ -x "$SYMDW" ] || skip "no $SYMDW (make $SYMDW)"
+command -v gdb >/dev/null 2>&1 || skip "gdb not installed"
+command -v g++ >/dev/null 2>&1 || skip "g++ not installed"
+P=$TOP/tests/prog
+
+line_of() { grep -n -- "$2" "$1" | head -n 1 | cut -d: -f1; }
+
+# run_core OUT CORE CMD...: start CMD writing OUT, wait for "ready", gcore it, kill it.
+run_core() {
+	rc_out=$1 rc_core=$2; shift 2
+	"$@" >"$rc_out" 2>&1 &
+	rc_pid=$!
+	rc_i=0
+	while ! grep -q ready "$rc_out" 2>/dev/null; do
+		sleep 0.1
+		rc_i=$((rc_i + 1))
+		[ $rc_i -lt 100 ] || break
+	done
+	make_gcore $rc_pid "$rc_core"
+	rc_ok=$?
+	kill $rc_pid 2>/dev/null
+	wait $rc_pid 2>/dev/null
+	return $rc_ok
+}
+
+# has WORD STRING: STRING contains WORD.
+has() { case "$2" in *"$1"*) return 0 ;; esac; return 1; }
+
+addr_of() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
+
+# fld RESULT ADDR N: field N (tab-separated) of the line for ADDR.
+fld() { awk -F'\t' -v a="$2" -v n="$3" '$1 == a { print $n }' "$1"; }
+
+LA=$(line_of "$P/sym_basic.c" '/\* MARK_A \*/')
+LB=$(line_of "$P/sym_basic.c" '/\* MARK_B \*/')
+
+# ---- plain C: PIE and non-PIE, -O0 and -O2 ---------------------------------
+for v in pie0:-O0 pie2:-O2 nopie0:"-O0 -no-pie -fno-pie" nopie2:"-O2 -no-pie -fno-pie"; do
+	name=${v%%:*} flags=${v#*:}
+	# shellcheck disable=SC2086
+	gcc -g $flags "$P/sym_basic.c" -o "$TMP/$name" || { check "$name builds" false; continue; }
+	if ! run_core "$TMP/$name.out" "$TMP/$name.core" "$TMP/$name"; then
+		check "$name gcore" false
+		continue
+	fi
+	a=$(addr_of first_caller "$TMP/$name.out")
+	b=$(addr_of second_caller "$TMP/$name.out")
+	"$SYMDW" "$TMP/$name" "$TMP/$name.core" "$a" "$b" >"$TMP/$name.res" 2>"$TMP/$name.err"
+	check_eq "$name: first_caller named" first_caller "$(fld "$TMP/$name.res" "$a" 2)"
+	check_eq "$name: first_caller line" "$P/sym_basic.c:$LA" "$(fld "$TMP/$name.res" "$a" 3)"
+	check_eq "$name: static second_caller named" second_caller "$(fld "$TMP/$name.res" "$b" 2)"
+	check_eq "$name: second_caller line" "$P/sym_basic.c:$LB" "$(fld "$TMP/$name.res" "$b" 3)"
+	check_eq "$name: no flags" "-" "$(fld "$TMP/$name.res" "$a" 5)"
+	check_eq "$name: module is the program" "$TMP/$name" "$(fld "$TMP/$name.res" "$a" 4 | sed 's/+0x[0-9a-f]*$//')"
+done
+# module+offset: for the PIE the offset is the file address, as nm shows it
+a=$(addr_of first_caller "$TMP/pie2.out")
+off=$(fld "$TMP/pie2.res" "$a" 4 | sed 's/.*+//')
+fc=$(nm "$TMP/pie2" | awk '$3 == "first_caller" { print $1 }')
+check "pie2: module offset lies in first_caller (nm)" \
+	test $((off)) -gt $((0x$fc)) -a $((off)) -lt $((0x$fc + 64))
+# an address in no module
+"$SYMDW" "$TMP/pie2" "$TMP/pie2.core" 0x10 >"$TMP/nomod.res" 2>/dev/null
+check_eq "address in no module flagged" nomodule "$(fld "$TMP/nomod.res" 0x10 5)"
+
+# ---- shared library: load map from the core; then rebuilt (build-id) --------
+mkdir -p "$TMP/lib"
+LL=$(line_of "$P/sym_libpart.c" '/\* MARK_LIB \*/')
+gcc -g -O2 -fPIC -shared "$P/sym_libpart.c" -o "$TMP/lib/libsym_libpart.so" &&
+	gcc -g -O2 "$P/sym_lib.c" -o "$TMP/sym_lib" -L"$TMP/lib" -lsym_libpart -Wl,-rpath,"$TMP/lib"
+if run_core "$TMP/lib.out" "$TMP/lib.core" "$TMP/sym_lib"; then
+	a=$(addr_of lib_entry "$TMP/lib.out")
+	p=$(addr_of puts "$TMP/lib.out")
+	"$SYMDW" "$TMP/sym_lib" "$TMP/lib.core" "$a" "$p" >"$TMP/lib.res" 2>&1
+	check_eq "shared lib: function" lib_entry "$(fld "$TMP/lib.res" "$a" 2)"
+	check_eq "shared lib: line" "$P/sym_libpart.c:$LL" "$(fld "$TMP/lib.res" "$a" 3)"
+	check_eq "shared lib: module" "$TMP/lib/libsym_libpart.so" \
+		"$(fld "$TMP/lib.res" "$a" 4 | sed 's/+0x[0-9a-f]*$//')"
+	good_off=$(fld "$TMP/lib.res" "$a" 4 | sed 's/.*+//')
+	check "libc: a point inside puts is named puts" has puts "$(fld "$TMP/lib.res" "$p" 2)"
+
+	# --sysroot: the library moved under a sysroot directory
+	mkdir -p "$TMP/sysroot$TMP/lib"
+	mv "$TMP/lib/libsym_libpart.so" "$TMP/sysroot$TMP/lib/"
+	"$SYMDW" "$TMP/sym_lib" "$TMP/lib.core" "$a" >"$TMP/nosys.res" 2>&1
+	check_eq "library missing: no name" "?" "$(fld "$TMP/nosys.res" "$a" 2)"
+	check_eq "library missing: module+offset kept" "$TMP/lib/libsym_libpart.so+$good_off" "$(fld "$TMP/nosys.res" "$a" 4)"
+	check_grep "library missing: noted" "^note: $TMP/lib/libsym_libpart.so: no usable file" "$TMP/nosys.res"
+	"$SYMDW" --sysroot "$TMP/sysroot" "$TMP/sym_lib" "$TMP/lib.core" "$a" >"$TMP/sys.res" 2>&1
+	check_eq "--sysroot: function" lib_entry "$(fld "$TMP/sys.res" "$a" 2)"
+	check_eq "--sysroot: line" "$P/sym_libpart.c:$LL" "$(fld "$TMP/sys.res" "$a" 3)"
+	check_eq "--sysroot: module is the file used" "$TMP/sysroot$TMP/lib/libsym_libpart.so" \
+		"$(fld "$TMP/sys.res" "$a" 4 | sed 's/+0x[0-9a-f]*$//')"
+	mv "$TMP/sysroot$TMP/lib/libsym_libpart.so" "$TMP/lib/"
+
+	# rebuilt with a change: another build-id; must be flagged, never misnamed
+	core_id=$(readelf -n "$TMP/lib/libsym_libpart.so" | awk '/Build ID/ { print $3 }')
+	gcc -g -O2 -fPIC -shared -DSYM_VARIANT=2 "$P/sym_libpart.c" -o "$TMP/lib/libsym_libpart.so"
+	new_id=$(readelf -n "$TMP/lib/libsym_libpart.so" | awk '/Build ID/ { print $3 }')
+	check "rebuilt library has another build-id" test "$core_id" != "$new_id"
+	"$SYMDW" "$TMP/sym_lib" "$TMP/lib.core" "$a" "$p" >"$TMP/mis.res" 2>&1
+	check_eq "mismatch: flagged" buildid "$(fld "$TMP/mis.res" "$a" 5)"
+	check_eq "mismatch: no name" "?" "$(fld "$TMP/mis.res" "$a" 2)"
+	check_eq "mismatch: no frames" "-" "$(fld "$TMP/mis.res" "$a" 6)"
+	check_eq "mismatch: module+offset as before" "$TMP/lib/libsym_libpart.so+$good_off" "$(fld "$TMP/mis.res" "$a" 4)"
+	check_grep "mismatch: note names both build-ids" \
+		"^note: $TMP/lib/libsym_libpart.so: build-id in core $core_id differs from file on disk $new_id; showing module\+offset" "$TMP/mis.res"
+	check "mismatch: other modules still named" has puts "$(fld "$TMP/mis.res" "$p" 2)"
+else
+	check "shared lib gcore" false
+fi
+
+# ---- C++: inline chain and demangled names -------------------------------------
+LI=$(line_of "$P/sym_cxx.cc" '// MARK_INL')
+LC=$(line_of "$P/sym_cxx.cc" '// MARK_CALL')
+LP=$(line_of "$P/sym_cxx.cc" '// MARK_PLAIN')
+for o in 0 2; do
+	name=cxx$o
+	g++ -g -O$o "$P/sym_cxx.cc" -o "$TMP/$name" || { check "$name builds" false; continue; }
+	run_core "$TMP/$name.out" "$TMP/$name.core" "$TMP/$name" || { check "$name gcore" false; continue; }
+	a=$(addr_of poke "$TMP/$name.out")
+	b=$(addr_of plain "$TMP/$name.out")
+	"$SYMDW" "$TMP/$name" "$TMP/$name.core" "$a" "$b" >"$TMP/$name.res" 2>&1
+	check_eq "$name: inline chain, innermost first, caller at the call line" \
+		"ns::Widget::poke(int)@$P/sym_cxx.cc:$LI[i] < run_widget(int)@$P/sym_cxx.cc:$LC" \
+		"$(fld "$TMP/$name.res" "$a" 6)"
+	check_eq "$name: demangled member function" \
+		"ns::Widget::plain(long)@$P/sym_cxx.cc:$LP" "$(fld "$TMP/$name.res" "$b" 6)"
+done
+
+# ---- static non-PIE binary, raw mode (no core) ---------------------------------------
+if gcc -g -O2 -static -no-pie "$P/sym_basic.c" -o "$TMP/static" 2>/dev/null; then
+	"$TMP/static" exit >"$TMP/static.out"
+	a=$(addr_of first_caller "$TMP/static.out")
+	b=$(addr_of second_caller "$TMP/static.out")
+	"$SYMDW" --raw-elf "$TMP/static" "$a" "$b" >"$TMP/static.res" 2>&1
+	check_eq "raw static: first_caller" "first_caller@$P/sym_basic.c:$LA" "$(fld "$TMP/static.res" "$a" 6)"
+	check_eq "raw static: second_caller" "second_caller@$P/sym_basic.c:$LB" "$(fld "$TMP/static.res" "$b" 6)"
+	check_eq "raw static: module+offset is the address" "$TMP/static+$a" "$(fld "$TMP/static.res" "$a" 4)"
+else
+	echo "# no static libc: raw-mode checks skipped"
+fi
+
+# ---- debug info: symtab only, and separate debug file by build-id -----------------
+a=$(addr_of first_caller "$TMP/pie2.out")
+b=$(addr_of second_caller "$TMP/pie2.out")
+cp "$TMP/pie2" "$TMP/pie2.nodebug" && strip --strip-debug "$TMP/pie2.nodebug"
+"$SYMDW" "$TMP/pie2.nodebug" "$TMP/pie2.core" "$a" "$b" >"$TMP/nodebug.res" 2>&1
+check_eq "no DWARF: name from the symbol table" first_caller "$(fld "$TMP/nodebug.res" "$a" 2)"
+# gcc may clone the static function (second_caller.isra.0): expect what nm says
+sc=$(nm "$TMP/pie2" | awk '$3 ~ /^second_caller/ { print $3 }' | head -n 1)
+check_eq "no DWARF: local symbol too ($sc)" "$sc" "$(fld "$TMP/nodebug.res" "$b" 2)"
+check_eq "no DWARF: flagged" nodebug "$(fld "$TMP/nodebug.res" "$a" 5)"
+check_eq "no DWARF: no line" "?" "$(fld "$TMP/nodebug.res" "$a" 3)"
+check_grep "no DWARF: noted" "^note: .*pie2.nodebug: no debug info" "$TMP/nodebug.res"
+
+id=$(readelf -n "$TMP/pie2" | awk '/Build ID/ { print $3 }')
+mkdir -p "$TMP/dbg/.build-id/$(echo "$id" | cut -c1-2)"
+objcopy --only-keep-debug "$TMP/pie2" "$TMP/dbg/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+cp "$TMP/pie2" "$TMP/pie2.stripped" && strip --strip-all "$TMP/pie2.stripped"
+"$SYMDW" --debug-dir "$TMP/dbg" "$TMP/pie2.stripped" "$TMP/pie2.core" "$a" "$b" >"$TMP/sepdbg.res" 2>&1
+check_eq "--debug-dir: found by build-id" "first_caller@$P/sym_basic.c:$LA" "$(fld "$TMP/sepdbg.res" "$a" 6)"
+check_eq "--debug-dir: static function" "second_caller@$P/sym_basic.c:$LB" "$(fld "$TMP/sepdbg.res" "$b" 6)"
+"$SYMDW" "$TMP/pie2.stripped" "$TMP/pie2.core" "$a" >"$TMP/nodbgdir.res" 2>&1
+check_eq "stripped, no --debug-dir: not named" "?" "$(fld "$TMP/nodbgdir.res" "$a" 2)"
+
+# ---- the program given is not the one in the core -------------------------------
+# while the core's own program is still at its path, libdwfl takes that one:
+# right names, and a note says the program given was not used
+"$SYMDW" "$TMP/pie0" "$TMP/pie2.core" "$a" >"$TMP/wrongexe.res" 2>&1
+check_eq "other program given, core's on disk: named from the core's" first_caller "$(fld "$TMP/wrongexe.res" "$a" 2)"
+check_grep "other program given: noted" "^note: $TMP/pie0: build-id [0-9a-f]+ is not the one of the core's program" "$TMP/wrongexe.res"
+# once it is gone, only module+offset and the mismatch
+mv "$TMP/pie2" "$TMP/pie2.away"
+"$SYMDW" "$TMP/pie0" "$TMP/pie2.core" "$a" >"$TMP/wrongexe2.res" 2>&1
+mv "$TMP/pie2.away" "$TMP/pie2"
+check_eq "other program only: flagged" buildid "$(fld "$TMP/wrongexe2.res" "$a" 5)"
+check_eq "other program only: not named" "?" "$(fld "$TMP/wrongexe2.res" "$a" 2)"
+check_grep "other program only: note names the file" \
+	"^note: $TMP/pie2: build-id in core $id differs from file on disk [0-9a-f]+ \\($TMP/pie0\\)" "$TMP/wrongexe2.res"
+
+# ---- blocks written by libheapann, addresses from the coreparse scan ------------------
+if [ -f "$B/libheapann.so" ]; then
+	LM=$(line_of "$P/sym_alloc.c" '/\* MARK_M \*/')
+	gcc -g -O2 "$P/sym_alloc.c" -o "$TMP/alloc"
+	if run_core "$TMP/alloc.out" "$TMP/alloc.core" env LD_PRELOAD="$TOP/$B/libheapann.so" "$TMP/alloc"; then
+		"$SYMDW" --scan "$TMP/alloc" "$TMP/alloc.core" >"$TMP/alloc.res" 2>&1
+		check_grep "scan: malloc call site named with its line" \
+			"	alloc_site	$P/sym_alloc.c:$LM	$TMP/alloc\+0x" "$TMP/alloc.res"
+	else
+		check "alloc gcore" false
+	fi
+fi
+
+# ---- kernel core ------------------------------------------------------------------
+mkdir -p "$TMP/kc" && cp "$TMP/cxx2" "$TMP/kc/"
+(cd "$TMP/kc" && ulimit -c unlimited && exec ./cxx2 >out 2>&1) &
+kpid=$!
+i=0
+while ! grep -q ready "$TMP/kc/out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -SEGV $kpid 2>/dev/null
+wait $kpid 2>/dev/null
+kcore=$(ls "$TMP/kc"/core* 2>/dev/null | head -n 1)
+if [ -n "$kcore" ]; then
+	a=$(addr_of poke "$TMP/kc/out")
+	"$SYMDW" "$TMP/kc/cxx2" "$kcore" "$a" >"$TMP/kc.res" 2>&1
+	check_eq "kernel core: inline chain" \
+		"ns::Widget::poke(int)@$P/sym_cxx.cc:$LI[i] < run_widget(int)@$P/sym_cxx.cc:$LC" \
+		"$(fld "$TMP/kc.res" "$a" 6)"
+else
+	echo "# no kernel core written (core_pattern/ulimit): kernel-core check skipped"
+fi
+
+# ---- bad input ------------------------------------------------------------------------
+"$SYMDW" "$TMP/pie2" "$TMP/missing.core" 0x1 >"$TMP/bad1" 2>&1
+check "missing core: fails" test $? -ne 0
+check_grep "missing core: one line naming the file" "^symdw: $TMP/missing.core: No such file" "$TMP/bad1"
+"$SYMDW" "$TMP/pie2" "$TMP/pie2" 0x1 >"$TMP/bad2" 2>&1
+check "exe given as core: fails" test $? -ne 0
+check_grep "exe given as core: says it is not a core" "^symdw: $TMP/pie2: not a core file" "$TMP/bad2"
+printf 'garbage' >"$TMP/garbage"
+"$SYMDW" "$TMP/pie2" "$TMP/garbage" 0x1 >"$TMP/bad3" 2>&1
+check_grep "garbage core: not an ELF file" "^symdw: $TMP/garbage: not an ELF file" "$TMP/bad3"
+"$SYMDW" "$TMP/nonexistent" "$TMP/pie2.core" 0x1 >"$TMP/bad4" 2>&1
+check_grep "missing program: named" "^symdw: $TMP/nonexistent: No such file" "$TMP/bad4"
+"$SYMDW" --raw-elf "$TMP/garbage" 0x1 >"$TMP/bad5" 2>&1
+check_grep "raw mode, not an ELF: named" "^symdw: $TMP/garbage: " "$TMP/bad5"
+
+done_testing
