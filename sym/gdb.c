@@ -502,11 +502,15 @@ static int gdb_is_clone(const char *name, size_t len)
 }
 
 /* Choose the function name like the libdw backend does (the DWARF linkage name
- * demangled, else DW_AT_name): the symbol table's demangled name M is that
- * linkage name; gdb's debug-info name F adds parameters to names that have none
- * (main, extern "C") and drops template return types, but it sees through clones. */
+ * demangled, else DW_AT_name). gdb's debug-info name f is DW_AT_name for C; for
+ * C++ it is gdb's own spelling, which adds parameters to names that have none
+ * (main, extern "C") and drops the return type of template functions, so there
+ * the symbol table's demangled name m (that same linkage name) is better, unless
+ * m is a compiler clone ("foo.cold", "foo.constprop.0") that f sees through. */
 static const char *gdb_pick_name(struct gdb_symbolizer *s, const char *m, size_t mlen, const char *f)
 {
+	if (f && !strchr(f, '('))
+		return gdb_str(s, f);
 	if (m && (!f || !gdb_is_clone(m, mlen)))
 		return gdb_str_len(s, m, mlen);
 	return gdb_str(s, f);
@@ -533,9 +537,17 @@ static int gdb_fill_loc(struct gdb_symbolizer *s, struct sym_loc *loc,
 			li = mi_value_get(it->value, "line_asm_insn");
 			if (!li || li->kind != MI_LIST || li->nitems == 0)
 				continue;
-			file = mi_value_str(it->value, "fullname");
-			if (!file)
-				file = mi_value_str(it->value, "file");
+			/* The DWARF name when it is absolute; else gdb's full name when
+			 * that is absolute (an absolute DW_AT_comp_dir joined); else the
+			 * DWARF name as it is: gdb joins relative compilation directories
+			 * into names like "./libio/./libio/x.c" that exist nowhere. */
+			file = mi_value_str(it->value, "file");
+			if (!file || file[0] != '/') {
+				const char *full = mi_value_str(it->value, "fullname");
+
+				if (full && full[0] == '/')
+					file = full;
+			}
 			line = (unsigned)strtoul(mi_value_str(it->value, "line") ?
 						 mi_value_str(it->value, "line") : "0", NULL, 10);
 			f = mi_value_str(li->items[0].value, "func-name");

@@ -47,9 +47,12 @@ __attribute__((noinline)) static size_t prog_alloc(int n)
 
 int main(int argc, char **argv)
 {
+	static char outbuf[8192];
 	int r = mi_rec("main", __LINE__);
 	size_t bytes;
 
+	/* stdio would malloc its buffer: keep the program's blocks the only ones */
+	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 	r += prog_middle(r);
 	bytes = prog_alloc(7);
 	mi_rec_print();

@@ -5,6 +5,10 @@
  *   migdb --addrs CORE       the distinct return addresses of the core's blocks
  *   migdb --blocks CORE      "live N bytes B" of the core's blocks
  *   migdb --snapshot PID OUT [--gdb G]   mi_snapshot; "snapshot ok" or the error
+ *   migdb [--gdb G] [--timeout MS] [--batch] --exec CMD...   run MI commands (one
+ *        by one, or pipelined with --batch) and print each reply as
+ *        "reply N class=C console=[...] log=[...] async=K" (text with \n
+ *        escaped), or "error CODE: MSG" and exit 1; then "close STATUS"
  * OPTS: --sysroot DIR, --gdb PATH, --timeout MS, --addr-file F (one address a
  * line, added to those given), --time (open and resolve times on stderr).
  * Name lines: ADDR \t FUNCTION \t FILE:LINE \t MODULE+0xOFF \t FLAGS, then the
@@ -86,12 +90,68 @@ static const char *nz(const char *s)
 	return s ? s : "?";
 }
 
+static void print_text(const char *label, const char *t)
+{
+	printf(" %s=[", label);
+	for (; t && *t; t++) {
+		if (*t == '\n')
+			printf("\\n");
+		else
+			putchar(*t);
+	}
+	printf("]");
+}
+
+/* --exec: drive the client directly (for tests with a fake gdb). */
+static int run_exec(const char *gdb, unsigned tmo, int batch, char **cmds, int n)
+{
+	struct mi_settings set;
+	struct mi_error me;
+	struct mi_client *c;
+	struct mi_reply *r;
+	int i, ret = 0;
+
+	memset(&set, 0, sizeof set);
+	set.gdb = gdb;
+	set.start_timeout_ms = tmo;
+	c = mi_client_start(&set, &me);
+	if (!c) {
+		printf("error %d: %s\n", me.code, me.msg);
+		return 1;
+	}
+	r = calloc((size_t)n + 1, sizeof *r);
+	if (!r)
+		return 1;
+	for (i = 0; i < n; i++) {
+		int k, cnt = batch ? n : 1;
+
+		if (mi_client_exec_batch(c, (const char *const *)cmds + i, (size_t)cnt, tmo, r, &me) < 0) {
+			printf("error %d: %s\n", me.code, me.msg);
+			ret = 1;
+			break;
+		}
+		for (k = 0; k < cnt; k++) {
+			printf("reply %d class=%s", i + k + 1, r[k].result.klass);
+			if (mi_reply_error(&r[k]))
+				printf(" msg=[%s]", mi_reply_error(&r[k]));
+			print_text("console", r[k].console);
+			print_text("log", r[k].log);
+			printf(" async=%zu\n", r[k].nasync);
+			mi_reply_release(&r[k]);
+		}
+		i += cnt - 1;
+	}
+	free(r);
+	printf("close %d\n", mi_client_close(c));
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct sym_options opt;
 	uint64_t *addrs = NULL;
 	size_t naddrs = 0, cap = 0, i;
-	int compare = 0, timing = 0, raw = 0, ai = 1;
+	int compare = 0, timing = 0, raw = 0, batch = 0, ai = 1;
 	const char *addr_file = NULL;
 	struct sym_error err;
 	struct symbolizer *g, *d = NULL;
@@ -116,6 +176,10 @@ int main(int argc, char **argv)
 			compare = 1;
 		else if (strcmp(a, "--raw-elf") == 0)
 			raw = 1;
+		else if (strcmp(a, "--batch") == 0)
+			batch = 1;
+		else if (strcmp(a, "--exec") == 0)
+			return run_exec(opt.gdb, opt.timeout_ms, batch, argv + ai + 1, argc - ai - 1);
 		else if (strcmp(a, "--addrs") == 0 || strcmp(a, "--blocks") == 0) {
 			struct cp_image *img;
 			struct cp_scan scan;
