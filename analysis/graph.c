@@ -239,7 +239,7 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 			idcap = cap;
 		}
 		for (size_t f = 0; f < k; f++) {
-			uint32_t id = an_fnmap_id(&fm, &fb.v[f], u->v[i].stack, (uint32_t)f);
+			uint32_t id = an_fnmap_id(&fm, &fb.v[f], (uint32_t)i, (uint32_t)f);
 
 			if (id == UINT32_MAX)
 				goto out;
@@ -306,7 +306,8 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 	out->n = nn;
 	out->ncycles = ncycles;
 	for (size_t v = 0; v < nf; v++) {
-		out->v[v].stack = fm.rep_stack[v];
+		out->v[v].stack = u->v[fm.rep_stack[v]].stack;   /* rep_stack holds a site */
+		out->v[v].skip = u->v[fm.rep_stack[v]].skip;
 		out->v[v].frame = fm.rep_frame[v];
 		out->v[v].cycle = cyc[v];
 		out->v[v].index = (uint32_t)v;

@@ -122,7 +122,8 @@ struct an_gedge {
 /* A function, or a cycle: the functions of one strongly connected component
  * (recursion through several functions) merged as gprof does. */
 struct an_gnode {
-	uint32_t stack, frame;     /* a stack and logical frame naming it (functions) */
+	uint32_t stack, skip, frame; /* functions: a stack, its skip and the logical frame
+				      * after skip naming it */
 	uint32_t cycle;            /* functions: their cycle number, 0 if none; cycles: theirs */
 	int is_cycle;
 	uint32_t index;            /* gprof's index: 1.. by total descending */
@@ -155,7 +156,7 @@ void an_graph_release(struct an_graph *g);
 /* A node: all kept bytes whose stacks pass through the same chain of frames from
  * the allocation site outward. The root (index 0) has no frame. */
 struct an_tnode {
-	uint32_t stack, frame;     /* a stack and its logical frame (after skip) */
+	uint32_t stack, skip, frame; /* a stack, its skip, and the logical frame after skip */
 	uint32_t parent;
 	uint64_t bytes, blocks;    /* kept */
 	uint32_t *children;        /* node indices, most bytes first */

@@ -66,7 +66,7 @@ static int tree_push(struct an_tree *t, size_t *cap)
 /* The child of parent for frame fr (frame 'frame' of 'stack'), made if needed.
  * Returns its index or UINT32_MAX when out of memory. */
 static uint32_t child_of(struct an_tree *t, size_t *tcap, struct tmap *m, uint32_t parent,
-			 const struct an_frame *fr, uint32_t stack, uint32_t frame)
+			 const struct an_frame *fr, const struct an_site *s, uint32_t frame)
 {
 	size_t j;
 	struct an_tnode *p;
@@ -83,7 +83,8 @@ static uint32_t child_of(struct an_tree *t, size_t *tcap, struct tmap *m, uint32
 	}
 	if (tree_push(t, tcap) < 0)
 		return UINT32_MAX;
-	t->v[t->n - 1].stack = stack;
+	t->v[t->n - 1].stack = s->stack;
+	t->v[t->n - 1].skip = s->skip;
 	t->v[t->n - 1].frame = frame;
 	t->v[t->n - 1].parent = parent;
 	p = &t->v[parent];
@@ -180,7 +181,7 @@ int an_tree_build(const struct an_input *in, const struct an_usage *u, struct an
 		out->v[0].bytes += bytes;
 		out->v[0].blocks += blocks;
 		for (size_t k = 0; k < nf; k++) {
-			node = child_of(out, &tcap, &m, node, &fb.v[k], s->stack, (uint32_t)k);
+			node = child_of(out, &tcap, &m, node, &fb.v[k], s, (uint32_t)k);
 			if (node == UINT32_MAX)
 				goto out;
 			out->v[node].bytes += bytes;

@@ -9,6 +9,8 @@
 #include "analysis.h"
 #include "coreparse.h"
 #include "sym.h"
+#include "cp_stats.h"
+#include "tables.h"
 
 enum cli_format { FMT_TEXT, FMT_JSON };
 
@@ -68,6 +70,8 @@ struct cli_profile {
 	struct an_input in;
 	struct an_filter filter;
 	const char *image_path;          /* core or raw dump path */
+	struct cp_stats stats;           /* libheapann's statistics region (report_tables.c) */
+	int have_stats;                  /* 1 when the image holds one */
 };
 
 /* The target of a program or firmware ELF (target.c). */
@@ -172,5 +176,35 @@ int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out);
 
 /* Release d. NULL is accepted. */
 void cli_datasym_free(struct cli_datasym *d);
+
+/* ---- mprof's tables, Massif's tree, the timeline (report_tables.c, report_tree.c,
+ * types.c) ---- */
+
+/* Read the statistics region of p->img into p->stats, interning its stacks into
+ * p->scan (call after the scan, before symbolizing). Returns 0 whether or not
+ * there is one (a damaged region is noted on stderr unless -q), -1 after printing
+ * the error when out of memory. p->stats is released by cp_stats_free(). */
+int cli_stats_load(const struct cli_options *o, struct cli_profile *p);
+
+/* Print the reports among tree, leaks, bins, direct, graph, timeline that
+ * o->reports asks for, built from the statistics when p has them, else from the
+ * live blocks. Returns 0 or -1 (out of memory). */
+int report_tables_text(FILE *f, const struct cli_options *o, const struct cli_profile *p);
+int report_tables_json(struct json *j, const struct cli_options *o, const struct cli_profile *p);
+
+/* Massif's tree of u's kept bytes (threshold: --threshold, default 1%). */
+int report_tree_text(FILE *f, const struct cli_options *o, const struct cli_profile *p,
+		     const struct an_usage *u);
+int report_tree_json(struct json *j, const struct cli_options *o, const struct cli_profile *p,
+		     const struct an_usage *u);
+
+/* Struct, union and class names by byte size from the DWARF of elf_path, or NULL
+ * (no file, no debug info, out of memory). Free with cli_types_free(). */
+struct cli_types *cli_types_load(const char *elf_path);
+/* The names of size 'size' joined by ", " into buf ("" for none or t NULL). */
+const char *cli_types_names(const struct cli_types *t, uint64_t size, char *buf, size_t cap);
+/* The names of size 'size' as JSON strings (inside an array the caller opened). */
+void cli_types_json(const struct cli_types *t, uint64_t size, struct json *j);
+void cli_types_free(struct cli_types *t);
 
 #endif

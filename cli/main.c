@@ -34,7 +34,10 @@ static const char usage_text[] =
 "  --threads N         scan with N threads (default: all cores)\n"
 "reports:\n"
 "  --report LIST       comma-separated: stacks (default), corruption (also by\n"
-"                      default whenever some is found), all\n"
+"                      default whenever some is found), tree, leaks, bins,\n"
+"                      direct, graph, timeline, all\n"
+"  --leak-depth N      leaks: partial call paths of N functions (default 5)\n"
+"  --call-sites        leaks: tell call sites in one function apart\n"
 "  --addr ADDR         what ADDR is: block, header, guard, freed, heap between\n"
 "                      blocks, module symbol, thread stack (repeatable; alone\n"
 "                      it replaces the default stacks report)\n"
@@ -76,6 +79,9 @@ static unsigned parse_reports(const char *list)
 	static const struct { const char *name; unsigned bit; } names[] = {
 		{ "stacks", REP_STACKS },
 		{ "corruption", REP_CORRUPTION },
+		/* issue 5 and the tree of issue 3 (report_tables.c, report_tree.c) */
+		{ "tree", REP_TREE }, { "leaks", REP_LEAKS }, { "bins", REP_BINS },
+		{ "direct", REP_DIRECT }, { "graph", REP_GRAPH }, { "timeline", REP_TIMELINE },
 	};
 	unsigned bits = 0;
 	const char *p = list;
@@ -111,6 +117,7 @@ enum {
 	OPT_SYMBOLIZER, OPT_THREADS, OPT_REPORT, OPT_FORMAT, OPT_TOP, OPT_THRESHOLD,
 	OPT_ALLOCFN, OPT_IGNOREFN, OPT_BLOCKS,
 	OPT_ADDR,
+	OPT_LEAKDEPTH, OPT_CALLSITES,
 };
 
 static void parse_args(int argc, char **argv, struct cli_options *o)
@@ -133,6 +140,8 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 		{ "ignore-fn", required_argument, 0, OPT_IGNOREFN },
 		{ "blocks", no_argument, 0, OPT_BLOCKS },
 		{ "addr", required_argument, 0, OPT_ADDR },
+		{ "leak-depth", required_argument, 0, OPT_LEAKDEPTH },
+		{ "call-sites", no_argument, 0, OPT_CALLSITES },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -213,6 +222,12 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 				usage_error("too many %s", "--addr");
 			o->addrs[o->naddrs++] = parse_u64(optarg, "--addr");
 			break;
+		case OPT_LEAKDEPTH:   /* issue 5: the leak table */
+			o->leak_depth = (unsigned)parse_u64(optarg, "--leak-depth");
+			if (o->leak_depth < 1 || o->leak_depth > 256)
+				usage_error("--leak-depth takes 1 to 256, not %s", optarg);
+			break;
+		case OPT_CALLSITES: o->call_sites = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: usage_error("bad option or missing argument: %s", argv[optind - 1]);
@@ -263,6 +278,8 @@ static int profile_load(const struct cli_options *o, struct cli_profile *p)
 		goto cerror;
 	if (cp_scan_image(p->img, o->threads, &p->scan, &cerr) < 0)
 		goto cerror;
+	if (cli_stats_load(o, p) < 0)   /* issue 5: before naming, it adds stacks */
+		return -1;
 
 	so.exe = o->prog;
 	so.core = o->core;
@@ -298,6 +315,7 @@ cerror:
 static void profile_release(struct cli_profile *p)
 {
 	sym_free(p->sym);
+	cp_stats_free(&p->stats);
 	cp_scan_free(&p->scan);
 	cp_image_free(p->img);
 }
@@ -484,6 +502,8 @@ int main(int argc, char **argv)
 			report_corruption_json(&j, &p, &corr);
 		if (o.naddrs)
 			report_addr_json(&j, &o, &p);
+		if (report_tables_json(&j, &o, &p) < 0)   /* issue 5 and the tree */
+			status = EXIT_BADINPUT;
 		json_obj_end(&j);
 	} else {
 		summary_text(stdout, &p, &st);
@@ -493,6 +513,8 @@ int main(int argc, char **argv)
 			report_corruption_text(stdout, &p, &corr);
 		if (o.naddrs)
 			report_addr_text(stdout, &o, &p);
+		if (report_tables_text(stdout, &o, &p) < 0)   /* issue 5 and the tree */
+			status = EXIT_BADINPUT;
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fputs("mprof-core: error writing the report\n", stderr);

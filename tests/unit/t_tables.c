@@ -86,14 +86,6 @@ static const char *leak_fn(const struct an_input *in, const struct an_leak *l, s
 	return fr[k].function;
 }
 
-static const char *node_fn(const struct an_input *in, const struct an_gnode *g)
-{
-	struct an_frame fr[32];
-	size_t n = an_frames_get(in, g->stack, 0, fr, 32);
-
-	return g->frame < n ? fr[g->frame].function : NULL;
-}
-
 /* The graph node of function fn (not a cycle), or NULL. Frames are counted from
  * the stack's start after skip; the tests use stacks whose skip is known. */
 static const struct an_gnode *gnode(const struct an_input *in, const struct an_usage *u,
@@ -101,19 +93,16 @@ static const struct an_gnode *gnode(const struct an_input *in, const struct an_u
 {
 	for (size_t i = 0; i < g->n; i++) {
 		struct an_frame fr[32];
-		size_t skip = 0, n;
+		size_t n;
 
 		if (g->v[i].is_cycle)
 			continue;
-		for (size_t k = 0; k < u->n; k++)
-			if (u->v[k].stack == g->v[i].stack)
-				skip = u->v[k].skip;
-		n = an_frames_get(in, g->v[i].stack, (uint32_t)skip, fr, 32);
+		n = an_frames_get(in, g->v[i].stack, g->v[i].skip, fr, 32);
 		if (g->v[i].frame < n && fr[g->v[i].frame].function &&
 		    !strcmp(fr[g->v[i].frame].function, fn))
 			return &g->v[i];
 	}
-	(void)node_fn;
+	(void)u;
 	return NULL;
 }
 
