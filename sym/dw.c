@@ -65,6 +65,7 @@ struct dw_symbolizer {
 	unsigned char exe_id[64];     /* its build-id */
 	int exe_idlen;                /* -1 when it has none */
 	Dwfl_Module *main_mod;        /* module holding the core's AT_ENTRY, or NULL */
+	unsigned machine;             /* e_machine of the core (or of the exe in raw mode) */
 	void *cxx_handle;             /* dlopen'd libstdc++, or NULL */
 	char *(*cxa_demangle)(const char *, char *, size_t *, int *);
 	char *demangle_buf;           /* reused output buffer of __cxa_demangle */
@@ -293,8 +294,9 @@ static void dw_hex(char *out, size_t outsz, const unsigned char *p, int len)
 		o += (size_t)snprintf(out + o, outsz - o, "%02x", p[i]);
 }
 
-/* The GNU build-id of the ELF file at path into buf; its length, or -1. */
-static int dw_file_build_id(const char *path, unsigned char *buf, size_t cap)
+/* The GNU build-id of the ELF file at path into buf; its length, or -1.
+ * *machine (if not NULL) gets e_machine, or stays as is. */
+static int dw_file_build_id(const char *path, unsigned char *buf, size_t cap, unsigned *machine)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -302,6 +304,9 @@ static int dw_file_build_id(const char *path, unsigned char *buf, size_t cap)
 	int len = -1;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		GElf_Ehdr eh;
+		if (machine && gelf_getehdr(elf, &eh))
+			*machine = eh.e_machine;
 		const void *id;
 		ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
 		if (n > 0 && (size_t)n <= cap) {
@@ -377,7 +382,7 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 		unsigned char disk_id[64];
 		int disk_idlen = -1;
 		if (dw_module_disk_path(s, mod, name, path, sizeof path) == 0)
-			disk_idlen = dw_file_build_id(path, disk_id, sizeof disk_id);
+			disk_idlen = dw_file_build_id(path, disk_id, sizeof disk_id, NULL);
 		char h1[130], h2[130];
 		if (core_idlen > 0 && disk_idlen > 0 &&
 		    (disk_idlen != core_idlen || memcmp(disk_id, core_copy, (size_t)core_idlen) != 0)) {
@@ -578,7 +583,12 @@ static int dw_resolve_one(struct dw_symbolizer *s, uint64_t addr, struct sym_loc
 	loc->addr = addr;
 	loc->modoff = addr;
 	loc->first = (uint32_t)s->table.nframes;
-	uint64_t pc = addr ? addr - 1 : 0;
+	/* A return address points after the call: look up the byte before it. On
+	 * ARM a Thumb return address has bit 0 set; clear it first, as gdb does. */
+	uint64_t pc = addr;
+	if (s->machine == EM_ARM)
+		pc &= ~(uint64_t)1;
+	pc = pc ? pc - 1 : 0;
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	if (!mod) {
 		loc->flags = SYM_NO_MODULE;
@@ -775,6 +785,7 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 	if (ehdr.e_type != ET_CORE)
 		return dw_error(err, SYM_EFORMAT, "%s: not a core file (ELF type %u)", opt->core,
 				(unsigned)ehdr.e_type);
+	s->machine = ehdr.e_machine;
 	s->callbacks.find_elf = dw_find_elf;
 	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
@@ -839,7 +850,7 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	unsetenv("DEBUGINFOD_URLS");
 	elf_version(EV_CURRENT);
 	dw_demangler_load(s);
-	s->exe_idlen = dw_file_build_id(opt->exe, s->exe_id, sizeof s->exe_id);
+	s->exe_idlen = dw_file_build_id(opt->exe, s->exe_id, sizeof s->exe_id, &s->machine);
 	dw_current = s;
 	int rc = opt->core ? dw_open_core(s, opt, err) : dw_open_raw(s, opt, err);
 	dw_current = NULL;

@@ -150,6 +150,27 @@ else
 	echo "# no static libc: raw-mode checks skipped"
 fi
 
+# ---- cross-built static firmware-like binaries, raw mode (ARM Thumb-2 and ARM, MIPS) ----
+# A Thumb return address has bit 0 set: it must be cleared before address-1.
+for v in arm-thumb:arm-linux-gnueabihf-gcc:qemu-arm:-mthumb arm-arm:arm-linux-gnueabihf-gcc:qemu-arm:-marm \
+	mips:mips-linux-gnu-gcc:qemu-mips:; do
+	name=${v%%:*} rest=${v#*:}
+	cc=${rest%%:*} rest=${rest#*:}
+	qemu=${rest%%:*} mflag=${rest#*:}
+	if ! command -v "$cc" >/dev/null 2>&1 || ! command -v "$qemu" >/dev/null 2>&1; then
+		echo "# no $cc or $qemu: $name checks skipped"
+		continue
+	fi
+	# shellcheck disable=SC2086
+	"$cc" -g -O2 $mflag -static -no-pie "$P/sym_basic.c" -o "$TMP/$name" 2>/dev/null || continue
+	"$qemu" "$TMP/$name" exit >"$TMP/$name.out" 2>/dev/null || continue
+	a=$(addr_of first_caller "$TMP/$name.out")
+	b=$(addr_of second_caller "$TMP/$name.out")
+	"$SYMDW" --raw-elf "$TMP/$name" "$a" "$b" >"$TMP/$name.res" 2>&1
+	check_eq "raw $name: first_caller" "first_caller@$P/sym_basic.c:$LA" "$(fld "$TMP/$name.res" "$a" 6)"
+	check_eq "raw $name: second_caller" "second_caller@$P/sym_basic.c:$LB" "$(fld "$TMP/$name.res" "$b" 6)"
+done
+
 # ---- debug info: symtab only, and separate debug file by build-id -----------------
 a=$(addr_of first_caller "$TMP/pie2.out")
 b=$(addr_of second_caller "$TMP/pie2.out")

@@ -155,6 +155,7 @@ int main(int argc, char **argv)
 	struct symbolizer *s = sym_dw_open(&opt, &err);
 	if (!s) {
 		fprintf(stderr, "symdw: %s\n", err.msg);
+		free(addrs);
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -163,6 +164,7 @@ int main(int argc, char **argv)
 		if (sym_resolve(s, addrs, n, &t, &err) < 0) {
 			fprintf(stderr, "symdw: %s\n", err.msg);
 			sym_free(s);
+			free(addrs);
 			return 1;
 		}
 	}
