@@ -182,6 +182,8 @@ static int node_cmp(const void *pa, const void *pb)
 		return a->total < b->total ? 1 : -1;
 	if (a->is_cycle != b->is_cycle)
 		return a->is_cycle ? -1 : 1;   /* a cycle before its members */
+	if (a->outer != b->outer)
+		return a->outer < b->outer ? 1 : -1;   /* on a tie, callers before callees */
 	if (a->self != b->self)
 		return a->self < b->self ? -1 : 1;   /* on a tie, callers before callees */
 	return a->index < b->index ? -1 : a->index > b->index;
@@ -346,6 +348,9 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 
 			for (int t = 0; t < 2 && nodes[t] != UINT32_MAX; t++) {
 				struct an_gnode *g = &out->v[nodes[t]];
+
+				if (k - a + 1 > g->outer)
+					g->outer = (uint32_t)(k - a + 1);
 
 				if (stamp[nodes[t]] != i + 1) {
 					stamp[nodes[t]] = i + 1;

@@ -127,7 +127,14 @@ size_t an_fbuf_site(struct an_fbuf *b, const struct an_input *in, const struct a
 		b->v = v;
 		b->cap = n + 1;
 	}
-	return an_frames_get(in, s->stack, s->skip, b->v, b->cap);
+	n = an_frames_get(in, s->stack, s->skip, b->v, b->cap);
+	if (n > b->cap)
+		n = b->cap;
+	/* stop at main, as Massif does: what runs below it is the same for every stack */
+	for (size_t k = 0; k < n; k++)
+		if (b->v[k].function && !strcmp(b->v[k].function, "main"))
+			return k + 1;
+	return n;
 }
 
 /* ---- usage ---- */

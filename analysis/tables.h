@@ -127,6 +127,7 @@ struct an_gnode {
 	uint32_t cycle;            /* functions: their cycle number, 0 if none; cycles: theirs */
 	int is_cycle;
 	uint32_t index;            /* gprof's index: 1.. by total descending */
+	uint32_t outer;            /* deepest position from an allocation site (1 = site) */
 	uint64_t self;             /* bytes it requested from the allocator directly */
 	uint64_t total;            /* self + descendants: stacks it is on, each once */
 	uint64_t calls;            /* allocations it is on, each once */

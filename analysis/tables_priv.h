@@ -30,8 +30,9 @@ struct an_fbuf {
 	size_t cap;
 };
 
-/* The logical frames of site s after its skip into b->v. Returns how many, or
- * SIZE_MAX when out of memory. */
+/* The logical frames of site s after its skip into b->v, up to and including the
+ * first frame named "main" (the frames below main are left out, as Massif does).
+ * Returns how many, or SIZE_MAX when out of memory. */
 size_t an_fbuf_site(struct an_fbuf *b, const struct an_input *in, const struct an_site *s);
 
 /* 64-bit mixer for hash tables. */
