@@ -52,6 +52,10 @@ struct cli_options {
 	size_t nignore_fns;
 	uint64_t addrs[CLI_MAX_LIST];   /* --addr */
 	size_t naddrs;
+	uint64_t why[CLI_MAX_LIST];     /* --why (issue 7) */
+	size_t nwhy;
+	uint64_t refs[CLI_MAX_LIST];    /* --refs (issue 7) */
+	size_t nrefs;
 	const char *sysroot;
 	const char *debug_dirs[CLI_MAX_LIST + 1];
 	size_t ndebug_dirs;
@@ -149,6 +153,25 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
  * when out of memory. */
 int report_addr_text(FILE *f, const struct cli_options *o, const struct cli_profile *p);
 int report_addr_json(struct json *j, const struct cli_options *o, const struct cli_profile *p);
+
+/* ---- reachability (issue 7: report_lost.c) ---- */
+
+/* --report=lost: loss records (category x allocation stack, clusters of st),
+ * largest first, and the totals per category. Return 0, or -1 out of memory. */
+int report_lost_text(FILE *f, const struct cli_options *o, const struct cli_profile *p,
+		     const struct an_stacks *st);
+int report_lost_json(struct json *j, const struct cli_options *o, const struct cli_profile *p,
+		     const struct an_stacks *st);
+
+/* --why ADDR (o->why): the chain of references from a root to each block, or the
+ * lost block holding it. Return 0, or -1 out of memory. */
+int report_why_text(FILE *f, const struct cli_options *o, const struct cli_profile *p);
+int report_why_json(struct json *j, const struct cli_options *o, const struct cli_profile *p);
+
+/* --refs ADDR (o->refs): every word of the image pointing into each block, and
+ * where it lives. Return 0, or -1 out of memory. */
+int report_refs_text(FILE *f, const struct cli_options *o, const struct cli_profile *p);
+int report_refs_json(struct json *j, const struct cli_options *o, const struct cli_profile *p);
 
 /* ---- symbol+offset for any address of the image (datasym.c) ---- */
 

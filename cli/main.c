@@ -35,12 +35,16 @@ static const char usage_text[] =
 "reports:\n"
 "  --report LIST       comma-separated: stacks (default), corruption (also by\n"
 "                      default whenever some is found), tree, leaks, bins,\n"
-"                      direct, graph, timeline, all\n"
+"                      direct, graph, timeline, lost, all\n"
 "  --leak-depth N      leaks: partial call paths of N functions (default 5)\n"
 "  --call-sites        leaks: tell call sites in one function apart\n"
 "  --addr ADDR         what ADDR is: block, header, guard, freed, heap between\n"
 "                      blocks, module symbol, thread stack (repeatable; alone\n"
 "                      it replaces the default stacks report)\n"
+"  --why ADDR          lost: the references from a root that keep the block at\n"
+"                      ADDR alive, or the lost block holding it (repeatable)\n"
+"  --refs ADDR         lost: every word pointing into the block at ADDR, and\n"
+"                      where it lives (repeatable)\n"
 "  --format text|json  output format (default text)\n"
 "  --top N             show the N largest stacks (text default 25; 0: all)\n"
 "  --threshold PCT     leave out stacks below PCT percent of the bytes\n"
@@ -79,6 +83,7 @@ static unsigned parse_reports(const char *list)
 	static const struct { const char *name; unsigned bit; } names[] = {
 		{ "stacks", REP_STACKS },
 		{ "corruption", REP_CORRUPTION },
+		{ "lost", REP_LOST },
 		/* issue 5 and the tree of issue 3 (report_tables.c, report_tree.c) */
 		{ "tree", REP_TREE }, { "leaks", REP_LEAKS }, { "bins", REP_BINS },
 		{ "direct", REP_DIRECT }, { "graph", REP_GRAPH }, { "timeline", REP_TIMELINE },
@@ -117,6 +122,7 @@ enum {
 	OPT_SYMBOLIZER, OPT_THREADS, OPT_REPORT, OPT_FORMAT, OPT_TOP, OPT_THRESHOLD,
 	OPT_ALLOCFN, OPT_IGNOREFN, OPT_BLOCKS,
 	OPT_ADDR,
+	OPT_WHY, OPT_REFS,
 	OPT_LEAKDEPTH, OPT_CALLSITES,
 };
 
@@ -140,6 +146,8 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 		{ "ignore-fn", required_argument, 0, OPT_IGNOREFN },
 		{ "blocks", no_argument, 0, OPT_BLOCKS },
 		{ "addr", required_argument, 0, OPT_ADDR },
+		{ "why", required_argument, 0, OPT_WHY },
+		{ "refs", required_argument, 0, OPT_REFS },
 		{ "leak-depth", required_argument, 0, OPT_LEAKDEPTH },
 		{ "call-sites", no_argument, 0, OPT_CALLSITES },
 		{ "quiet", no_argument, 0, 'q' },
@@ -221,6 +229,16 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 			if (o->naddrs == CLI_MAX_LIST)
 				usage_error("too many %s", "--addr");
 			o->addrs[o->naddrs++] = parse_u64(optarg, "--addr");
+			break;
+		case OPT_WHY:    /* issue 7: what keeps a block alive */
+			if (o->nwhy == CLI_MAX_LIST)
+				usage_error("too many %s", "--why");
+			o->why[o->nwhy++] = parse_u64(optarg, "--why");
+			break;
+		case OPT_REFS:   /* issue 7: every word pointing into a block */
+			if (o->nrefs == CLI_MAX_LIST)
+				usage_error("too many %s", "--refs");
+			o->refs[o->nrefs++] = parse_u64(optarg, "--refs");
 			break;
 		case OPT_LEAKDEPTH:   /* issue 5: the leak table */
 			o->leak_depth = (unsigned)parse_u64(optarg, "--leak-depth");
@@ -488,6 +506,8 @@ int main(int argc, char **argv)
 	 * answers its question without the stacks report */
 	if (!o.reports_given && o.naddrs)
 		o.reports = 0;
+	if (!o.reports_given && (o.nwhy || o.nrefs))   /* issue 7: the same for --why/--refs */
+		o.reports = 0;
 	if (!o.reports_given && an_corrupt_found(&corr))
 		o.reports |= REP_CORRUPTION;
 	if (o.format == FMT_JSON) {
@@ -502,6 +522,10 @@ int main(int argc, char **argv)
 			report_corruption_json(&j, &p, &corr);
 		if (o.naddrs)
 			report_addr_json(&j, &o, &p);
+		if (((o.reports & REP_LOST) && report_lost_json(&j, &o, &p, &st) < 0) ||   /* issue 7 */
+		    (o.nwhy && report_why_json(&j, &o, &p) < 0) ||
+		    (o.nrefs && report_refs_json(&j, &o, &p) < 0))
+			status = EXIT_BADINPUT;
 		if (report_tables_json(&j, &o, &p) < 0)   /* issue 5 and the tree */
 			status = EXIT_BADINPUT;
 		json_obj_end(&j);
@@ -513,6 +537,10 @@ int main(int argc, char **argv)
 			report_corruption_text(stdout, &p, &corr);
 		if (o.naddrs)
 			report_addr_text(stdout, &o, &p);
+		if (((o.reports & REP_LOST) && report_lost_text(stdout, &o, &p, &st) < 0) ||   /* issue 7 */
+		    (o.nwhy && report_why_text(stdout, &o, &p) < 0) ||
+		    (o.nrefs && report_refs_text(stdout, &o, &p) < 0))
+			status = EXIT_BADINPUT;
 		if (report_tables_text(stdout, &o, &p) < 0)   /* issue 5 and the tree */
 			status = EXIT_BADINPUT;
 	}

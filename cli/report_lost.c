@@ -1,0 +1,864 @@
+/* report_lost.c - --report=lost (memcheck's loss records from a core, grouped by
+ * allocation stack), --why ADDR (the chain of references that keeps a block alive,
+ * or the lost block that holds it) and --refs ADDR (every word pointing into a
+ * block, and where it lives). Text and JSON.
+ *
+ * The mark phase is analysis/reach.c; here the roots of a raw dump (the ELF's
+ * writable segments) are added, and references are named: symbol+offset in a
+ * module (datasym.c), a thread's stack or register, or a block.
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "reach.h"
+
+#define CHAIN_MAX 16   /* links of a --why chain shown: the first and last 8 */
+
+/* What a report needs besides the profile: the roots and the mark. */
+struct lost_ctx {
+	const struct cli_options *o;
+	const struct cli_profile *p;
+	struct an_roots roots;
+	struct an_reach reach;
+	struct cli_datasym *ds;
+	int ds_tried;
+	int raw_roots;          /* roots of a raw dump came from the ELF */
+};
+
+/* Add the writable PT_LOADs of a raw dump's ELF as roots. Returns 0 (also when the
+ * ELF cannot be read: the caller says there are no roots), -1 out of memory. */
+static int raw_roots_add(struct lost_ctx *x)
+{
+	Elf *e = NULL;
+	size_t n = 0;
+	int fd = open(x->o->prog, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_getphdrnum(e, &n) == 0) {
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			GElf_Phdr ph;
+			struct an_root r = { 0, 0, AN_ROOT_USER, -1, NULL, 0 };
+
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_W) || !ph.p_memsz)
+				continue;
+			r.start = ph.p_vaddr;
+			r.end = ph.p_vaddr + ph.p_memsz;
+			r.module = x->o->prog;
+			rc = an_roots_add(&x->roots, &r);
+			x->raw_roots++;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return rc;
+}
+
+static int lost_ctx_init(struct lost_ctx *x, const struct cli_options *o,
+			 const struct cli_profile *p, int parents)
+{
+	struct an_reach_options ro = { 0 };
+
+	memset(x, 0, sizeof(*x));
+	x->o = o;
+	x->p = p;
+	ro.nthreads = o->threads;
+	ro.parents = parents;
+	if (an_roots_find(p->img, &p->scan, &x->roots) < 0)
+		return -1;
+	if (p->img->kind == CP_KIND_RAW && raw_roots_add(x) < 0)
+		return -1;
+	/* Hook: libheapann's statistics region (found by its signature) is never a
+	 * root; exclude it here with an_roots_exclude() once the profile carries it. */
+	if (an_reach_build(p->img, &p->scan, &x->roots, &ro, &x->reach) < 0)
+		return -1;
+	return 0;
+}
+
+static void lost_ctx_release(struct lost_ctx *x)
+{
+	an_reach_release(&x->reach);
+	an_roots_release(&x->roots);
+	cli_datasym_free(x->ds);
+}
+
+static struct cli_datasym *lost_ds(struct lost_ctx *x)
+{
+	if (!x->ds_tried) {
+		struct cp_error err = { 0 };
+
+		x->ds_tried = 1;
+		x->ds = cli_datasym_open(x->o, &err);
+		if (!x->ds && !x->o->quiet)
+			fprintf(stderr, "mprof-core: note: no symbols for root names: %s\n", err.msg);
+	}
+	return x->ds;
+}
+
+/* ---- names of roots, registers and places ---- */
+
+static const char *root_kind_name(uint32_t k)
+{
+	switch (k) {
+	case AN_ROOT_DATA: return "data";
+	case AN_ROOT_ANON: return "anonymous";
+	case AN_ROOT_STACK: return "stack";
+	case AN_ROOT_TLS: return "tls";
+	case AN_ROOT_REGS: return "register";
+	case AN_ROOT_USER: return "data";
+	}
+	return "other";
+}
+
+static const char *const x86_64_regs[] = {
+	"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx",
+	"rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base",
+	"gs_base", "ds", "es", "fs", "gs",
+};
+
+static const char *reg_name(const struct cp_image *img, unsigned r, char *buf, size_t cap)
+{
+	if (img->machine == 62 && r < sizeof(x86_64_regs) / sizeof(x86_64_regs[0]))
+		return x86_64_regs[r];
+	if (img->machine == 183 && r <= 33)
+		snprintf(buf, cap, r < 31 ? "x%u" : r == 31 ? "sp" : r == 32 ? "pc" : "pstate", r);
+	else
+		snprintf(buf, cap, "r%u", r);
+	return buf;
+}
+
+/* Where a referencing word lives. */
+struct where {
+	const char *kind;       /* block, freed block, data, anonymous, stack, tls, register, other */
+	const struct cp_block *block;  /* kind block / freed block */
+	uint64_t addr;          /* the word's address (not for registers) */
+	uint64_t offset;        /* into the block; from sp for a stack */
+	long root;              /* root index, or -1 */
+	int thread;             /* index into img->threads, or -1 */
+	unsigned reg;
+	struct cli_symref sym;
+	int have_sym;
+};
+
+static void where_of(struct lost_ctx *x, const struct an_ref *r, struct where *w)
+{
+	const struct cli_profile *p = x->p;
+
+	memset(w, 0, sizeof(*w));
+	w->root = -1;
+	w->thread = -1;
+	if (r->thread >= 0) {
+		w->kind = "register";
+		w->thread = r->thread;
+		w->reg = (unsigned)r->addr;
+		return;
+	}
+	w->addr = r->addr;
+	if (r->block != UINT32_MAX) {
+		w->block = &p->scan.blocks[r->block];
+		w->kind = w->block->state == CP_LIVE ? "block" : "freed block";
+		w->offset = r->addr - w->block->user;
+		return;
+	}
+	w->root = an_roots_locate(&x->roots, r->addr);
+	if (w->root >= 0) {
+		const struct an_root *rt = &x->roots.v[w->root];
+
+		w->kind = root_kind_name(rt->kind);
+		w->thread = rt->thread;
+		if (rt->kind == AN_ROOT_STACK)
+			w->offset = r->addr - rt->start;
+	} else {
+		w->kind = "other";
+	}
+	if ((w->root < 0 || x->roots.v[w->root].kind == AN_ROOT_DATA ||
+	     x->roots.v[w->root].kind == AN_ROOT_USER || x->roots.v[w->root].kind == AN_ROOT_ANON) &&
+	    cli_datasym(lost_ds(x), r->addr, &w->sym) == 0)
+		w->have_sym = 1;
+}
+
+static void thread_text(FILE *f, const struct cp_image *img, int t)
+{
+	fprintf(f, "thread %d", t + 1);
+	if (t >= 0 && (size_t)t < img->nthreads)
+		fprintf(f, " (tid %d)", img->threads[t].tid);
+}
+
+static void where_text(FILE *f, struct lost_ctx *x, const struct where *w)
+{
+	const struct cp_image *img = x->p->img;
+	char a[32];
+
+	if (!strcmp(w->kind, "register")) {
+		char buf[16];
+
+		fprintf(f, "register %s of ", reg_name(img, w->reg, buf, sizeof(buf)));
+		thread_text(f, img, w->thread);
+		return;
+	}
+	fprintf(f, "0x%" PRIx64 ", ", w->addr);
+	if (w->block) {
+		uint32_t bi = (uint32_t)(w->block - x->p->scan.blocks);
+
+		char b[32];
+
+		fprintf(f, "%s bytes into %s 0x%" PRIx64 " (%s bytes", fmt_num(a, w->offset),
+			w->kind, w->block->user, fmt_num(b, w->block->size));
+		if (w->block->state == CP_LIVE)
+			fprintf(f, ", %s", an_reach_cat_name(x->reach.cat[bi]));
+		fputc(')', f);
+		return;
+	}
+	if (!strcmp(w->kind, "stack")) {
+		fputs("stack of ", f);
+		thread_text(f, img, w->thread);
+		fprintf(f, ", sp+0x%" PRIx64, w->offset);
+		return;
+	}
+	if (!strcmp(w->kind, "tls")) {
+		fputs("thread-local storage of ", f);
+		thread_text(f, img, w->thread);
+		return;
+	}
+	if (w->have_sym && w->sym.name)
+		fprintf(f, "%s+0x%" PRIx64 " in %s", w->sym.name, w->sym.offset, fmt_base(w->sym.module));
+	else if (w->have_sym)
+		fprintf(f, "%s+0x%" PRIx64, fmt_base(w->sym.module), w->sym.modoff);
+	if (!strcmp(w->kind, "data"))
+		fputs(w->have_sym ? " (module data)" : "module data", f);
+	else if (!strcmp(w->kind, "anonymous"))
+		fputs(w->have_sym ? " (anonymous mapping)" : "anonymous mapping", f);
+	else
+		fputs(w->have_sym ? " (not a root)" : "not a root (heap or unmapped)", f);
+}
+
+static void where_json(struct json *j, struct lost_ctx *x, const struct where *w)
+{
+	const struct cp_image *img = x->p->img;
+
+	json_obj_begin(j);
+	json_key(j, "kind");
+	json_str(j, w->kind);
+	if (!strcmp(w->kind, "register")) {
+		char buf[16];
+
+		json_key(j, "register");
+		json_str(j, reg_name(img, w->reg, buf, sizeof(buf)));
+	} else {
+		json_key(j, "address");
+		json_hex(j, w->addr);
+	}
+	if (w->block) {
+		uint32_t bi = (uint32_t)(w->block - x->p->scan.blocks);
+
+		json_key(j, "block");
+		json_hex(j, w->block->user);
+		json_key(j, "offset");
+		json_u64(j, w->offset);
+		json_key(j, "size");
+		json_u64(j, w->block->size);
+		if (w->block->state == CP_LIVE) {
+			json_key(j, "category");
+			json_str(j, an_reach_cat_name(x->reach.cat[bi]));
+		}
+	}
+	if (w->thread >= 0) {
+		json_key(j, "thread");
+		json_u64(j, (uint64_t)w->thread + 1);
+		if ((size_t)w->thread < img->nthreads) {
+			json_key(j, "tid");
+			json_i64(j, img->threads[w->thread].tid);
+		}
+		if (!strcmp(w->kind, "stack")) {
+			json_key(j, "sp_offset");
+			json_u64(j, w->offset);
+		}
+	}
+	if (w->have_sym) {
+		json_key(j, "module");
+		json_str(j, w->sym.module);
+		json_key(j, "symbol");
+		json_str(j, w->sym.name);
+		json_key(j, "symbol_offset");
+		if (w->sym.name)
+			json_u64(j, w->sym.offset);
+		else
+			json_null(j);
+	}
+	json_obj_end(j);
+}
+
+/* ---- the loss records ---- */
+
+struct record {
+	uint32_t cluster;
+	uint32_t cat;
+	uint64_t blocks, bytes;
+};
+
+static int record_cmp(const void *pa, const void *pb)
+{
+	const struct record *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	if (a->blocks != b->blocks)
+		return a->blocks < b->blocks ? 1 : -1;
+	if (a->cat != b->cat)
+		return a->cat < b->cat ? 1 : -1;
+	return a->cluster < b->cluster ? -1 : a->cluster > b->cluster;
+}
+
+/* Loss records of the clusters of st, sorted largest first. Returns the array
+ * (caller frees) and sets *n and the totals, or NULL out of memory. */
+static struct record *records_build(const struct lost_ctx *x, const struct an_stacks *st, size_t *n,
+				    uint64_t tb[AN_REACH_NCATS], uint64_t ty[AN_REACH_NCATS])
+{
+	const struct cp_scan *sc = &x->p->scan;
+	uint64_t (*cnt)[AN_REACH_NCATS][2] = calloc(st->n + 1, sizeof(*cnt));
+	struct record *v = NULL;
+	size_t k = 0;
+
+	*n = 0;
+	memset(tb, 0, AN_REACH_NCATS * sizeof(*tb));
+	memset(ty, 0, AN_REACH_NCATS * sizeof(*ty));
+	if (!cnt)
+		return NULL;
+	for (size_t i = 0; i < sc->nblocks; i++) {
+		uint32_t c = st->block_cluster[i], cat = x->reach.cat[i];
+
+		if (c == UINT32_MAX || c >= st->n || cat == AN_REACH_NONE)
+			continue;
+		cnt[c][cat][0]++;
+		cnt[c][cat][1] += sc->blocks[i].size;
+		tb[cat]++;
+		ty[cat] += sc->blocks[i].size;
+	}
+	v = malloc((st->n * 4 + 1) * sizeof(*v));
+	if (!v) {
+		free(cnt);
+		return NULL;
+	}
+	for (size_t c = 0; c < st->n; c++)
+		for (uint32_t cat = 1; cat < AN_REACH_NCATS; cat++)
+			if (cnt[c][cat][0]) {
+				v[k].cluster = (uint32_t)c;
+				v[k].cat = cat;
+				v[k].blocks = cnt[c][cat][0];
+				v[k].bytes = cnt[c][cat][1];
+				k++;
+			}
+	free(cnt);
+	qsort(v, k, sizeof(*v), record_cmp);
+	*n = k;
+	return v;
+}
+
+static const uint32_t cat_order[] = {
+	AN_REACH_DEFINITE, AN_REACH_INDIRECT, AN_REACH_POSSIBLE, AN_REACH_REACHABLE,
+};
+
+static void roots_summary_text(FILE *f, const struct lost_ctx *x)
+{
+	uint64_t bytes[6] = { 0 }, count[6] = { 0 };
+	char a[32], b[32], c[32], d[32], e[32], g[32];
+
+	for (size_t i = 0; i < x->roots.n; i++) {
+		const struct an_root *r = &x->roots.v[i];
+
+		count[r->kind]++;
+		bytes[r->kind] += r->end - r->start;
+	}
+	fprintf(f, "roots: %s bytes read: module data %s bytes in %s ranges, stacks of %s threads "
+		"%s bytes, registers of %s threads",
+		fmt_num(a, x->reach.root_bytes), fmt_num(b, bytes[AN_ROOT_DATA] + bytes[AN_ROOT_USER]),
+		fmt_num(c, count[AN_ROOT_DATA] + count[AN_ROOT_USER]), fmt_num(d, count[AN_ROOT_STACK]),
+		fmt_num(e, bytes[AN_ROOT_STACK]), fmt_num(g, count[AN_ROOT_REGS]));
+	if (count[AN_ROOT_TLS])
+		fprintf(f, ", TLS %s bytes", fmt_num(a, bytes[AN_ROOT_TLS]));
+	if (count[AN_ROOT_ANON])
+		fprintf(f, ", other writable mappings %s bytes in %s ranges", fmt_num(a, bytes[AN_ROOT_ANON]),
+			fmt_num(b, count[AN_ROOT_ANON]));
+	fputc('\n', f);
+}
+
+static void lost_notes(FILE *f, const struct lost_ctx *x)
+{
+	char a[32];
+
+	if (x->p->img->kind == CP_KIND_RAW)
+		fprintf(f, "note: a raw dump has no threads: the roots are the writable segments of %s "
+			"(%d); blocks held only by stacks or registers show as lost\n",
+			fmt_base(x->o->prog), x->raw_roots);
+	if (x->p->scan.ndamaged)
+		fprintf(f, "note: %s damaged headers: their blocks are not classified, and blocks only "
+			"they point to may show as lost\n", fmt_num(a, x->p->scan.ndamaged));
+	if (x->p->img->missing_bytes)
+		fprintf(f, "note: %s bytes are missing from the image: references held there are not seen\n",
+			fmt_num(a, x->p->img->missing_bytes));
+}
+
+int report_lost_text(FILE *f, const struct cli_options *o, const struct cli_profile *p,
+		     const struct an_stacks *st)
+{
+	struct lost_ctx x;
+	struct record *v;
+	uint64_t tb[AN_REACH_NCATS], ty[AN_REACH_NCATS];
+	size_t n, shown;
+	long top = o->top >= 0 ? o->top : 25;
+	char a[32], b[32];
+
+	if (lost_ctx_init(&x, o, p, 0) < 0 || !(v = records_build(&x, st, &n, tb, ty))) {
+		lost_ctx_release(&x);
+		return -1;
+	}
+	fputs("\n== lost: reachability from the roots, by allocation stack (memcheck's categories) ==\n", f);
+	roots_summary_text(f, &x);
+	lost_notes(f, &x);
+	shown = top > 0 && (size_t)top < n ? (size_t)top : n;
+	for (size_t i = 0; i < shown; i++) {
+		fprintf(f, "\n#%zu: %s bytes in %s blocks are %s\n", i + 1, fmt_num(a, v[i].bytes),
+			fmt_num(b, v[i].blocks), an_reach_cat_name(v[i].cat));
+		report_stack_text(f, p, st->v[v[i].cluster].stack, "    ");
+	}
+	if (shown < n)
+		fprintf(f, "\n... %zu more loss records (--top 0 shows all)\n", n - shown);
+	fputs("\nLEAK SUMMARY:\n", f);
+	for (size_t i = 0; i < 4; i++)
+		fprintf(f, "   %15s: %s bytes in %s blocks\n", an_reach_cat_name(cat_order[i]),
+			fmt_num(a, ty[cat_order[i]]), fmt_num(b, tb[cat_order[i]]));
+	free(v);
+	lost_ctx_release(&x);
+	return 0;
+}
+
+int report_lost_json(struct json *j, const struct cli_options *o, const struct cli_profile *p,
+		     const struct an_stacks *st)
+{
+	struct lost_ctx x;
+	struct record *v;
+	uint64_t tb[AN_REACH_NCATS], ty[AN_REACH_NCATS];
+	size_t n, shown;
+
+	if (lost_ctx_init(&x, o, p, 0) < 0 || !(v = records_build(&x, st, &n, tb, ty))) {
+		lost_ctx_release(&x);
+		return -1;
+	}
+	shown = o->top > 0 && (size_t)o->top < n ? (size_t)o->top : n;
+	json_key(j, "lost");
+	json_obj_begin(j);
+	json_key(j, "records");
+	json_arr_begin(j);
+	for (size_t i = 0; i < shown; i++) {
+		json_obj_begin(j);
+		json_key(j, "category");
+		json_str(j, an_reach_cat_name(v[i].cat));
+		json_key(j, "blocks");
+		json_u64(j, v[i].blocks);
+		json_key(j, "bytes");
+		json_u64(j, v[i].bytes);
+		json_key(j, "frames");
+		report_stack_json(j, p, st->v[v[i].cluster].stack);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "totals");
+	json_obj_begin(j);
+	for (size_t i = 0; i < 4; i++) {
+		json_key(j, an_reach_cat_name(cat_order[i]));
+		json_obj_begin(j);
+		json_key(j, "blocks");
+		json_u64(j, tb[cat_order[i]]);
+		json_key(j, "bytes");
+		json_u64(j, ty[cat_order[i]]);
+		json_obj_end(j);
+	}
+	json_obj_end(j);
+	json_key(j, "roots");
+	json_arr_begin(j);
+	for (size_t i = 0; i < x.roots.n; i++) {
+		const struct an_root *r = &x.roots.v[i];
+
+		json_obj_begin(j);
+		json_key(j, "kind");
+		json_str(j, root_kind_name(r->kind));
+		if (r->kind != AN_ROOT_REGS) {
+			json_key(j, "start");
+			json_hex(j, r->start);
+			json_key(j, "end");
+			json_hex(j, r->end);
+		}
+		if (r->thread >= 0) {
+			json_key(j, "thread");
+			json_u64(j, (uint64_t)r->thread + 1);
+		}
+		if (r->module) {
+			json_key(j, "module");
+			json_str(j, r->module);
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "root_bytes");
+	json_u64(j, x.reach.root_bytes);
+	json_key(j, "damaged_headers");
+	json_u64(j, p->scan.ndamaged);
+	json_obj_end(j);
+	free(v);
+	lost_ctx_release(&x);
+	return 0;
+}
+
+/* ---- --why and --refs ---- */
+
+/* The live (or, for refs, any) block holding addr, as a scan index, or UINT32_MAX. */
+static uint32_t block_of(const struct cli_profile *p, uint64_t addr, int live_only)
+{
+	const struct cp_block *b = cp_scan_find(&p->scan, addr);
+
+	if (!b || (live_only && b->state != CP_LIVE))
+		return UINT32_MAX;
+	return (uint32_t)(b - p->scan.blocks);
+}
+
+static void block_text(FILE *f, const struct lost_ctx *x, uint32_t bi)
+{
+	const struct cp_block *b = &x->p->scan.blocks[bi];
+	char a[32];
+
+	fprintf(f, "block 0x%" PRIx64 " (%s bytes, seq %" PRIu64 ", %s)", b->user, fmt_num(a, b->size),
+		b->seq, b->state == CP_LIVE ? an_reach_cat_name(x->reach.cat[bi]) : "freed");
+}
+
+/* One step of a --why chain: the block or root holding the reference to 'to'. */
+struct step {
+	uint32_t from;          /* AN_REACH_FROM_* encoding */
+	uint32_t to;            /* scan index */
+	struct an_ref ref;
+	int have_ref;
+};
+
+/* The links of bi's chain, nearest first: shows the first and the last CHAIN_MAX/2
+ * when it is longer than CHAIN_MAX (the root end matters most). Fills s (at most
+ * CHAIN_MAX), sets *skipped to the links left out after the first half, and
+ * returns how many were filled; -1 out of memory. */
+static long chain_walk(struct lost_ctx *x, uint32_t bi, struct step *s, size_t *skipped)
+{
+	uint32_t *to = NULL, cur = bi;
+	size_t n = 0, cap = 0, k = 0;
+
+	*skipped = 0;
+	while (n <= x->p->scan.nblocks) {
+		uint32_t from = x->reach.from[cur];
+
+		if (from == AN_REACH_FROM_NONE)
+			break;
+		if (n == cap) {
+			uint32_t *t = realloc(to, (cap = cap ? cap * 2 : 64) * sizeof(*t));
+
+			if (!t) {
+				free(to);
+				return -1;
+			}
+			to = t;
+		}
+		to[n++] = cur;
+		if (from & AN_REACH_FROM_ROOT)
+			break;
+		cur = from;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (n > CHAIN_MAX && i == CHAIN_MAX / 2) {
+			*skipped = n - CHAIN_MAX;
+			i = n - CHAIN_MAX / 2;
+		}
+		s[k].to = to[i];
+		s[k].from = x->reach.from[to[i]];
+		s[k].have_ref = an_reach_link(x->p->img, &x->p->scan, &x->roots, s[k].from, s[k].to,
+					      &s[k].ref) == 0;
+		k++;
+	}
+	free(to);
+	return (long)k;
+}
+
+static uint32_t chain_top(const struct lost_ctx *x, uint32_t bi)
+{
+	uint32_t cur = bi;
+
+	for (size_t n = 0; n <= x->p->scan.nblocks; n++) {
+		uint32_t from = x->reach.from[cur];
+
+		if (from == AN_REACH_FROM_NONE || (from & AN_REACH_FROM_ROOT))
+			break;
+		cur = from;
+	}
+	return cur;
+}
+
+static const char *why_intro(uint32_t cat)
+{
+	switch (cat) {
+	case AN_REACH_REACHABLE: return "kept alive by this chain of start pointers from a root";
+	case AN_REACH_POSSIBLE: return "reached from a root only through an interior pointer on this chain";
+	case AN_REACH_INDIRECT: return "not reached from any root; held by this lost structure";
+	default: return "not reached from any root nor held by another lost block";
+	}
+}
+
+static void step_ref_text(FILE *f, struct lost_ctx *x, const struct step *s)
+{
+	struct where w;
+	const struct cp_block *t = &x->p->scan.blocks[s->to];
+
+	if (!s->have_ref) {
+		fputs("(the reference could not be read again)\n", f);
+		return;
+	}
+	if (s->ref.value == t->user)
+		fputs("start pointer at ", f);
+	else
+		fprintf(f, "interior pointer (+%" PRIu64 ") at ", s->ref.value - t->user);
+	where_of(x, &s->ref, &w);
+	where_text(f, x, &w);
+	fputc('\n', f);
+}
+
+int report_why_text(FILE *f, const struct cli_options *o, const struct cli_profile *p)
+{
+	struct lost_ctx x;
+	struct step s[CHAIN_MAX];
+
+	if (lost_ctx_init(&x, o, p, 1) < 0) {
+		lost_ctx_release(&x);
+		return -1;
+	}
+	for (size_t i = 0; i < o->nwhy; i++) {
+		uint32_t bi = block_of(p, o->why[i], 1), cat;
+		size_t skipped;
+		long n;
+
+		fprintf(f, "\nwhy 0x%" PRIx64 ": ", o->why[i]);
+		if (bi == UINT32_MAX) {
+			fputs("no live block holds this address\n", f);
+			continue;
+		}
+		cat = x.reach.cat[bi];
+		block_text(f, &x, bi);
+		fputs("\n    allocated at:\n", f);
+		report_stack_text(f, p, p->scan.blocks[bi].stack, "        ");
+		fprintf(f, "    %s:\n", why_intro(cat));
+		n = chain_walk(&x, bi, s, &skipped);
+		if (n < 0) {
+			lost_ctx_release(&x);
+			return -1;
+		}
+		for (long k = 0; k < n; k++) {
+			if (skipped && k == CHAIN_MAX / 2)
+				fprintf(f, "      ... %zu more links\n", skipped);
+			fputs("      <- ", f);
+			step_ref_text(f, &x, &s[k]);
+		}
+		if (!n)
+			fputs("      (none)\n", f);
+		if (cat == AN_REACH_INDIRECT || cat == AN_REACH_DEFINITE) {
+			uint32_t top = chain_top(&x, bi);
+
+			fputs("      ", f);
+			block_text(f, &x, top);
+			fputs(": the root of the lost structure, allocated at:\n", f);
+			report_stack_text(f, p, p->scan.blocks[top].stack, "          ");
+		}
+	}
+	lost_ctx_release(&x);
+	return 0;
+}
+
+static void block_json(struct json *j, const struct lost_ctx *x, uint32_t bi)
+{
+	const struct cp_block *b = &x->p->scan.blocks[bi];
+
+	json_key(j, "block");
+	json_hex(j, b->user);
+	json_key(j, "size");
+	json_u64(j, b->size);
+	json_key(j, "seq");
+	json_u64(j, b->seq);
+	json_key(j, "category");
+	json_str(j, b->state == CP_LIVE ? an_reach_cat_name(x->reach.cat[bi]) : "freed");
+}
+
+int report_why_json(struct json *j, const struct cli_options *o, const struct cli_profile *p)
+{
+	struct lost_ctx x;
+	struct step s[CHAIN_MAX];
+
+	if (lost_ctx_init(&x, o, p, 1) < 0) {
+		lost_ctx_release(&x);
+		return -1;
+	}
+	json_key(j, "why");
+	json_arr_begin(j);
+	for (size_t i = 0; i < o->nwhy; i++) {
+		uint32_t bi = block_of(p, o->why[i], 1);
+		size_t skipped;
+		long n;
+
+		json_obj_begin(j);
+		json_key(j, "address");
+		json_hex(j, o->why[i]);
+		if (bi == UINT32_MAX) {
+			json_key(j, "error");
+			json_str(j, "no live block holds this address");
+			json_obj_end(j);
+			continue;
+		}
+		block_json(j, &x, bi);
+		json_key(j, "frames");
+		report_stack_json(j, p, p->scan.blocks[bi].stack);
+		n = chain_walk(&x, bi, s, &skipped);
+		if (n < 0)
+			n = 0;
+		json_key(j, "chain");
+		json_arr_begin(j);
+		for (long k = 0; k < n; k++) {
+			struct where w;
+
+			json_obj_begin(j);
+			block_json(j, &x, s[k].to);
+			if (s[k].have_ref) {
+				const struct cp_block *t = &p->scan.blocks[s[k].to];
+
+				json_key(j, "start_pointer");
+				json_bool(j, s[k].ref.value == t->user);
+				json_key(j, "value");
+				json_hex(j, s[k].ref.value);
+				json_key(j, "from");
+				where_of(&x, &s[k].ref, &w);
+				where_json(j, &x, &w);
+			}
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_key(j, "links_left_out");   /* after the first CHAIN_MAX/2 links */
+		json_u64(j, skipped);
+		if (x.reach.cat[bi] == AN_REACH_INDIRECT || x.reach.cat[bi] == AN_REACH_DEFINITE) {
+			uint32_t top = chain_top(&x, bi);
+
+			json_key(j, "lost_root");
+			json_obj_begin(j);
+			block_json(j, &x, top);
+			json_key(j, "frames");
+			report_stack_json(j, p, p->scan.blocks[top].stack);
+			json_obj_end(j);
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	lost_ctx_release(&x);
+	return 0;
+}
+
+int report_refs_text(FILE *f, const struct cli_options *o, const struct cli_profile *p)
+{
+	struct lost_ctx x;
+
+	if (lost_ctx_init(&x, o, p, 0) < 0) {
+		lost_ctx_release(&x);
+		return -1;
+	}
+	for (size_t i = 0; i < o->nrefs; i++) {
+		uint32_t bi = block_of(p, o->refs[i], 0);
+		struct an_ref *r = NULL;
+		size_t n = 0;
+
+		fprintf(f, "\nrefs 0x%" PRIx64 ": ", o->refs[i]);
+		if (bi == UINT32_MAX) {
+			fputs("no block holds this address\n", f);
+			continue;
+		}
+		if (an_reach_refs(p->img, &p->scan, &x.roots, bi, &r, &n) < 0) {
+			lost_ctx_release(&x);
+			return -1;
+		}
+		block_text(f, &x, bi);
+		fprintf(f, ": %zu reference%s\n", n, n == 1 ? "" : "s");
+		for (size_t k = 0; k < n; k++) {
+			struct where w;
+
+			where_of(&x, &r[k], &w);
+			if (r[k].value == p->scan.blocks[bi].user)
+				fputs("    start pointer at ", f);
+			else
+				fprintf(f, "    interior pointer (+%" PRIu64 ") at ",
+					r[k].value - p->scan.blocks[bi].user);
+			where_text(f, &x, &w);
+			fputc('\n', f);
+		}
+		free(r);
+	}
+	lost_ctx_release(&x);
+	return 0;
+}
+
+int report_refs_json(struct json *j, const struct cli_options *o, const struct cli_profile *p)
+{
+	struct lost_ctx x;
+
+	if (lost_ctx_init(&x, o, p, 0) < 0) {
+		lost_ctx_release(&x);
+		return -1;
+	}
+	json_key(j, "refs");
+	json_arr_begin(j);
+	for (size_t i = 0; i < o->nrefs; i++) {
+		uint32_t bi = block_of(p, o->refs[i], 0);
+		struct an_ref *r = NULL;
+		size_t n = 0;
+
+		json_obj_begin(j);
+		json_key(j, "address");
+		json_hex(j, o->refs[i]);
+		if (bi == UINT32_MAX) {
+			json_key(j, "error");
+			json_str(j, "no block holds this address");
+			json_obj_end(j);
+			continue;
+		}
+		if (an_reach_refs(p->img, &p->scan, &x.roots, bi, &r, &n) < 0) {
+			json_obj_end(j);
+			break;
+		}
+		block_json(j, &x, bi);
+		json_key(j, "references");
+		json_arr_begin(j);
+		for (size_t k = 0; k < n; k++) {
+			struct where w;
+
+			json_obj_begin(j);
+			json_key(j, "value");
+			json_hex(j, r[k].value);
+			json_key(j, "start_pointer");
+			json_bool(j, r[k].value == p->scan.blocks[bi].user);
+			json_key(j, "where");
+			where_of(&x, &r[k], &w);
+			where_json(j, &x, &w);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		free(r);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	lost_ctx_release(&x);
+	return 0;
+}
