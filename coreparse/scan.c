@@ -38,6 +38,9 @@ static void *vec_push(struct vec *v, size_t esz)
 			np = mmap(NULL, ncap * esz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (np == MAP_FAILED)
 			return NULL;
+		/* big arrays: fewer page faults with huge pages, where the system allows */
+		if (ncap * esz >= (4u << 20))
+			madvise(np, ncap * esz, MADV_HUGEPAGE);
 		v->p = np;
 		v->cap = ncap;
 	}
@@ -183,6 +186,7 @@ struct scanner {
 	const struct cp_scan_options *opt;
 	/* magics as raw host words of the target's byte order */
 	uint64_t r_sl, r_sf, r_el, r_ef, r_mask;
+	uint32_t lane[4], lane_mask;  /* the lane filter's patterns, see lanes_mask() */
 	uint64_t sl, sf, el, ef;
 };
 
@@ -526,50 +530,122 @@ static inline void candidate(struct worker *wk, struct chunk *c, const struct cp
 			  (v & ~(uint64_t)HEAPANN_END_DEPTH_MASK) == sc->ef);
 }
 
-/* The inner loops: compare raw words with the magics, eight at a time, and only
- * branch when one of the eight matched. */
-#define SCAN_LOOP(T)                                                                   \
-	do {                                                                           \
-		const T sl = (T)sc->r_sl, sf = (T)sc->r_sf, el = (T)sc->r_el,          \
-			ef = (T)sc->r_ef, m = (T)sc->r_mask;                           \
-		const unsigned char *p = base + off;                                   \
-		uint64_t n = (c->end - off) / sizeof(T), i = 0, k;                     \
-		for (; i + 8 <= n; i += 8) {                                           \
-			T x[8];                                                        \
-			int hit = 0;                                                   \
-			memcpy(x, p + i * sizeof(T), sizeof(x));                       \
-			for (k = 0; k < 8; k++)                                        \
-				hit |= (x[k] == sl) | (x[k] == sf) | ((x[k] & m) == el) | \
-				       ((x[k] & m) == ef);                             \
-			if (__builtin_expect(hit, 0)) {                                \
-				for (k = 0; k < 8; k++)                                \
-					if (x[k] == sl || x[k] == sf || (x[k] & m) == el || \
-					    (x[k] & m) == ef)                          \
-						candidate(wk, c, seg, off + (i + k) * sizeof(T), \
-							  cp_decode(p + (i + k) * sizeof(T), sizeof(T), sc->big)); \
-			}                                                              \
-		}                                                                      \
-		for (; i < n; i++) {                                                   \
-			T x;                                                           \
-			memcpy(&x, p + i * sizeof(T), sizeof(T));                      \
-			if (x == sl || x == sf || (x & m) == el || (x & m) == ef)      \
-				candidate(wk, c, seg, off + i * sizeof(T),             \
-					  cp_decode(p + i * sizeof(T), sizeof(T), sc->big)); \
-		}                                                                      \
-	} while (0)
+/* The word at chunk-relative byte o matches a magic exactly (raw compare). */
+static inline int word_is_magic(const struct scanner *sc, const unsigned char *p)
+{
+	uint64_t x;
 
+	if (sc->w == 8) {
+		memcpy(&x, p, 8);
+	} else {
+		uint32_t y;
+
+		memcpy(&y, p, 4);
+		x = y;
+	}
+	return x == sc->r_sl || x == sc->r_sf || (x & sc->r_mask) == sc->r_el ||
+	       (x & sc->r_mask) == sc->r_ef;
+}
+
+/* Bit k of the result is set when 32-bit lane k of the 256 bytes at p may be
+ * (part of) a magic: lane == A or B, or (lane & M) == C or D. For W=8 the lanes are
+ * compared with the high halves of the magics, for W=4 with the magics. It is only
+ * a filter: each hit is checked again on the whole word. */
+#if defined(__SSE2__) && !defined(CP_NO_SIMD)
+#include <emmintrin.h>
+
+static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char *p)
+{
+	const __m128i A = _mm_set1_epi32((int)sc->lane[0]), B = _mm_set1_epi32((int)sc->lane[1]);
+	const __m128i C = _mm_set1_epi32((int)sc->lane[2]), D = _mm_set1_epi32((int)sc->lane[3]);
+	const __m128i M = _mm_set1_epi32((int)sc->lane_mask);
+	uint64_t mask = 0;
+	unsigned k;
+
+	for (k = 0; k < 16; k++) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+		__m128i vm = _mm_and_si128(v, M);
+		__m128i e = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(v, A), _mm_cmpeq_epi32(v, B)),
+					 _mm_or_si128(_mm_cmpeq_epi32(vm, C), _mm_cmpeq_epi32(vm, D)));
+
+		mask |= (uint64_t)(unsigned)_mm_movemask_ps(_mm_castsi128_ps(e)) << (4 * k);
+	}
+	return mask;
+}
+#else
+static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char *p)
+{
+	uint64_t mask = 0;
+	unsigned k;
+
+	for (k = 0; k < 64; k++) {
+		uint32_t v;
+
+		memcpy(&v, p + 4 * k, 4);
+		mask |= (uint64_t)((v == sc->lane[0]) | (v == sc->lane[1]) |
+				   ((v & sc->lane_mask) == sc->lane[2]) |
+				   ((v & sc->lane_mask) == sc->lane[3])) << k;
+	}
+	return mask;
+}
+#endif
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/* Map the chunk's pages in one call instead of one fault per page or two; only a
+ * hint (older kernels say EINVAL, a hole in the file says EFAULT: no matter). */
+static void populate(const unsigned char *p, uint64_t len)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+
+	madvise((void *)a, (size_t)((uintptr_t)p + len - a), MADV_POPULATE_READ);
+}
+
+/* Unmap the whole pages of a scanned chunk: the page cache keeps them, a later
+ * read faults them back in, and the process does not hold a big core resident. */
+static void unmap_scanned(const unsigned char *p, uint64_t len)
+{
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+
+	if (e > a)
+		madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+/* Scan one chunk: 256 bytes at a time through the lane filter, branching only on
+ * its hits; the tail word by word. */
 static void scan_chunk(struct worker *wk, struct chunk *c)
 {
 	const struct scanner *sc = wk->sc;
 	const struct cp_segment *seg = &sc->img->segs[c->seg];
 	const unsigned char *base = sc->map + seg->offset;
-	uint64_t off = c->off;
+	const unsigned w = sc->w, shift = w == 8 ? 3 : 2;
+	uint64_t off = c->off, last = UINT64_MAX;
 
 	c->worker = wk->id;
-	if (sc->w == 8)
-		SCAN_LOOP(uint64_t);
-	else
-		SCAN_LOOP(uint32_t);
+	populate(base + c->off, c->end - c->off);
+	for (; c->end - off >= 256; off += 256) {
+		uint64_t mask = lanes_mask(sc, base + off);
+
+		while (mask) {
+			unsigned k = (unsigned)__builtin_ctzll(mask);
+			uint64_t o = off + (((uint64_t)k * 4) >> shift << shift);
+
+			mask &= mask - 1;
+			if (o == last)
+				continue;   /* both halves of one word hit */
+			last = o;
+			if (word_is_magic(sc, base + o))
+				candidate(wk, c, seg, o, cp_decode(base + o, w, sc->big));
+		}
+	}
+	for (; off < c->end; off += w)
+		if (word_is_magic(sc, base + off))
+			candidate(wk, c, seg, off, cp_decode(base + off, w, sc->big));
+	if (sc->total >= SMALL_IMAGE)
+		unmap_scanned(base + c->off, c->end - c->off);
 }
 
 static void *worker_main(void *arg)
@@ -884,6 +960,21 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 	sc.r_ef = to_raw(sc.ef, sc.w, sc.big);
 	sc.r_mask = to_raw(sc.w == 8 ? ~(uint64_t)HEAPANN_END_DEPTH_MASK :
 			   (uint32_t)~HEAPANN_END_DEPTH_MASK, sc.w, sc.big);
+	if (sc.w == 8) {
+		/* the half of each magic that holds bits 32..63: exact for all four */
+		unsigned hi = sc.big ? 0 : 4;
+		uint64_t r[4] = { sc.r_sl, sc.r_sf, sc.r_el, sc.r_ef };
+
+		for (t = 0; t < 4; t++)
+			memcpy(&sc.lane[t], (const unsigned char *)&r[t] + hi, 4);
+		sc.lane_mask = UINT32_MAX;
+	} else {
+		sc.lane[0] = (uint32_t)sc.r_sl;
+		sc.lane[1] = (uint32_t)sc.r_sf;
+		sc.lane[2] = (uint32_t)sc.r_el;
+		sc.lane[3] = (uint32_t)sc.r_ef;
+		sc.lane_mask = (uint32_t)sc.r_mask;
+	}
 	atomic_init(&sc.next, 0);
 	atomic_init(&sc.done, 0);
 	sc.chunk_bytes = opt && opt->chunk_bytes ? opt->chunk_bytes : CHUNK_BYTES;
