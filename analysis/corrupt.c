@@ -192,10 +192,39 @@ static void damage_suspect(const struct cp_image *img, const struct cp_scan *sca
 		h->gap = (int64_t)(d->hdr - end);
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int seq_known(const uint64_t *seqs, size_t n, uint64_t seq)
+{
+	return bsearch(&seq, seqs, n, sizeof(*seqs), u64_cmp) != NULL;
+}
+
+/* Sequence numbers between block i and the next intact block that the image holds
+ * nowhere: an allocation made right after i whose header is gone. */
+static void guard_lost(const struct cp_scan *scan, const uint64_t *seqs, size_t nseqs,
+		       struct an_guard_hit *g)
+{
+	uint64_t a = scan->blocks[g->block].seq, b = scan->blocks[g->next_block].seq;
+
+	if (b <= a + 1 || b - a > 4096)
+		return;
+	for (uint64_t s = a + 1; s < b; s++)
+		if (!seq_known(seqs, nseqs, s)) {
+			if (!g->nlost++)
+				g->first_lost = s;
+		}
+}
+
 int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 		     struct an_corrupt *out)
 {
-	size_t n = 0;
+	size_t n = 0, nseqs = 0;
+	uint64_t *seqs = NULL;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < scan->nblocks; i++)
@@ -219,11 +248,27 @@ int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 		g->next_block = AN_NONE;
 		if (g->whole_guard)
 			guard_follow(img, scan, i, g);
+		if (g->next_block != AN_NONE) {
+			if (!seqs) {
+				seqs = malloc((scan->nblocks + scan->ndamaged + 1) * sizeof(*seqs));
+				if (!seqs)
+					goto nomem;
+				for (size_t j = 0; j < scan->nblocks; j++)
+					seqs[nseqs++] = scan->blocks[j].seq;
+				for (size_t j = 0; j < scan->ndamaged; j++)
+					if (scan->damaged[j].known & CP_KNOWN_SEQ)
+						seqs[nseqs++] = scan->damaged[j].seq;
+				qsort(seqs, nseqs, sizeof(*seqs), u64_cmp);
+			}
+			guard_lost(scan, seqs, nseqs, g);
+		}
 	}
 	for (size_t k = 0; k < scan->ndamaged; k++)
 		damage_suspect(img, scan, k, &out->damaged[out->ndamaged++]);
+	free(seqs);
 	return 0;
 nomem:
+	free(seqs);
 	an_corrupt_release(out);
 	return -1;
 }

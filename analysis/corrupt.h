@@ -33,6 +33,11 @@ struct an_guard_hit {
 				* after the guard in the same segment (intact or damaged),
 				* 0 if none; bytes in between held nothing recognizable */
 	size_t next_block;     /* the block owning next_header when it is intact, or AN_NONE */
+	uint64_t nlost;        /* with next_block: sequence numbers between this block's and
+				* next_block's that no block or damaged header in the image
+				* carries (counted when they differ by at most 4096) */
+	uint64_t first_lost;   /* the first of them, 0 if none: perhaps the neighbour whose
+				* header the overflow erased entirely */
 };
 
 /* A damaged header and the block just before it. */

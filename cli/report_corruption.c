@@ -107,13 +107,20 @@ int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an
 			else if (g->next_damaged != AN_NONE)
 				fprintf(f, "  the next header, %s bytes after the guard at 0x%" PRIx64 ", is damaged\n",
 					fmt_num(a, g->next_header - end - b->guard_len), g->next_header);
-			else if (g->next_block != AN_NONE)
-				fprintf(f, "  nothing annotated in the %s bytes up to the next header at 0x%" PRIx64
-					" (block 0x%" PRIx64 ", seq %" PRIu64 "): a block in between whose header"
-					" was overwritten entirely cannot be named\n",
+			else if (g->next_block != AN_NONE) {
+				fprintf(f, "  the next header found, %s bytes after the guard at 0x%" PRIx64
+					", is intact: block 0x%" PRIx64 " (seq %" PRIu64 ")\n",
 					fmt_num(a, g->next_header - end - b->guard_len), g->next_header,
 					sc->blocks[g->next_block].user, sc->blocks[g->next_block].seq);
-			else
+				if (g->nlost == 1)
+					fprintf(f, "  the allocation between them, seq %" PRIu64 ", is found nowhere"
+						" in the image: perhaps the neighbour whose header this overflow"
+						" erased\n", g->first_lost);
+				else if (g->nlost)
+					fprintf(f, "  %" PRIu64 " allocations between them (seq %" PRIu64 " and on)"
+						" are found nowhere in the image: perhaps one is the neighbour"
+						" whose header this overflow erased\n", g->nlost, g->first_lost);
+			} else
 				fputs("  no annotated header follows it in the same memory segment\n", f);
 		}
 		fputs("    allocated at:\n", f);
@@ -230,6 +237,9 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 			g->next_block != AN_NONE ? sc->blocks[g->next_block].user : 0);
 		opt_hex(j, "next_damaged", g->next_damaged != AN_NONE,
 			g->next_damaged != AN_NONE ? sc->damaged[g->next_damaged].hdr : 0);
+		json_key(j, "lost_seqs");
+		json_u64(j, g->nlost);
+		opt_u64(j, "first_lost_seq", g->nlost != 0, g->first_lost);
 		opt_hex(j, "reach", reach, g->reach);
 		opt_u64(j, "overrun_if_contiguous", reach, g->reach - end);
 		json_obj_end(j);

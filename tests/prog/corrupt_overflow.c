@@ -3,6 +3,8 @@
  * each by its allocation site; the program prints every address it knows as
  * "name=0x..." lines, then waits for a gcore (mode wait) or crashes (mode crash).
  *
+ *   corrupt_overflow all           every SIZE of 1 24 100 4096 100000 with every
+ *                                  OVERRUN of 1 8 40 200, names prefixed cSIZE_OVERRUN_
  *   corrupt_overflow overflow SIZE OVERRUN wait|crash
  *       prev, culprit (SIZE bytes), next (512 bytes), after; writes OVERRUN bytes
  *       past the culprit's end. crash: then follows a pointer kept at the start of
@@ -52,7 +54,8 @@ static void finish(const char *how)
 		(void)!fgets(line, sizeof(line), stdin);
 }
 
-static int overflow(size_t size, size_t overrun, const char *how)
+/* One culprit and its neighbours; addresses printed as PREFIXname=0x... */
+static struct next_data *overflow(const char *prefix, size_t size, size_t overrun)
 {
 	char *prev = alloc_prev();
 	char *culprit = alloc_culprit(size);
@@ -62,16 +65,28 @@ static int overflow(size_t size, size_t overrun, const char *how)
 	next->counter = &counter_value;
 	scribble(culprit, 'c', size);
 	scribble(culprit + size, 'X', overrun);
-	printf("prev=%p\nculprit=%p\nnext=%p\nafter=%p\nsize=%zu\noverrun=%zu\n",
-	       (void *)prev, (void *)culprit, (void *)next, (void *)after, size, overrun);
+	printf("%sprev=%p\n%sculprit=%p\n%snext=%p\n%safter=%p\n%ssize=%zu\n%soverrun=%zu\n",
+	       prefix, (void *)prev, prefix, (void *)culprit, prefix, (void *)next, prefix,
+	       (void *)after, prefix, size, prefix, overrun);
 	/* the neighbours are where the test expects them: next after the culprit */
-	printf("adjacent=%d\n", (char *)next > culprit && (size_t)((char *)next - culprit) < size + 4096);
-	printf("reaches_next_data=%d\n", culprit + size + overrun > (char *)next);
-	if (!strcmp(how, "crash")) {
-		fflush(stdout);
-		printf("counter=%ld\n", *next->counter);   /* SIGSEGV once overwritten */
-	}
-	finish(how);
+	printf("%sadjacent=%d\n", prefix, (char *)next > culprit && (size_t)((char *)next - culprit) < size + 4096);
+	printf("%sreaches_next_data=%d\n", prefix, culprit + size + overrun > (char *)next);
+	return next;
+}
+
+/* Every size with every overrun, each with its own neighbours, in one process. */
+static int overflow_all(void)
+{
+	static const size_t sizes[] = { 1, 24, 100, 4096, 100000 };
+	static const size_t overruns[] = { 1, 8, 40, 200 };
+	char prefix[64];
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (size_t k = 0; k < sizeof(overruns) / sizeof(overruns[0]); k++) {
+			snprintf(prefix, sizeof(prefix), "c%zu_%zu_", sizes[i], overruns[k]);
+			overflow(prefix, sizes[i], overruns[k]);
+		}
+	finish("wait");
 	return 0;
 }
 
@@ -95,9 +110,11 @@ static int addr(void)
 	char *freed = alloc_freed();
 
 	scribble(past, 'p', 24);
+	uintptr_t freed_at = (uintptr_t)freed;
+
 	free(freed);
-	scribble(freed + 16, 'F', 8);   /* a write into freed memory */
-	printf("past=%p\nfreed=%p\nglobal=%p\nstack=%p\n", (void *)past, (void *)freed,
+	scribble((char *)freed_at + 16, 'F', 8);   /* a write into freed memory */
+	printf("past=%p\nfreed=%#lx\nglobal=%p\nstack=%p\n", (void *)past, (unsigned long)freed_at,
 	       (void *)global_table, (void *)&on_stack);
 	finish("wait");
 	return (int)on_stack - 7;
@@ -105,12 +122,22 @@ static int addr(void)
 
 int main(int argc, char **argv)
 {
-	if (argc == 5 && !strcmp(argv[1], "overflow"))
-		return overflow(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0), argv[4]);
+	if (argc == 2 && !strcmp(argv[1], "all"))
+		return overflow_all();
+	if (argc == 5 && !strcmp(argv[1], "overflow")) {
+		struct next_data *next = overflow("", strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
+
+		if (!strcmp(argv[4], "crash")) {
+			fflush(stdout);
+			printf("counter=%ld\n", *next->counter);   /* SIGSEGV once overwritten */
+		}
+		finish(argv[4]);
+		return 0;
+	}
 	if (argc == 2 && !strcmp(argv[1], "underrun"))
 		return underrun();
 	if (argc == 2 && !strcmp(argv[1], "addr"))
 		return addr();
-	fprintf(stderr, "usage: corrupt_overflow overflow SIZE OVERRUN wait|crash | underrun | addr\n");
+	fprintf(stderr, "usage: corrupt_overflow all | overflow SIZE OVERRUN wait|crash | underrun | addr\n");
 	return 2;
 }

@@ -1,0 +1,166 @@
+#!/bin/sh
+# run-corruption.sh - heap overflows end to end (issue 6): tests/prog/corrupt_overflow.c
+# overruns culprit blocks of 1, 24, 100, 4096 and 100000 bytes by 1, 8, 40 and 200
+# bytes, underruns a block into its own END word, writes into freed memory, and
+# crashes on an overwritten pointer. Under the preload, from a gcore or a kernel
+# core, mprof-core must name the culprit's allocation site, give the overrun the
+# guard shows, name the damaged neighbour, explain --addr addresses, and exit 3.
+# Every expected number is one the program printed (name=value lines).
+. tests/lib.sh
+[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
+command -v gdb >/dev/null || skip "gdb not installed"
+command -v python3 >/dev/null || skip "python3 not installed"
+
+exe=$TMP/corrupt_overflow
+cc -g -O0 -o "$exe" tests/prog/corrupt_overflow.c || skip "cannot compile the test program"
+
+# jcheck NAME JSON OUT EXPR: EXPR (Python) holds over the report d and the program's
+# printed values o (o["culprit"] etc., integers; o(prefix, name) for prefixed ones).
+jcheck() {
+	check "$1" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+vals = {}
+for line in open(sys.argv[2]):
+    k, _, v = line.strip().partition("=")
+    if v:
+        vals[k] = int(v, 0)
+class O(dict):
+    def __call__(self, p, k): return self[p + k]
+o = O(vals)
+C = d.get("corruption", {})
+def hx(s): return int(s, 16) if s else None
+def guard(a): return next((g for g in C.get("guards", []) if hx(g["address"]) == a), None)
+def damaged(a): return next((x for x in C.get("damaged", []) if hx(x["address"]) == a), None)
+def fn(x): return x["frames"][0]["function"] if x and x.get("frames") else None
+def addr(a): return next((x for x in d.get("addresses", []) if hx(x["addr"]) == a), None)
+try:
+    ok = eval(sys.argv[3])
+except (KeyError, TypeError, IndexError) as e:
+    ok = False
+    sys.stderr.write("%s: %r\n" % (type(e).__name__, e))
+if not ok:
+    sys.stderr.write("failed: %s\n" % sys.argv[3])
+sys.exit(0 if ok else 1)
+' "$2" "$3" "$4"
+}
+
+# run_wait OUT CORE ARGS...: run the program under the preload until it prints
+# "ready", take a gcore, let it finish.
+run_wait() {
+	out=$1; core=$2; shift 2
+	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+	LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" "$@" <"$TMP/fifo" >"$out" &
+	pid=$!
+	exec 9>"$TMP/fifo"
+	n=0; while ! grep -q '^ready' "$out" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	make_gcore $pid "$core"
+	echo >&9; exec 9>&-
+	wait $pid
+}
+
+# ---- every size with every overrun, one process, one gcore ----
+run_wait "$TMP/all.out" "$TMP/all.core" all
+check "all: gcore written" test -s "$TMP/all.core"
+"$B/mprof-core" --format=json "$exe" "$TMP/all.core" >"$TMP/all.json" 2>"$TMP/all.err"
+check_eq "all: exit status 3 (corruption found)" 3 $?
+"$B/mprof-core" "$exe" "$TMP/all.core" >"$TMP/all.txt" 2>&1
+check_eq "all: text exit status 3" 3 $?
+J=$TMP/all.json; O=$TMP/all.out
+jcheck "all: 20 broken guards, 5 damaged headers (the 40-byte overruns)" $J $O \
+	'len(C["guards"]) == 20 and len(C["damaged"]) == 5'
+for s in 1 24 100 4096 100000; do
+	for k in 1 8 40 200; do
+		p=c${s}_${k}_
+		t="size $s overrun $k"
+		g="guard(o('$p','culprit'))"
+		jcheck "$t: neighbours adjacent (precondition)" $J $O "o('$p','adjacent') == 1"
+		jcheck "$t: culprit named by its allocation site" $J $O \
+			"$g and fn($g) == 'alloc_culprit' and $g['size'] == $s"
+		if [ $k -lt 8 ]; then
+			jcheck "$t: overrun $k, exact" $J $O \
+				"$g['overrun'] == $k and $g['overrun_exact'] and $g['guard_bytes_differ'] == $k"
+		else
+			jcheck "$t: overrun at least 8 (whole guard)" $J $O \
+				"$g['overrun'] == 8 and not $g['overrun_exact'] and $g['guard_bytes_differ'] == 8"
+		fi
+		case $k in
+		1) jcheck "$t: nothing else damaged" $J $O \
+			"damaged(o('$p','next')) is None and $g['next_header'] is None" ;;
+		8) jcheck "$t: next header is the intact neighbour" $J $O \
+			"hx($g['next_block']) == o('$p','next') and $g['lost_seqs'] == 0 and damaged(o('$p','next')) is None" ;;
+		40)
+			x="damaged(o('$p','next'))"
+			jcheck "$t: neighbour's header damaged, still named" $J $O \
+				"$x and $x['kind'] == 'start' and fn($x) == 'alloc_next' and $x['size'] == 512"
+			jcheck "$t: its suspect is the culprit" $J $O \
+				"hx($x['suspect']['address']) == o('$p','culprit') and fn($x['suspect']) == 'alloc_culprit' and $x['suspect']['guard_broken']"
+			jcheck "$t: guard leads to it; reach within the overrun" $J $O \
+				"hx($g['next_damaged']) == hx($x['header']) and 8 < $g['overrun_if_contiguous'] <= 40"
+			;;
+		200)
+			jcheck "$t: neighbour's header erased; it lies before the next header found" $J $O \
+				"o('$p','reaches_next_data') == 1 and o('$p','culprit') + $s < o('$p','next') < hx($g['next_header']) and hx($g['next_block']) == o('$p','after') and damaged(o('$p','next')) is None"
+			jcheck "$t: its sequence number is the one missing" $J $O \
+				"$g['lost_seqs'] == 1 and $g['first_lost_seq'] == $g['seq'] + 1"
+			;;
+		esac
+	done
+done
+c=$(sed -n 's/^c24_40_culprit=//p' "$O")
+check_grep "text: overflow line" "^overflow: block $c \(24 bytes, seq [0-9]+\) wrote past its end: all 8 guard bytes differ" "$TMP/all.txt"
+check_grep "text: culprit's frame" "^        alloc_culprit \(corrupt_overflow.c:[0-9]+\)" "$TMP/all.txt"
+check_grep "text: suspect line" "^  suspect: live block $c \(24 bytes" "$TMP/all.txt"
+"$B/mprof-core" --report=stacks --format=json "$exe" "$TMP/all.core" >"$TMP/st.json" 2>/dev/null
+check_eq "--report=stacks: still exit 3" 3 $?
+check "--report=stacks: no corruption section" python3 -c \
+	'import json,sys; sys.exit("corruption" in json.load(open(sys.argv[1])))' "$TMP/st.json"
+
+# ---- underrun: 8 bytes before a block, over its own END word ----
+run_wait "$TMP/u.out" "$TMP/u.core" underrun
+"$B/mprof-core" --format=json "$exe" "$TMP/u.core" >"$TMP/u.json" 2>/dev/null
+check_eq "underrun: exit 3" 3 $?
+J=$TMP/u.json; O=$TMP/u.out
+jcheck "underrun: adjacent (precondition)" $J $O 'o["adjacent"] == 1'
+jcheck "underrun: victim identified by its partial header" $J $O \
+	'damaged(o["victim"]) and damaged(o["victim"])["kind"] == "end" and damaged(o["victim"])["size"] == 64 and fn(damaged(o["victim"])) == "alloc_victim"'
+jcheck "underrun: previous block named as the other suspect" $J $O \
+	'hx(damaged(o["victim"])["suspect"]["address"]) == o["prev"] and fn(damaged(o["victim"])["suspect"]) == "alloc_prev"'
+jcheck "underrun: no broken guard" $J $O 'C["guards"] == []'
+
+# ---- --addr: a guard byte, freed memory, a global, a stack variable, nothing ----
+run_wait "$TMP/a.out" "$TMP/a.core" addr
+v() { sed -n "s/^$1=//p" "$TMP/a.out"; }
+past=$(v past); freed=$(v freed); glob=$(v global); stk=$(v stack)
+"$B/mprof-core" --format=json --addr $((past + 27)) --addr $((freed + 16)) --addr $((glob + 16)) \
+	--addr "$stk" --addr 0x10 "$exe" "$TMP/a.core" >"$TMP/a.json" 2>/dev/null
+check_eq "addr: exit 0 (a write into freed memory is not header damage)" 0 $?
+J=$TMP/a.json; O=$TMP/a.out
+jcheck "addr: 3 past the end is the guard, overflow at least 4" $J $O \
+	'addr(o["past"] + 27)["what"] == "guard" and addr(o["past"] + 27)["past_end"] == 3 and addr(o["past"] + 27)["overflow_at_least"] == 4 and hx(addr(o["past"] + 27)["block"]["address"]) == o["past"] and fn(addr(o["past"] + 27)["block"]) == "alloc_past"'
+jcheck "addr: freed block, offset 16, old allocation stack" $J $O \
+	'addr(o["freed"] + 16)["what"] == "freed" and addr(o["freed"] + 16)["offset"] == 16 and hx(addr(o["freed"] + 16)["block"]["address"]) == o["freed"] and fn(addr(o["freed"] + 16)["block"]) == "alloc_freed"'
+jcheck "addr: global_table+16" $J $O \
+	'addr(o["global"] + 16)["what"] == "module" and addr(o["global"] + 16)["symbol"] == "global_table" and addr(o["global"] + 16)["symbol_offset"] == 16'
+jcheck "addr: main thread's stack" $J $O \
+	'addr(o["stack"])["what"] == "stack" and not addr(o["stack"])["below_sp"]'
+jcheck "addr: 0x10 unmapped" $J $O 'addr(0x10)["what"] == "unmapped"'
+jcheck "addr: no corruption section when none is found" $J $O '"corruption" not in d'
+"$B/mprof-core" --addr $((past + 27)) --addr $((freed + 16)) "$exe" "$TMP/a.core" >"$TMP/a.txt" 2>&1
+check_grep "addr text: guard" "^address $(printf '0x%x' $((past + 27))): 3 bytes past the end of block $past \(24 bytes" "$TMP/a.txt"
+check_grep "addr text: freed" "^address $(printf '0x%x' $((freed + 16))): 16 bytes into freed block $freed \(100 bytes" "$TMP/a.txt"
+
+# ---- the overflow crashes the program later: a kernel core ----
+rm -f "$TMP/core"
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" overflow 24 200 crash >"$TMP/k.out") 2>/dev/null
+rc=$?
+check_eq "crash: killed by SIGSEGV" 139 $rc
+check "crash: kernel core written" test -s "$TMP/core"
+"$B/mprof-core" --format=json "$exe" "$TMP/core" >"$TMP/k.json" 2>/dev/null
+check_eq "crash: exit 3" 3 $?
+J=$TMP/k.json; O=$TMP/k.out
+jcheck "crash: the overflowing block is named" $J $O \
+	'fn(guard(o["culprit"])) == "alloc_culprit" and guard(o["culprit"])["overrun"] == 8'
+jcheck "crash: the erased neighbour lies before the next header" $J $O \
+	'o["culprit"] + 24 < o["next"] < hx(guard(o["culprit"])["next_header"]) and guard(o["culprit"])["first_lost_seq"] == guard(o["culprit"])["seq"] + 1'
+done_testing
