@@ -324,17 +324,19 @@ static void *ha_realloc_aligned(void *p, const struct ha_hdr_view *v, size_t siz
 		errno = ENOMEM;
 		return 0;
 	}
+	ha_hook_free(p, v->size, v->seq);   /* while the old header is intact */
 	if (off == v->offset && ha_real_usable_size(v->raw) >= total) {
 		raw = v->raw;
 	} else {
 		raw = ha_real_memalign(align, total);
-		if (!raw)
+		if (!raw) {
+			ha_hook_free_undo(p, v->size, v->seq);
 			return 0;
+		}
 		memcpy(raw + off, p, keep);
 		ha_hdr_mark_freed(p, v);
 		ha_real_free(v->raw);
 	}
-	ha_hook_free(p, v->size, v->seq);
 	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);
 	ha_hdr_write(raw + off, off, size, depth, frames, seq, guard);
 	ha_hook_alloc(raw + off, size, seq, depth, frames);
@@ -369,15 +371,16 @@ static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, 
 		total = v->offset + keep;
 	/* Until the new header is written the old one must not look live: if the
 	 * real realloc moves the block, the copy it leaves behind is freed memory. */
+	ha_hook_free(p, v->size, v->seq);   /* while the old header is intact */
 	ha_hdr_mark_freed(p, v);
 	raw = ha_real_realloc(v->raw, total);
 	if (!raw) {
 		ha_hdr_mark_live(p, v);
+		ha_hook_free_undo(p, v->size, v->seq);
 		return 0;
 	}
 	if (off != v->offset)
 		memmove(raw + off, raw + v->offset, keep);
-	ha_hook_free(p, v->size, v->seq);
 	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);
 	ha_hdr_write(raw + off, off, size, depth, frames, seq, guard);
 	ha_hook_alloc(raw + off, size, seq, depth, frames);

@@ -1,13 +1,20 @@
 /* hook.h - the place where in-memory statistics (counters, size bins, stack
  * table, timeline; a later issue) attach. The core calls these once per
  * annotated allocation and once per annotated free, inside malloc with the
- * re-entrancy guard held: an implementation must not allocate or lock. Today
- * they do nothing and compile away. */
+ * re-entrancy guard held: an implementation must not allocate or lock. They
+ * feed the statistics region of annotate/stats.c. */
 #ifndef HA_HOOK_H
 #define HA_HOOK_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The statistics region (annotate/stats.c, include/heapann_stats.h). The free
+ * hooks read the block's frames from its header, so they run while it is intact. */
+void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
+		    const uintptr_t *frames);
+void ha_stats_free(const void *user, size_t size, uintptr_t seq);
+void ha_stats_free_undo(const void *user, size_t size, uintptr_t seq);
 
 /* A block was handed out: USER of SIZE bytes, sequence number SEQ, DEPTH return
  * addresses in FRAMES (innermost first; FRAMES lives only during the call). A
@@ -15,13 +22,19 @@
 static inline void ha_hook_alloc(const void *user, size_t size, uintptr_t seq,
 				 unsigned depth, const uintptr_t *frames)
 {
-	(void)user; (void)size; (void)seq; (void)depth; (void)frames;
+	ha_stats_alloc(user, size, seq, depth, frames);
 }
 
 /* The block USER (SIZE bytes, sequence number SEQ) is about to go back. */
 static inline void ha_hook_free(const void *user, size_t size, uintptr_t seq)
 {
-	(void)user; (void)size; (void)seq;
+	ha_stats_free(user, size, seq);
+}
+
+/* A realloc whose free was reported failed: the block USER lives on. */
+static inline void ha_hook_free_undo(const void *user, size_t size, uintptr_t seq)
+{
+	ha_stats_free_undo(user, size, seq);
 }
 
 #endif /* HA_HOOK_H */

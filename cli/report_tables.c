@@ -616,9 +616,14 @@ static int timeline_text(FILE *f, const struct cli_profile *p)
 		fputc('-', f);
 	fprintf(f, ">%s\n", xu);
 	fprintf(f, "       0%*.*f\n", TL_COLS, xd == 1.0 ? 0 : 2, (double)tmax / xd);
-	fprintf(f, "peak (#): %s bytes live at time %s; now: %s bytes live; %zu samples, one every "
-		"%s bytes\n", fmt_num(a, st->peak_live), fmt_num(b, st->peak_time),
-		fmt_num(b + 0, st->live_bytes), st->nsamples, fmt_num(a, st->tl_interval));
+	{
+		char c[32], d[32];
+
+		fprintf(f, "peak (#): %s bytes live at time %s; now: %s bytes live; %zu samples, "
+			"one every %s bytes or more\n", fmt_num(a, st->peak_live),
+			fmt_num(b, st->peak_time), fmt_num(c, st->live_bytes), st->nsamples,
+			fmt_num(d, st->tl_interval));
+	}
 	return 0;
 }
 

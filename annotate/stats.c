@@ -1,0 +1,338 @@
+/* stats.c - mprof's statistics kept in the process's own memory (the region of
+ * include/heapann_stats.h): counters, size bins, a table of distinct stacks and a
+ * timeline of live bytes, so that a core carries the whole allocation history.
+ *
+ * Runs inside malloc with the re-entrancy guard held: no stdio, no locks, nothing
+ * that allocates. The region is one anonymous mapping made at the first
+ * allocation. Every update is a relaxed atomic add on a shared word (no global
+ * lock); a stack slot is claimed with a CAS on its hash word and published with a
+ * release store of its DEPTH word; the timeline is sampled under a try-lock that
+ * a contended thread simply skips (the next allocation samples instead).
+ */
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "hdr.h"
+#include "heapann_stats.h"
+#include "hook.h"
+#include "internal.h"
+
+#define ST_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ST_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define ST_DEFAULT_STACKS 16384u
+#define ST_MAX_STACKS (1u << 22)
+#define ST_TL_CAP 2048u          /* halves to 1024 when full: never below 1000 */
+#define ST_MAX_PROBE 256u        /* slots tried before a stack counts as unrecorded */
+#define ST_SPIN 100000000u       /* waiting for another thread to publish a slot */
+
+/* 0: not made; 1: being made; 2: ready; 3: failed (no statistics). */
+static int st_state;
+static uintptr_t *st_counters, *st_bins, *st_tl, *st_stacks;
+static uintptr_t st_mask;          /* stack slots - 1 */
+static unsigned st_depth;          /* frames per slot */
+static unsigned st_entry;          /* words per slot */
+
+#define ADD(w, v) __atomic_add_fetch(&(w), (uintptr_t)(v), __ATOMIC_RELAXED)
+#define SUB(w, v) __atomic_sub_fetch(&(w), (uintptr_t)(v), __ATOMIC_RELAXED)
+#define LOAD(w) __atomic_load_n(&(w), __ATOMIC_RELAXED)
+
+extern char **environ;
+
+/* HEAPANN_STATS_STACKS read from environ without allocating. */
+static unsigned st_env_stacks(void)
+{
+	static const char name[] = "HEAPANN_STATS_STACKS=";
+	unsigned long v = 0;
+
+	for (char **e = environ; e && *e; e++) {
+		const char *s = *e;
+
+		if (strncmp(s, name, sizeof(name) - 1) != 0)
+			continue;
+		s += sizeof(name) - 1;
+		if (*s < '0' || *s > '9')
+			break;
+		while (*s >= '0' && *s <= '9' && v <= ST_MAX_STACKS)
+			v = v * 10 + (unsigned long)(*s++ - '0');
+		if (v < 16)
+			v = 16;
+		return v > ST_MAX_STACKS ? ST_MAX_STACKS : (unsigned)v;
+	}
+	return ST_DEFAULT_STACKS;
+}
+
+static uintptr_t round_up(uintptr_t v, uintptr_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* Make and fill the region; sets st_state to 2, or 3 when mmap fails. */
+static void st_make(void)
+{
+	const uintptr_t w = HA_W;
+	unsigned want = st_env_stacks(), cap = 16;
+	uintptr_t off_c, off_b, off_t, off_s, total;
+	uintptr_t *r;
+
+	while (cap < want)
+		cap <<= 1;
+	st_depth = ha_opt.depth ? ha_opt.depth : 1;
+	st_entry = HEAPANN_STATS_ENTRY_FIXED + st_depth;
+	off_c = round_up(HEAPANN_STATS_HDR_WORDS * w, 64);
+	off_b = round_up(off_c + HEAPANN_STATS_NCOUNTERS * w, 64);
+	off_t = round_up(off_b + HEAPANN_STATS_NBINS * HEAPANN_STATS_BIN_WORDS * w, 64);
+	off_s = round_up(off_t + ST_TL_CAP * 2 * w, 4096);
+	total = round_up(off_s + (uintptr_t)cap * st_entry * w, 4096);
+	r = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	if (r == MAP_FAILED) {
+		__atomic_store_n(&st_state, 3, __ATOMIC_RELEASE);
+		return;
+	}
+	st_counters = (uintptr_t *)((char *)r + off_c);
+	st_bins = (uintptr_t *)((char *)r + off_b);
+	st_tl = (uintptr_t *)((char *)r + off_t);
+	st_stacks = (uintptr_t *)((char *)r + off_s);
+	st_mask = cap - 1;
+	st_counters[HEAPANN_SC_TL_INTERVAL] = 1;
+	r[HEAPANN_SH_VERSION] = HEAPANN_STATS_VERSION;
+	r[HEAPANN_SH_HDR_WORDS] = HEAPANN_STATS_HDR_WORDS;
+	r[HEAPANN_SH_TOTAL] = total;
+	r[HEAPANN_SH_STACK_CAP] = cap;
+	r[HEAPANN_SH_STACK_DEPTH] = st_depth;
+	r[HEAPANN_SH_OFF_COUNTERS] = off_c;
+	r[HEAPANN_SH_OFF_BINS] = off_b;
+	r[HEAPANN_SH_OFF_TIMELINE] = off_t;
+	r[HEAPANN_SH_OFF_STACKS] = off_s;
+	r[HEAPANN_SH_TL_CAP] = ST_TL_CAP;
+	r[HEAPANN_SH_NCOUNTERS] = HEAPANN_STATS_NCOUNTERS;
+	r[HEAPANN_SH_NBINS] = HEAPANN_STATS_NBINS;
+	r[HEAPANN_SH_ENTRY_WORDS] = st_entry;
+	r[HEAPANN_SH_CHECK] = (uintptr_t)heapann_stats_check((uintptr_t)r, total, st_depth, cap,
+							     ST_TL_CAP, HA_W);
+	/* the signature last: a reader never sees a region half made */
+	r[HEAPANN_SH_MAGIC1] = (uintptr_t)heapann_stats_magic1(HA_W);
+	__atomic_store_n(&r[HEAPANN_SH_MAGIC0], (uintptr_t)heapann_stats_magic0(HA_W),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&st_state, 2, __ATOMIC_RELEASE);
+}
+
+/* 1 when the region is ready (made now if this is the first allocation). */
+static int st_ready(void)
+{
+	int s = __atomic_load_n(&st_state, __ATOMIC_ACQUIRE);
+	unsigned spin = 0;
+
+	if (ST_LIKELY(s == 2))
+		return 1;
+	if (s == 0) {
+		int expect = 0;
+
+		if (__atomic_compare_exchange_n(&st_state, &expect, 1, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			st_make();
+	}
+	/* another thread is making it: an mmap away */
+	while ((s = __atomic_load_n(&st_state, __ATOMIC_ACQUIRE)) == 1 && ++spin < ST_SPIN)
+		;
+	return s == 2;
+}
+
+static int frames_equal(const uintptr_t *e, const uintptr_t *frames, unsigned d)
+{
+	for (unsigned i = 0; i < d; i++)
+		if (e[HEAPANN_SE_FRAMES + i] != frames[i])
+			return 0;
+	return 1;
+}
+
+/* The slot of the chain frames[0..depth), claimed when insert and absent.
+ * Returns NULL when the table has no room for it (or, without insert, when it
+ * is not there). */
+static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth, int insert)
+{
+	unsigned d = depth < st_depth ? depth : st_depth;
+	uint64_t h64 = heapann_stats_hash(frames, d);
+	uintptr_t h = (uintptr_t)h64 ? (uintptr_t)h64 : 1;
+	uintptr_t i = (uintptr_t)(h64 ^ (h64 >> 32)) & st_mask;
+
+	for (unsigned probe = 0; probe < ST_MAX_PROBE && probe <= st_mask; probe++) {
+		uintptr_t *e = st_stacks + i * st_entry;
+		uintptr_t hw = __atomic_load_n(&e[HEAPANN_SE_HASH], __ATOMIC_ACQUIRE);
+
+		if (hw == 0) {
+			uintptr_t expect = 0;
+
+			if (!insert)
+				return NULL;
+			/* keep an eighth free so that probes stay short */
+			if (LOAD(st_counters[HEAPANN_SC_STACKS]) >= st_mask + 1 - (st_mask + 1) / 8)
+				return NULL;
+			if (__atomic_compare_exchange_n(&e[HEAPANN_SE_HASH], &expect, h, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				for (unsigned k = 0; k < d; k++)
+					e[HEAPANN_SE_FRAMES + k] = frames[k];
+				__atomic_store_n(&e[HEAPANN_SE_DEPTH], (uintptr_t)d | HEAPANN_STATS_READY,
+						 __ATOMIC_RELEASE);
+				ADD(st_counters[HEAPANN_SC_STACKS], 1);
+				return e;
+			}
+			hw = expect;   /* another thread took the slot first */
+		}
+		if (hw == h) {
+			uintptr_t dw;
+			unsigned spin = 0;
+
+			while (!((dw = __atomic_load_n(&e[HEAPANN_SE_DEPTH], __ATOMIC_ACQUIRE)) &
+				 HEAPANN_STATS_READY) && ++spin < ST_SPIN)
+				;
+			if ((dw & HEAPANN_STATS_READY) && (dw & HEAPANN_STATS_DEPTH_MASK) == d &&
+			    frames_equal(e, frames, d))
+				return e;
+		}
+		i = (i + 1) & st_mask;
+	}
+	return NULL;
+}
+
+/* Take a timeline sample when TIME has reached the next one; a thread that finds
+ * the try-lock taken skips it (the next event samples instead). When the samples
+ * fill up, every other one is dropped and the interval doubles, as Massif does. */
+static void st_sample(uintptr_t time, uintptr_t live)
+{
+	uintptr_t *c = st_counters;
+	uintptr_t n;
+
+	if (ST_LIKELY(time < LOAD(c[HEAPANN_SC_TL_NEXT])))
+		return;
+	if (__atomic_exchange_n(&c[HEAPANN_SC_TL_LOCK], 1, __ATOMIC_ACQUIRE))
+		return;
+	if (time >= c[HEAPANN_SC_TL_NEXT]) {
+		n = c[HEAPANN_SC_TL_COUNT];
+		if (n >= ST_TL_CAP) {
+			for (uintptr_t k = 0; k < n / 2; k++) {
+				st_tl[2 * k] = st_tl[2 * (2 * k)];
+				st_tl[2 * k + 1] = st_tl[2 * (2 * k) + 1];
+			}
+			n /= 2;
+			c[HEAPANN_SC_TL_INTERVAL] *= 2;
+		}
+		st_tl[2 * n] = time;
+		st_tl[2 * n + 1] = live;
+		__atomic_store_n(&c[HEAPANN_SC_TL_COUNT], n + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&c[HEAPANN_SC_TL_NEXT], time + c[HEAPANN_SC_TL_INTERVAL],
+				 __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&c[HEAPANN_SC_TL_LOCK], 0, __ATOMIC_RELEASE);
+}
+
+void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
+		    const uintptr_t *frames)
+{
+	uintptr_t *c, *e, *b, live, time, peak;
+	unsigned cls = heapann_stats_class(size);
+
+	(void)user;
+	(void)seq;
+	if (ST_UNLIKELY(!st_ready()))
+		return;
+	c = st_counters;
+	ADD(c[HEAPANN_SC_ALLOCS], 1);
+	ADD(c[HEAPANN_SC_BYTES], size);
+	time = ADD(c[HEAPANN_SC_TIME], size);
+	live = ADD(c[HEAPANN_SC_LIVE], size);
+	peak = LOAD(c[HEAPANN_SC_PEAK]);
+	while (live > peak) {
+		if (__atomic_compare_exchange_n(&c[HEAPANN_SC_PEAK], &peak, live, 1,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&c[HEAPANN_SC_PEAK_TIME], time, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	b = st_bins + (size <= 1024 ? size : HEAPANN_STATS_BIN_LARGE) * HEAPANN_STATS_BIN_WORDS;
+	ADD(b[0], 1);
+	ADD(b[1], size);
+	e = st_slot(frames, depth, 1);
+	if (ST_LIKELY(e != NULL)) {
+		ADD(e[HEAPANN_SE_ALLOCS], 1);
+		ADD(e[HEAPANN_SE_BYTES], size);
+		ADD(e[HEAPANN_SE_CLS_BYTES + cls], size);
+	} else {
+		ADD(c[HEAPANN_SC_UNREC_ALLOCS], 1);
+		ADD(c[HEAPANN_SC_UNREC_BYTES], size);
+	}
+	st_sample(time, live);
+}
+
+/* The frames of our live block USER, read from its header (still intact). */
+static const uintptr_t *st_block_frames(const void *user, unsigned *depth)
+{
+	uintptr_t end = ((const uintptr_t *)user)[-1];
+	unsigned d = (unsigned)(end & HEAPANN_END_DEPTH_MASK);
+	const uintptr_t *h;
+
+	if (d > HEAPANN_MAX_DEPTH)
+		d = 0;
+	h = (const uintptr_t *)((uintptr_t)user - (uintptr_t)heapann_header_bytes(d, HA_W));
+	*depth = d;
+	return h + HEAPANN_W_FRAMES;
+}
+
+/* Count a free (sign 1) or take one back (sign -1: a realloc that failed after
+ * its free was counted). */
+static void st_free(const void *user, size_t size, int sign)
+{
+	uintptr_t *c, *e, *b, live, time;
+	unsigned cls = heapann_stats_class(size), depth;
+	const uintptr_t *frames;
+
+	if (ST_UNLIKELY(!st_ready()))
+		return;
+	c = st_counters;
+	frames = st_block_frames(user, &depth);
+	b = st_bins + (size <= 1024 ? size : HEAPANN_STATS_BIN_LARGE) * HEAPANN_STATS_BIN_WORDS;
+	e = st_slot(frames, depth, 0);
+	if (sign > 0) {
+		ADD(c[HEAPANN_SC_FREES], 1);
+		ADD(c[HEAPANN_SC_BYTES_FREED], size);
+		time = ADD(c[HEAPANN_SC_TIME], size);
+		live = SUB(c[HEAPANN_SC_LIVE], size);
+		ADD(b[2], 1);
+		ADD(b[3], size);
+		if (ST_LIKELY(e != NULL)) {
+			ADD(e[HEAPANN_SE_FREES], 1);
+			ADD(e[HEAPANN_SE_BYTES_FREED], size);
+			ADD(e[HEAPANN_SE_CLS_FREED + cls], size);
+		} else {
+			ADD(c[HEAPANN_SC_UNREC_FREES], 1);
+		}
+		st_sample(time, live);
+		return;
+	}
+	SUB(c[HEAPANN_SC_FREES], 1);
+	SUB(c[HEAPANN_SC_BYTES_FREED], size);
+	ADD(c[HEAPANN_SC_LIVE], size);
+	SUB(b[2], 1);
+	SUB(b[3], size);
+	if (e) {
+		SUB(e[HEAPANN_SE_FREES], 1);
+		SUB(e[HEAPANN_SE_BYTES_FREED], size);
+		SUB(e[HEAPANN_SE_CLS_FREED + cls], size);
+	} else {
+		SUB(c[HEAPANN_SC_UNREC_FREES], 1);
+	}
+}
+
+void ha_stats_free(const void *user, size_t size, uintptr_t seq)
+{
+	(void)seq;
+	st_free(user, size, 1);
+}
+
+void ha_stats_free_undo(const void *user, size_t size, uintptr_t seq)
+{
+	(void)seq;
+	st_free(user, size, -1);
+}
