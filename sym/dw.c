@@ -786,6 +786,12 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 		return dw_error(err, SYM_EFORMAT, "%s: not a core file (ELF type %u)", opt->core,
 				(unsigned)ehdr.e_type);
 	s->machine = ehdr.e_machine;
+	size_t nph = 0;
+	GElf_Phdr ph;
+	if (elf_getphdrnum(s->core_elf, &nph) != 0 || nph == 0 ||
+	    !gelf_getphdr(s->core_elf, (int)nph - 1, &ph))
+		return dw_error(err, SYM_EFORMAT, "%s: truncated core: no readable program headers",
+				opt->core);
 	s->callbacks.find_elf = dw_find_elf;
 	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
@@ -798,6 +804,9 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 	if (n < 0)
 		return dw_error(err, SYM_EFORMAT, "%s: cannot read the load map: %s", opt->core,
 				dwfl_errmsg(-1));
+	if (n == 0)
+		dw_note(s, "%s: no modules found in the core's load map; no address can be named",
+			opt->core);
 	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
 		return dw_error(err, SYM_EBACKEND, "%s: libdwfl: %s", opt->core, dwfl_errmsg(-1));
 	uint64_t entry;

@@ -89,13 +89,17 @@ static int dw_range_cmp(const void *a, const void *b)
 static int dw_cuidx_build(struct dw_cuidx *c)
 {
 	struct dw_walk w = { c, 0, 0 };
-	static _Thread_local struct {
+	struct dw_level {
 		Dwarf_Die die;
 		int32_t parent;
-	} stack[DW_MAX_DEPTH];
-	int top = 0;
-	if (dwarf_child(&c->cu, &stack[0].die) != 0)
-		return 0;
+	} *stack = malloc(DW_MAX_DEPTH * sizeof *stack);
+	int top = 0, rc = -1;
+	if (!stack)
+		return -1;
+	if (dwarf_child(&c->cu, &stack[0].die) != 0) {
+		rc = 0;
+		goto out;
+	}
 	stack[0].parent = -1;
 	for (;;) {
 		Dwarf_Die *die = &stack[top].die;
@@ -105,7 +109,7 @@ static int dw_cuidx_build(struct dw_cuidx *c)
 		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
 			int r = dw_scope_add(&w, die, me, tag == DW_TAG_inlined_subroutine);
 			if (r == -2)
-				return -1;
+				goto out;
 			if (r >= 0)
 				me = r;
 			else if (tag == DW_TAG_subprogram)
@@ -132,11 +136,14 @@ static int dw_cuidx_build(struct dw_cuidx *c)
 	if (c->nranges) {
 		c->sorted = malloc(c->nranges * sizeof *c->sorted);
 		if (!c->sorted)
-			return -1;
+			goto out;
 		memcpy(c->sorted, c->ranges, c->nranges * sizeof *c->sorted);
 		qsort(c->sorted, c->nranges, sizeof *c->sorted, dw_range_cmp);
 	}
-	return 0;
+	rc = 0;
+out:
+	free(stack);
+	return rc;
 }
 
 static int dw_scope_holds(const struct dw_cuidx *c, int32_t i, uint64_t pc)

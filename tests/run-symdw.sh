@@ -253,6 +253,9 @@ printf 'garbage' >"$TMP/garbage"
 check_grep "garbage core: not an ELF file" "^symdw: $TMP/garbage: not an ELF file" "$TMP/bad3"
 "$SYMDW" "$TMP/nonexistent" "$TMP/pie2.core" 0x1 >"$TMP/bad4" 2>&1
 check_grep "missing program: named" "^symdw: $TMP/nonexistent: No such file" "$TMP/bad4"
+head -c 200 "$TMP/pie2.core" >"$TMP/trunc.core"
+"$SYMDW" "$TMP/pie2" "$TMP/trunc.core" 0x1 >"$TMP/bad6" 2>&1
+check_grep "core cut inside its headers: named" "^symdw: $TMP/trunc.core: truncated core" "$TMP/bad6"
 "$SYMDW" --raw-elf "$TMP/garbage" 0x1 >"$TMP/bad5" 2>&1
 check_grep "raw mode, not an ELF: named" "^symdw: $TMP/garbage: " "$TMP/bad5"
 
