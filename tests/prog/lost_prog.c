@@ -16,7 +16,8 @@
  * stacks (scrub_stack) before the end: memcheck scans only above the stack
  * pointer, a core shows whatever the stack held. The end is where memcheck checks:
  * exit() with main's frame still live; with LOST_ABORT=1 (under libheapann) it
- * prints a few addresses for --why/--refs and calls abort() instead, for a core.
+ * prints a few addresses for --why/--refs and calls abort() instead, for a core;
+ * with LOST_ABORT=2 it prints them and waits for a line on stdin (for gcore).
  * Interior pointers point 16 bytes in, where none of memcheck's heuristics apply.
  */
 #include <pthread.h>
@@ -157,7 +158,7 @@ int main(void)
 
 	run();
 	hold_on_stack((void **)held, 50);
-	if (ab && *ab == '1') {
+	if (ab && (*ab == '1' || *ab == '2')) {
 		printf("kept7 %p\nnode100 %p\npred100 %p\nheld0 %p\n", g_kept[7],
 		       (void *)g_probe[0], (void *)g_probe[1], held[0]);
 		fflush(stdout);
@@ -166,5 +167,11 @@ int main(void)
 	scrub_stack();
 	if (ab && *ab == '1')
 		abort();
+	if (ab && *ab == '2') {   /* wait for a gcore: "go" on stdin */
+		char line[8];
+
+		if (!fgets(line, sizeof(line), stdin))
+			return 1;
+	}
 	exit(0);
 }

@@ -1,0 +1,191 @@
+#!/bin/sh
+# run-lost.sh - --report=lost against valgrind memcheck: tests/prog/lost_prog.c runs
+# once under valgrind --leak-check=full and once under libheapann with a core at
+# its end (a kernel core from abort(), and a gcore while it waits); the loss
+# records of the program's own allocation stacks (blocks and bytes per category
+# and stack) must be the same. Also: --why on a kept block names the global array
+# (and on a block held by main's frame, the stack), --refs on a list node names its
+# predecessor, text and JSON.
+. tests/lib.sh
+[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
+command -v valgrind >/dev/null || skip "valgrind not installed"
+command -v python3 >/dev/null || skip "python3 not installed"
+
+src=tests/prog/lost_prog.c
+
+# compare MEMCHECK_LOG JSON: the loss records whose first frame is in lost_prog.c,
+# keyed by category and the program's frames (function:line down to main), summed
+# on each side (memcheck splits a record when one line has two call sites).
+# Prints the differences; exits 1 when there are some or nothing was compared.
+compare() {
+	python3 - "$1" "$2" <<'EOF'
+import json, re, sys
+from collections import defaultdict
+
+def key_of(frames):
+    out = []
+    for fn, fl, ln in frames:
+        if fl != "lost_prog.c":
+            continue
+        out.append("%s:%s" % (fn, ln))
+        if fn == "main":
+            break
+    return tuple(out)
+
+mc = defaultdict(lambda: [0, 0])
+rec = None
+hdr = re.compile(r"==\d+== ([\d,]+)(?: \(([\d,]+) direct, [\d,]+ indirect\))? bytes in ([\d,]+) blocks are (definitely lost|indirectly lost|possibly lost|still reachable) in loss record")
+frm = re.compile(r"==\d+==    (?:at|by) 0x[0-9A-F]+: (\S+) \(([^:()]+):(\d+)\)")
+def flush(rec):
+    if rec and rec[3] and rec[3][0][1] == "lost_prog.c":
+        k = (rec[0], key_of(rec[3]))
+        mc[k][0] += rec[1]
+        mc[k][1] += rec[2]
+for line in open(sys.argv[1]):
+    m = hdr.match(line)
+    if m:
+        flush(rec)
+        # "N (D direct, I indirect) bytes": the record's own bytes are D
+        own = m.group(2) or m.group(1)
+        rec = [m.group(4), int(m.group(3).replace(",", "")), int(own.replace(",", "")), []]
+        continue
+    m = frm.match(line)
+    if m and rec is not None:
+        if m.group(1) in ("malloc", "calloc", "realloc"):
+            continue
+        rec[3].append((m.group(1), m.group(2), m.group(3)))
+        continue
+    if rec is not None and not line.strip("= 0123456789\n"):
+        flush(rec)
+        rec = None
+flush(rec)
+
+ours = defaultdict(lambda: [0, 0])
+d = json.load(open(sys.argv[2]))
+for r in d["lost"]["records"]:
+    fr = [(f.get("function"), (f.get("file") or "").rsplit("/", 1)[-1], f.get("line")) for f in r["frames"]]
+    if not fr or fr[0][1] != "lost_prog.c":
+        continue
+    k = (r["category"], key_of(fr))
+    ours[k][0] += r["blocks"]
+    ours[k][1] += r["bytes"]
+
+bad = 0
+for k in sorted(set(mc) | set(ours)):
+    a, b = mc.get(k, [0, 0]), ours.get(k, [0, 0])
+    if a != b:
+        bad = 1
+        print("    # %s %s: memcheck %d blocks %d bytes, mprof-core %d blocks %d bytes" %
+              (k[0], " < ".join(k[1]), a[0], a[1], b[0], b[1]))
+if not mc:
+    print("    # no loss records of lost_prog.c in the memcheck log")
+    bad = 1
+sys.exit(bad)
+EOF
+}
+
+# totals JSON CATEGORY BLOCKS BYTES: the category's records whose first frame is in
+# lost_prog.c add up to what the program knows.
+totals() {
+	python3 - "$@" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = y = 0
+for r in d["lost"]["records"]:
+    if r["category"] == sys.argv[2] and r["frames"] and (r["frames"][0].get("file") or "").endswith("/lost_prog.c"):
+        b += r["blocks"]; y += r["bytes"]
+ok = (b, y) == (int(sys.argv[3]), int(sys.argv[4]))
+if not ok:
+    print("    # %s: %d blocks %d bytes" % (sys.argv[2], b, y))
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# jq-free JSON probes for --why and --refs
+json_probe() {
+	python3 - "$@" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+what = sys.argv[2]
+if what == "why-global":      # first link comes from symbol+offset in module data
+    w = d["why"][0]; c = w["chain"][0]["from"]
+    ok = (w["category"] == "still reachable" and w["chain"][0]["start_pointer"] and
+          c["kind"] == "data" and c["symbol"] == sys.argv[3] and c["symbol_offset"] == int(sys.argv[4]))
+elif what == "why-stack":
+    w = d["why"][0]; c = w["chain"][-1]["from"]
+    ok = w["category"] == "still reachable" and c["kind"] == "stack" and c["thread"] == 1
+elif what == "refs-pred":    # exactly one reference: the start of the predecessor node
+    r = d["refs"][0]["references"]
+    ok = (len(r) == 1 and r[0]["start_pointer"] and r[0]["where"]["kind"] == "block" and
+          int(r[0]["where"]["block"], 16) == int(sys.argv[3], 16) and r[0]["where"]["offset"] == 0)
+else:
+    ok = False
+if not ok:
+    print("    # " + json.dumps(d.get("why") or d.get("refs"))[:600])
+sys.exit(0 if ok else 1)
+EOF
+}
+
+addr_of() { sed -n "s/^$1 0x\([0-9a-f]*\)$/0x\1/p" "$2"; }
+
+for opt in -O2 -O0; do
+	exe=$TMP/lost_prog$opt
+	cc -g $opt -pthread -o "$exe" "$src" || skip "cannot compile $src"
+
+	valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
+		--num-callers=40 --log-file="$TMP/mc$opt.log" "$exe"
+	check_eq "valgrind$opt: program exits 0" 0 $?
+	check_grep "valgrind$opt: leak summary written" 'LEAK SUMMARY' "$TMP/mc$opt.log"
+
+	# kernel core at the point memcheck checks (the end of main)
+	rm -f "$TMP/core"
+	(cd "$TMP" && ulimit -c unlimited && LOST_ABORT=1 LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" >"$TMP/addrs$opt"; :) 2>/dev/null
+	check "kernel core$opt written" test -s "$TMP/core"
+	mv "$TMP/core" "$TMP/kcore$opt"
+	"$B/mprof-core" --format=json --report=lost "$exe" "$TMP/kcore$opt" >"$TMP/k$opt.json" 2>"$TMP/k$opt.err"
+	check_eq "kernel core$opt: exit 0" 0 $?
+	check "kernel core$opt: loss records equal memcheck's" compare "$TMP/mc$opt.log" "$TMP/k$opt.json"
+	check "kernel core$opt: definitely lost 1302 blocks, 55264 bytes" totals "$TMP/k$opt.json" "definitely lost" 1302 55264
+	check "kernel core$opt: indirectly lost 200 blocks, 6400 bytes" totals "$TMP/k$opt.json" "indirectly lost" 200 6400
+	check "kernel core$opt: possibly lost 100 blocks, 6400 bytes" totals "$TMP/k$opt.json" "possibly lost" 100 6400
+	check "kernel core$opt: still reachable 650 blocks, 29200 bytes" totals "$TMP/k$opt.json" "still reachable" 650 29200
+
+	kept=$(addr_of kept7 "$TMP/addrs$opt")
+	node=$(addr_of node100 "$TMP/addrs$opt")
+	pred=$(addr_of pred100 "$TMP/addrs$opt")
+	held=$(addr_of held0 "$TMP/addrs$opt")
+	"$B/mprof-core" --format=json --why "$kept" "$exe" "$TMP/kcore$opt" >"$TMP/why$opt.json" 2>/dev/null
+	check "--why$opt on g_kept[7]: a start pointer at g_kept+56" json_probe "$TMP/why$opt.json" why-global g_kept 56
+	"$B/mprof-core" --format=json --why "$held" "$exe" "$TMP/kcore$opt" >"$TMP/whys$opt.json" 2>/dev/null
+	check "--why$opt on a block held by main: thread 1's stack" json_probe "$TMP/whys$opt.json" why-stack
+	"$B/mprof-core" --format=json --refs "$node" "$exe" "$TMP/kcore$opt" >"$TMP/refs$opt.json" 2>/dev/null
+	check "--refs$opt on list node 100: its predecessor only" json_probe "$TMP/refs$opt.json" refs-pred "$pred"
+
+	# gcore while it waits at the end
+	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+	LOST_ABORT=2 LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" <"$TMP/fifo" >"$TMP/gaddrs$opt" &
+	pid=$!
+	exec 9>"$TMP/fifo"
+	n=0; while ! grep -q held0 "$TMP/gaddrs$opt" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	if command -v gdb >/dev/null; then
+		make_gcore $pid "$TMP/gcore$opt"
+		check "gcore$opt written" test -s "$TMP/gcore$opt"
+	fi
+	echo go >&9; exec 9>&-
+	wait $pid
+	if [ -s "$TMP/gcore$opt" ]; then
+		"$B/mprof-core" --format=json --report=lost "$exe" "$TMP/gcore$opt" >"$TMP/g$opt.json" 2>"$TMP/g$opt.err"
+		check_eq "gcore$opt: exit 0" 0 $?
+		check "gcore$opt: loss records equal memcheck's" compare "$TMP/mc$opt.log" "$TMP/g$opt.json"
+	fi
+done
+
+# the text forms, on the last kernel core
+"$B/mprof-core" --report=lost "$exe" "$TMP/kcore-O0" >"$TMP/lost.txt" 2>&1
+check_grep "text: a loss record" '^#[0-9]+: 48,000 bytes in 1,000 blocks are definitely lost$' "$TMP/lost.txt"
+check_grep "text: its first frame" '^    drop_blocks \(lost_prog.c:[0-9]+\)' "$TMP/lost.txt"
+check_grep "text: summary" '^ *indirectly lost: 6,400 bytes in 200 blocks$' "$TMP/lost.txt"
+"$B/mprof-core" --why "$kept" --refs "$node" "$exe" "$TMP/kcore-O0" >"$TMP/why.txt" 2>&1
+check_grep "text --why: the global" "<- start pointer at 0x[0-9a-f]+, g_kept\+0x38 in lost_prog-O0 \(module data\)" "$TMP/why.txt"
+check_grep "text --refs: the predecessor" "start pointer at $pred, 0 bytes into block $pred \(32 bytes, indirectly lost\)" "$TMP/why.txt"
+done_testing
