@@ -127,9 +127,9 @@ static int text_node(struct tree_ctx *c, const struct an_usage *u, uint32_t i)
 		if (x == k) {
 			uint32_t places = n->nchildren - k;
 
-			fprintf(c->f, "%05.2f%% (%sB) in %u place%s, %s below the threshold (%05.2f%%)\n",
+			fprintf(c->f, "%05.2f%% (%sB) in %u place%s, %sbelow the threshold (%05.2f%%)\n",
 				tpct(c, rb), fmt_num(a, rb), places, places == 1 ? "" : "s",
-				places == 1 ? "" : "all", c->threshold);
+				places == 1 ? "" : "all ", c->threshold);
 			fprintf(c->f, "%s%s\n", c->prefix, down);
 			continue;
 		}
