@@ -23,7 +23,7 @@
 #include "mi.h"
 #include "sym.h"
 
-#define GDB_BATCH 256           /* addresses per pipelined batch (two commands each) */
+#define GDB_BATCH 512           /* addresses per pipelined batch */
 #define GDB_DEFAULT_TIMEOUT 30000
 
 enum gdb_module_state {
@@ -516,22 +516,27 @@ static const char *gdb_pick_name(struct gdb_symbolizer *s, const char *m, size_t
 	return gdb_str(s, f);
 }
 
-/* Fill one loc from the replies to "info symbol" and "-data-disassemble". */
-static int gdb_fill_loc(struct gdb_symbolizer *s, struct sym_loc *loc,
-			const struct mi_reply *sym, const struct mi_reply *dis)
-{
-	const char *m = NULL, *f = NULL, *file = NULL;
-	size_t mlen = 0, i;
-	unsigned line = 0;
-	const struct mi_value *insns;
-	struct sym_frame *fr;
+/* What the source-centric disassembly of one address said. Strings are the
+ * symbolizer's. */
+struct gdb_answer {
+	const char *f;      /* gdb's function name from debug info (or a symbol) */
+	const char *file;
+	unsigned line;
+	int ask_symbol;     /* the symbol table's name is needed too (C++, or no name) */
+};
 
-	if (!mi_reply_error(sym))
-		m = gdb_parse_info_symbol(sym->console, &mlen);
+static void gdb_parse_disasm(struct gdb_symbolizer *s, const struct mi_reply *dis,
+			     struct gdb_answer *a)
+{
+	const struct mi_value *insns;
+	size_t i;
+
+	memset(a, 0, sizeof *a);
 	insns = mi_reply_error(dis) ? NULL : mi_value_get(dis->result.results, "asm_insns");
 	for (i = 0; insns && insns->kind == MI_LIST && i < insns->nitems; i++) {
 		const struct mi_item *it = &insns->items[i];
 		const struct mi_value *li;
+		const char *file, *line;
 
 		if (it->name && strcmp(it->name, "src_and_asm_line") == 0) {
 			li = mi_value_get(it->value, "line_asm_insn");
@@ -548,17 +553,32 @@ static int gdb_fill_loc(struct gdb_symbolizer *s, struct sym_loc *loc,
 				if (full && full[0] == '/')
 					file = full;
 			}
-			line = (unsigned)strtoul(mi_value_str(it->value, "line") ?
-						 mi_value_str(it->value, "line") : "0", NULL, 10);
-			f = mi_value_str(li->items[0].value, "func-name");
+			line = mi_value_str(it->value, "line");
+			a->line = line ? (unsigned)strtoul(line, NULL, 10) : 0;
+			a->file = a->line ? gdb_str(s, file) : NULL;
+			a->f = gdb_str(s, mi_value_str(li->items[0].value, "func-name"));
 			break;
 		}
 		if (!it->name && it->value->kind == MI_TUPLE) {
-			f = mi_value_str(it->value, "func-name");
+			a->f = gdb_str(s, mi_value_str(it->value, "func-name"));
 			break;
 		}
 	}
-	if (!m && !f && !file)
+	a->ask_symbol = !a->f || strchr(a->f, '(') != NULL;
+}
+
+/* Fill one loc: a (disassembly) and sym (the reply to "info symbol", or NULL
+ * when it was not needed). */
+static int gdb_fill_loc(struct gdb_symbolizer *s, struct sym_loc *loc,
+			const struct gdb_answer *a, const struct mi_reply *sym)
+{
+	const char *m = NULL;
+	size_t mlen = 0;
+	struct sym_frame *fr;
+
+	if (sym && !mi_reply_error(sym))
+		m = gdb_parse_info_symbol(sym->console, &mlen);
+	if (!m && !a->f && !a->file)
 		return 0;
 	if (s->table.nframes == s->frames_cap) {
 		size_t ncap = s->frames_cap ? s->frames_cap * 2 : 256;
@@ -571,10 +591,10 @@ static int gdb_fill_loc(struct gdb_symbolizer *s, struct sym_loc *loc,
 	}
 	fr = &s->table.frames[s->table.nframes];
 	memset(fr, 0, sizeof *fr);
-	fr->function = gdb_pick_name(s, m, mlen, f);
-	if (file && line) {
-		fr->file = gdb_str(s, file);
-		fr->line = line;
+	fr->function = gdb_pick_name(s, m, mlen, a->f);
+	if (a->file && a->line) {
+		fr->file = a->file;
+		fr->line = a->line;
 	} else {
 		loc->flags |= SYM_NO_DEBUG;
 	}
@@ -584,6 +604,14 @@ static int gdb_fill_loc(struct gdb_symbolizer *s, struct sym_loc *loc,
 	return 0;
 }
 
+static void gdb_replies_release(struct mi_reply *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		mi_reply_release(&r[i]);
+}
+
 static int gdb_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 		       const struct sym_table **out, struct sym_error *err)
 {
@@ -591,7 +619,9 @@ static int gdb_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 	size_t *ask = NULL, nask = 0, i, b;
 	char (*cmdbuf)[96] = NULL;
 	const char **cmds = NULL;
-	struct mi_reply *replies = NULL;
+	struct mi_reply *replies = NULL, *symr = NULL;
+	struct gdb_answer *ans = NULL;
+	size_t *symidx = NULL;
 	int ret = -1;
 
 	s->table.nlocs = 0;
@@ -605,10 +635,13 @@ static int gdb_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 		s->locs_cap = n;
 	}
 	ask = malloc((n ? n : 1) * sizeof *ask);
-	cmdbuf = malloc(2 * GDB_BATCH * sizeof *cmdbuf);
-	cmds = malloc(2 * GDB_BATCH * sizeof *cmds);
-	replies = calloc(2 * GDB_BATCH, sizeof *replies);
-	if (!ask || !cmdbuf || !cmds || !replies) {
+	cmdbuf = malloc(GDB_BATCH * sizeof *cmdbuf);
+	cmds = malloc(GDB_BATCH * sizeof *cmds);
+	replies = calloc(GDB_BATCH, sizeof *replies);
+	symr = calloc(GDB_BATCH, sizeof *symr);
+	ans = calloc(GDB_BATCH, sizeof *ans);
+	symidx = calloc(GDB_BATCH, sizeof *symidx);
+	if (!ask || !cmdbuf || !cmds || !replies || !symr || !ans || !symidx) {
 		gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory for %zu addresses", n);
 		goto out;
 	}
@@ -639,37 +672,47 @@ static int gdb_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 		ask[nask++] = i;
 	}
 	s->table.nlocs = n;
+	/* Per batch: the disassembly of every address, pipelined; then "info
+	 * symbol" only where the name must come from the symbol table (C++). */
 	for (b = 0; b < nask; b += GDB_BATCH) {
-		size_t k, cnt = nask - b < GDB_BATCH ? nask - b : GDB_BATCH;
+		size_t k, cnt = nask - b < GDB_BATCH ? nask - b : GDB_BATCH, nsym = 0;
 		struct mi_error me;
 
 		for (k = 0; k < cnt; k++) {
 			uint64_t pc = addrs[ask[b + k]] - 1;
 
-			snprintf(cmdbuf[2 * k], sizeof cmdbuf[0],
-				 "-interpreter-exec console \"info symbol 0x%" PRIx64 "\"", pc);
-			snprintf(cmdbuf[2 * k + 1], sizeof cmdbuf[0],
+			snprintf(cmdbuf[k], sizeof cmdbuf[0],
 				 "-data-disassemble -s 0x%" PRIx64 " -e 0x%" PRIx64 " -- 4", pc, pc + 1);
-			cmds[2 * k] = cmdbuf[2 * k];
-			cmds[2 * k + 1] = cmdbuf[2 * k + 1];
+			cmds[k] = cmdbuf[k];
 		}
-		if (mi_client_exec_batch(s->mi, cmds, 2 * cnt, s->timeout_ms, replies, &me) < 0) {
+		if (mi_client_exec_batch(s->mi, cmds, cnt, s->timeout_ms, replies, &me) < 0) {
 			gdb_error(err, SYM_EBACKEND, "gdb symbolizer: %s", me.msg);
 			goto out;
 		}
 		for (k = 0; k < cnt; k++) {
-			if (gdb_fill_loc(s, &s->table.locs[ask[b + k]], &replies[2 * k],
-					 &replies[2 * k + 1]) < 0) {
-				size_t q;
-
-				for (q = 0; q < 2 * cnt; q++)
-					mi_reply_release(&replies[q]);
+			gdb_parse_disasm(s, &replies[k], &ans[k]);
+			if (ans[k].ask_symbol) {
+				snprintf(cmdbuf[nsym], sizeof cmdbuf[0],
+					 "-interpreter-exec console \"info symbol 0x%" PRIx64 "\"",
+					 addrs[ask[b + k]] - 1);
+				cmds[nsym] = cmdbuf[nsym];
+				symidx[k] = nsym++;
+			}
+		}
+		gdb_replies_release(replies, cnt);
+		if (nsym && mi_client_exec_batch(s->mi, cmds, nsym, s->timeout_ms, symr, &me) < 0) {
+			gdb_error(err, SYM_EBACKEND, "gdb symbolizer: %s", me.msg);
+			goto out;
+		}
+		for (k = 0; k < cnt; k++) {
+			if (gdb_fill_loc(s, &s->table.locs[ask[b + k]], &ans[k],
+					 ans[k].ask_symbol ? &symr[symidx[k]] : NULL) < 0) {
+				gdb_replies_release(symr, nsym);
 				gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 				goto out;
 			}
 		}
-		for (k = 0; k < 2 * cnt; k++)
-			mi_reply_release(&replies[k]);
+		gdb_replies_release(symr, nsym);
 	}
 	*out = &s->table;
 	ret = 0;
@@ -680,6 +723,9 @@ out:
 	free(cmdbuf);
 	free(cmds);
 	free(replies);
+	free(symr);
+	free(ans);
+	free(symidx);
 	return ret;
 }
 

@@ -189,6 +189,30 @@ else
 	echo "# no static libc: the raw-dump case is not run"
 fi
 
+# The Massif manual's example: every return address of every block it leaves.
+for opt in -O0 -O2; do
+	[ -f "$B/libheapann.so" ] || { echo "# no $B/libheapann.so: Massif example not run"; break; }
+	exe=$TMP/massif$opt
+	cc -g $opt -o "$exe" examples/massif_example.c
+	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+	LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" wait <"$TMP/fifo" >"$TMP/massif.out" &
+	pid=$!
+	exec 9>"$TMP/fifo"
+	n=0; while [ ! -s "$TMP/massif.out" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+	"$MIGDB" --snapshot $pid "$TMP/massif.core" >"$TMP/massif.snap" 2>&1
+	check_grep "massif$opt: snapshot written" '^snapshot ok$' "$TMP/massif.snap"
+	exec 9>&-
+	wait $pid 2>/dev/null
+	"$MIGDB" --addrs "$TMP/massif.core" >"$TMP/massif.addrs"
+	nb=$(wc -l <"$TMP/massif.addrs")
+	"$MIGDB" --compare --addr-file "$TMP/massif.addrs" "$exe" "$TMP/massif.core" >"$TMP/massif.cmp" 2>&1
+	check "massif$opt: blocks' return addresses found" test "$nb" -ge 4
+	check_grep "massif$opt: gdb and libdw agree on all $nb block frames" "^compared $nb: $nb same, 0 differ" "$TMP/massif.cmp"
+	for fn in main f g; do
+		check_grep "massif$opt: gdb names $fn" "^same 0x[0-9a-f]* $fn /.*massif_example\.c:[0-9]+$" "$TMP/massif.cmp"
+	done
+done
+
 # ---- 3. a rebuilt library --------------------------------------------------------
 cc -g -O0 -shared -fPIC -DMI_VARIANT -o "$TMP/libmi_lib.so" $P/mi_lib.c
 "$MIGDB" --addr-file "$TMP/mi_prog.addrs" "$TMP/mi_prog" "$TMP/mi_prog.core" >"$TMP/rebuilt.gdb" 2>&1
