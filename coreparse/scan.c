@@ -38,9 +38,6 @@ static void *vec_push(struct vec *v, size_t esz)
 			np = mmap(NULL, ncap * esz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (np == MAP_FAILED)
 			return NULL;
-		/* big arrays: fewer page faults with huge pages, where the system allows */
-		if (ncap * esz >= (4u << 20))
-			madvise(np, ncap * esz, MADV_HUGEPAGE);
 		v->p = np;
 		v->cap = ncap;
 	}
