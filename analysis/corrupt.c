@@ -220,9 +220,64 @@ static void guard_lost(const struct cp_scan *scan, const uint64_t *seqs, size_t 
 		}
 }
 
+#define MAX_INFOS 64
+
+/* Distinct INFO words of the intact live blocks, rebuilt from guard and pad. */
+static size_t infos_collect(const struct cp_image *img, const struct cp_scan *scan,
+			    uint64_t *infos)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < scan->nblocks && n < MAX_INFOS; i++) {
+		const struct cp_block *b = &scan->blocks[i];
+		uint64_t info;
+		size_t k;
+
+		if (b->state != CP_LIVE || (b->flags & CP_HDR_UNVERIFIED))
+			continue;
+		info = heapann_info_make(b->guard_len, b->pad / img->wsize);
+		for (k = 0; k < n && infos[k] != info; k++)
+			;
+		if (k == n)
+			infos[n++] = info;
+	}
+	return n;
+}
+
+/* Size and seq of a damaged header whose INFO (or START) was overwritten but whose
+ * SIZE, SEQ and CHECK words survived: the check word decides. */
+static void damage_recover(const struct cp_image *img, const struct cp_damage *d,
+			   const uint64_t *infos, size_t ninfos, struct an_damage_hit *h)
+{
+	const unsigned w = img->wsize;
+	uint64_t end, dep, size, seq, chk;
+
+	if (!(d->known & CP_KNOWN_USER) || d->user < d->hdr + w ||
+	    cp_image_read_word(img, d->user - w, &end) < 0)
+		return;
+	dep = end & HEAPANN_END_DEPTH_MASK;
+	if ((end & ~(uint64_t)HEAPANN_END_DEPTH_MASK) != heapann_end_live(w) ||
+	    dep > HEAPANN_MAX_DEPTH || d->hdr + heapann_header_bytes(dep, w) != d->user)
+		return;
+	if (cp_image_read_word(img, d->hdr + HEAPANN_W_SIZE * w, &size) < 0 ||
+	    cp_image_read_word(img, d->hdr + HEAPANN_W_SEQ * w, &seq) < 0 ||
+	    cp_image_read_word(img, d->hdr + HEAPANN_W_CHECK * w, &chk) < 0)
+		return;
+	for (size_t i = 0; i < ninfos; i++)
+		if (heapann_check(d->hdr, size, dep, seq, infos[i], w) == chk) {
+			h->have_size = 1;
+			h->recovered = 1;
+			h->size = size;
+			h->seq = seq;
+			return;
+		}
+}
+
 int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 		     struct an_corrupt *out)
 {
+	uint64_t infos[MAX_INFOS];
+	size_t ninfos = 0;
 	size_t n = 0, nseqs = 0;
 	uint64_t *seqs = NULL;
 
@@ -263,8 +318,21 @@ int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 			guard_lost(scan, seqs, nseqs, g);
 		}
 	}
-	for (size_t k = 0; k < scan->ndamaged; k++)
-		damage_suspect(img, scan, k, &out->damaged[out->ndamaged++]);
+	if (scan->ndamaged)
+		ninfos = infos_collect(img, scan, infos);
+	for (size_t k = 0; k < scan->ndamaged; k++) {
+		const struct cp_damage *d = &scan->damaged[k];
+		struct an_damage_hit *h = &out->damaged[out->ndamaged++];
+
+		damage_suspect(img, scan, k, h);
+		if ((d->known & (CP_KNOWN_SIZE | CP_KNOWN_SEQ)) == (CP_KNOWN_SIZE | CP_KNOWN_SEQ)) {
+			h->have_size = 1;
+			h->size = d->size;
+			h->seq = d->seq;
+		} else if (d->kind == CP_DMG_START || d->kind == CP_DMG_CHECK || d->kind == CP_DMG_VERSION) {
+			damage_recover(img, d, infos, ninfos, h);
+		}
+	}
 	free(seqs);
 	return 0;
 nomem:

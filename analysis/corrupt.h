@@ -49,6 +49,12 @@ struct an_damage_hit {
 				* (user and size known) that is nearer, or AN_NONE */
 	int64_t gap;           /* header minus the end of the suspect's guard (negative:
 				* the suspect's extent covers the header) */
+	int have_size;         /* size and seq below are known */
+	uint64_t size, seq;    /* from the scan (CP_KNOWN_SIZE), or recovered */
+	int recovered;         /* size and seq proven here although the scan could not:
+				* the overflow hit INFO, but the check word matches SIZE,
+				* SEQ, the END word's depth and the INFO word of an intact
+				* block (all blocks of a process share guard and pad) */
 };
 
 /* The corruption found in one scan. */

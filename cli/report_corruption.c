@@ -133,10 +133,9 @@ int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an
 		fprintf(f, "\ndamaged header at 0x%" PRIx64 " (%s)", d->hdr, kind_text(d->kind));
 		if (d->known & CP_KNOWN_USER)
 			fprintf(f, ": block 0x%" PRIx64, d->user);
-		if (d->known & CP_KNOWN_SIZE)
-			fprintf(f, ", %s bytes", fmt_num(a, d->size));
-		if (d->known & CP_KNOWN_SEQ)
-			fprintf(f, ", seq %" PRIu64, d->seq);
+		if (h->have_size)
+			fprintf(f, ", %s bytes, seq %" PRIu64 "%s", fmt_num(a, h->size), h->seq,
+				h->recovered ? " (its check word still proves them)" : "");
 		fputc('\n', f);
 		if (d->known & CP_KNOWN_FRAMES) {
 			fputs("    allocated at (as far as the header could be read):\n", f);
@@ -259,8 +258,10 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 		json_key(j, "first_bad_word");
 		json_u64(j, d->first_bad);
 		opt_hex(j, "address", d->known & CP_KNOWN_USER, d->user);
-		opt_u64(j, "size", d->known & CP_KNOWN_SIZE, d->size);
-		opt_u64(j, "seq", d->known & CP_KNOWN_SEQ, d->seq);
+		opt_u64(j, "size", h->have_size, h->size);
+		opt_u64(j, "seq", h->have_size, h->seq);
+		json_key(j, "size_recovered");
+		json_bool(j, h->recovered);
 		json_key(j, "frames");
 		if (d->known & CP_KNOWN_FRAMES)
 			report_stack_json(j, p, d->stack);

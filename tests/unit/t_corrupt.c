@@ -139,6 +139,14 @@ static void test_overruns(void)
 				snprintf(name, sizeof(name), "size %llu overrun 40: reach: the start magic, not past the overrun",
 					 (unsigned long long)sizes[si]);
 				CHECK(name, g && g->reach >= v[2].hdr + W && g->reach <= end + 40);
+				snprintf(name, sizeof(name), "size %llu overrun 40: size and seq %s",
+					 (unsigned long long)sizes[si],
+					 v[2].hdr + 3 * W <= end + 40 ? "lost with the SIZE word" : "proven by the check word");
+				if (v[2].hdr + 3 * W <= end + 40)
+					CHECK(name, ok && !c.damaged[0].have_size);
+				else
+					CHECK(name, ok && c.damaged[0].have_size && c.damaged[0].size == 256 &&
+					      c.damaged[0].seq == 12);
 				snprintf(name, sizeof(name), "size %llu overrun 40: suspect is the culprit",
 					 (unsigned long long)sizes[si]);
 				CHECK(name, ok && c.damaged[0].suspect == block_at(&sc, v[1].user) &&
