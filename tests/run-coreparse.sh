@@ -71,6 +71,21 @@ verify() {
 	fi
 }
 
+# regs_vs_gdb LABEL GDB PROG CORE DUMP: every thread's sp and pc as gdb reads them
+# from the core are in cpdump's thread lines
+regs_vs_gdb() {
+	command -v "$2" >/dev/null 2>&1 || return 0
+	timeout 120 "$2" -batch -nx -iex 'set auto-load off' -ex 'thread apply all info registers sp pc' "$3" "$4" 2>/dev/null |
+		awk '/^sp[: ]/ { for (i = 2; i <= NF; i++) if ($i ~ /^0x/) { sp = $i; break } }
+		     /^pc[: ]/ { for (i = 2; i <= NF; i++) if ($i ~ /^0x/) { print "pc=" $i " sp=" sp; break } }' >"$TMP/regs"
+	n=0 bad=0
+	while read -r pair; do
+		n=$((n + 1))
+		grep -q "^thread tid=[0-9]* signo=[0-9]* $pair\$" "$5" || bad=$((bad + 1))
+	done <"$TMP/regs"
+	check "$1: threads' pc and sp as gdb reads them ($n threads)" test "$n" -eq 2 -a "$bad" -eq 0
+}
+
 # ---- kernel core ----
 rm -f "$TMP/core"
 (cd "$TMP" && ulimit -c unlimited && HEAPANN_GUARD=16 LD_PRELOAD=$LIB "$prog" abort >"$TMP/k.out" 2>/dev/null)
@@ -81,6 +96,7 @@ if [ -s "$TMP/core" ]; then
 	check_eq "kernel core: cpdump exit 0" 0 $?
 	verify "kernel core" "$TMP/k.out" "$TMP/k.dump"
 	check_grep "kernel core: SIGABRT" "^thread tid=[0-9]* signo=6 " "$TMP/k.dump"
+	regs_vs_gdb "kernel core" gdb "$prog" "$TMP/kcore" "$TMP/k.dump"
 	check_grep "kernel core: not truncated" "truncated=0" "$TMP/k.dump"
 	check_grep "kernel core: is a core of the program" "^exe ok" "$TMP/k.dump"
 	"$DUMP" -q -e "$other" "$TMP/kcore" >"$TMP/k2.dump" 2>&1
@@ -108,6 +124,7 @@ if command -v gdb >/dev/null 2>&1; then
 		check_eq "gcore: cpdump exit 0" 0 $?
 		verify "gcore" "$TMP/g.out" "$TMP/g.dump"
 		check_grep "gcore: is a core of the program" "^exe ok" "$TMP/g.dump"
+		regs_vs_gdb "gcore" gdb "$prog" "$TMP/gcore" "$TMP/g.dump"
 	fi
 else
 	echo "# no gdb: gcore part skipped"
@@ -137,6 +154,7 @@ cross() {
 	check_grep "$label: word size and byte order" "$4" "$TMP/x.dump"
 	verify "$label" "$TMP/x.out" "$TMP/x.dump" "$(basename "$xprog" | cut -c1-15)" nofiles
 	check_grep "$label: SIGABRT" "^thread tid=[0-9]* signo=6 " "$TMP/x.dump"
+	regs_vs_gdb "$label" gdb-multiarch "$xprog" "$xcore" "$TMP/x.dump"
 	rm -rf "$TMP/q"   # qemu dumps its own (host) core next to the target's
 }
 cross arm-linux-gnueabihf qemu-arm "ARM32 LE core" "^image kind=core wsize=4 endian=little machine=40\$"
