@@ -57,6 +57,7 @@ struct dw_symbolizer {
 	Elf *core_elf;
 	struct dw_module *modules;
 	struct dw_arena arena;
+	struct dw_ptrmap names;       /* raw name pointer -> interned display name */
 	struct sym_table table;       /* the last resolve's result */
 	size_t locs_cap, frames_cap;
 	char *notes;                  /* '\n'-separated, NUL-terminated */
@@ -178,11 +179,27 @@ static char *dw_debuginfo_path(const struct sym_options *opt)
 
 /* ---- names ------------------------------------------------------------ */
 
-/* The demangled form of a C++ symbol, interned; other names interned as is. */
+static const char *dw_name_demangle(struct dw_symbolizer *s, const char *raw);
+
+/* The demangled form of a C++ symbol, interned; other names interned as is.
+ * raw points into a string table that lives as long as the Dwfl, so the result
+ * is cached by that pointer: inlined instances share their linkage name. */
 static const char *dw_name(struct dw_symbolizer *s, const char *raw)
 {
 	if (!raw)
 		return NULL;
+	const char *known = dw_ptrmap_get(&s->names, raw);
+	if (known)
+		return known;
+	const char *name = dw_name_demangle(s, raw);
+	if (name)
+		dw_ptrmap_put(&s->names, raw, name);  /* a failure only costs speed */
+	return name;
+}
+
+/* dw_name without the cache. */
+static const char *dw_name_demangle(struct dw_symbolizer *s, const char *raw)
+{
 	if (s->cxa_demangle && raw[0] == '_' && raw[1] == 'Z') {
 		int status = -1;
 		size_t cap = s->demangle_cap;
@@ -680,6 +697,7 @@ static void dw_free(struct symbolizer *base)
 		m = next;
 	}
 	dw_arena_release(&s->arena);
+	dw_ptrmap_release(&s->names);
 	free(s->table.locs);
 	free(s->table.frames);
 	free(s->notes);

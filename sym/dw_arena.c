@@ -105,3 +105,61 @@ void dw_arena_release(struct dw_arena *a)
 	free(a->slots);
 	memset(a, 0, sizeof *a);
 }
+
+static size_t dw_ptr_hash(const void *p, size_t cap)
+{
+	return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+const void *dw_ptrmap_get(const struct dw_ptrmap *m, const void *key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t j = dw_ptr_hash(key, m->cap); m->keys[j]; j = (j + 1) & (m->cap - 1))
+		if (m->keys[j] == key)
+			return m->vals[j];
+	return NULL;
+}
+
+int dw_ptrmap_put(struct dw_ptrmap *m, const void *key, const void *val)
+{
+	if ((m->count + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 1024;
+		const void **keys = calloc(ncap, sizeof *keys);
+		const void **vals = calloc(ncap, sizeof *vals);
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			return -1;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->keys[i])
+				continue;
+			size_t j = dw_ptr_hash(m->keys[i], ncap);
+			while (keys[j])
+				j = (j + 1) & (ncap - 1);
+			keys[j] = m->keys[i];
+			vals[j] = m->vals[i];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = keys;
+		m->vals = vals;
+		m->cap = ncap;
+	}
+	size_t j = dw_ptr_hash(key, m->cap);
+	while (m->keys[j] && m->keys[j] != key)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->keys[j])
+		m->count++;
+	m->keys[j] = key;
+	m->vals[j] = val;
+	return 0;
+}
+
+void dw_ptrmap_release(struct dw_ptrmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}

@@ -24,6 +24,22 @@ const char *dw_arena_intern_len(struct dw_arena *a, const char *p, size_t len);
 /* Free every string of the arena and reset it to empty. */
 void dw_arena_release(struct dw_arena *a);
 
+/* A pointer -> pointer hash map (open addressing; NULL keys not allowed). */
+struct dw_ptrmap {
+	const void **keys;
+	const void **vals;
+	size_t cap, count;
+};
+
+/* The value stored for key, or NULL. */
+const void *dw_ptrmap_get(const struct dw_ptrmap *m, const void *key);
+
+/* Store val for key (replacing any). Returns 0, or -1 when out of memory. */
+int dw_ptrmap_put(struct dw_ptrmap *m, const void *key, const void *val);
+
+/* Free the map's tables and reset it to empty. */
+void dw_ptrmap_release(struct dw_ptrmap *m);
+
 /* ---- per-CU index of code scopes (dw_scope.c) ----
  * dwarf_getscopes walks the CU's DIE tree on every call, far too slow for
  * thousands of addresses in big CUs; instead each CU is walked once and its
