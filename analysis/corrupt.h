@@ -61,8 +61,12 @@ struct an_damage_hit {
 struct an_corrupt {
 	struct an_guard_hit *guards;   /* by block address */
 	size_t nguards;
-	struct an_damage_hit *damaged; /* by header address, one per scan->damaged */
+	struct an_damage_hit *damaged; /* by header address, one per scan->damaged
+					* record outside the threads' stacks */
 	size_t ndamaged;
+	size_t nstack_copies;          /* damaged "headers" in a thread's stack segment:
+					* stale copies of header words that libheapann
+					* spilled while writing one, not heap damage */
 };
 
 /* Find every live block with a broken guard and explain every damaged header of

@@ -168,6 +168,9 @@ int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an
 			fputs("  no block found before it in the same memory segment\n", f);
 		}
 	}
+	if (c->nstack_copies)
+		fprintf(f, "\n(%zu header-like word%s on thread stacks ignored: stale copies, not heap damage)\n",
+			c->nstack_copies, c->nstack_copies == 1 ? "" : "s");
 	return 0;
 }
 
@@ -213,6 +216,8 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 	json_obj_begin(j);
 	json_key(j, "found");
 	json_bool(j, an_corrupt_found(c));
+	json_key(j, "stack_copies_ignored");
+	json_u64(j, c->nstack_copies);
 	json_key(j, "guards");
 	json_arr_begin(j);
 	for (size_t i = 0; i < c->nguards; i++) {
