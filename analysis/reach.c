@@ -680,12 +680,19 @@ struct chunk {
 	int oom;
 };
 
+/* Chunks are read by any thread, but their hits are applied by the calling thread
+ * in chunk order, as soon as each is read; at most 'window' chunks are ahead of
+ * the one being applied, so the hit lists stay small. */
 struct root_job {
 	struct mark *m;
 	struct chunk *chunks;
 	size_t nchunks;
-	size_t next;              /* next chunk to take */
+	size_t next;              /* next chunk to read */
+	size_t applied;           /* chunks applied so far */
+	size_t window;
+	unsigned char *done;      /* per chunk: read */
 	pthread_mutex_t lock;
+	pthread_cond_t cond;
 	uint64_t bytes;
 };
 
@@ -728,34 +735,89 @@ static void chunk_piece(void *arg, uint64_t addr, const unsigned char *p, uint64
 	}
 }
 
+/* Read chunk i into its hit list. */
+static void chunk_read(struct root_job *j, size_t i)
+{
+	struct mark *m = j->m;
+	struct chunk_ctx x;
+	struct piece_fn f = { chunk_piece, &x };
+
+	x.li = &m->li;
+	x.c = &j->chunks[i];
+	x.w = m->img->wsize;
+	x.swap = m->swap;
+	x.bytes = 0;
+	for_root_range(m->img, m->scan, m->roots, &m->roots->v[x.c->root], x.c->a, x.c->b, &f);
+	pthread_mutex_lock(&j->lock);
+	j->bytes += x.bytes;
+	j->done[i] = 1;
+	pthread_cond_broadcast(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* Take the next chunk to read within the window, or return SIZE_MAX (lock held). */
+static size_t chunk_take(struct root_job *j)
+{
+	if (j->next < j->nchunks && j->next < j->applied + j->window)
+		return j->next++;
+	return SIZE_MAX;
+}
+
 static void *root_worker(void *arg)
 {
 	struct root_job *j = arg;
-	struct mark *m = j->m;
-	uint64_t bytes = 0;
 
-	for (;;) {
-		size_t i;
-		struct chunk_ctx x;
-		struct piece_fn f = { chunk_piece, &x };
-
-		pthread_mutex_lock(&j->lock);
-		i = j->next++;
-		pthread_mutex_unlock(&j->lock);
-		if (i >= j->nchunks)
-			break;
-		x.li = &m->li;
-		x.c = &j->chunks[i];
-		x.w = m->img->wsize;
-		x.swap = m->swap;
-		x.bytes = 0;
-		for_root_range(m->img, m->scan, m->roots, &m->roots->v[x.c->root], x.c->a, x.c->b, &f);
-		bytes += x.bytes;
-	}
 	pthread_mutex_lock(&j->lock);
-	j->bytes += bytes;
+	while (j->next < j->nchunks) {
+		size_t i = chunk_take(j);
+
+		if (i == SIZE_MAX) {
+			pthread_cond_wait(&j->cond, &j->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&j->lock);
+		chunk_read(j, i);
+		pthread_mutex_lock(&j->lock);
+	}
 	pthread_mutex_unlock(&j->lock);
 	return NULL;
+}
+
+/* The calling thread: apply read chunks in order, read chunks when none is ready. */
+static void root_apply_all(struct root_job *j)
+{
+	struct mark *m = j->m;
+
+	pthread_mutex_lock(&j->lock);
+	while (j->applied < j->nchunks) {
+		size_t i = j->applied;
+		struct chunk *c = &j->chunks[i];
+
+		if (j->done[i]) {
+			pthread_mutex_unlock(&j->lock);
+			if (c->oom)
+				m->oom = 1;
+			for (size_t h = 0; h < c->n && !m->oom; h++)
+				mark_raise(m, c->hits[h].k, (int)c->hits[h].start,
+					   AN_REACH_FROM_ROOT | c->root, 1);
+			free(c->hits);
+			c->hits = NULL;
+			c->n = c->cap = 0;
+			pthread_mutex_lock(&j->lock);
+			j->applied++;
+			pthread_cond_broadcast(&j->cond);
+			continue;
+		}
+		i = chunk_take(j);
+		if (i != SIZE_MAX) {
+			pthread_mutex_unlock(&j->lock);
+			chunk_read(j, i);
+			pthread_mutex_lock(&j->lock);
+			continue;
+		}
+		pthread_cond_wait(&j->cond, &j->lock);
+	}
+	pthread_mutex_unlock(&j->lock);
 }
 
 static unsigned online_cpus(void)
@@ -776,6 +838,7 @@ static int mark_roots(struct mark *m, unsigned nthreads, uint64_t *root_bytes)
 	memset(&j, 0, sizeof(j));
 	j.m = m;
 	pthread_mutex_init(&j.lock, NULL);
+	pthread_cond_init(&j.cond, NULL);
 	for (size_t r = 0; r < m->roots->n; r++) {
 		const struct an_root *rt = &m->roots->v[r];
 
@@ -807,6 +870,10 @@ static int mark_roots(struct mark *m, unsigned nthreads, uint64_t *root_bytes)
 		nthreads = 1;
 	if (nthreads > j.nchunks)
 		nthreads = (unsigned)j.nchunks;
+	j.window = 2 * (size_t)nthreads + 2;
+	j.done = calloc(j.nchunks + 1, 1);
+	if (!j.done)
+		goto out;
 	if (nthreads > 1) {
 		pthread_t *tid = calloc(nthreads, sizeof(*tid));
 		unsigned started = 0;
@@ -816,24 +883,16 @@ static int mark_roots(struct mark *m, unsigned nthreads, uint64_t *root_bytes)
 		for (unsigned t = 1; t < nthreads; t++)
 			if (pthread_create(&tid[started], NULL, root_worker, &j) == 0)
 				started++;
-		root_worker(&j);
+		root_apply_all(&j);
 		for (unsigned t = 0; t < started; t++)
 			pthread_join(tid[t], NULL);
 		free(tid);
 	} else {
-		root_worker(&j);
+		root_apply_all(&j);
 	}
 	*root_bytes = j.bytes;
-	for (size_t i = 0; i < j.nchunks; i++) {
-		struct chunk *c = &j.chunks[i];
-
-		if (c->oom)
-			goto out;
-		for (size_t h = 0; h < c->n; h++)
-			mark_raise(m, c->hits[h].k, (int)c->hits[h].start, AN_REACH_FROM_ROOT | c->root, 1);
-		if (m->oom)
-			goto out;
-	}
+	if (m->oom)
+		goto out;
 	/* registers, after memory as memcheck does */
 	for (size_t r = 0; r < m->roots->n; r++) {
 		const struct an_root *rt = &m->roots->v[r];
@@ -858,7 +917,9 @@ out:
 	for (size_t i = 0; i < j.nchunks; i++)
 		free(j.chunks[i].hits);
 	free(j.chunks);
+	free(j.done);
 	pthread_mutex_destroy(&j.lock);
+	pthread_cond_destroy(&j.cond);
 	return rc;
 }
 
