@@ -589,8 +589,15 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 		if (dwarf_attr(die, DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
 			column = (unsigned)w;
 	}
-	/* the outermost frame is the real function even if DWARF lost its parent */
-	s->table.frames[s->table.nframes - 1].inlined = 0;
+	/* the outermost frame is the real function even if DWARF lost its parent;
+	 * when its DIE has no name, the symbol table may know it */
+	struct sym_frame *outer = &s->table.frames[s->table.nframes - 1];
+	outer->inlined = 0;
+	if (!outer->function) {
+		const struct dw_fsym *fs = dw_module_lookup(m, pc);
+		if (fs)
+			outer->function = dw_name(s, fs->name);
+	}
 	return added;
 }
 

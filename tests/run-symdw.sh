@@ -104,6 +104,7 @@ if run_core "$TMP/lib.out" "$TMP/lib.core" "$TMP/sym_lib"; then
 
 	# rebuilt with a change: another build-id; must be flagged, never misnamed
 	core_id=$(readelf -n "$TMP/lib/libsym_libpart.so" | awk '/Build ID/ { print $3 }')
+	cp "$TMP/lib/libsym_libpart.so" "$TMP/sysroot$TMP/lib/"
 	gcc -g -O2 -fPIC -shared -DSYM_VARIANT=2 "$P/sym_libpart.c" -o "$TMP/lib/libsym_libpart.so"
 	new_id=$(readelf -n "$TMP/lib/libsym_libpart.so" | awk '/Build ID/ { print $3 }')
 	check "rebuilt library has another build-id" test "$core_id" != "$new_id"
@@ -115,6 +116,11 @@ if run_core "$TMP/lib.out" "$TMP/lib.core" "$TMP/sym_lib"; then
 	check_grep "mismatch: note names both build-ids" \
 		"^note: $TMP/lib/libsym_libpart.so: build-id in core $core_id differs from file on disk $new_id; showing module\+offset" "$TMP/mis.res"
 	check "mismatch: other modules still named" has puts "$(fld "$TMP/mis.res" "$p" 2)"
+	# a container's core: the host has another file at the path, the sysroot the right one
+	"$SYMDW" --sysroot "$TMP/sysroot" "$TMP/sym_lib" "$TMP/lib.core" "$a" >"$TMP/sys2.res" 2>&1
+	check_eq "--sysroot over a different host file: function" "lib_entry@$P/sym_libpart.c:$LL" \
+		"$(fld "$TMP/sys2.res" "$a" 6)"
+	check_eq "--sysroot over a different host file: no flags" "-" "$(fld "$TMP/sys2.res" "$a" 5)"
 else
 	check "shared lib gcore" false
 fi
