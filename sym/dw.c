@@ -337,6 +337,57 @@ static int dw_file_build_id(const char *path, unsigned char *buf, size_t cap, un
 	return len;
 }
 
+/* The core's bytes at [addr, addr+len), or NULL unless all are in the file. */
+static const unsigned char *dw_core_bytes(struct dw_symbolizer *s, uint64_t addr, size_t len)
+{
+	size_t nph;
+	if (elf_getphdrnum(s->core_elf, &nph) != 0)
+		return NULL;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(s->core_elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (addr < ph.p_vaddr || addr - ph.p_vaddr > ph.p_filesz || ph.p_filesz - (addr - ph.p_vaddr) < len)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(s->core_elf, ph.p_offset + (addr - ph.p_vaddr), len, ELF_T_BYTE);
+		return d ? d->d_buf : NULL;
+	}
+	return NULL;
+}
+
+/* The build-id as the core holds it in memory: find the file's GNU build-id
+ * note, and read idlen bytes at its loaded address (file address + bias).
+ * Returns idlen with out filled, 0 when the core does not hold those bytes,
+ * -1 when the file has no such note. */
+static int dw_core_build_id(struct dw_symbolizer *s, Elf *elf, uint64_t bias, size_t idlen,
+			    unsigned char *out)
+{
+	size_t nph;
+	if (idlen > 64 || elf_getphdrnum(elf, &nph) != 0)
+		return -1;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		if (!d)
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while (off < d->d_size && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || nh.n_descsz != idlen ||
+			    memcmp((const char *)d->d_buf + name_off, "GNU", 4) != 0)
+				continue;
+			const unsigned char *mem = dw_core_bytes(s, ph.p_vaddr + desc_off + bias, idlen);
+			if (!mem)
+				return 0;
+			memcpy(out, mem, idlen);
+			return (int)idlen;
+		}
+	}
+	return -1;
+}
+
 /* The file on disk that stands for mod: the program for the main module, else
  * the module's path under the sysroot. Returns 0 with path filled, or -1. */
 static int dw_module_disk_path(const struct dw_symbolizer *s, Dwfl_Module *mod, const char *name,
@@ -422,6 +473,16 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 		m->bias = bias;
 		const void *file_id;
 		ssize_t file_idlen = dwelf_elf_gnu_build_id(elf, &file_id);
+		/* What libdwfl reports may have come from the file itself when the
+		 * core lacks the note's page: read the core's bytes where the file's
+		 * note would be loaded and compare those. */
+		unsigned char mem_id[64];
+		int mem_idlen = s->core_elf && file_idlen > 0 ?
+			dw_core_build_id(s, elf, bias, (size_t)file_idlen, mem_id) : -1;
+		if (mem_idlen > 0) {
+			core_idlen = mem_idlen;
+			memcpy(core_copy, mem_id, (size_t)mem_idlen);
+		}
 		if (core_idlen > 0 && file_idlen > 0 &&
 		    (file_idlen != core_idlen || memcmp(file_id, core_copy, (size_t)core_idlen) != 0)) {
 			char h1[130], h2[130];
@@ -431,7 +492,7 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 				m->name, h1, h2);
 			m->mismatch = 1;
 			m->has_elf = 0;
-		} else if (s->core_elf && core_idlen <= 0) {
+		} else if (s->core_elf && mem_idlen == 0) {
 			dw_note(s, "%s: build-id not in the core; the file on disk could not be checked", m->name);
 		}
 		if (m->has_elf && mod == s->main_mod && s->exe_idlen > 0 && core_idlen > 0 &&

@@ -15,6 +15,7 @@ P=$TOP/tests/prog
 line_of() { grep -n -- "$2" "$1" | head -n 1 | cut -d: -f1; }
 
 # run_core OUT CORE CMD...: start CMD writing OUT, wait for "ready", gcore it, kill it.
+# With RC_FILTER set, the process's coredump_filter is set to it first (gdb honours it).
 run_core() {
 	rc_out=$1 rc_core=$2; shift 2
 	"$@" >"$rc_out" 2>&1 &
@@ -25,6 +26,7 @@ run_core() {
 		rc_i=$((rc_i + 1))
 		[ $rc_i -lt 100 ] || break
 	done
+	[ -z "${RC_FILTER:-}" ] || echo "$RC_FILTER" >/proc/$rc_pid/coredump_filter
 	make_gcore $rc_pid "$rc_core"
 	rc_ok=$?
 	kill $rc_pid 2>/dev/null
@@ -116,6 +118,16 @@ if run_core "$TMP/lib.out" "$TMP/lib.core" "$TMP/sym_lib"; then
 	check_grep "mismatch: note names both build-ids" \
 		"^note: $TMP/lib/libsym_libpart.so: build-id in core $core_id differs from file on disk $new_id; showing module\+offset" "$TMP/mis.res"
 	check "mismatch: other modules still named" has puts "$(fld "$TMP/mis.res" "$p" 2)"
+	# a core without the pages that hold build-ids (coredump_filter without bit 4):
+	# the rebuilt file cannot be told apart; say so instead of staying silent
+	if RC_FILTER=0x3 run_core "$TMP/lib3.out" "$TMP/lib3.core" "$TMP/sym_lib"; then
+		a3=$(addr_of lib_entry "$TMP/lib3.out")
+		"$SYMDW" "$TMP/sym_lib" "$TMP/lib3.core" "$a3" >"$TMP/lib3.res" 2>&1
+		check_grep "no build-id in the core: noted as unchecked" \
+			"^note: $TMP/lib/libsym_libpart.so: build-id not in the core; the file on disk could not be checked" "$TMP/lib3.res"
+	else
+		check "gcore with coredump_filter 0x3" false
+	fi
 	# a container's core: the host has another file at the path, the sysroot the right one
 	"$SYMDW" --sysroot "$TMP/sysroot" "$TMP/sym_lib" "$TMP/lib.core" "$a" >"$TMP/sys2.res" 2>&1
 	check_eq "--sysroot over a different host file: function" "lib_entry@$P/sym_libpart.c:$LL" \
