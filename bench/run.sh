@@ -5,26 +5,32 @@
 # in one run, configurations interleaved and repeated, medians reported.
 #
 # Environment (defaults in brackets):
-#   BENCH_OPS [2000000]         operations per alloc run (split among the threads)
+#   BENCH_OPS [1000000]         operations per alloc run (split among the threads)
 #   BENCH_REPEAT [3]            rounds; every round runs every configuration once
 #   BENCH_DEPTHS ["10 40"]      chain depths
 #   BENCH_THREADS ["1 2"]       thread counts
-#   BENCH_MODES ["libunwind fp gcc none"]   HEAPANN_UNWIND modes
+#   BENCH_MODES ["libunwind fp gcc none libunwind:nostats"]
+#                               HEAPANN_UNWIND modes; MODE:nostats also sets
+#                               HEAPANN_STATS=0 (no statistics region: shows its cost)
 #   BENCH_HEAPANN_DEPTH [64]    HEAPANN_DEPTH for every libheapann run
 #   BENCH_HEAPTRACK [1]         0 skips heaptrack
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
+#   BENCH_LIB [$B/libheapann.so] the preload library under test
 #   B [build]                   build directory
+# Usage: sh bench/run.sh [alloc] [core] [sym]   (default: all three sections)
 set -u
+CALLER=$(pwd)
+cd "$(dirname "$0")/.." || exit 1
 B=${B:-build}
 CC=${CC:-cc}
 BB=$B/bench
-OPS=${BENCH_OPS:-2000000}
+OPS=${BENCH_OPS:-1000000}
 REPEAT=${BENCH_REPEAT:-3}
 DEPTHS=${BENCH_DEPTHS:-"10 40"}
 THREADS=${BENCH_THREADS:-"1 2"}
-MODES=${BENCH_MODES:-"libunwind fp gcc none"}
+MODES=${BENCH_MODES:-"libunwind fp gcc none libunwind:nostats"}
 HDEPTH=${BENCH_HEAPANN_DEPTH:-64}
-LIB=$(pwd)/$B/libheapann.so
+LIB=${BENCH_LIB:-$(pwd)/$B/libheapann.so}
 
 mkdir -p "$BB" || exit 1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mprof-bench.XXXXXX") || exit 1
@@ -91,9 +97,11 @@ alloc_bench() {
 				if [ $have_lib = 1 ]; then
 					for m in $MODES; do
 						bin=$BB/alloc
-						[ "$m" = fp ] && bin=$BB/alloc-fp
-						run_alloc $r $c "$m" env LD_PRELOAD="$LIB" HEAPANN_UNWIND=$m \
-							HEAPANN_DEPTH=$HDEPTH "$bin" $args
+						[ "${m%%:*}" = fp ] && bin=$BB/alloc-fp
+						stats=1
+						[ "${m#*:}" = nostats ] && stats=0
+						run_alloc $r $c "$m" env LD_PRELOAD="$LIB" HEAPANN_UNWIND="${m%%:*}" \
+							HEAPANN_STATS=$stats HEAPANN_DEPTH=$HDEPTH "$bin" $args
 					done
 				fi
 				if [ $have_ht = 1 ]; then
@@ -125,23 +133,23 @@ alloc_table() {
 	END {
 		for (k in cpu) {
 			split(k, p, SUBSEP); c = p[1]; m = p[2]; r = p[3]
-			base = (m == "fp") ? "plain-fp" : "plain"
+			base = (m ~ /^fp/) ? "plain-fp" : "plain"
 			add("cpu" SUBSEP c SUBSEP m, cpu[k])
 			if ((c, base, r) in cpu && cpu[c, base, r] > 0) {
 				add("ratio" SUBSEP c SUBSEP m, cpu[k] / cpu[c, base, r])
 				add("rss" SUBSEP c SUBSEP m, rss[k] / rss[c, base, r])
 			}
 		}
-		printf "%-7s | %-11s | %-9s | %-6s | %-6s | %-14s | %-14s | %s\n", "config", "plain CPU s", "mode", "CPU s", "ratio", "peak RSS ratio", "captured depth", "complete stacks"
-		printf "%-7s-+-%-11s-+-%-9s-+-%-6s-+-%-6s-+-%-14s-+-%-14s-+-%s\n", "-------", "-----------", "---------", "------", "------", "--------------", "--------------", "---------------"
+		printf "%-7s | %-11s | %-17s | %-6s | %-6s | %-14s | %-14s | %s\n", "config", "plain CPU s", "mode", "CPU s", "ratio", "peak RSS ratio", "captured depth", "complete stacks"
+		printf "%-7s-+-%-11s-+-%-17s-+-%-6s-+-%-6s-+-%-14s-+-%-14s-+-%s\n", "-------", "-----------", "-----------------", "------", "------", "--------------", "--------------", "---------------"
 		for (i = 1; i <= nc; i++) {
 			c = configs[i]
 			for (j = 1; j <= nm; j++) {
 				m = modes[j]
 				if (m == "plain" || m == "plain-fp") continue
 				if (!(("cpu" SUBSEP c SUBSEP m) in vals)) continue
-				base = (m == "fp") ? "plain-fp" : "plain"
-				printf "%-7s | %-11.3f | %-9s | %-6.3f | %-6s | %-14s | %-14s | %s\n", c, median("cpu" SUBSEP c SUBSEP base), m,
+				base = (m ~ /^fp/) ? "plain-fp" : "plain"
+				printf "%-7s | %-11.3f | %-17s | %-6.3f | %-6s | %-14s | %-14s | %s\n", c, median("cpu" SUBSEP c SUBSEP base), m,
 					median("cpu" SUBSEP c SUBSEP m), sprintf("%.2fx", median("ratio" SUBSEP c SUBSEP m)),
 					sprintf("%.2fx", median("rss" SUBSEP c SUBSEP m)),
 					cap[c, m] < 0 ? "-" : cap[c, m], comp[c, m]
@@ -160,17 +168,65 @@ alloc_table() {
 	}' "$TMP/results"
 }
 
-# symbolizer_bench: slot for comparing the two symbolizer backends (issue: gdb MI vs
-# libdw, addresses per second). Runs only once `mprof-core --symbolizer=gdb` works
-# on a real core; no numbers otherwise.
+# symbolizer_bench: slot for comparing the two symbolizer backends, mprof-core
+# --symbolizer=gdb (MI) against --symbolizer=dw (libdw), in addresses per second.
+# A generated program allocates once from each of BENCH_SYM_FUNCS functions (so
+# its core holds that many distinct return addresses) under libheapann and aborts;
+# both backends then report that core. Runs only once `mprof-core
+# --symbolizer=gdb` works on it; otherwise says so and prints no numbers.
 symbolizer_bench() {
-	sh bench/core.sh --symbolizers
+	echo "== symbolizer backends: gdb (MI) vs dw (libdw)"
+	nf=${BENCH_SYM_FUNCS:-2000}
+	mp=$(pwd)/$B/mprof-core
+	if ! [ -x "$mp" ] || ! [ -f "$LIB" ]; then
+		echo "   skipped: $B/mprof-core or $B/libheapann.so missing"
+		return 0
+	fi
+	d=$TMP/sym
+	mkdir -p "$d"
+	awk -v n="$nf" 'BEGIN {
+		print "#include <stdlib.h>"
+		for (i = 0; i < n; i++)
+			printf "__attribute__((noinline)) void *f%d(void) { void *p = malloc(%d); __asm__ volatile(\"\" : : \"r\"(p) : \"memory\"); return p; }\n", i, 16 + i % 97
+		print "static void *(*const fns[])(void) = {"
+		for (i = 0; i < n; i++)
+			printf "f%d,\n", i
+		print "};"
+		print "int main(void) { for (unsigned i = 0; i < sizeof fns / sizeof fns[0]; i++) fns[i](); abort(); }"
+	}' >"$d/symprog.c"
+	$CC -O1 -g -o "$d/symprog" "$d/symprog.c" || { echo "   skipped: cannot build the program"; return 0; }
+	(cd "$d" && ulimit -c unlimited 2>/dev/null && LD_PRELOAD=$LIB ./symprog; true) 2>/dev/null
+	if ! [ -s "$d/core" ]; then
+		echo "   skipped: no core from the generated program"
+		return 0
+	fi
+	if ! "$mp" --symbolizer=gdb --format=json "$d/symprog" "$d/core" >"$d/gdb.json" 2>"$d/gdb.err"; then
+		echo "   skipped: mprof-core --symbolizer=gdb does not work yet ($(head -n 1 "$d/gdb.err"))"
+		return 0
+	fi
+	# Distinct frame addresses in the report: what each backend had to name.
+	naddr=$(grep -o '"addr":"0x[0-9a-f]*"' "$d/gdb.json" | sort -u | wc -l)
+	printf "   %-8s | %-7s | %-7s | %-11s | %s\n" backend "wall s" "CPU s" "addresses" "addresses/s"
+	for be in dw gdb; do
+		: >"$d/r.txt"
+		"$BB/runner" "$d/r.txt" "$mp" --symbolizer=$be --format=json "$d/symprog" "$d/core" \
+			>"$d/$be.json" 2>/dev/null
+		wall=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' "$d/r.txt")
+		cpu=$(sed -n 's/^cpu_s=\([0-9.]*\).*/\1/p' "$d/r.txt")
+		printf "   %-8s | %-7s | %-7s | %-11s | %s\n" $be "$wall" "$cpu" "$naddr" \
+			"$(awk -v n="$naddr" -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "-" }')"
+	done
+	echo "   (whole mprof-core runs on a core of $nf distinct call sites: start-up and the scan included)"
 }
 
-alloc_bench
-if [ "${BENCH_CORE:-1}" = 1 ]; then
+# Sections: all by default, or the ones named on the command line.
+sections=${*:-alloc core sym}
+for sec in $sections; do
+	case $sec in
+	alloc) alloc_bench ;;
+	core) [ "${BENCH_CORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/core.sh ;;
+	sym) symbolizer_bench ;;
+	*) echo "bench: unknown section '$sec' (alloc, core, sym)" >&2; exit 2 ;;
+	esac
 	echo
-	sh bench/core.sh
-	echo
-	symbolizer_bench
-fi
+done

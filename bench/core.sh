@@ -1,0 +1,128 @@
+#!/bin/sh
+# core.sh - the core-reading benchmark (called from bench/run.sh): make a core with
+# 2M live annotated blocks (BENCH_BIG=1: 10M) with bench/mkcore under libheapann, then
+# report wall time, CPU time and peak RSS of mprof-core for the default report and
+# for --format=json. Targets: 2M blocks <= 2 s; 10M blocks <= 10 s and <= 2 GB.
+#
+#   sh bench/core.sh                     the benchmark
+#   sh bench/core.sh --make-core N DIR   only make DIR/core (and DIR/mkcore.out);
+#                                        prints the program path for mprof-core
+# Environment: B [build], BENCH_BIG [0], BENCH_CORE_BLOCKS (overrides the count),
+# BENCH_GCORE=1 (take the core with gdb's gcore instead of a kernel core).
+set -u
+CALLER=$(pwd)
+cd "$(dirname "$0")/.." || exit 1
+B=${B:-build}
+CC=${CC:-cc}
+BB=$B/bench
+LIB=${BENCH_LIB:-$(pwd)/$B/libheapann.so}
+MK=$(pwd)/$BB/mkcore
+MPROF=$(pwd)/$B/mprof-core
+
+mkdir -p "$BB" || exit 1
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Iinclude -fno-optimize-sibling-calls \
+	-o "$MK" bench/mkcore.c || exit 1
+[ -x "$BB/runner" ] || $CC -std=c11 -D_GNU_SOURCE -O2 -o "$BB/runner" bench/runner.c || exit 1
+
+# make_core N DIR: DIR/core from mkcore N under libheapann. A kernel core
+# (ulimit -c unlimited; core_pattern is "core" here) unless BENCH_GCORE=1 or the
+# kernel wrote none; then gcore via gdb on a stopped mkcore. Returns non-zero
+# when no core could be made.
+make_core() {
+	n=$1 dir=$2
+	rm -f "$dir/core"
+	if [ "${BENCH_GCORE:-0}" != 1 ]; then
+		(cd "$dir" && ulimit -c unlimited 2>/dev/null &&
+			LD_PRELOAD=$LIB "$MK" "$n" >mkcore.out 2>mkcore.err; true) 2>/dev/null
+		[ -s "$dir/core" ] && return 0
+		rm -f "$dir/core"
+	fi
+	command -v gdb >/dev/null 2>&1 || return 1
+	: >"$dir/mkcore.out"
+	LD_PRELOAD=$LIB "$MK" "$n" --stop >"$dir/mkcore.out" 2>"$dir/mkcore.err" &
+	pid=$!
+	tries=0
+	while ! grep -q '^mkcore: ready' "$dir/mkcore.out"; do
+		kill -0 $pid 2>/dev/null || return 1
+		tries=$((tries + 1))
+		[ $tries -gt 1200 ] && { kill $pid; return 1; }
+		sleep 0.1
+	done
+	gdb -batch -nx -p $pid -ex "gcore $dir/core" >"$dir/gcore.log" 2>&1
+	kill $pid
+	wait $pid 2>/dev/null
+	[ -s "$dir/core" ]
+}
+
+# mprof_works: true when build/mprof-core exists and accepts --help.
+mprof_works() {
+	[ -x "$MPROF" ] && "$MPROF" --help >/dev/null 2>&1
+}
+
+# time_report LABEL OUT ARGS...: run mprof-core ARGS under the runner, print one
+# row: wall s, CPU s, peak RSS MB, and whether the live block count and the user
+# bytes mkcore made both appear in the output (thousands separators ignored).
+time_report() {
+	label=$1 out=$2
+	shift 2
+	: >"$TMP/r.txt"
+	"$BB/runner" "$TMP/r.txt" "$MPROF" "$@" >"$out" 2>"$out.err"
+	rc=$?
+	wall=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' "$TMP/r.txt")
+	cpu=$(sed -n 's/^cpu_s=\([0-9.]*\).*/\1/p' "$TMP/r.txt")
+	rss=$(sed -n 's/.*tree_maxrss_kb=\([0-9]*\).*/\1/p' "$TMP/r.txt")
+	found=no
+	tr -d ',' <"$out" | grep -qw "$NBLOCKS" && tr -d ',' <"$out" | grep -qw "$NBYTES" && found=yes
+	printf "%-22s | %-7s | %-7s | %-11s | %-4s | %s\n" "$label" "$wall" "$cpu" \
+		"$(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }')" "$rc" "$found"
+	[ $rc -eq 0 ] || sed 's/^/    /' "$out.err" | tail -n 3
+}
+
+if [ "${1:-}" = --make-core ]; then
+	[ $# -eq 3 ] || { echo "usage: core.sh --make-core N DIR" >&2; exit 2; }
+	dir=$3
+	case $dir in /*) ;; *) dir=$CALLER/$dir ;; esac
+	make_core "$2" "$dir" || { echo "core.sh: no core made in $dir" >&2; exit 1; }
+	echo "$MK"
+	exit 0
+fi
+
+NBLOCKS=${BENCH_CORE_BLOCKS:-2000000}
+[ "${BENCH_BIG:-0}" = 1 ] && NBLOCKS=${BENCH_CORE_BLOCKS:-10000000}
+if [ "$NBLOCKS" -ge 10000000 ]; then
+	target="<= 10 s wall, <= 2048 MB peak RSS"
+else
+	target="<= 2 s wall"
+fi
+
+echo "== core benchmark: $NBLOCKS live blocks (target: $target)"
+if ! [ -f "$LIB" ]; then
+	echo "core bench: $B/libheapann.so missing: skipped"
+	exit 0
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/mprof-core-bench.XXXXXX") || exit 1
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+
+t0=$(date +%s)
+if ! make_core "$NBLOCKS" "$TMP"; then
+	echo "core bench: could not make a core (see $TMP/mkcore.err): skipped"
+	exit 0
+fi
+t1=$(date +%s)
+echo "   $(head -n 1 "$TMP/mkcore.out")"
+NBYTES=$(sed -n 's/.* live blocks, \([0-9]*\) bytes.*/\1/p' "$TMP/mkcore.out")
+if ! grep -q 'annotated=yes' "$TMP/mkcore.out"; then
+	echo "core bench: mkcore's blocks carry no libheapann header (is $B/libheapann.so working?): skipped"
+	exit 0
+fi
+echo "   core: $(du -m "$TMP/core" | cut -f1) MB, made in $((t1 - t0)) s"
+
+if ! mprof_works; then
+	echo "core bench: $B/mprof-core missing or not working yet: timings skipped"
+	exit 0
+fi
+printf "%-22s | %-7s | %-7s | %-11s | %-4s | %s\n" "mprof-core run" "wall s" "CPU s" "peak RSS MB" "exit" "blocks and bytes as made"
+printf "%-22s-+-%-7s-+-%-7s-+-%-11s-+-%-4s-+-%s\n" "----------------------" "-------" "-------" "-----------" "----" "------------------------"
+time_report "default report" "$TMP/report.txt" "$MK" "$TMP/core"
+time_report "--format=json" "$TMP/report.json" --format=json "$MK" "$TMP/core"

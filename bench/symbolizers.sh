@@ -1,0 +1,59 @@
+#!/bin/sh
+# symbolizers.sh - the two symbolizer backends side by side (called from
+# bench/run.sh's symbolizer slot): one core of a running test program (gcore via
+# mi_snapshot), N distinct addresses spread over libc's functions and the
+# program, named by libdw and by gdb over MI in the same run, each through
+# tests/tools/migdb. Prints start-up time, time per address and the ratio; the
+# answers are compared too (gdb has no inline chains: libdw's outermost function
+# and innermost line are the reference). A benchmark, not a test.
+#
+# Environment: B [build], BENCH_SYM_ADDRS [10000], BENCH_SYM_REPEAT [1]
+set -u
+B=${B:-build}
+N=${BENCH_SYM_ADDRS:-10000}
+REPEAT=${BENCH_SYM_REPEAT:-1}
+MIGDB=$B/tests/tools/migdb
+command -v gdb >/dev/null 2>&1 || { echo "symbolizers: gdb not installed, skipped"; exit 0; }
+make -s "$MIGDB" >/dev/null || exit 1
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/mprof-symbench.XXXXXX") || exit 1
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$TMP"' EXIT
+
+cc -g -O0 -shared -fPIC -o "$TMP/libmi_lib.so" tests/prog/mi_lib.c || exit 1
+cc -g -O2 -o "$TMP/mi_prog" tests/prog/mi_prog.c -L"$TMP" -lmi_lib -Wl,-rpath,"$TMP" || exit 1
+"$TMP/mi_prog" >"$TMP/out" 2>&1 &
+pid=$!
+n=0; while ! grep -q '^ready' "$TMP/out" && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+# libc's path and load address, from the process's own map
+set -- $(awk '$6 ~ /\/libc\.so/ && $3 == "00000000" { split($1, r, "-"); print $6, r[1]; exit }' /proc/$pid/maps)
+libc=${1:-} base=${2:-}
+"$MIGDB" --snapshot $pid "$TMP/core" >"$TMP/snap" 2>&1
+kill $pid; wait $pid 2>/dev/null
+[ -n "$libc" ] && [ -s "$TMP/core" ] || { echo "symbolizers: could not make a core"; cat "$TMP/snap"; exit 1; }
+
+# N distinct addresses: function starts in libc plus 4, 12, 20... bytes
+nm -D --defined-only "$libc" | awk '$2 ~ /^[TtWi]$/ { print $1 }' | sort -u >"$TMP/syms"
+awk -v n="$N" -v base="$base" '
+	function hex(s,   i, c, v) { v = 0; s = tolower(s)
+		for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
+		return v }
+	{ sym[NR] = hex($1) }
+	END { b = hex(base); k = 4; out = 0
+		while (out < n) { for (i = 1; i <= NR && out < n; i++) { a = b + sym[i] + k
+			if (!(a in seen)) { seen[a] = 1; printf "0x%x\n", a; out++ } } k += 8 } }' "$TMP/syms" >"$TMP/addrs"
+count=$(wc -l <"$TMP/addrs")
+
+r=0
+while [ $r -lt "$REPEAT" ]; do
+	"$MIGDB" --time --compare --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >"$TMP/cmp" 2>"$TMP/time"
+	awk -v n="$count" '
+		/^gdb: open/ { gopen = $3; gres = $7 }
+		/^dw: open/ { dopen = $3; dres = $7 }
+		END {
+			printf "symbolizers, %d addresses in libc (one core, same run):\n", n
+			printf "  libdw:    start %.3f s, %.3f s for all (%.1f us each)\n", dopen, dres, dres * 1e6 / n
+			printf "  gdb (MI): start %.3f s, %.3f s for all (%.3f ms each)\n", gopen, gres, gres * 1e3 / n
+			if (dres > 0) printf "  gdb/libdw time per address: %.0fx; start-up: %.1fx\n", gres / dres, gopen / (dopen > 0 ? dopen : 1e-9)
+		}' "$TMP/time"
+	sed -n 's/^compared \(.*\)/  answers compared: \1 (libc inline code and aliases differ; see README)/p' "$TMP/cmp"
+	r=$((r + 1))
+done
