@@ -479,7 +479,11 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 		unsigned char mem_id[64];
 		int mem_idlen = s->core_elf && file_idlen > 0 ?
 			dw_core_build_id(s, elf, bias, (size_t)file_idlen, mem_id) : -1;
-		if (mem_idlen > 0) {
+		int lib_differs = core_idlen > 0 && file_idlen > 0 &&
+			(file_idlen != core_idlen || memcmp(file_id, core_copy, (size_t)core_idlen) != 0);
+		if (mem_idlen > 0 && !lib_differs) {
+			/* (an id from libdwfl that differs from the file's can only have come
+			 * from the core: keep it, it is the right one to show) */
 			core_idlen = mem_idlen;
 			memcpy(core_copy, mem_id, (size_t)mem_idlen);
 		}
