@@ -110,6 +110,9 @@ if run_core "$TMP/lib.out" "$TMP/lib.core" "$TMP/sym_lib"; then
 	gcc -g -O2 -fPIC -shared -DSYM_VARIANT=2 "$P/sym_libpart.c" -o "$TMP/lib/libsym_libpart.so"
 	new_id=$(readelf -n "$TMP/lib/libsym_libpart.so" | awk '/Build ID/ { print $3 }')
 	check "rebuilt library has another build-id" test "$core_id" != "$new_id"
+	moved=$(nm "$TMP/lib/libsym_libpart.so" | awk '$3 == "lib_moved_in" { print $1 }')
+	check "rebuilt library: the old offset now lies in lib_moved_in (a wrong name to avoid)" \
+		test $((good_off)) -gt $((0x$moved)) -a $((good_off)) -lt $((0x$moved + 32))
 	"$SYMDW" "$TMP/sym_lib" "$TMP/lib.core" "$a" "$p" >"$TMP/mis.res" 2>&1
 	check_eq "mismatch: flagged" buildid "$(fld "$TMP/mis.res" "$a" 5)"
 	check_eq "mismatch: no name" "?" "$(fld "$TMP/mis.res" "$a" 2)"
