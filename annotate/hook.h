@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "check.h"   /* HEAPANN_CHECK_INTERVAL (annotate/check.c) */
+
 /* The statistics region (annotate/stats.c, include/heapann_stats.h). The free
  * hooks read the block's frames from its header, so they run while it is intact. */
 void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
@@ -23,18 +25,21 @@ static inline void ha_hook_alloc(const void *user, size_t size, uintptr_t seq,
 				 unsigned depth, const uintptr_t *frames)
 {
 	ha_stats_alloc(user, size, seq, depth, frames);
+	ha_check_alloc(user);
 }
 
 /* The block USER (SIZE bytes, sequence number SEQ) is about to go back. */
 static inline void ha_hook_free(const void *user, size_t size, uintptr_t seq)
 {
 	ha_stats_free(user, size, seq);
+	ha_check_free(user);
 }
 
 /* A realloc whose free was reported failed: the block USER lives on. */
 static inline void ha_hook_free_undo(const void *user, size_t size, uintptr_t seq)
 {
 	ha_stats_free_undo(user, size, seq);
+	ha_check_alloc(user);
 }
 
 #endif /* HA_HOOK_H */

@@ -167,4 +167,25 @@ jcheck "crash: the overflowing block is named" $J $O \
 	'fn(guard(o["culprit"])) == "alloc_culprit" and guard(o["culprit"])["overrun"] == 8'
 jcheck "crash: the erased neighbour lies before the next header" $J $O \
 	'o["culprit"] + 24 < o["next"] < hx(guard(o["culprit"])["next_header"]) and guard(o["culprit"])["first_lost_seq"] == guard(o["culprit"])["seq"] + 1'
+# ---- HEAPANN_CHECK_INTERVAL: the damage is caught within N allocations ----
+rm -f "$TMP/core"
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" HEAPANN_CHECK_INTERVAL=4 \
+	HEAPANN_ABORT_ON_CORRUPTION=1 "$exe" interval >"$TMP/i.out" 2>"$TMP/i.err"
+ echo $? >"$TMP/i.rc") 2>/dev/null
+check_eq "interval 4: aborted (SIGABRT)" 134 "$(cat "$TMP/i.rc")"
+last=$(sed -n 's/^after=//p' "$TMP/i.out" | tail -n 1)
+check "interval 4: within 4 allocations of the overflow (last: ${last:-none})" test "${last:-0}" -le 3
+c=$(sed -n 's/^culprit=//p' "$TMP/i.out")
+check_grep "interval 4: the guard report names the culprit" "^heapann: guard overwritten after block $c size 40: 8 of 8 guard bytes differ" "$TMP/i.err"
+check "interval 4: kernel core written" test -s "$TMP/core"
+"$B/mprof-core" --format=json "$exe" "$TMP/core" >"$TMP/i.json" 2>/dev/null
+check_eq "interval 4: mprof-core exit 3" 3 $?
+jcheck "interval 4: the core names the culprit" "$TMP/i.json" "$TMP/i.out" \
+	'fn(guard(o["culprit"])) == "alloc_culprit" and guard(o["culprit"])["overrun"] == 8'
+LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" interval >"$TMP/i0.out" 2>"$TMP/i0.err"
+check_eq "no interval (default): runs to the end" "0 1" "$? $(sed -n 's/^survived=//p' "$TMP/i0.out")"
+check_eq "no interval: nothing reported" 0 "$(grep -c heapann "$TMP/i0.err")"
+LD_PRELOAD="$TOP/$B/libheapann.so" HEAPANN_CHECK_INTERVAL=4 "$exe" interval >"$TMP/i1.out" 2>"$TMP/i1.err"
+check_eq "interval 4 without abort: runs to the end" "0 1" "$? $(sed -n 's/^survived=//p' "$TMP/i1.out")"
+check_eq "interval 4 without abort: reported once in 25 checks" 1 "$(grep -c "^heapann: guard overwritten after block $(sed -n 's/^culprit=//p' "$TMP/i1.out")" "$TMP/i1.err")"
 done_testing

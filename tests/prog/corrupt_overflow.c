@@ -9,6 +9,7 @@
  *       prev, culprit (SIZE bytes), next (512 bytes), after; writes OVERRUN bytes
  *       past the culprit's end. crash: then follows a pointer kept at the start of
  *       next's data, which an overrun that reaches it has overwritten.
+ *   corrupt_overflow interval      overflow 8 bytes, then allocate 100 more blocks
  *   corrupt_overflow underrun      writes the 8 bytes just before victim's data
  *   corrupt_overflow addr          a guard address, a write into freed memory,
  *                                  a global and a stack variable
@@ -90,6 +91,25 @@ static int overflow_all(void)
 	return 0;
 }
 
+/* Overflow a block by 8 bytes, then keep allocating: with HEAPANN_CHECK_INTERVAL=N
+ * and HEAPANN_ABORT_ON_CORRUPTION=1 the process aborts within N allocations; without
+ * it runs to the end ("survived"). Unbuffered output: the count survives abort(). */
+static int interval(void)
+{
+	char *culprit;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	culprit = alloc_culprit(40);
+	printf("culprit=%p\n", (void *)culprit);
+	scribble(culprit + 40, 'X', 8);
+	for (int i = 1; i <= 100; i++) {
+		printf("after=%d\n", i);
+		(void)!alloc_after();
+	}
+	printf("survived=1\n");
+	return 0;
+}
+
 static int underrun(void)
 {
 	char *prev = alloc_prev();
@@ -134,10 +154,12 @@ int main(int argc, char **argv)
 		finish(argv[4]);
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "interval"))
+		return interval();
 	if (argc == 2 && !strcmp(argv[1], "underrun"))
 		return underrun();
 	if (argc == 2 && !strcmp(argv[1], "addr"))
 		return addr();
-	fprintf(stderr, "usage: corrupt_overflow all | overflow SIZE OVERRUN wait|crash | underrun | addr\n");
+	fprintf(stderr, "usage: corrupt_overflow all | overflow SIZE OVERRUN wait|crash | interval | underrun | addr\n");
 	return 2;
 }
