@@ -214,6 +214,21 @@ check_eq "--debug-dir: found by build-id" "first_caller@$P/sym_basic.c:$LA" "$(f
 check_eq "--debug-dir: static function" "second_caller@$P/sym_basic.c:$LB" "$(fld "$TMP/sepdbg.res" "$b" 6)"
 "$SYMDW" "$TMP/pie2.stripped" "$TMP/pie2.core" "$a" >"$TMP/nodbgdir.res" 2>&1
 check_eq "stripped, no --debug-dir: not named" "?" "$(fld "$TMP/nodbgdir.res" "$a" 2)"
+# .gnu_debuglink: DIR/<the program's directory>/<link name>
+mkdir -p "$TMP/dbg2$TMP"
+objcopy --only-keep-debug "$TMP/pie2" "$TMP/dbg2$TMP/pie2.dbg"
+cp "$TMP/pie2.stripped" "$TMP/pie2.linked"
+objcopy --add-gnu-debuglink="$TMP/dbg2$TMP/pie2.dbg" "$TMP/pie2.linked"
+"$SYMDW" --debug-dir "$TMP/dbg2" "$TMP/pie2.linked" "$TMP/pie2.core" "$a" >"$TMP/dbglink.res" 2>&1
+check_eq "--debug-dir: found by .gnu_debuglink" "first_caller@$P/sym_basic.c:$LA" "$(fld "$TMP/dbglink.res" "$a" 6)"
+
+# C++ without DWARF: symbol-table names are demangled too
+if [ -f "$TMP/cxx2" ]; then
+	b=$(addr_of plain "$TMP/cxx2.out")
+	cp "$TMP/cxx2" "$TMP/cxx2.nodebug" && strip --strip-debug "$TMP/cxx2.nodebug"
+	"$SYMDW" "$TMP/cxx2.nodebug" "$TMP/cxx2.core" "$b" >"$TMP/cxxnd.res" 2>&1
+	check_eq "C++ symtab name demangled" "ns::Widget::plain(long)" "$(fld "$TMP/cxxnd.res" "$b" 2)"
+fi
 
 # ---- the program given is not the one in the core -------------------------------
 # while the core's own program is still at its path, libdwfl takes that one:
