@@ -188,4 +188,10 @@ check_eq "no interval: nothing reported" 0 "$(grep -c heapann "$TMP/i0.err")"
 LD_PRELOAD="$TOP/$B/libheapann.so" HEAPANN_CHECK_INTERVAL=4 "$exe" interval >"$TMP/i1.out" 2>"$TMP/i1.err"
 check_eq "interval 4 without abort: runs to the end" "0 1" "$? $(sed -n 's/^survived=//p' "$TMP/i1.out")"
 check_eq "interval 4 without abort: reported once in 25 checks" 1 "$(grep -c "^heapann: guard overwritten after block $(sed -n 's/^culprit=//p' "$TMP/i1.out")" "$TMP/i1.err")"
+# ---- HEAPANN_CHECK_INTERVAL under threads: frees (and munmaps) race with the checks ----
+cc -g -O2 -pthread -o "$TMP/ct" tests/prog/corrupt_threads.c
+LD_PRELOAD="$TOP/$B/libheapann.so" HEAPANN_CHECK_INTERVAL=7 HEAPANN_ABORT_ON_CORRUPTION=1 \
+	"$TMP/ct" >"$TMP/ct.out" 2>"$TMP/ct.err"
+check_eq "threads, interval 7: 4 x 10000 frees, exit 0" "0 done=40000" "$? $(cat "$TMP/ct.out")"
+check_eq "threads, interval 7: no false report" 0 "$(grep -c heapann "$TMP/ct.err")"
 done_testing
