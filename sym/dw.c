@@ -1,10 +1,12 @@
 /* dw.c - the default symbolizer backend: libdwfl over an ELF core (load map from
  * the core) or over one ELF at its own addresses (raw dumps of static firmware).
- * Names come from DWARF (inline chain expanded, via a per-CU scope index built
- * once, dw_scope.c) or, without DWARF, from a sorted per-module symbol index;
- * never from dwfl_module_addrinfo (it scans the whole symbol table per call in
- * elfutils 0.188) nor dwarf_getscopes (it walks the whole CU per call). A module whose file on disk does not
- * match the core is shown as module+offset only. Never touches the network.
+ * Names come from DWARF (inline chain expanded, through a per-CU scope index built
+ * once: dw_scope.c) or else from a sorted per-module symbol index; never from
+ * dwfl_module_addrinfo (a scan of the whole symbol table per call in elfutils
+ * 0.188) nor dwarf_getscopes (a walk of the whole CU per call). C++ names are
+ * demangled by libstdc++'s __cxa_demangle, dlopen'd so that we link no C++
+ * runtime. A module whose file on disk is not the one in the core is shown as
+ * module+offset only. Never touches the network (DEBUGINFOD_URLS is unset).
  */
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -152,29 +154,56 @@ static int dw_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	return fd;
 }
 
+/* Append ":" and dir (made absolute: libdwfl reads relative entries as relative
+ * to each module's own directory) to the path being built in *p. */
+static int dw_path_append(char **p, size_t *len, const char *dir, const char *suffix)
+{
+	char *abs = NULL;
+	if (dir[0] != '/') {
+		abs = realpath(dir, NULL);
+		if (!abs) {
+			char cwd[4096];
+			if (!getcwd(cwd, sizeof cwd))
+				return -1;
+			abs = malloc(strlen(cwd) + strlen(dir) + 2);
+			if (!abs)
+				return -1;
+			sprintf(abs, "%s/%s", cwd, dir);
+		}
+		dir = abs;
+	}
+	size_t add = 1 + strlen(dir) + strlen(suffix);
+	char *q = realloc(*p, *len + add + 1);
+	if (!q) {
+		free(abs);
+		return -1;
+	}
+	sprintf(q + *len, ":%s%s", dir, suffix);
+	*p = q;
+	*len += add;
+	free(abs);
+	return 0;
+}
+
 /* debuginfo_path for dwfl_standard_find_debuginfo: next to the file, .debug/,
- * /usr/lib/debug (under the sysroot too), then every --debug-dir. */
+ * /usr/lib/debug (under the sysroot too), then every --debug-dir. NULL when
+ * out of memory. */
 static char *dw_debuginfo_path(const struct sym_options *opt)
 {
-	size_t len = 64;
-	if (opt->sysroot)
-		len += strlen(opt->sysroot) + 20;
-	for (const char *const *d = opt->debug_dirs; d && *d; d++)
-		len += strlen(*d) + 1;
-	char *p = malloc(len);
+	const char *base = ":.debug:/usr/lib/debug";
+	size_t len = strlen(base);
+	char *p = strdup(base);
 	if (!p)
 		return NULL;
-	strcpy(p, ":.debug:/usr/lib/debug");
-	if (opt->sysroot) {
-		strcat(p, ":");
-		strcat(p, opt->sysroot);
-		strcat(p, "/usr/lib/debug");
-	}
-	for (const char *const *d = opt->debug_dirs; d && *d; d++) {
-		strcat(p, ":");
-		strcat(p, *d);
-	}
+	if (opt->sysroot && dw_path_append(&p, &len, opt->sysroot, "/usr/lib/debug") < 0)
+		goto fail;
+	for (const char *const *d = opt->debug_dirs; d && *d; d++)
+		if (dw_path_append(&p, &len, *d, "") < 0)
+			goto fail;
 	return p;
+fail:
+	free(p);
+	return NULL;
 }
 
 /* ---- names ------------------------------------------------------------ */
@@ -242,7 +271,7 @@ static int dw_fsym_cmp(const void *a, const void *b)
 }
 
 /* Build the sorted function index of a module from its symbol table, once. */
-static void dw_module_index(struct dw_symbolizer *s, struct dw_module *m)
+static void dw_module_index(struct dw_module *m)
 {
 	int n = dwfl_module_getsymtab(m->mod);
 	if (n <= 1)
@@ -279,7 +308,6 @@ static void dw_module_index(struct dw_symbolizer *s, struct dw_module *m)
 		if (w == 0 || m->syms[w - 1].addr != m->syms[i].addr)
 			m->syms[w++] = m->syms[i];
 	m->nsyms = w;
-	(void)s;
 }
 
 /* The function symbol covering pc, or NULL. */
@@ -514,7 +542,7 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 			m->has_dwarf = 1;
 		else
 			dw_note(s, "%s: no debug info; function names from the symbol table", m->name);
-		dw_module_index(s, m);
+		dw_module_index(m);
 	}
 	m->next = s->modules;
 	s->modules = m;

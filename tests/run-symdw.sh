@@ -7,6 +7,7 @@
 # libheapann, and bad input. Expected lines come from marker comments (grep -n).
 . tests/lib.sh
 SYMDW=$B/tests/tools/symdw
+case $SYMDW in /*) ;; *) SYMDW=$TOP/$SYMDW ;; esac
 [ -x "$SYMDW" ] || skip "no $SYMDW (make $SYMDW)"
 command -v gdb >/dev/null 2>&1 || skip "gdb not installed"
 command -v g++ >/dev/null 2>&1 || skip "g++ not installed"
@@ -212,6 +213,8 @@ cp "$TMP/pie2" "$TMP/pie2.stripped" && strip --strip-all "$TMP/pie2.stripped"
 "$SYMDW" --debug-dir "$TMP/dbg" "$TMP/pie2.stripped" "$TMP/pie2.core" "$a" "$b" >"$TMP/sepdbg.res" 2>&1
 check_eq "--debug-dir: found by build-id" "first_caller@$P/sym_basic.c:$LA" "$(fld "$TMP/sepdbg.res" "$a" 6)"
 check_eq "--debug-dir: static function" "second_caller@$P/sym_basic.c:$LB" "$(fld "$TMP/sepdbg.res" "$b" 6)"
+(cd "$TMP" && "$SYMDW" --debug-dir dbg pie2.stripped pie2.core "$a") >"$TMP/reldbg.res" 2>&1
+check_eq "--debug-dir given relative to the cwd" "first_caller@$P/sym_basic.c:$LA" "$(fld "$TMP/reldbg.res" "$a" 6)"
 "$SYMDW" "$TMP/pie2.stripped" "$TMP/pie2.core" "$a" >"$TMP/nodbgdir.res" 2>&1
 check_eq "stripped, no --debug-dir: not named" "?" "$(fld "$TMP/nodbgdir.res" "$a" 2)"
 # .gnu_debuglink: DIR/<the program's directory>/<link name>
@@ -249,7 +252,7 @@ check_grep "other program only: note names the file" \
 if [ -f "$B/libheapann.so" ]; then
 	LM=$(line_of "$P/sym_alloc.c" '/\* MARK_M \*/')
 	gcc -g -O2 "$P/sym_alloc.c" -o "$TMP/alloc"
-	if run_core "$TMP/alloc.out" "$TMP/alloc.core" env LD_PRELOAD="$TOP/$B/libheapann.so" "$TMP/alloc"; then
+	if run_core "$TMP/alloc.out" "$TMP/alloc.core" env LD_PRELOAD="$(cd "$B" && pwd)/libheapann.so" "$TMP/alloc"; then
 		"$SYMDW" --scan "$TMP/alloc" "$TMP/alloc.core" >"$TMP/alloc.res" 2>&1
 		check_grep "scan: malloc call site named with its line" \
 			"	alloc_site	$P/sym_alloc.c:$LM	$TMP/alloc\+0x" "$TMP/alloc.res"
