@@ -4,6 +4,8 @@
  * (dlopen'ed RTLD_LOCAL so its symbols, e.g. its weak backtrace(), never
  * interpose on the program), libgcc's _Unwind_Backtrace, a frame-pointer walk,
  * or nothing. The static kit cannot dlopen: it links libgcc's unwinder. */
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <unwind.h>
 #ifndef HEAPANN_STATIC
@@ -102,6 +104,56 @@ static int ha_stack_load_libunwind(void)
 }
 #endif
 
+/* fork() against unwinder locks. The unwinders take locks of their own on
+ * some paths (libgcc's object mutex, always taken in a static binary;
+ * dl_iterate_phdr's lock on a libunwind cache miss). A child forked while
+ * another thread held one would hang in its first malloc. So the fork prepare
+ * handler waits until no thread is inside an unwinder, and new entries wait
+ * until the fork is done. This costs one shared atomic add and sub per
+ * capture, no lock; threads never wait on each other except across a fork. */
+static int ha_unwinding;                /* threads inside an unwinder now */
+static int ha_fork_pending;             /* a fork() is between prepare and parent/child */
+static __thread int ha_unwinding_self;  /* this thread is inside an unwinder */
+
+static void ha_unwind_enter(void)
+{
+	for (;;) {
+		__atomic_add_fetch(&ha_unwinding, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&ha_fork_pending, __ATOMIC_SEQ_CST))
+			break;
+		__atomic_sub_fetch(&ha_unwinding, 1, __ATOMIC_SEQ_CST);
+		while (__atomic_load_n(&ha_fork_pending, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+	ha_unwinding_self = 1;
+}
+
+static void ha_unwind_leave(void)
+{
+	ha_unwinding_self = 0;
+	__atomic_sub_fetch(&ha_unwinding, 1, __ATOMIC_SEQ_CST);
+}
+
+static void ha_fork_prepare(void)
+{
+	__atomic_store_n(&ha_fork_pending, 1, __ATOMIC_SEQ_CST);
+	/* A signal handler forking from inside our own unwind counts itself. */
+	while (__atomic_load_n(&ha_unwinding, __ATOMIC_SEQ_CST) > ha_unwinding_self)
+		sched_yield();
+}
+
+static void ha_fork_parent(void)
+{
+	__atomic_store_n(&ha_fork_pending, 0, __ATOMIC_RELEASE);
+}
+
+static void ha_fork_child(void)
+{
+	/* Only this thread exists now. */
+	__atomic_store_n(&ha_unwinding, ha_unwinding_self, __ATOMIC_RELAXED);
+	__atomic_store_n(&ha_fork_pending, 0, __ATOMIC_RELEASE);
+}
+
 /* State of one _Unwind_Backtrace walk. */
 struct ha_gcc_walk {
 	uintptr_t *buf;         /* where frames go */
@@ -154,11 +206,15 @@ unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra)
 		return 0;
 	switch (ha_opt.unwind) {
 	case HA_UNWIND_LIBUNWIND:
+		ha_unwind_enter();
 		n = (unsigned)ha_unw_bt((void **)buf, (int)(max + HA_SKIP_MAX));
+		ha_unwind_leave();
 		break;
 	case HA_UNWIND_GCC: {
 		struct ha_gcc_walk w = { buf, 0, max + HA_SKIP_MAX };
+		ha_unwind_enter();
 		ha_gcc_bt(ha_gcc_step, &w);
+		ha_unwind_leave();
 		n = w.n;
 		break;
 	}
@@ -204,6 +260,7 @@ void ha_stack_init(void)
 	case HA_UNWIND_NONE:
 		break;
 	}
+	pthread_atfork(ha_fork_prepare, ha_fork_parent, ha_fork_child);
 	ha_stack_ready = 1;
 	/* Prime the unwinder (its first-call allocations and table look-ups happen
 	 * now, under the guard the caller holds). */
