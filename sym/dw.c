@@ -847,6 +847,11 @@ static int dw_open_raw(struct dw_symbolizer *s, const struct sym_options *opt, s
 	if (!mod)
 		return dw_error(err, SYM_EFORMAT, "%s: cannot use as ELF: %s", opt->exe, dwfl_errmsg(-1));
 	dwfl_report_end(s->dwfl, NULL, NULL);
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Ehdr eh;
+	if (elf && gelf_getehdr(elf, &eh) && eh.e_type == ET_CORE)
+		return dw_error(err, SYM_EARG, "%s: is a core file, not the program", opt->exe);
 	return 0;
 }
 

@@ -295,6 +295,8 @@ check_grep "missing program: named" "^symdw: $TMP/nonexistent: No such file" "$T
 head -c 200 "$TMP/pie2.core" >"$TMP/trunc.core"
 "$SYMDW" "$TMP/pie2" "$TMP/trunc.core" 0x1 >"$TMP/bad6" 2>&1
 check_grep "core cut inside its headers: named" "^symdw: $TMP/trunc.core: truncated core" "$TMP/bad6"
+"$SYMDW" --raw-elf "$TMP/pie2.core" 0x1 >"$TMP/bad7" 2>&1
+check_grep "raw mode given a core: named" "^symdw: $TMP/pie2.core: is a core file, not the program" "$TMP/bad7"
 "$SYMDW" --raw-elf "$TMP/garbage" 0x1 >"$TMP/bad5" 2>&1
 check_grep "raw mode, not an ELF: named" "^symdw: $TMP/garbage: " "$TMP/bad5"
 

@@ -114,7 +114,7 @@ int main(void)
 	opt.sysroot = NULL;
 	opt.exe = NULL;
 	CHECK("no exe fails", sym_dw_open(&opt, &err) == NULL && err.code == SYM_EARG);
-	CHECK("no error-code leak: fds", t_count_fds() == fds0);
+	CHECK("no descriptor left open by failed opens", t_count_fds() == fds0);
 
 	const struct sym_table *t = NULL;
 	CHECK("resolve on NULL symbolizer fails", sym_resolve(NULL, NULL, 0, &t, &err) == -1);
