@@ -982,7 +982,12 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	unsetenv("DEBUGINFOD_URLS");
 	elf_version(EV_CURRENT);
 	dw_demangler_load(s);
+	s->machine = ~0u;
 	s->exe_idlen = dw_file_build_id(opt->exe, s->exe_id, sizeof s->exe_id, &s->machine);
+	if (s->machine == ~0u) {
+		dw_error(err, SYM_EFORMAT, "%s: not an ELF file", opt->exe);
+		goto fail;
+	}
 	dw_current = s;
 	int rc = opt->core ? dw_open_core(s, opt, err) : dw_open_raw(s, opt, err);
 	dw_current = NULL;

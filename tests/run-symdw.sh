@@ -297,6 +297,8 @@ head -c 200 "$TMP/pie2.core" >"$TMP/trunc.core"
 check_grep "core cut inside its headers: named" "^symdw: $TMP/trunc.core: truncated core" "$TMP/bad6"
 "$SYMDW" --raw-elf "$TMP/pie2.core" 0x1 >"$TMP/bad7" 2>&1
 check_grep "raw mode given a core: named" "^symdw: $TMP/pie2.core: is a core file, not the program" "$TMP/bad7"
+"$SYMDW" "$TMP/garbage" "$TMP/pie2.core" 0x1 >"$TMP/bad8" 2>&1
+check_grep "program not an ELF file: named" "^symdw: $TMP/garbage: not an ELF file" "$TMP/bad8"
 "$SYMDW" --raw-elf "$TMP/garbage" 0x1 >"$TMP/bad5" 2>&1
 check_grep "raw mode, not an ELF: named" "^symdw: $TMP/garbage: " "$TMP/bad5"
 
