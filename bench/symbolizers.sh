@@ -32,22 +32,28 @@ kill $pid; wait $pid 2>/dev/null
 
 # N distinct addresses: function starts in libc plus 4, 12, 20... bytes
 nm -D --defined-only "$libc" | awk '$2 ~ /^[TtWi]$/ { print $1 }' | sort -u >"$TMP/syms"
-awk -v n="$N" -v base="$base" '
-	function hex(s,   i, c, v) { v = 0; s = tolower(s)
-		for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
-		return v }
-	{ sym[NR] = hex($1) }
-	END { b = hex(base); k = 4; out = 0
-		while (out < n) { for (i = 1; i <= NR && out < n; i++) { a = b + sym[i] + k
-			if (!(a in seen)) { seen[a] = 1; printf "0x%x\n", a; out++ } } k += 8 } }' "$TMP/syms" >"$TMP/addrs"
+# (python3: awk's printf "%x" cannot hold 64-bit addresses in mawk)
+python3 - "$N" "$base" "$TMP/syms" >"$TMP/addrs" <<'PY' || exit 1
+import sys
+n, base = int(sys.argv[1]), int(sys.argv[2], 16)
+syms = sorted({int(l.split()[0], 16) for l in open(sys.argv[3]) if l.strip()})
+out, k = set(), 4
+while len(out) < n and syms and k < 1 << 16:
+    for s in syms:
+        if len(out) >= n:
+            break
+        out.add(base + s + k)
+    k += 8
+print("\n".join("0x%x" % a for a in sorted(out)))
+PY
 count=$(wc -l <"$TMP/addrs")
 
 r=0
 while [ $r -lt "$REPEAT" ]; do
 	"$MIGDB" --time --compare --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >"$TMP/cmp" 2>"$TMP/time"
 	awk -v n="$count" '
-		/^gdb: open/ { gopen = $3; gres = $7 }
-		/^dw: open/ { dopen = $3; dres = $7 }
+		/^gdb: open/ { gopen = $3; gres = $8 }
+		/^dw: open/ { dopen = $3; dres = $8 }
 		END {
 			printf "symbolizers, %d addresses in libc (one core, same run):\n", n
 			printf "  libdw:    start %.3f s, %.3f s for all (%.1f us each)\n", dopen, dres, dres * 1e6 / n

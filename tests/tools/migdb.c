@@ -261,15 +261,17 @@ int main(int argc, char **argv)
 
 		t0 = now_s();
 		d = sym_dw_open(&opt, &err);
+		t1 = now_s();
 		if (!d || sym_resolve(d, addrs, naddrs, &td, &err) < 0) {
 			fprintf(stderr, "migdb: libdw: %s\n", err.msg);
 			sym_free(d);
 			sym_free(g);
 			return 1;
 		}
-		t1 = now_s();
+		t2 = now_s();
 		if (timing)
-			fprintf(stderr, "dw: open+%zu addresses in %.3f s\n", naddrs, t1 - t0);
+			fprintf(stderr, "dw: open %.3f s, %zu addresses in %.3f s (%.3f ms each)\n",
+				t1 - t0, naddrs, t2 - t1, naddrs ? (t2 - t1) * 1000 / (double)naddrs : 0.0);
 		for (i = 0; i < naddrs; i++) {
 			const struct sym_loc *lg = &tg->locs[i], *ld = &td->locs[i];
 			const struct sym_frame *fg = lg->nframes ? &tg->frames[lg->first] : NULL;
