@@ -135,8 +135,9 @@ static void ha_guard_check(const void *user, const struct ha_hdr_view *v)
  * memory. Called with the guard held. Returns NULL with errno set on failure. */
 static void *ha_alloc(size_t align, size_t size, int zero, uintptr_t ra)
 {
-	uintptr_t frames[HEAPANN_MAX_DEPTH];
-	unsigned depth = ha_stack_capture(frames, ha_opt.depth, ra);
+	unsigned max = ha_opt.depth;
+	uintptr_t frames[HA_FRAMES_ROOM(max)];
+	unsigned depth = ha_stack_capture(frames, max, ra);
 	unsigned guard = ha_opt.guard;
 	size_t off = ha_hdr_offset(depth, align);
 	size_t total;
@@ -350,8 +351,9 @@ static void *ha_realloc_aligned(void *p, const struct ha_hdr_view *v, size_t siz
  * a failure leaves the old block as it was). */
 static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, uintptr_t ra)
 {
-	uintptr_t frames[HEAPANN_MAX_DEPTH];
-	unsigned depth = ha_stack_capture(frames, ha_opt.depth, ra);
+	unsigned max = ha_opt.depth;
+	uintptr_t frames[HA_FRAMES_ROOM(max)];
+	unsigned depth = ha_stack_capture(frames, max, ra);
 	unsigned guard = ha_opt.guard;
 	size_t hbytes = (size_t)heapann_header_bytes(v->depth, HA_W);
 	size_t keep = v->size < size ? v->size : size;

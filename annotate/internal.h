@@ -47,10 +47,19 @@ extern struct ha_options ha_opt;
 /* Load the unwinder chosen in ha_opt (may fall back and update ha_opt.unwind)
  * and prime it once. Called from ha_init() with the re-entrancy guard held. */
 void ha_stack_init(void);
-/* Store up to MAX return addresses into OUT, innermost first, starting at
- * CALLER_RA: the return address of the exported entry point (its caller's
- * frame), so no wrapper frame is kept. Returns how many were stored. Never
- * allocates through the public malloc (the guard is held by the caller). */
+/* Frames the unwinder reports before the caller of malloc (the capture, the
+ * core, the exported entry point, the unwinder's own frame), with room to
+ * spare so inlining changes cannot hide the caller. */
+#define HA_SKIP_MAX 8u
+/* Words a capture buffer for MAX frames needs (the wrapper frames land there
+ * first): small, so malloc stays light on the caller's stack. */
+#define HA_FRAMES_ROOM(max) ((max) + HA_SKIP_MAX)
+
+/* Store up to MAX return addresses at the start of OUT (HA_FRAMES_ROOM(MAX)
+ * words), innermost first, starting at CALLER_RA: the return address of the
+ * exported entry point, i.e. the caller's frame, so no wrapper frame is kept.
+ * Returns how many were stored. Never allocates through the public malloc
+ * (the guard is held by the caller). */
 unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra);
 
 /* ---- diagnostics (report.c): write(2) only ---- */

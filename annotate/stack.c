@@ -15,11 +15,6 @@
 #include "hdr.h"
 #include "internal.h"
 
-/* Frames the unwinder reports before the caller of malloc (this function, the
- * core, the exported entry point, the unwinder's own frame); a few more than
- * the real count so inlining changes cannot hide the caller. */
-#define HA_SKIP_MAX 8u
-
 typedef int (*ha_unw_backtrace_fn)(void **buffer, int size);
 typedef _Unwind_Reason_Code (*ha_gcc_backtrace_fn)(_Unwind_Trace_Fn fn, void *arg);
 typedef _Unwind_Ptr (*ha_gcc_getip_fn)(struct _Unwind_Context *ctx);
@@ -199,7 +194,7 @@ static unsigned ha_fp_walk(uintptr_t *buf, unsigned max)
 __attribute__((noinline))
 unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra)
 {
-	uintptr_t buf[HEAPANN_MAX_DEPTH + HA_SKIP_MAX];
+	uintptr_t *buf = out;
 	unsigned n = 0, i, start;
 
 	if (max == 0 || !ha_stack_ready)
@@ -237,13 +232,13 @@ unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra)
 	if (n > max)
 		n = max;
 	for (i = 0; i < n; i++)
-		out[i] = buf[start + i];
+		out[i] = buf[start + i];   /* moves down in place */
 	return n;
 }
 
 void ha_stack_init(void)
 {
-	uintptr_t prime[4];
+	uintptr_t prime[HA_FRAMES_ROOM(4)];
 
 	switch (ha_opt.unwind) {
 	case HA_UNWIND_LIBUNWIND:

@@ -40,27 +40,36 @@ static unsigned st_entry;          /* words per slot */
 
 extern char **environ;
 
-/* HEAPANN_STATS_STACKS read from environ without allocating. */
-static unsigned st_env_stacks(void)
+/* The number in environment variable NAME (given with its '='), read from
+ * environ without allocating; DEF when unset or not a number. */
+static unsigned long st_env(const char *name, size_t len, unsigned long def)
 {
-	static const char name[] = "HEAPANN_STATS_STACKS=";
 	unsigned long v = 0;
 
 	for (char **e = environ; e && *e; e++) {
 		const char *s = *e;
 
-		if (strncmp(s, name, sizeof(name) - 1) != 0)
+		if (strncmp(s, name, len) != 0)
 			continue;
-		s += sizeof(name) - 1;
+		s += len;
 		if (*s < '0' || *s > '9')
-			break;
+			return def;
 		while (*s >= '0' && *s <= '9' && v <= ST_MAX_STACKS)
 			v = v * 10 + (unsigned long)(*s++ - '0');
-		if (v < 16)
-			v = 16;
-		return v > ST_MAX_STACKS ? ST_MAX_STACKS : (unsigned)v;
+		return v;
 	}
-	return ST_DEFAULT_STACKS;
+	return def;
+}
+
+/* HEAPANN_STATS_STACKS: stack slots (16 .. 4M, default 16384). */
+static unsigned st_env_stacks(void)
+{
+	static const char name[] = "HEAPANN_STATS_STACKS=";
+	unsigned long v = st_env(name, sizeof(name) - 1, ST_DEFAULT_STACKS);
+
+	if (v < 16)
+		v = 16;
+	return v > ST_MAX_STACKS ? ST_MAX_STACKS : (unsigned)v;
 }
 
 static uintptr_t round_up(uintptr_t v, uintptr_t a)
@@ -76,6 +85,12 @@ static void st_make(void)
 	uintptr_t off_c, off_b, off_t, off_s, total;
 	uintptr_t *r;
 
+	static const char off[] = "HEAPANN_STATS=";
+
+	if (st_env(off, sizeof(off) - 1, 1) == 0) {   /* HEAPANN_STATS=0: none */
+		__atomic_store_n(&st_state, 3, __ATOMIC_RELEASE);
+		return;
+	}
 	while (cap < want)
 		cap <<= 1;
 	st_depth = ha_opt.depth ? ha_opt.depth : 1;
@@ -140,12 +155,10 @@ static int st_ready(void)
 	return s == 2;
 }
 
+/* memcmp: libc's vector version; it neither allocates nor locks. */
 static int frames_equal(const uintptr_t *e, const uintptr_t *frames, unsigned d)
 {
-	for (unsigned i = 0; i < d; i++)
-		if (e[HEAPANN_SE_FRAMES + i] != frames[i])
-			return 0;
-	return 1;
+	return memcmp(e + HEAPANN_SE_FRAMES, frames, d * sizeof(uintptr_t)) == 0;
 }
 
 /* The slot of the chain frames[0..depth), claimed when insert and absent.
@@ -239,8 +252,6 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 	if (ST_UNLIKELY(!st_ready()))
 		return;
 	c = st_counters;
-	ADD(c[HEAPANN_SC_ALLOCS], 1);
-	ADD(c[HEAPANN_SC_BYTES], size);
 	time = ADD(c[HEAPANN_SC_TIME], size);
 	live = ADD(c[HEAPANN_SC_LIVE], size);
 	peak = LOAD(c[HEAPANN_SC_PEAK]);
@@ -292,11 +303,12 @@ static void st_free(const void *user, size_t size, int sign)
 		return;
 	c = st_counters;
 	frames = st_block_frames(user, &depth);
+	/* the header's frames are likely cold by now: start loading them all at once */
+	for (unsigned k = 0; k < depth; k += 64 / sizeof(uintptr_t))
+		__builtin_prefetch(frames + k);
 	b = st_bins + (size <= 1024 ? size : HEAPANN_STATS_BIN_LARGE) * HEAPANN_STATS_BIN_WORDS;
 	e = st_slot(frames, depth, 0);
 	if (sign > 0) {
-		ADD(c[HEAPANN_SC_FREES], 1);
-		ADD(c[HEAPANN_SC_BYTES_FREED], size);
 		time = ADD(c[HEAPANN_SC_TIME], size);
 		live = SUB(c[HEAPANN_SC_LIVE], size);
 		ADD(b[2], 1);
@@ -311,8 +323,6 @@ static void st_free(const void *user, size_t size, int sign)
 		st_sample(time, live);
 		return;
 	}
-	SUB(c[HEAPANN_SC_FREES], 1);
-	SUB(c[HEAPANN_SC_BYTES_FREED], size);
 	ADD(c[HEAPANN_SC_LIVE], size);
 	SUB(b[2], 1);
 	SUB(b[3], size);
