@@ -266,6 +266,15 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 	o->core = argv[optind + 1];
 }
 
+/* Progress of a long scan on a terminal: percent of the dumped bytes, in place. */
+static void scan_progress(void *arg, uint64_t done, uint64_t total)
+{
+	(void)arg;
+	if (total)
+		fprintf(stderr, "\rscanning: %3u%% of %" PRIu64 " MiB", (unsigned)(100 * done / total),
+			total >> 20);
+}
+
 /* Load the image, scan it, and name its return addresses. Returns 0, or -1 after
  * printing the one-line error. */
 static int profile_load(const struct cli_options *o, struct cli_profile *p)
@@ -294,8 +303,17 @@ static int profile_load(const struct cli_options *o, struct cli_profile *p)
 	}
 	if (!p->img)
 		goto cerror;
-	if (cp_scan_image(p->img, o->threads, &p->scan, &cerr) < 0)
-		goto cerror;
+	{
+		struct cp_scan_options so_scan = { 0 };
+
+		so_scan.nthreads = o->threads;
+		if (!o->quiet && p->img->map_size > (1ull << 30) && isatty(2))
+			so_scan.progress = scan_progress;
+		if (cp_scan_image_opts(p->img, &so_scan, &p->scan, &cerr) < 0)
+			goto cerror;
+		if (so_scan.progress)
+			fputs("\r\033[K", stderr);
+	}
 	if (cli_stats_load(o, p) < 0)   /* issue 5: before naming, it adds stacks */
 		return -1;
 
