@@ -2,9 +2,9 @@
  * leak categories computed over a core instead of a running program.
  *
  * Pure over a read-only image: every read goes through the segments' dumped bytes.
- * Live blocks are indexed by user address (sorted arrays plus a hash of 4 KiB
- * pages), so a candidate word costs a range check, one probe and a short binary
- * search. The mark uses an explicit work stack; large root sets are read by
+ * Live blocks are indexed by user address (a sorted array, cut into regions with
+ * one bucket per 2^k bytes, about one bucket per block), so a candidate word costs
+ * a range check, a search among the few regions, a bucket and one to three blocks. The mark uses an explicit work stack; large root sets are read by
  * several threads into per-chunk hit lists that are then applied in order, so the
  * result does not depend on the thread count.
  */
@@ -15,7 +15,6 @@
 
 #include "reach.h"
 
-#define PAGE_SHIFT 12
 #define CHUNK_BYTES (4u << 20)            /* root bytes per work item */
 #define PARALLEL_MIN (8u << 20)           /* fewer root bytes: one thread */
 
@@ -301,101 +300,113 @@ out:
 
 /* ---- the index of live blocks ---- */
 
-struct page_slot {
-	uint64_t key;     /* page number + 1; 0 when empty */
-	uint32_t lo, hi;  /* live blocks [lo, hi) touch this page */
+/* Live blocks in address order fall into regions (runs with gaps under
+ * REGION_GAP); each region has one bucket per 2^shift bytes holding the index of
+ * the first block that ends after the bucket's start. shift is chosen so that
+ * there are about as many buckets as blocks: a lookup reads a bucket, then one to
+ * three blocks. */
+#define REGION_GAP (1u << 20)
+
+struct live_block {
+	uint64_t start;       /* user address */
+	uint64_t end;         /* user + size (user + 1 for size 0) */
+};
+
+struct region {
+	uint64_t start, end;  /* first block's start, last block's end */
+	uint32_t first;       /* index of the region's first block */
+	uint32_t last;        /* index of its last block */
+	uint32_t *bucket;     /* into li->buckets */
 };
 
 struct live_index {
-	uint64_t *start;      /* user address, ascending */
-	uint64_t *end;        /* user + size (user + 1 for size 0) */
-	uint32_t *idx;        /* scan index */
+	struct live_block *v; /* ascending */
+	uint32_t *idx;        /* scan index of each */
 	size_t n;
 	uint64_t lo, span;    /* candidates: [lo, lo + span) */
-	struct page_slot *pages;
-	size_t pmask;
+	struct region *regions;
+	size_t nregions;
+	uint32_t *buckets;
+	unsigned shift;
 };
-
-static inline uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xFF51AFD7ED558CCDULL;
-	h ^= h >> 33;
-	h *= 0xC4CEB9FE1A85EC53ULL;
-	h ^= h >> 33;
-	return h;
-}
 
 static void live_index_release(struct live_index *li)
 {
-	free(li->start);
-	free(li->end);
+	free(li->v);
 	free(li->idx);
-	free(li->pages);
+	free(li->regions);
+	free(li->buckets);
 	memset(li, 0, sizeof(*li));
 }
 
 static int live_index_build(const struct cp_scan *scan, struct live_index *li)
 {
-	size_t n = 0, npages = 0, cap = 16;
-	uint64_t last_page = 0;
-	int any = 0;
+	size_t n = 0, nb = 0, cap = 0;
+	uint64_t spans = 0;
 
 	memset(li, 0, sizeof(*li));
-	li->start = malloc((scan->nlive + 1) * sizeof(*li->start));
-	li->end = malloc((scan->nlive + 1) * sizeof(*li->end));
+	li->v = malloc((scan->nlive + 1) * sizeof(*li->v));
 	li->idx = malloc((scan->nlive + 1) * sizeof(*li->idx));
-	if (!li->start || !li->end || !li->idx)
+	if (!li->v || !li->idx)
 		goto fail;
 	for (size_t i = 0; i < scan->nblocks; i++) {
 		const struct cp_block *b = &scan->blocks[i];
+		uint64_t end;
 
 		if (b->state != CP_LIVE || n >= scan->nlive)
 			continue;
-		li->start[n] = b->user;
-		li->end[n] = b->user + (b->size ? b->size : 1);
+		end = b->user + (b->size ? b->size : 1);
+		if (n && b->user < li->v[n - 1].end)
+			continue;   /* overlaps the one before: not a real block */
+		li->v[n].start = b->user;
+		li->v[n].end = end;
 		li->idx[n] = (uint32_t)i;
-		/* distinct pages touched: blocks come in address order */
-		{
-			uint64_t p0 = b->user >> PAGE_SHIFT, p1 = (li->end[n] - 1) >> PAGE_SHIFT;
+		if (!li->nregions || b->user - li->regions[li->nregions - 1].end > REGION_GAP) {
+			if (li->nregions == cap) {
+				struct region *r = realloc(li->regions, (cap = cap ? cap * 2 : 16) * sizeof(*r));
 
-			if (any && p0 <= last_page)
-				p0 = last_page + 1;
-			if (!any || p1 > last_page) {
-				npages += p1 - p0 + 1;
-				last_page = p1;
+				if (!r)
+					goto fail;
+				li->regions = r;
 			}
-			any = 1;
+			li->regions[li->nregions].start = b->user;
+			li->regions[li->nregions].first = (uint32_t)n;
+			li->nregions++;
 		}
+		li->regions[li->nregions - 1].end = end;
+		li->regions[li->nregions - 1].last = (uint32_t)n;
 		n++;
 	}
 	li->n = n;
 	if (!n)
 		return 0;
-	li->lo = li->start[0];
-	for (size_t k = 0; k < n; k++)
-		if (li->end[k] - li->lo > li->span)
-			li->span = li->end[k] - li->lo;
-	while (cap < npages * 2 && cap < ((size_t)1 << 40))
-		cap *= 2;
-	li->pages = calloc(cap, sizeof(*li->pages));
-	if (!li->pages)
+	li->lo = li->v[0].start;
+	li->span = li->regions[li->nregions - 1].end - li->lo;
+	for (size_t r = 0; r < li->nregions; r++)
+		spans += li->regions[r].end - li->regions[r].start;
+	li->shift = 4;
+	while (li->shift < 40 && (spans >> li->shift) > n)
+		li->shift++;
+	for (size_t r = 0; r < li->nregions; r++)
+		nb += ((li->regions[r].end - li->regions[r].start) >> li->shift) + 2;
+	li->buckets = malloc(nb * sizeof(*li->buckets));
+	if (!li->buckets)
 		goto fail;
-	li->pmask = cap - 1;
-	for (size_t k = 0; k < n; k++) {
-		uint64_t p0 = li->start[k] >> PAGE_SHIFT, p1 = (li->end[k] - 1) >> PAGE_SHIFT;
+	nb = 0;
+	for (size_t r = 0; r < li->nregions; r++) {
+		struct region *rg = &li->regions[r];
+		size_t nbk = ((rg->end - rg->start) >> li->shift) + 2;
+		uint32_t k = rg->first;
 
-		for (uint64_t p = p0; p <= p1; p++) {
-			size_t j = mix64(p) & li->pmask;
+		rg->bucket = li->buckets + nb;
+		for (size_t bk = 0; bk < nbk; bk++) {
+			uint64_t at = rg->start + ((uint64_t)bk << li->shift);
 
-			while (li->pages[j].key && li->pages[j].key != p + 1)
-				j = (j + 1) & li->pmask;
-			if (!li->pages[j].key) {
-				li->pages[j].key = p + 1;
-				li->pages[j].lo = (uint32_t)k;
-			}
-			li->pages[j].hi = (uint32_t)k + 1;
+			while (k < rg->last && li->v[k].end <= at)
+				k++;
+			rg->bucket[bk] = k;
 		}
+		nb += nbk;
 	}
 	return 0;
 fail:
@@ -406,33 +417,111 @@ fail:
 /* The live block (index into li) whose user data holds v, or -1. */
 static inline long live_find(const struct live_index *li, uint64_t v)
 {
-	uint64_t p;
-	size_t j;
-	uint32_t lo, hi;
+	const struct region *rg;
+	size_t lo = 0, hi;
+	uint32_t a, z;
 
 	if (v - li->lo >= li->span)
 		return -1;
-	p = (v >> PAGE_SHIFT) + 1;
-	j = mix64(p - 1) & li->pmask;
-	while (li->pages[j].key != p) {
-		if (!li->pages[j].key)
-			return -1;
-		j = (j + 1) & li->pmask;
-	}
-	lo = li->pages[j].lo;
-	hi = li->pages[j].hi;
-	/* last block in [lo, hi) with start <= v */
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	hi = li->nregions;
+	while (hi - lo > 1) {   /* last region starting at or before v */
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (li->start[mid] <= v)
+		if (li->regions[mid].start <= v)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	if (li->start[lo] <= v && v < li->end[lo])
-		return (long)lo;
+	rg = &li->regions[lo];
+	if (v >= rg->end || v < rg->start)
+		return -1;
+	{
+		size_t bk = (v - rg->start) >> li->shift;
+
+		a = rg->bucket[bk];
+		z = rg->bucket[bk + 1];
+	}
+	/* the block holding v, if any, is in [a, z]: the last one starting at or before v */
+	while (z - a > 4) {
+		uint32_t mid = a + (z - a) / 2;
+
+		if (li->v[mid].start <= v)
+			a = mid;
+		else
+			z = mid;
+	}
+	while (a < z && li->v[a + 1].start <= v)
+		a++;
+	if (li->v[a].start <= v && v < li->v[a].end)
+		return (long)a;
 	return -1;
+}
+
+/* live_find for n values at once (n <= FIND_BATCH), out[i] for vals[i]: the
+ * same answers, with the random reads of the buckets and blocks issued together
+ * so that their cache misses overlap (a pointer-dense heap is bound by them). */
+#define FIND_BATCH 32
+
+static const uint32_t *bucket_of(const struct live_index *li, uint64_t v)
+{
+	size_t lo = 0, hi = li->nregions;
+	const struct region *rg;
+
+	if (v - li->lo >= li->span)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (li->regions[mid].start <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	rg = &li->regions[lo];
+	if (v >= rg->end || v < rg->start)
+		return NULL;
+	return &rg->bucket[(v - rg->start) >> li->shift];
+}
+
+static void live_find_batch(const struct live_index *li, const uint64_t *vals, unsigned n, long *out)
+{
+	const uint32_t *bp[FIND_BATCH];
+	uint32_t a[FIND_BATCH], z[FIND_BATCH];
+
+	for (unsigned i = 0; i < n; i++) {
+		bp[i] = bucket_of(li, vals[i]);
+		if (bp[i])
+			__builtin_prefetch(bp[i]);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (!bp[i])
+			continue;
+		a[i] = bp[i][0];
+		z[i] = bp[i][1];
+		__builtin_prefetch(&li->v[a[i]]);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t v = vals[i];
+		uint32_t lo, hi;
+
+		out[i] = -1;
+		if (!bp[i])
+			continue;
+		lo = a[i];
+		hi = z[i];
+		while (hi - lo > 4) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (li->v[mid].start <= v)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		while (lo < hi && li->v[lo + 1].start <= v)
+			lo++;
+		if (li->v[lo].start <= v && v < li->v[lo].end)
+			out[i] = (long)lo;
+	}
 }
 
 /* ---- reading words ---- */
@@ -630,29 +719,47 @@ static void mark_piece(void *arg, uint64_t addr, const unsigned char *p, uint64_
 	struct mark *m = arg;
 	unsigned w = m->img->wsize;
 	const unsigned char *end = p + len;
+	uint64_t vals[FIND_BATCH];
+	long ks[FIND_BATCH];
 
 	(void)addr;
 	m->block_bytes += len;
-	for (; p < end; p += w) {
-		uint64_t v = load_word(p, w, m->swap);
-		long k = live_find(&m->li, v);
+	while (p < end) {
+		unsigned n = 0, cand = 0;
 
-		if (k < 0)
+		for (; p < end && n < FIND_BATCH; p += w) {
+			vals[n] = load_word(p, w, m->swap);
+			cand |= vals[n] - m->li.lo < m->li.span;
+			n++;
+		}
+		if (!cand)
 			continue;
-		if (m->leader != UINT32_MAX)
-			clique_take(m, (uint32_t)k, m->cur);
-		else
-			mark_raise(m, (uint32_t)k, v == m->li.start[k], m->cur, m->prior_definite);
+		live_find_batch(&m->li, vals, n, ks);
+		for (unsigned i = 0; i < n; i++) {
+			if (ks[i] >= 0)
+				__builtin_prefetch(&m->st[ks[i]]);
+		}
+		for (unsigned i = 0; i < n; i++) {
+			long k = ks[i];
+
+			if (k < 0)
+				continue;
+			if (m->leader != UINT32_MAX)
+				clique_take(m, (uint32_t)k, m->cur);
+			else
+				mark_raise(m, (uint32_t)k, vals[i] == m->li.v[k].start, m->cur,
+					   m->prior_definite);
+		}
 	}
 }
 
 static void mark_block(struct mark *m, uint32_t k)
 {
-	const struct cp_block *b = &m->scan->blocks[m->li.idx[k]];
 	struct piece_fn f = { mark_piece, m };
 
+	/* a size 0 block's [user, user + 1) holds no whole word: nothing is read */
 	m->cur = k;
-	for_dumped(m->img, b->user, b->user + b->size, &f);
+	for_dumped(m->img, m->li.v[k].start, m->li.v[k].end, &f);
 }
 
 static void mark_drain(struct mark *m)
@@ -709,29 +816,40 @@ static void chunk_piece(void *arg, uint64_t addr, const unsigned char *p, uint64
 	struct chunk_ctx *x = arg;
 	struct chunk *c = x->c;
 	const unsigned char *end = p + len;
+	uint64_t vals[FIND_BATCH];
+	long ks[FIND_BATCH];
 
 	(void)addr;
 	x->bytes += len;
-	for (; p < end; p += x->w) {
-		uint64_t v = load_word(p, x->w, x->swap);
-		long k = live_find(x->li, v);
+	while (p < end) {
+		unsigned n = 0, cand = 0;
 
-		if (k < 0)
-			continue;
-		if (c->n == c->cap) {
-			size_t cap = c->cap ? c->cap * 2 : 256;
-			struct hit *h = realloc(c->hits, cap * sizeof(*h));
-
-			if (!h) {
-				c->oom = 1;
-				return;
-			}
-			c->hits = h;
-			c->cap = cap;
+		for (; p < end && n < FIND_BATCH; p += x->w) {
+			vals[n] = load_word(p, x->w, x->swap);
+			cand |= vals[n] - x->li->lo < x->li->span;
+			n++;
 		}
-		c->hits[c->n].k = (uint32_t)k;
-		c->hits[c->n].start = v == x->li->start[k];
-		c->n++;
+		if (!cand)
+			continue;
+		live_find_batch(x->li, vals, n, ks);
+		for (unsigned i = 0; i < n; i++) {
+			if (ks[i] < 0)
+				continue;
+			if (c->n == c->cap) {
+				size_t cap = c->cap ? c->cap * 2 : 256;
+				struct hit *h = realloc(c->hits, cap * sizeof(*h));
+
+				if (!h) {
+					c->oom = 1;
+					return;
+				}
+				c->hits = h;
+				c->cap = cap;
+			}
+			c->hits[c->n].k = (uint32_t)ks[i];
+			c->hits[c->n].start = vals[i] == x->li->v[ks[i]].start;
+			c->n++;
+		}
 	}
 }
 
@@ -909,7 +1027,7 @@ static int mark_roots(struct mark *m, unsigned nthreads, uint64_t *root_bytes)
 				v &= 0xFFFFFFFFu;
 			k = live_find(&m->li, v);
 			if (k >= 0)
-				mark_raise(m, (uint32_t)k, v == m->li.start[k], AN_REACH_FROM_ROOT | (uint32_t)r, 1);
+				mark_raise(m, (uint32_t)k, v == m->li.v[k].start, AN_REACH_FROM_ROOT | (uint32_t)r, 1);
 		}
 	}
 	rc = m->oom ? -1 : 0;
