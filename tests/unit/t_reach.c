@@ -2,7 +2,8 @@
  * written with heapann_block.h, a scan built by hand (so that only reach.c is under
  * test), roots added by the test. Asserts the exact category of every block, the
  * parents, --refs and --why links, exclusions, that the threaded root scan of
- * a large root gives the same answer as one thread, and a 32-bit big-endian image.
+ * a large root gives the same answer as one thread, a 32-bit big-endian image, and
+ * random heaps in three regions against a plain reference of memcheck's algorithm.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -321,6 +322,196 @@ out:
 	BIG = 0;
 }
 
+/* ---- random heaps against a plain reference of memcheck's algorithm ---- */
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng % n;
+}
+
+/* The live block holding v, by a linear search; -1 if none. */
+static long ref_find(uint64_t v)
+{
+	for (size_t i = 0; i < nblocks; i++) {
+		const struct cp_block *b = &blocks[i];
+
+		if (b->state != CP_LIVE)
+			continue;
+		if (b->size ? (v >= b->user && v < b->user + b->size) : v == b->user)
+			return (long)i;
+	}
+	return -1;
+}
+
+static uint64_t get(uint64_t addr)
+{
+	uint64_t v;
+
+	memcpy(&v, mem + (addr - BASE), 8);
+	return v;
+}
+
+/* memcheck's mark and cliques, with recursion-free fixpoint loops: O(n^2), plain. */
+static void ref_classify(const struct an_roots *roots, uint8_t *cat)
+{
+	enum { U = 0, P = 1, R = 2, I = 3 };
+	uint8_t st[64] = { 0 };
+	int changed = 1;
+
+	for (size_t r = 0; r < roots->n; r++)
+		for (uint64_t a = roots->v[r].start; a + 8 <= roots->v[r].end; a += 8) {
+			long k = ref_find(get(a));
+
+			if (k >= 0 && ref_find(a) < 0) {
+				int start = get(a) == blocks[k].user;
+
+				if (start)
+					st[k] = R;
+				else if (st[k] == U)
+					st[k] = P;
+			}
+		}
+	while (changed) {
+		changed = 0;
+		for (size_t i = 0; i < nblocks; i++) {
+			if (blocks[i].state != CP_LIVE || (st[i] != R && st[i] != P))
+				continue;
+			for (uint64_t a = blocks[i].user; a + 8 <= blocks[i].user + blocks[i].size; a += 8) {
+				long k = ref_find(get(a));
+				int start;
+
+				if (k < 0)
+					continue;
+				start = get(a) == blocks[k].user;
+				if (start && st[i] == R && st[k] != R) {
+					st[k] = R;
+					changed = 1;
+				} else if (st[k] == U) {
+					st[k] = P;
+					changed = 1;
+				}
+			}
+		}
+	}
+	for (size_t l = 0; l < nblocks; l++) {
+		uint8_t in[64] = { 0 };
+
+		if (blocks[l].state != CP_LIVE || st[l] != U)
+			continue;
+		in[l] = 1;
+		changed = 1;
+		while (changed) {
+			changed = 0;
+			for (size_t i = 0; i < nblocks; i++) {
+				if (!in[i])
+					continue;
+				for (uint64_t a = blocks[i].user; a + 8 <= blocks[i].user + blocks[i].size; a += 8) {
+					long k = ref_find(get(a));
+
+					if (k >= 0 && (size_t)k != l && st[k] == U) {
+						st[k] = I;
+						in[k] = 1;
+						changed = 1;
+					}
+				}
+			}
+		}
+	}
+	for (size_t i = 0; i < nblocks; i++)
+		cat[i] = blocks[i].state != CP_LIVE ? AN_REACH_NONE : st[i] == U ? AN_REACH_DEFINITE :
+			 st[i] == P ? AN_REACH_POSSIBLE : st[i] == R ? AN_REACH_REACHABLE : AN_REACH_INDIRECT;
+}
+
+/* Blocks in three regions (gaps over 1 MiB), sizes 0..200, words that are start
+ * pointers, interior pointers, one past the end, headers, or noise. */
+static void test_random(const char *path, int round)
+{
+	struct cp_image *img;
+	struct cp_scan sc;
+	struct an_roots roots = { 0 };
+	struct an_reach r;
+	struct an_reach_options o = { 1, 1 };
+	struct an_root root = { BASE, BASE + 0x200, AN_ROOT_USER, -1, NULL, 0 };
+	uint8_t want[64];
+	uint64_t at[3] = { BASE + 0x1000, BASE + 0x180000, BASE + 0x330000 };
+	int same = 1;
+
+	mem_size = 0x340000 + 0x10000;
+	mem = calloc(1, mem_size);
+	nblocks = 0;
+	for (unsigned rg = 0; rg < 3; rg++) {
+		uint64_t a = at[rg];
+		unsigned nb = 8 + (unsigned)rnd(12);
+
+		for (unsigned i = 0; i < nb && nblocks < 60; i++) {
+			uint64_t size = rnd(5) == 0 ? 0 : 8 * rnd(26);
+
+			a += heapann_header_bytes(1, W);
+			block(a, size, rnd(8) == 0);
+			a += (size + 15) / 16 * 16 + 16 * rnd(4) + 16;
+		}
+	}
+	/* fill every live and freed block's data and the root with random words */
+	for (size_t i = 0; i < nblocks; i++)
+		for (uint64_t a = blocks[i].user; a + 8 <= blocks[i].user + blocks[i].size; a += 8) {
+			const struct cp_block *t = &blocks[rnd(nblocks)];
+			uint64_t v;
+
+			switch (rnd(6)) {
+			case 0: v = t->user; break;
+			case 1: v = t->user + (t->size ? rnd(t->size) : 0); break;
+			case 2: v = t->user + t->size; break;
+			case 3: v = t->hdr + 8 * rnd(8); break;
+			default: v = rnd(4) ? 0 : rnd(UINT32_MAX); break;
+			}
+			if (rnd(3) == 0)
+				v = 0;
+			put(a, v);
+		}
+	for (uint64_t a = BASE; a < BASE + 0x200; a += 8)
+		if (rnd(4) == 0) {
+			const struct cp_block *t = &blocks[rnd(nblocks)];
+
+			put(a, rnd(2) ? t->user : t->user + (t->size ? rnd(t->size) : 0));
+		}
+	img = image_write(path);
+	if (!img) {
+		CHECK("random image opens", 0);
+		goto out;
+	}
+	scan_fill(&sc);
+	an_roots_add(&roots, &root);
+	ref_classify(&roots, want);
+	if (an_reach_build(img, &sc, &roots, &o, &r) < 0) {
+		CHECK("random build", 0);
+		cp_image_free(img);
+		goto out;
+	}
+	for (size_t i = 0; i < nblocks; i++)
+		if (r.cat[i] != want[i]) {
+			same = 0;
+			printf("# round %d block %zu (0x%llx, %llu bytes): got %u, want %u\n", round, i,
+			       (unsigned long long)blocks[i].user, (unsigned long long)blocks[i].size,
+			       r.cat[i], want[i]);
+		}
+	{
+		char name[64];
+
+		snprintf(name, sizeof(name), "random heap %d (%zu blocks): same as the reference", round, nblocks);
+		CHECK(name, same);
+	}
+	an_reach_release(&r);
+	cp_image_free(img);
+out:
+	an_roots_release(&roots);
+	free(mem);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/t_reach.XXXXXX";
@@ -334,6 +525,8 @@ int main(void)
 	test_categories(path);
 	test_threads(path);
 	test_be32(path);
+	for (int i = 0; i < 20; i++)
+		test_random(path, i);
 	unlink(path);
 	CHECK("category names", !strcmp(an_reach_cat_name(AN_REACH_DEFINITE), "definitely lost") &&
 	      !strcmp(an_reach_cat_name(AN_REACH_REACHABLE), "still reachable"));
