@@ -195,4 +195,11 @@ int mi_client_close(struct mi_client *c);
 int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeout_ms,
 		struct mi_error *err);
 
+/* The program file of the running process pid (readlink of /proc/PID/exe) into
+ * buf of size n, for analysing its snapshot afterwards. Returns 0, or -1 with err
+ * filled: MI_ENOPROC, MI_EPERM (another user's process), MI_EIO (the file was
+ * deleted or replaced since the process started: " (deleted)" in the link),
+ * MI_EARG (buf too small). */
+int mi_process_exe(pid_t pid, char *buf, size_t n, struct mi_error *err);
+
 #endif /* MI_H */

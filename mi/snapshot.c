@@ -180,3 +180,35 @@ out:
 		unlink(out_path);
 	return ret;
 }
+
+int mi_process_exe(pid_t pid, char *buf, size_t n, struct mi_error *err)
+{
+	char link[64];
+	ssize_t len;
+	static const char deleted[] = " (deleted)";
+
+	if (err) {
+		err->code = 0;
+		err->msg[0] = '\0';
+	}
+	if (pid <= 0 || !buf || n < 2)
+		return snap_error(err, MI_EARG, "bad process id %d or buffer", (int)pid);
+	snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+	len = readlink(link, buf, n - 1);
+	if (len < 0) {
+		if (errno == ENOENT || errno == ESRCH)
+			return snap_error(err, MI_ENOPROC, "no process with id %d", (int)pid);
+		if (errno == EACCES || errno == EPERM)
+			return snap_error(err, MI_EPERM, "process %d: cannot read its program path (%s): "
+					  "run as its user or as root", (int)pid, strerror(errno));
+		return snap_error(err, MI_EIO, "%s: %s", link, strerror(errno));
+	}
+	if ((size_t)len >= n - 1)
+		return snap_error(err, MI_EARG, "process %d: program path too long", (int)pid);
+	buf[len] = '\0';
+	if ((size_t)len > sizeof deleted - 1 && strcmp(buf + len - (sizeof deleted - 1), deleted) == 0)
+		return snap_error(err, MI_EIO, "process %d: its program %.*s was deleted or replaced "
+				  "since it started: give the program file explicitly", (int)pid,
+				  (int)(len - (ssize_t)(sizeof deleted - 1)), buf);
+	return 0;
+}

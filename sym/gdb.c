@@ -390,6 +390,18 @@ static int gdb_exec_ok(struct gdb_symbolizer *s, const char *cmd, const char *wh
 		mi_reply_release(&r);
 		return -1;
 	}
+	/* gdb's warnings while loading ("Could not load shared library symbols",
+	 * "core file may not match") become notes. */
+	{
+		const char *p = r.log, *nl;
+
+		while (p && *p) {
+			nl = strchr(p, '\n');
+			if (strncmp(p, "warning: ", 9) == 0)
+				gdb_note(s, "gdb: %.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
+			p = nl ? nl + 1 : NULL;
+		}
+	}
 	mi_reply_release(&r);
 	return 0;
 }

@@ -235,6 +235,7 @@ if [ -f "$B/libheapann.so" ]; then
 	start "$TMP/mi_prog" snap
 	"$MIGDB" --snapshot $pid "$TMP/snap.core" >"$TMP/snap.res" 2>&1
 	check_grep "snapshot: ok" '^snapshot ok$' "$TMP/snap.res"
+	check_eq "snapshot: the program file of the process" "$(readlink -f "$TMP/mi_prog")" "$("$MIGDB" --exe $pid)"
 	check "snapshot: the program still runs" kill -0 $pid
 	check_eq "snapshot: and is not left stopped" S "$(awk '/^State:/ { print $2 }' /proc/$pid/status)"
 	want=$(sed -n 's/^blocks \([0-9]*\) bytes \([0-9]*\)$/live \1 bytes \2/p' "$TMP/snap.out")
@@ -253,6 +254,8 @@ sh -c 'exit 0' & gone=$!; wait $gone
 "$MIGDB" --snapshot $gone "$TMP/none.core" >"$TMP/gone.res" 2>&1
 check_grep "snapshot of no process: says so" "^error 7: snapshot: no process with id $gone$" "$TMP/gone.res"
 check "snapshot of no process: no file left" test ! -e "$TMP/none.core"
+check_grep "program file of no process: says so" "^error 7: no process with id $gone$" "$(
+	"$MIGDB" --exe $gone >"$TMP/gone.exe" 2>&1; echo "$TMP/gone.exe")"
 
 "$MIGDB" --snapshot $$ "$TMP/x.core" --gdb "$TMP/no-such-gdb" >"$TMP/nogdb2.res" 2>&1
 check_grep "snapshot without gdb: which package" '^error 1: .*install the Debian package gdb' "$TMP/nogdb2.res"

@@ -5,6 +5,7 @@
  *   migdb --addrs CORE       the distinct return addresses of the core's blocks
  *   migdb --blocks CORE      "live N bytes B" of the core's blocks
  *   migdb --snapshot PID OUT [--gdb G]   mi_snapshot; "snapshot ok" or the error
+ *   migdb --exe PID          mi_process_exe: the program file of a process
  *   migdb [--gdb G] [--timeout MS] [--batch] --exec CMD...   run MI commands (one
  *        by one, or pipelined with --batch) and print each reply as
  *        "reply N class=C console=[...] log=[...] async=K" (text with \n
@@ -32,7 +33,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: migdb [--sysroot DIR] [--gdb PATH] [--timeout MS] [--addr-file F] "
 		"[--time] [--compare] (EXE CORE | --raw-elf EXE) [ADDR...]\n"
-		"       migdb --addrs CORE | --blocks CORE | --snapshot PID OUT [--gdb G]\n");
+		"       migdb --addrs CORE | --blocks CORE | --exe PID | --snapshot PID OUT [--gdb G]\n");
 	return 2;
 }
 
@@ -195,6 +196,18 @@ int main(int argc, char **argv)
 				printf("live %zu bytes %" PRIu64 "\n", scan.nlive, scan.live_bytes);
 			cp_scan_free(&scan);
 			cp_image_free(img);
+			return 0;
+		} else if (strcmp(a, "--exe") == 0) {
+			struct mi_error me;
+			char path[4096];
+
+			if (ai + 1 >= argc)
+				return usage();
+			if (mi_process_exe((pid_t)strtol(argv[ai + 1], NULL, 10), path, sizeof path, &me) < 0) {
+				printf("error %d: %s\n", me.code, me.msg);
+				return 1;
+			}
+			printf("%s\n", path);
 			return 0;
 		} else if (strcmp(a, "--snapshot") == 0) {
 			struct mi_error me;
