@@ -94,6 +94,15 @@ check "guard off: nothing reported" test ! -s "$TMP/g0.err"
 (ulimit -c 0; HEAPANN_ABORT_ON_CORRUPTION=1 LD_PRELOAD=$SO $TO "$TMP/header" overflow > /dev/null 2>&1; exit $?) 2>/dev/null
 check_eq "HEAPANN_ABORT_ON_CORRUPTION=1 aborts (SIGABRT)" 134 $?
 
+LD_PRELOAD=$SO $TO "$TMP/header" doublefree > "$TMP/df.out" 2> "$TMP/df.err"
+check_eq "double free: exits 0 (second free ignored)" 0 $?
+check_eq "double free: reported with the block address" \
+	"heapann: free of an already freed block $(cat "$TMP/df.out")" "$(cat "$TMP/df.err")"
+LD_PRELOAD=$SO $TO "$TMP/header" underflow > "$TMP/uf.out" 2> "$TMP/uf.err"
+check_eq "damaged header: exits 0 (block leaked)" 0 $?
+check_eq "damaged header: reported with the block address" \
+	"heapann: damaged header, block leaked: $(cat "$TMP/uf.out")" "$(cat "$TMP/uf.err")"
+
 # ---- real programs: identical output, clean stderr ----
 # same NAME CMD...: run CMD plain and preloaded; stdout and exit status equal,
 # preloaded stderr equal to the plain one.

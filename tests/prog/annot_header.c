@@ -4,7 +4,8 @@
  * the function that called malloc, the outer frames equal to backtrace()'s,
  * a valid check word, the guard, sequence numbers, and the header rewritten by
  * realloc. `annot_header overflow` writes 3 bytes past a 24-byte block and
- * frees it (run-annotate.sh checks the stderr line). */
+ * frees it, `doublefree` frees a block twice, `underflow` breaks a live
+ * header's START word and frees the block (run-annotate.sh checks stderr). */
 #include <execinfo.h>
 #include <malloc.h>
 #include <stdint.h>
@@ -149,6 +150,29 @@ int main(int argc, char **argv)
 		printf("%p\n", (void *)p);
 		fflush(stdout);
 		memcpy(launder(p), "0123456789abcdefghijklmnopqrstuv", 27);
+		free(p);
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "doublefree") == 0) {
+		/* Under the preload the second free is reported and ignored. */
+		char *p = malloc(40);
+		printf("%p\n", (void *)p);
+		fflush(stdout);
+		free(p);
+		free(launder(p));
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "underflow") == 0) {
+		/* Overwrite the START word of a live block, then free it: reported,
+		 * the block is leaked, the program goes on. */
+		char *p = malloc(40);
+		uintptr_t *u = launder(p);
+		unsigned d = u[-1] & HEAPANN_END_DEPTH_MASK;
+		printf("%p\n", (void *)p);
+		fflush(stdout);
+		u[-(long)(7 + d)] = 0;
+		free(p);
+		p = malloc(10);
 		free(p);
 		return 0;
 	}
