@@ -79,16 +79,28 @@ struct cli_profile {
 };
 
 /* The target of a program or firmware ELF (target.c). */
+#define CLI_MAX_TEXT 16
+
 struct cli_target {
 	unsigned wsize;     /* 4 or 8 */
 	int big_endian;
 	uint16_t machine;   /* e_machine */
 	int type;           /* e_type */
+	struct { uint64_t start, end; } text[CLI_MAX_TEXT]; /* executable PT_LOADs */
+	unsigned ntext;
 };
 
 /* Read the ELF header of path into *t. Returns 0, or -1 with err filled ("PATH:
  * problem") when it is missing, not an ELF, or a core rather than a program. */
 int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err);
+
+/* Why a raw dump gave no valid block, or why its stacks do not fit the ELF: fills
+ * msg with one line ("DUMP: no valid block found: ...") naming the likely wrong
+ * option (--endian, --ptr-size, --base, --elf) and returns -1 when the dump should
+ * be rejected; returns 0 when it looks right. A warning that does not reject
+ * (some return addresses outside the ELF's code) is put in msg with 0 returned. */
+int cli_raw_diagnose(const struct cp_image *img, const struct cp_scan *scan,
+		     const struct cli_target *t, const char *elf_path, char *msg, size_t cap);
 
 /* ---- output helpers (out.c) ---- */
 

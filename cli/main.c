@@ -1,6 +1,7 @@
 /* main.c - mprof-core: read a core or a raw dump, find every annotated block,
  * name the stacks, and print the reports. The only place that prints to the user
  * or decides the exit status: 0 fine, 1 bad input, 2 bad usage, 3 corruption found. */
+#include <elf.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -282,11 +283,10 @@ static int profile_load(const struct cli_options *o, struct cli_profile *p)
 	struct cp_error cerr = { 0 };
 	struct sym_error serr = { 0 };
 	struct sym_options so = { 0 };
+	struct cli_target t;
 
 	memset(p, 0, sizeof(*p));
 	if (o->raw) {
-		struct cli_target t;
-
 		if (cli_target_read(o->prog, &t, &cerr) < 0)
 			goto cerror;
 		if (o->ptr_size)
@@ -313,6 +313,19 @@ static int profile_load(const struct cli_options *o, struct cli_profile *p)
 			goto cerror;
 		if (so_scan.progress)
 			fputs("\r\033[K", stderr);
+	}
+	if (o->raw) {
+		char msg[sizeof(cerr.msg)];
+
+		/* a PIE's load address is not in a raw dump: its code range says nothing */
+		if (t.type != ET_EXEC)
+			t.ntext = 0;
+		if (cli_raw_diagnose(p->img, &p->scan, &t, o->prog, msg, sizeof(msg)) < 0) {
+			fprintf(stderr, "mprof-core: %s\n", msg);
+			return -1;
+		}
+		if (msg[0] && !o->quiet)
+			fprintf(stderr, "mprof-core: warning: %s\n", msg);
 	}
 	if (cli_stats_load(o, p) < 0)   /* issue 5: before naming, it adds stacks */
 		return -1;

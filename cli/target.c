@@ -7,7 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <inttypes.h>
+
 #include "cli.h"
+#include "heapann_block.h"
 
 static int fail(struct cp_error *err, int code, const char *path, const char *what)
 {
@@ -44,10 +47,98 @@ int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err
 	t->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	t->machine = eh.e_machine;
 	t->type = eh.e_type;
+	t->ntext = 0;
+	{
+		size_t nph = 0;
+
+		elf_getphdrnum(e, &nph);
+		for (size_t i = 0; i < nph && t->ntext < CLI_MAX_TEXT; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+				continue;
+			t->text[t->ntext].start = ph.p_vaddr;
+			t->text[t->ntext].end = ph.p_vaddr + ph.p_memsz;
+			t->ntext++;
+		}
+	}
 	rc = 0;
 out:
 	if (e)
 		elf_end(e);
 	close(fd);
 	return rc;
+}
+
+/* Count aligned words of the dump equal to one of the start magics of width w in
+ * byte order be. */
+static uint64_t count_magics(const struct cp_image *img, unsigned w, int be)
+{
+	uint64_t n = 0, live = heapann_start_live(w), freed = heapann_start_freed(w);
+
+	for (size_t s = 0; s < img->nsegs; s++) {
+		const unsigned char *p = img->map + img->segs[s].offset;
+		uint64_t len = img->segs[s].avail;
+
+		for (uint64_t off = 0; off + w <= len; off += w) {
+			uint64_t v = 0;
+
+			for (unsigned k = 0; k < w; k++)
+				v |= (uint64_t)p[off + k] << (be ? 8 * (w - 1 - k) : 8 * k);
+			n += v == live || v == freed;
+		}
+	}
+	return n;
+}
+
+int cli_raw_diagnose(const struct cp_image *img, const struct cp_scan *scan,
+		     const struct cli_target *t, const char *elf_path, char *msg, size_t cap)
+{
+	const char *path = img->path;
+	uint64_t n, outside = 0;
+
+	msg[0] = '\0';
+	if (scan->nblocks == 0) {
+		if (scan->ndamaged) {
+			snprintf(msg, cap, "%s: no valid block found: %zu headers fail their check word, "
+				 "which ties each header to its address: is --base 0x%" PRIx64 " the "
+				 "address of the dump's first byte?", path, scan->ndamaged, img->segs[0].vaddr);
+			return -1;
+		}
+		if ((n = count_magics(img, img->wsize, !img->big_endian)) > 0) {
+			snprintf(msg, cap, "%s: no valid block found, but %" PRIu64 " headers in the other "
+				 "byte order: try --endian %s", path, n, img->big_endian ? "little" : "big");
+			return -1;
+		}
+		for (int be = 0; be < 2; be++)
+			if ((n = count_magics(img, 12 - img->wsize, be)) > 0) {
+				snprintf(msg, cap, "%s: no valid block found, but %" PRIu64 " headers of "
+					 "%u-byte words: try --ptr-size %u%s", path, n, 12 - img->wsize,
+					 12 - img->wsize, be != img->big_endian ?
+					 (be ? " --endian big" : " --endian little") : "");
+				return -1;
+			}
+		snprintf(msg, cap, "%s: no valid block found: is it memory of a program linked with "
+			 "libheapann (its heap), and %s its ELF?", path, elf_path);
+		return -1;
+	}
+	/* Blocks are there; do their return addresses fall in the ELF's code? */
+	for (size_t i = 0; i < scan->naddrs; i++) {
+		unsigned k;
+
+		for (k = 0; k < t->ntext; k++)
+			if (scan->addrs[i] >= t->text[k].start && scan->addrs[i] < t->text[k].end)
+				break;
+		outside += k == t->ntext;
+	}
+	if (t->ntext && scan->naddrs && outside == scan->naddrs) {
+		snprintf(msg, cap, "%s: none of the %zu return addresses falls in the code of %s: "
+			 "is --elf the program that made this dump?", path, scan->naddrs, elf_path);
+		return -1;
+	}
+	if (outside)
+		snprintf(msg, cap, "%s: %" PRIu64 " of %zu return addresses fall outside the code "
+			 "of %s (shared libraries, or another build of it)", path, outside,
+			 scan->naddrs, elf_path);
+	return 0;
 }

@@ -7,6 +7,10 @@
                                             functions F at lines L (file basename
                                             ignored), in this order
   jstack.py FILE nstacks N                  number of stacks
+  jstack.py FILE framed BLOCKS BYTES        blocks and bytes of the stacks that
+                                            have frames (a static program's libc
+                                            allocates a few blocks at start-up,
+                                            before any unwinder can run)
 Exit 0 when it holds; otherwise print why on stderr and exit 1."""
 import json
 import sys
@@ -30,6 +34,12 @@ def main():
         got = (doc["blocks"], doc["bytes"])
         if got != (int(args[0]), int(args[1])):
             sys.exit("total: want blocks=%s bytes=%s, got %s" % (args[0], args[1], got))
+        return
+    if what == "framed":
+        st = [s for s in doc["stacks"] if s["frames"]]
+        got = (sum(s["blocks"] for s in st), sum(s["bytes"] for s in st))
+        if got != (int(args[0]), int(args[1])):
+            sys.exit("framed: want blocks=%s bytes=%s, got %s" % (args[0], args[1], got))
         return
     if what == "nstacks":
         if len(doc["stacks"]) != int(args[0]):
