@@ -106,7 +106,7 @@ int report_stacks_text(FILE *f, const struct cli_options *o, const struct cli_pr
 		if (nf > MAX_FRAMES)
 			nf = MAX_FRAMES;
 		if (!nf)
-			fputs("    (no frames recorded)\n", f);
+			fputs("    (no frames recorded: allocated before the unwinder was ready, or HEAPANN_UNWIND=none)\n", f);
 		for (size_t k = 0; k < nf; k++) {
 			fputs("    ", f);
 			report_frame_text(f, &fr[k]);
