@@ -240,6 +240,22 @@ if [ -f "$B/libheapann.so" ]; then
 	check_eq "snapshot: and is not left stopped" S "$(awk '/^State:/ { print $2 }' /proc/$pid/status)"
 	want=$(sed -n 's/^blocks \([0-9]*\) bytes \([0-9]*\)$/live \1 bytes \2/p' "$TMP/snap.out")
 	check_eq "snapshot: exactly the program's live blocks and bytes" "$want" "$("$MIGDB" --blocks "$TMP/snap.core")"
+	# through the CLI, when it is built: the same report from both symbolizers
+	if [ -x "$B/mprof-core" ]; then
+		"$B/mprof-core" --symbolizer=gdb "$TMP/mi_prog" "$TMP/snap.core" 2>"$TMP/cli.err" | tail -n +2 >"$TMP/cli.gdb"
+		"$B/mprof-core" --symbolizer=dw "$TMP/mi_prog" "$TMP/snap.core" 2>>"$TMP/cli.err" | tail -n +2 >"$TMP/cli.dw"
+		check "mprof-core: --symbolizer=gdb and =dw print the same report" cmp -s "$TMP/cli.gdb" "$TMP/cli.dw"
+		check_grep "mprof-core --symbolizer=gdb: names the program's frames" \
+			'^ +prog_alloc \(mi_prog\.c:[0-9]+\) \[mi_prog\]$' "$TMP/cli.gdb"
+		"$B/mprof-core" snapshot $pid -o "$TMP/cli.core" >"$TMP/cli.snap" 2>&1
+		check_eq "mprof-core snapshot: exit 0" 0 $?
+		# "live blocks: N, requested bytes: B" with B in thousands groups
+		pattern=$(sed -n 's/^blocks \([0-9]*\) bytes \([0-9]*\)$/\1 \2/p' "$TMP/snap.out" |
+			awk '{ b = $2; g = ""; while (length(b) > 3) { g = "," substr(b, length(b) - 2) g; b = substr(b, 1, length(b) - 3) }
+				printf "^live blocks: %s, requested bytes: %s%s,", $1, b, g }')
+		check_grep "mprof-core snapshot: reports exactly the program's blocks" "$pattern" "$TMP/cli.snap"
+		check "mprof-core snapshot: the program still runs" kill -0 $pid
+	fi
 	# and once more: a second snapshot of the same process works too
 	"$MIGDB" --snapshot $pid "$TMP/snap2.core" >"$TMP/snap2.res" 2>&1
 	check_grep "snapshot: a second one works" '^snapshot ok$' "$TMP/snap2.res"
