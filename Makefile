@@ -51,6 +51,8 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(TOOL_SRC))
 
+.DEFAULT_GOAL := all
+
 # On a fresh Debian 12 machine the first build installs the missing packages.
 $(B)/.deps-ok: scripts/install-deps.sh
 	@mkdir -p $(B)

@@ -1,9 +1,8 @@
 /* stacks.c - logical frames of a stack, allocator-frame stripping, and clustering
  * of live blocks by stack.
  *
- * Pure functions over the scan and the symbol table. A cluster is keyed by what is
- * left of a stack once the allocator's own frames are stripped, so two raw stacks
- * that differ only inside xmalloc (an --alloc-fn) fall into one cluster.
+ * Pure functions over the scan and the symbol table. A cluster is keyed by the
+ * named frames left once the allocator's own frames are stripped (see below).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -159,30 +158,10 @@ int an_stack_ignored(const struct an_input *in, const struct an_filter *f, uint3
 
 /* ---- clustering ---- */
 
-/* Where the stripped stack starts: raw frame index and inline level within it. */
-struct cut {
-	uint32_t pos;
-	uint32_t level;
-};
-
-static struct cut cut_of(const struct an_input *in, uint32_t stack, uint32_t skip)
-{
-	const struct cp_stack *st = &in->scan->stacks[stack];
-	struct cut c = { st->depth, 0 };
-	uint32_t k = 0;
-
-	for (uint32_t i = 0; i < st->depth; i++) {
-		uint32_t lv = levels_of(in, in->scan->stack_frames[st->first + i]);
-
-		if (skip < k + lv) {
-			c.pos = i;
-			c.level = skip - k;
-			return c;
-		}
-		k += lv;
-	}
-	return c;
-}
+/* A cluster is keyed by what a user reads: the logical frames left after the
+ * allocator's, each by function, file, line and module when it has a name, and by
+ * address when it has none. Two call sites on one source line (an unrolled loop)
+ * are one cluster; raw stacks that differ only inside an --alloc-fn are one too. */
 
 static uint64_t mix64(uint64_t h)
 {
@@ -194,26 +173,67 @@ static uint64_t mix64(uint64_t h)
 	return h;
 }
 
-static uint64_t cut_hash(const struct an_input *in, uint32_t stack, struct cut c)
+static uint64_t str_hash(const char *s)
 {
-	const struct cp_stack *st = &in->scan->stacks[stack];
-	uint64_t h = mix64(c.level + 0x9E37u);
+	uint64_t h = 0xCBF29CE484222325ULL;
 
-	for (uint32_t i = c.pos; i < st->depth; i++)
-		h = mix64(h ^ in->scan->stack_frames[st->first + i]);
+	if (!s)
+		return 0;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001B3ULL;
 	return h;
 }
 
-static int cut_equal(const struct an_input *in, uint32_t sa, struct cut ca, uint32_t sb,
-		     struct cut cb)
+static int str_eq(const char *a, const char *b)
 {
-	const struct cp_stack *a = &in->scan->stacks[sa], *b = &in->scan->stacks[sb];
-	uint32_t na = a->depth - ca.pos, nb = b->depth - cb.pos;
+	return a == b || (a && b && !strcmp(a, b));
+}
 
-	if (ca.level != cb.level || na != nb)
+static uint64_t frame_key_hash(const struct an_frame *f)
+{
+	if (!f->function)
+		return mix64(f->addr);
+	return mix64(str_hash(f->function) ^ mix64(str_hash(f->file) + f->line) ^
+		     (str_hash(f->module) << 1) ^ (uint64_t)f->inlined);
+}
+
+static int frame_key_eq(const struct an_frame *a, const struct an_frame *b)
+{
+	if (!a->function || !b->function)
+		return !a->function && !b->function && a->addr == b->addr;
+	return a->line == b->line && a->inlined == b->inlined && str_eq(a->function, b->function) &&
+	       str_eq(a->file, b->file) && str_eq(a->module, b->module);
+}
+
+/* Scratch space for the logical frames of two stacks. */
+struct frames_buf {
+	struct an_frame *a, *b;
+	size_t cap;
+};
+
+static uint64_t key_hash(const struct an_input *in, uint32_t stack, uint32_t skip,
+			 struct frames_buf *fb)
+{
+	size_t n = an_frames_get(in, stack, skip, fb->a, fb->cap);
+	uint64_t h = mix64(n);
+
+	for (size_t i = 0; i < n && i < fb->cap; i++)
+		h = mix64(h ^ frame_key_hash(&fb->a[i]));
+	return h;
+}
+
+static int key_equal(const struct an_input *in, uint32_t sa, uint32_t ska, uint32_t sb,
+		     uint32_t skb, struct frames_buf *fb)
+{
+	size_t na = an_frames_get(in, sa, ska, fb->a, fb->cap);
+	size_t nb = an_frames_get(in, sb, skb, fb->b, fb->cap);
+
+	if (na != nb)
 		return 0;
-	return memcmp(&in->scan->stack_frames[a->first + ca.pos],
-		      &in->scan->stack_frames[b->first + cb.pos], na * sizeof(uint32_t)) == 0;
+	for (size_t i = 0; i < na && i < fb->cap; i++)
+		if (!frame_key_eq(&fb->a[i], &fb->b[i]))
+			return 0;
+	return 1;
 }
 
 /* Open-addressing map from (cluster, size) to a count, for the size summary. */
@@ -310,7 +330,7 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 {
 	const struct cp_scan *sc = in->scan;
 	uint32_t *stack_cluster = NULL, *table = NULL, *order = NULL;
-	struct cut *cuts = NULL;
+	struct frames_buf fb = { 0 };
 	struct size_map sizes = { 0 };
 	size_t tcap = 16, nclusters = 0;
 	int rc = -1;
@@ -319,11 +339,18 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 	while (tcap < sc->nstacks * 2)
 		tcap *= 2;
 	stack_cluster = malloc((sc->nstacks + 1) * sizeof(*stack_cluster));
-	cuts = malloc((sc->nstacks + 1) * sizeof(*cuts));
+	for (uint32_t s = 0; s < sc->nstacks; s++) {
+		size_t n = an_frames_count(in, s);
+
+		if (n > fb.cap)
+			fb.cap = n;
+	}
+	fb.a = malloc((fb.cap + 1) * sizeof(*fb.a));
+	fb.b = malloc((fb.cap + 1) * sizeof(*fb.b));
 	table = malloc(tcap * sizeof(*table));
 	out->v = calloc(sc->nstacks + 1, sizeof(*out->v));
 	out->block_cluster = malloc((sc->nblocks + 1) * sizeof(*out->block_cluster));
-	if (!stack_cluster || !cuts || !table || !out->v || !out->block_cluster)
+	if (!stack_cluster || !fb.a || !fb.b || !table || !out->v || !out->block_cluster)
 		goto out;
 	memset(table, 0xFF, tcap * sizeof(*table));
 
@@ -336,12 +363,11 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 			continue;
 		}
 		skip = an_alloc_skip(in, f, s);
-		cuts[s] = cut_of(in, s, skip);
-		j = cut_hash(in, s, cuts[s]) & (tcap - 1);
+		j = key_hash(in, s, skip, &fb) & (tcap - 1);
 		while (table[j] != UINT32_MAX) {
 			uint32_t c = table[j];
 
-			if (cut_equal(in, out->v[c].stack, cuts[out->v[c].stack], s, cuts[s]))
+			if (key_equal(in, out->v[c].stack, out->v[c].skip, s, skip, &fb))
 				break;
 			j = (j + 1) & (tcap - 1);
 		}
@@ -414,7 +440,8 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 	rc = 0;
 out:
 	free(stack_cluster);
-	free(cuts);
+	free(fb.a);
+	free(fb.b);
 	free(table);
 	free(order);
 	free(sizes.v);
