@@ -137,6 +137,9 @@ static void test_aligned(void)
 	if (p)
 		memset(p, 3, page);
 	free(p);
+	p = pvalloc(0);
+	CHECK("pvalloc(0) page-aligned, non-NULL", p && ((uintptr_t)p & (page - 1)) == 0);
+	free(p);
 	errno = 0;
 	CHECK("pvalloc overflow ENOMEM", pvalloc(huge - 10) == NULL && errno == ENOMEM);
 
