@@ -241,40 +241,51 @@ static void st_sample(uintptr_t time, uintptr_t live)
 	__atomic_store_n(&c[HEAPANN_SC_TL_LOCK], 0, __ATOMIC_RELEASE);
 }
 
-void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
-		    const uintptr_t *frames)
+/* Raise PEAK to LIVE (reached at TIME) when it is higher. */
+static void st_peak(uintptr_t *c, uintptr_t live, uintptr_t time)
 {
-	uintptr_t *c, *e, *b, live, time, peak;
-	unsigned cls = heapann_stats_class(size);
+	uintptr_t peak = LOAD(c[HEAPANN_SC_PEAK]);
 
-	(void)user;
-	(void)seq;
-	if (ST_UNLIKELY(!st_ready()))
-		return;
-	c = st_counters;
-	time = ADD(c[HEAPANN_SC_TIME], size);
-	live = ADD(c[HEAPANN_SC_LIVE], size);
-	peak = LOAD(c[HEAPANN_SC_PEAK]);
-	while (live > peak) {
+	while (ST_UNLIKELY(live > peak)) {
 		if (__atomic_compare_exchange_n(&c[HEAPANN_SC_PEAK], &peak, live, 1,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 			__atomic_store_n(&c[HEAPANN_SC_PEAK_TIME], time, __ATOMIC_RELAXED);
 			break;
 		}
 	}
-	b = st_bins + (size <= 1024 ? size : HEAPANN_STATS_BIN_LARGE) * HEAPANN_STATS_BIN_WORDS;
-	ADD(b[0], 1);
-	ADD(b[1], size);
+}
+
+/* Shared words written per allocation: BYTES, the bin's ALLOCS (and BYTES for the
+ * large bin), the slot's ALLOCS and class bytes. Everything else is derived by the
+ * reader (heapann_stats.h), so each call costs four atomic adds. */
+void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
+		    const uintptr_t *frames)
+{
+	uintptr_t *c, *e, *b, a, f;
+	unsigned cls = heapann_stats_class(size);
+	unsigned bin = size <= 1024 ? (unsigned)size : HEAPANN_STATS_BIN_LARGE;
+
+	(void)user;
+	(void)seq;
+	if (ST_UNLIKELY(!st_ready()))
+		return;
+	c = st_counters;
 	e = st_slot(frames, depth, 1);
+	a = ADD(c[HEAPANN_SC_BYTES], size);
+	f = LOAD(c[HEAPANN_SC_BYTES_FREED]);
+	st_peak(c, a - f, a + f);
+	b = st_bins + bin * HEAPANN_STATS_BIN_WORDS;
+	ADD(b[0], 1);
+	if (bin == HEAPANN_STATS_BIN_LARGE)
+		ADD(b[1], size);
 	if (ST_LIKELY(e != NULL)) {
 		ADD(e[HEAPANN_SE_ALLOCS], 1);
-		ADD(e[HEAPANN_SE_BYTES], size);
 		ADD(e[HEAPANN_SE_CLS_BYTES + cls], size);
 	} else {
 		ADD(c[HEAPANN_SC_UNREC_ALLOCS], 1);
 		ADD(c[HEAPANN_SC_UNREC_BYTES], size);
 	}
-	st_sample(time, live);
+	st_sample(a + f, a - f);
 }
 
 /* The frames of our live block USER, read from its header (still intact). */
@@ -292,11 +303,12 @@ static const uintptr_t *st_block_frames(const void *user, unsigned *depth)
 }
 
 /* Count a free (sign 1) or take one back (sign -1: a realloc that failed after
- * its free was counted). */
+ * its free was counted). Four atomic adds, like an allocation. */
 static void st_free(const void *user, size_t size, int sign)
 {
-	uintptr_t *c, *e, *b, live, time;
+	uintptr_t *c, *e, *b, a, f;
 	unsigned cls = heapann_stats_class(size), depth;
+	unsigned bin = size <= 1024 ? (unsigned)size : HEAPANN_STATS_BIN_LARGE;
 	const uintptr_t *frames;
 
 	if (ST_UNLIKELY(!st_ready()))
@@ -306,33 +318,33 @@ static void st_free(const void *user, size_t size, int sign)
 	/* the header's frames are likely cold by now: start loading them all at once */
 	for (unsigned k = 0; k < depth; k += 64 / sizeof(uintptr_t))
 		__builtin_prefetch(frames + k);
-	b = st_bins + (size <= 1024 ? size : HEAPANN_STATS_BIN_LARGE) * HEAPANN_STATS_BIN_WORDS;
 	e = st_slot(frames, depth, 0);
-	if (sign > 0) {
-		time = ADD(c[HEAPANN_SC_TIME], size);
-		live = SUB(c[HEAPANN_SC_LIVE], size);
-		ADD(b[2], 1);
-		ADD(b[3], size);
-		if (ST_LIKELY(e != NULL)) {
-			ADD(e[HEAPANN_SE_FREES], 1);
-			ADD(e[HEAPANN_SE_BYTES_FREED], size);
-			ADD(e[HEAPANN_SE_CLS_FREED + cls], size);
+	b = st_bins + bin * HEAPANN_STATS_BIN_WORDS;
+	if (sign < 0) {
+		SUB(c[HEAPANN_SC_BYTES_FREED], size);
+		SUB(b[2], 1);
+		if (bin == HEAPANN_STATS_BIN_LARGE)
+			SUB(b[3], size);
+		if (e) {
+			SUB(e[HEAPANN_SE_FREES], 1);
+			SUB(e[HEAPANN_SE_CLS_FREED + cls], size);
 		} else {
-			ADD(c[HEAPANN_SC_UNREC_FREES], 1);
+			SUB(c[HEAPANN_SC_UNREC_FREES], 1);
 		}
-		st_sample(time, live);
 		return;
 	}
-	ADD(c[HEAPANN_SC_LIVE], size);
-	SUB(b[2], 1);
-	SUB(b[3], size);
-	if (e) {
-		SUB(e[HEAPANN_SE_FREES], 1);
-		SUB(e[HEAPANN_SE_BYTES_FREED], size);
-		SUB(e[HEAPANN_SE_CLS_FREED + cls], size);
+	f = ADD(c[HEAPANN_SC_BYTES_FREED], size);
+	a = LOAD(c[HEAPANN_SC_BYTES]);
+	ADD(b[2], 1);
+	if (bin == HEAPANN_STATS_BIN_LARGE)
+		ADD(b[3], size);
+	if (ST_LIKELY(e != NULL)) {
+		ADD(e[HEAPANN_SE_FREES], 1);
+		ADD(e[HEAPANN_SE_CLS_FREED + cls], size);
 	} else {
-		SUB(c[HEAPANN_SC_UNREC_FREES], 1);
+		ADD(c[HEAPANN_SC_UNREC_FREES], 1);
 	}
+	st_sample(a + f, a - f);
 }
 
 void ha_stats_free(const void *user, size_t size, uintptr_t seq)

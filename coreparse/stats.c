@@ -284,14 +284,8 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 #define WORD(p, i) cp_image_word(img, (p) + (uint64_t)(i) * w)
 	out->addr = rg.addr;
 	c = rg.p + rg.off_counters;
-	out->allocs = WORD(c, HEAPANN_SC_ALLOCS);
-	out->frees = WORD(c, HEAPANN_SC_FREES);
-	out->bytes = WORD(c, HEAPANN_SC_BYTES);
-	out->bytes_freed = WORD(c, HEAPANN_SC_BYTES_FREED);
-	out->live_bytes = WORD(c, HEAPANN_SC_LIVE);
 	out->peak_live = WORD(c, HEAPANN_SC_PEAK);
 	out->peak_time = WORD(c, HEAPANN_SC_PEAK_TIME);
-	out->time = WORD(c, HEAPANN_SC_TIME);
 	out->unrecorded_allocs = WORD(c, HEAPANN_SC_UNREC_ALLOCS);
 	out->unrecorded_bytes = WORD(c, HEAPANN_SC_UNREC_BYTES);
 	out->unrecorded_frees = WORD(c, HEAPANN_SC_UNREC_FREES);
@@ -302,10 +296,22 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 		const unsigned char *bp = rg.p + rg.off_bins + (uint64_t)b * HEAPANN_STATS_BIN_WORDS * w;
 
 		out->bins[b].allocs = WORD(bp, 0);
-		out->bins[b].bytes = WORD(bp, 1);
 		out->bins[b].frees = WORD(bp, 2);
-		out->bins[b].bytes_freed = WORD(bp, 3);
+		/* bytes are kept for the large bin only (heapann_stats.h) */
+		if (b == HEAPANN_STATS_BIN_LARGE) {
+			out->bins[b].bytes = WORD(bp, 1);
+			out->bins[b].bytes_freed = WORD(bp, 3);
+		} else {
+			out->bins[b].bytes = out->bins[b].allocs * b;
+			out->bins[b].bytes_freed = out->bins[b].frees * b;
+		}
+		out->allocs += out->bins[b].allocs;
+		out->frees += out->bins[b].frees;
 	}
+	out->bytes = WORD(c, HEAPANN_SC_BYTES);
+	out->bytes_freed = WORD(c, HEAPANN_SC_BYTES_FREED);
+	out->live_bytes = (out->bytes - out->bytes_freed) & (w == 8 ? UINT64_MAX : 0xFFFFFFFFu);
+	out->time = (out->bytes + out->bytes_freed) & (w == 8 ? UINT64_MAX : 0xFFFFFFFFu);
 	ntl = (size_t)WORD(c, HEAPANN_SC_TL_COUNT);
 	if (ntl > rg.tl_cap)
 		ntl = (size_t)rg.tl_cap;
@@ -355,11 +361,11 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 			}
 			cs->allocs = WORD(e, HEAPANN_SE_ALLOCS);
 			cs->frees = WORD(e, HEAPANN_SE_FREES);
-			cs->bytes = WORD(e, HEAPANN_SE_BYTES);
-			cs->bytes_freed = WORD(e, HEAPANN_SE_BYTES_FREED);
 			for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++) {
 				cs->cls_bytes[k] = WORD(e, HEAPANN_SE_CLS_BYTES + k);
 				cs->cls_freed[k] = WORD(e, HEAPANN_SE_CLS_FREED + k);
+				cs->bytes += cs->cls_bytes[k];
+				cs->bytes_freed += cs->cls_freed[k];
 			}
 			for (unsigned k = 0; k < n; k++)
 				frames[out->nstacks * depth + k] = WORD(e, HEAPANN_SE_FRAMES + k);

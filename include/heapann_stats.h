@@ -17,13 +17,16 @@
  *   | counters           |  NCOUNTERS words, see enum heapann_stats_counter
  *   +--------------------+ R + OFF_BINS
  *   | size bins          |  NBINS x 4 words: ALLOCS BYTES FREES BYTES_FREED; bin s
- *   |                    |  holds requests of s bytes (s <= 1024), bin 1025 the larger
+ *   |                    |  holds requests of s bytes (s <= 1024), bin 1025 the larger;
+ *   |                    |  BYTES and BYTES_FREED are kept for bin 1025 only (for the
+ *   |                    |  others they are ALLOCS * s and FREES * s)
  *   +--------------------+ R + OFF_TIMELINE
  *   | timeline           |  TL_CAP x 2 words: TIME LIVE (C_TL_COUNT of them are valid)
  *   +--------------------+ R + OFF_STACKS
  *   | stack table        |  STACK_CAP entries x ENTRY_WORDS words (open addressing):
- *   |                    |  HASH DEPTH ALLOCS FREES BYTES BYTES_FREED CLS_BYTES[4]
- *   |                    |  CLS_FREED[4] FRAMES[STACK_DEPTH]
+ *   |                    |  HASH DEPTH ALLOCS FREES (reserved) (reserved) CLS_BYTES[4]
+ *   |                    |  CLS_FREED[4] FRAMES[STACK_DEPTH]; a slot's bytes are the
+ *   |                    |  sum of its CLS_BYTES, its bytes freed of its CLS_FREED
  *   +--------------------+ R + TOTAL
  *
  *   MAGIC0/1  HEAPANN_STATS_MAGIC{0,1}_{64,32}: the signature the reader looks for.
@@ -37,6 +40,12 @@
  *             STACK_DEPTH of them when the capture was deeper).
  *   CLS_*     bytes per mprof size class: 0-32, 33-256, 257-2048, larger.
  *   TIME      bytes allocated plus bytes freed so far (Massif's --time-unit=B).
+ *
+ * Few words are written per call, to keep the cost down: an allocation adds to
+ * BYTES, its bin's ALLOCS and its slot's ALLOCS and CLS_BYTES (four atomic adds); a
+ * free likewise to BYTES_FREED, FREES and CLS_FREED. Live bytes are BYTES -
+ * BYTES_FREED and TIME is BYTES + BYTES_FREED, so the LIVE and TIME counter words
+ * are reserved; allocation and free counts are the sums of the bins.
  *
  * Every counter is a target word updated with relaxed atomic adds, so on a 32-bit
  * target byte counts wrap at 4 GiB. The region holds no heap pointers (only return
@@ -89,14 +98,14 @@ enum heapann_stats_hdr {
 
 /* Counter word indices (from OFF_COUNTERS). */
 enum heapann_stats_counter {
-	HEAPANN_SC_ALLOCS = 0,        /* annotated allocations */
-	HEAPANN_SC_FREES = 1,         /* frees of annotated blocks */
+	HEAPANN_SC_ALLOCS = 0,        /* reserved (0): the sum of the bins' ALLOCS */
+	HEAPANN_SC_FREES = 1,         /* reserved (0): the sum of the bins' FREES */
 	HEAPANN_SC_BYTES = 2,         /* bytes requested */
 	HEAPANN_SC_BYTES_FREED = 3,   /* requested bytes of the blocks freed */
-	HEAPANN_SC_LIVE = 4,          /* live requested bytes */
-	HEAPANN_SC_PEAK = 5,          /* highest LIVE seen */
-	HEAPANN_SC_PEAK_TIME = 6,     /* TIME when PEAK was reached */
-	HEAPANN_SC_TIME = 7,          /* bytes allocated + bytes freed */
+	HEAPANN_SC_LIVE = 4,          /* reserved (0): BYTES - BYTES_FREED */
+	HEAPANN_SC_PEAK = 5,          /* highest live bytes seen */
+	HEAPANN_SC_PEAK_TIME = 6,     /* time when PEAK was reached */
+	HEAPANN_SC_TIME = 7,          /* reserved (0): BYTES + BYTES_FREED */
 	HEAPANN_SC_STACKS = 8,        /* stack table slots taken */
 	HEAPANN_SC_UNREC_ALLOCS = 9,  /* allocations whose stack found no slot */
 	HEAPANN_SC_UNREC_BYTES = 10,
@@ -129,8 +138,8 @@ enum heapann_stats_entry {
 	HEAPANN_SE_DEPTH = 1,
 	HEAPANN_SE_ALLOCS = 2,
 	HEAPANN_SE_FREES = 3,
-	HEAPANN_SE_BYTES = 4,
-	HEAPANN_SE_BYTES_FREED = 5,
+	HEAPANN_SE_BYTES = 4,         /* reserved (0): the sum of CLS_BYTES */
+	HEAPANN_SE_BYTES_FREED = 5,   /* reserved (0): the sum of CLS_FREED */
 	HEAPANN_SE_CLS_BYTES = 6,
 	HEAPANN_SE_CLS_FREED = 10,
 	HEAPANN_SE_FRAMES = 14,
@@ -160,16 +169,25 @@ static inline unsigned heapann_stats_class(uint64_t size)
 	return size <= 32 ? 0 : size <= 256 ? 1 : size <= 2048 ? 2 : 3;
 }
 
-/* The hash of a chain of return addresses (never 0). */
+/* The hash of a chain of return addresses (never 0). Four independent lanes so
+ * that the multiplications overlap: it runs on every allocation and free. */
 static inline uint64_t heapann_stats_hash(const uintptr_t *frames, unsigned depth)
 {
-	uint64_t h = 0x6A09E667F3BCC909ULL ^ depth;
+	uint64_t h0 = 0x6A09E667F3BCC909ULL ^ depth, h1 = 0xBB67AE8584CAA73BULL;
+	uint64_t h2 = 0x3C6EF372FE94F82BULL, h3 = 0xA54FF53A5F1D36F1ULL, h;
+	unsigned i = 0;
 
-	for (unsigned i = 0; i < depth; i++) {
-		h ^= (uint64_t)frames[i];
-		h *= 0x9E3779B97F4A7C15ULL;
-		h ^= h >> 29;
+	for (; i + 4 <= depth; i += 4) {
+		h0 = (h0 ^ (uint64_t)frames[i]) * 0x9E3779B97F4A7C15ULL;
+		h1 = (h1 ^ (uint64_t)frames[i + 1]) * 0xC2B2AE3D27D4EB4FULL;
+		h2 = (h2 ^ (uint64_t)frames[i + 2]) * 0x165667B19E3779F9ULL;
+		h3 = (h3 ^ (uint64_t)frames[i + 3]) * 0x27D4EB2F165667C5ULL;
 	}
+	for (; i < depth; i++)
+		h0 = (h0 ^ (uint64_t)frames[i]) * 0x9E3779B97F4A7C15ULL;
+	h = h0 ^ (h1 >> 17 | h1 << 47) ^ (h2 >> 31 | h2 << 33) ^ (h3 >> 47 | h3 << 17);
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ULL;
 	h ^= h >> 32;
 	return h ? h : 1;
 }
