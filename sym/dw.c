@@ -244,17 +244,96 @@ static const char *dw_name_demangle(struct dw_symbolizer *s, const char *raw)
 	return dw_arena_intern(&s->arena, raw);
 }
 
+/* Is the CU of die C++ (where DW_AT_name alone drops namespaces and classes)? */
+static int dw_die_is_cxx(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return 0;
+	switch (dwarf_srclang(&cu)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* name qualified by the namespaces and classes around decl, the DIE that holds
+ * DW_AT_name ("(anonymous namespace)::hidden"), interned; cached by decl. */
+static const char *dw_die_qualified(struct dw_symbolizer *s, Dwarf_Die *decl, const char *name)
+{
+	const char *known = dw_ptrmap_get(&s->names, decl->addr);
+	if (known)
+		return known;
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes_die(decl, &scopes);
+	char buf[1024];
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = n - 1; i >= 1; i--) {   /* outermost first; [0] is decl itself */
+		int tag = dwarf_tag(&scopes[i]);
+		const char *part;
+		if (tag == DW_TAG_namespace)
+			part = dwarf_diename(&scopes[i]) ? dwarf_diename(&scopes[i]) : "(anonymous namespace)";
+		else if (tag == DW_TAG_class_type || tag == DW_TAG_structure_type || tag == DW_TAG_union_type)
+			part = dwarf_diename(&scopes[i]) ? dwarf_diename(&scopes[i]) : "(anonymous class)";
+		else
+			continue;
+		int k = snprintf(buf + len, sizeof buf - len, "%s::", part);
+		if (k < 0 || (size_t)k >= sizeof buf - len)
+			break;
+		len += (size_t)k;
+	}
+	free(scopes);
+	const char *q;
+	if (len && len + strlen(name) < sizeof buf) {
+		memcpy(buf + len, name, strlen(name) + 1);
+		q = dw_arena_intern(&s->arena, buf);
+	} else {
+		q = dw_arena_intern(&s->arena, name);
+	}
+	if (q)
+		dw_ptrmap_put(&s->names, decl->addr, q);
+	return q;
+}
+
 /* The name of a subprogram or inlined-subroutine DIE: linkage name demangled
- * when there is one, else DW_AT_name, following abstract origins. */
-static const char *dw_die_name(struct dw_symbolizer *s, Dwarf_Die *die)
+ * when there is one, else DW_AT_name (following abstract origins and
+ * specifications), qualified by its namespaces and classes in C++. *linkage
+ * tells whether a linkage name was found (without one, C++ names lack the
+ * parameter list, which the symbol table may still give). */
+static const char *dw_die_name(struct dw_symbolizer *s, Dwarf_Die *die, int *linkage)
 {
 	Dwarf_Attribute attr;
 	const char *raw = NULL;
+	*linkage = 0;
 	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
 	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
 		raw = dwarf_formstring(&attr);
-	if (!raw && dwarf_attr_integrate(die, DW_AT_name, &attr))
-		raw = dwarf_formstring(&attr);
+	if (raw) {
+		*linkage = 1;
+		return dw_name(s, raw);
+	}
+	/* find the DIE that carries the name: origins and specifications lead to it */
+	Dwarf_Die cur = *die, next;
+	for (int hops = 0; hops < 8 && !dwarf_hasattr(&cur, DW_AT_name); hops++) {
+		if (dwarf_attr(&cur, DW_AT_abstract_origin, &attr) ||
+		    dwarf_attr(&cur, DW_AT_specification, &attr)) {
+			if (!dwarf_formref_die(&attr, &next))
+				return NULL;
+			cur = next;
+		} else {
+			return NULL;
+		}
+	}
+	raw = dwarf_diename(&cur);
+	if (!raw)
+		return NULL;
+	if (dw_die_is_cxx(&cur))
+		return dw_die_qualified(s, &cur, raw);
 	return dw_name(s, raw);
 }
 
@@ -609,7 +688,7 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_cuidx *c, in
 {
 	struct dw_scope *sc = &c->scopes[i];
 	if (!sc->named) {
-		sc->name = dw_die_name(s, &sc->die);
+		sc->name = dw_die_name(s, &sc->die, &sc->linkage);
 		sc->named = 1;
 	}
 	return sc->name;
@@ -686,9 +765,11 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 	 * when its DIE has no name, the symbol table may know it */
 	struct sym_frame *outer = &s->table.frames[s->table.nframes - 1];
 	outer->inlined = 0;
-	if (!outer->function) {
+	/* No linkage name (C++ functions with internal linkage): the symbol table
+	 * still holds the mangled name with its parameters, as gdb shows it. */
+	if (!outer->function || (i >= 0 && !c->scopes[i].linkage && dw_die_is_cxx(&c->cu))) {
 		const struct dw_fsym *fs = dw_module_lookup(m, pc);
-		if (fs)
+		if (fs && (!outer->function || (fs->name[0] == '_' && fs->name[1] == 'Z')))
 			outer->function = dw_name(s, fs->name);
 	}
 	return added;

@@ -52,6 +52,7 @@ struct dw_scope {
 	uint32_t depth;         /* 0 at the top */
 	int inlined;            /* DW_TAG_inlined_subroutine */
 	int named;              /* name below has been looked up */
+	int linkage;            /* the name came from a linkage name */
 	const char *name;       /* interned demangled name, NULL if none */
 	uint32_t first_range;   /* this scope's ranges: cu->ranges[first_range..+nranges) */
 	uint32_t nranges;

@@ -145,6 +145,9 @@ fi
 LI=$(line_of "$P/sym_cxx.cc" '// MARK_INL')
 LC=$(line_of "$P/sym_cxx.cc" '// MARK_CALL')
 LP=$(line_of "$P/sym_cxx.cc" '// MARK_PLAIN')
+LH=$(line_of "$P/sym_cxx.cc" '// MARK_HID')
+LQ=$(line_of "$P/sym_cxx.cc" '// MARK_QUIET')
+LQC=$(line_of "$P/sym_cxx.cc" '// MARK_QCALL')
 for o in 0 2; do
 	name=cxx$o
 	g++ -g -O$o "$P/sym_cxx.cc" -o "$TMP/$name" || { check "$name builds" false; continue; }
@@ -157,6 +160,14 @@ for o in 0 2; do
 		"$(fld "$TMP/$name.res" "$a" 6)"
 	check_eq "$name: demangled member function" \
 		"ns::Widget::plain(long)@$P/sym_cxx.cc:$LP" "$(fld "$TMP/$name.res" "$b" 6)"
+	h=$(addr_of hidden "$TMP/$name.out")
+	q=$(addr_of quiet "$TMP/$name.out")
+	"$SYMDW" "$TMP/$name" "$TMP/$name.core" "$h" "$q" >"$TMP/$name.anon" 2>&1
+	check_eq "$name: anonymous namespace, no linkage name: qualified, parameters from the symbols" \
+		"(anonymous namespace)::hidden(long)@$P/sym_cxx.cc:$LH" "$(fld "$TMP/$name.anon" "$h" 6)"
+	check_eq "$name: inlined from an anonymous namespace: qualified" \
+		"ns::(anonymous namespace)::quiet@$P/sym_cxx.cc:$LQ[i] < run_widget(int)@$P/sym_cxx.cc:$LQC" \
+		"$(fld "$TMP/$name.anon" "$q" 6)"
 done
 
 # ---- static non-PIE binary, raw mode (no core) ---------------------------------------

@@ -2,7 +2,9 @@
 // a member function forced inline into its caller, so the recorded return
 // address lies in inlined code: the symbolizer must give the inline chain
 // (ns::Widget::poke(int) at MARK_INL, then run_widget(int) at MARK_CALL) with
-// demangled names, and ns::Widget::plain(long) for an out-of-line member.
+// demangled names, and ns::Widget::plain(long) for an out-of-line member;
+// functions in anonymous namespaces, out of line (MARK_HID) and inlined
+// (MARK_QUIET, called at MARK_QCALL).
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
@@ -34,12 +36,37 @@ struct Widget {
 };
 } // namespace ns
 
+// Internal linkage: GCC gives these no DW_AT_linkage_name, so the name must be
+// qualified from the DIE's namespaces (and the parameters taken from the
+// symbol table for an out-of-line function).
+namespace {
+__attribute__((noinline)) long hidden(long y)
+{
+	record(2); // MARK_HID
+	__asm__ volatile("" ::: "memory");
+	return y + 1;
+}
+} // namespace
+
+namespace ns {
+namespace {
+__attribute__((always_inline)) inline int quiet(int x)
+{
+	record(3); // MARK_QUIET
+	__asm__ volatile("" ::: "memory");
+	return x * 2;
+}
+} // namespace
+} // namespace ns
+
 __attribute__((noinline)) int run_widget(int x)
 {
 	ns::Widget w{x};
 	int r = w.poke(x + 1); // MARK_CALL
 	__asm__ volatile("" ::: "memory");
-	return r + (int)w.plain(2);
+	r += ns::quiet(x); // MARK_QCALL
+	__asm__ volatile("" ::: "memory");
+	return r + (int)w.plain(2) + (int)hidden(x);
 }
 
 int main(int argc, char **argv)
@@ -47,6 +74,8 @@ int main(int argc, char **argv)
 	int r = run_widget(argc);
 	std::printf("poke %p\n", seen[0]);
 	std::printf("plain %p\n", seen[1]);
+	std::printf("hidden %p\n", seen[2]);
+	std::printf("quiet %p\n", seen[3]);
 	std::printf("ready %d\n", r);
 	std::fflush(stdout);
 	if (argc > 1 && std::strcmp(argv[1], "exit") == 0)
