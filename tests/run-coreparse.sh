@@ -23,6 +23,20 @@ verify() {
 	label=$1 out=$2 dump=$3 fname=${4:-cp_blocks} nofiles=${5:-} fnx=
 	# the kernel keeps 15 bytes of the name, qemu 16
 	[ -n "$nofiles" ] && fnx=.?
+	verify_blocks "$label" "$out" "$dump"
+	for t in $(sed -n 's/^tid //p' "$out"); do
+		check_grep "$label: thread $t" "^thread tid=$t " "$dump"
+	done
+	check_grep "$label: 2 threads" "threads=2 " "$dump"
+	check_grep "$label: pr_fname" "^prpsinfo fname=$fname$fnx args=" "$dump"
+	if [ -n "$buildid" ] && [ -z "$nofiles" ]; then
+		check_grep "$label: build-id of the program from the core" "^file 0x[0-9a-f]*-0x[0-9a-f]* off=0x0 $prog buildid=$buildid\$" "$dump"
+	fi
+}
+
+# verify_blocks LABEL OUT DUMP: the blocks part of verify
+verify_blocks() {
+	label=$1 out=$2 dump=$3
 	nlive=$(grep -c '^live ' "$out")
 	# each live block exactly once, with its size, seq, depth and guard; the
 	# overrun block with 5 differing guard bytes, the others intact
@@ -61,14 +75,6 @@ verify() {
 	set -- $(sed -n 's/^dmg-end //p' "$out")
 	check_grep "$label: END-damaged header keeps size and seq" "^damage end hdr=0x[0-9a-f]* user=$1 size=$2 seq=$3 known=15 " "$dump"
 	check_grep "$label: no other damage" "^scan .* damaged=2 " "$dump"
-	for t in $(sed -n 's/^tid //p' "$out"); do
-		check_grep "$label: thread $t" "^thread tid=$t " "$dump"
-	done
-	check_grep "$label: 2 threads" "threads=2 " "$dump"
-	check_grep "$label: pr_fname" "^prpsinfo fname=$fname$fnx args=" "$dump"
-	if [ -n "$buildid" ] && [ -z "$nofiles" ]; then
-		check_grep "$label: build-id of the program from the core" "^file 0x[0-9a-f]*-0x[0-9a-f]* off=0x0 $prog buildid=$buildid\$" "$dump"
-	fi
 }
 
 # regs_vs_gdb LABEL GDB PROG CORE DUMP: every thread's sp and pc as gdb reads them
@@ -117,6 +123,11 @@ if command -v gdb >/dev/null 2>&1; then
 	done
 	make_gcore "$pid" "$TMP/gcore"
 	check "gcore written" test -s "$TMP/gcore"
+	# a raw dump of the same process's heap, for cp_image_open_raw
+	set -- $(awk '/\[heap\]/ { split($1, r, "-"); print "0x" r[1], "0x" r[2] }' /proc/$pid/maps)
+	heap_lo=${1:-} heap_hi=${2:-}
+	[ -n "$heap_lo" ] && gdb -batch -nx -q -iex 'set auto-load off' -p "$pid" \
+		-ex "dump binary memory $TMP/heap.bin $heap_lo $heap_hi" -ex detach >/dev/null 2>&1
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	if [ -s "$TMP/gcore" ]; then
@@ -125,6 +136,13 @@ if command -v gdb >/dev/null 2>&1; then
 		verify "gcore" "$TMP/g.out" "$TMP/g.dump"
 		check_grep "gcore: is a core of the program" "^exe ok" "$TMP/g.dump"
 		regs_vs_gdb "gcore" gdb "$prog" "$TMP/gcore" "$TMP/g.dump"
+	fi
+	check "raw heap dump written" test -s "$TMP/heap.bin"
+	if [ -s "$TMP/heap.bin" ]; then
+		"$DUMP" --raw "$heap_lo" 8 little "$TMP/heap.bin" >"$TMP/r.dump" 2>"$TMP/r.err"
+		check_eq "raw dump: cpdump exit 0" 0 $?
+		check_grep "raw dump: one segment at the heap's address" "^image kind=raw wsize=8 endian=little " "$TMP/r.dump"
+		verify_blocks "raw dump" "$TMP/g.out" "$TMP/r.dump"
 	fi
 else
 	echo "# no gdb: gcore part skipped"
