@@ -250,8 +250,13 @@ fi
 "$SYMDW" "$TMP/pie0" "$TMP/pie2.core" "$a" >"$TMP/wrongexe.res" 2>&1
 check_eq "other program given, core's on disk: named from the core's" first_caller "$(fld "$TMP/wrongexe.res" "$a" 2)"
 check_grep "other program given: noted" "^note: $TMP/pie0: build-id [0-9a-f]+ is not the one of the core's program" "$TMP/wrongexe.res"
-# once it is gone, only module+offset and the mismatch
+# once it is gone: the right program under another name is used (core from
+# another machine), a wrong one gives only module+offset and the mismatch
 mv "$TMP/pie2" "$TMP/pie2.away"
+mkdir -p "$TMP/elsewhere" && cp "$TMP/pie2.away" "$TMP/elsewhere/prog"
+"$SYMDW" "$TMP/elsewhere/prog" "$TMP/pie2.core" "$a" >"$TMP/moved.res" 2>&1
+check_eq "program moved: named through the path given" "first_caller@$P/sym_basic.c:$LA" "$(fld "$TMP/moved.res" "$a" 6)"
+check_eq "program moved: module is the path given" "$TMP/elsewhere/prog" "$(fld "$TMP/moved.res" "$a" 4 | sed 's/+0x[0-9a-f]*$//')"
 "$SYMDW" "$TMP/pie0" "$TMP/pie2.core" "$a" >"$TMP/wrongexe2.res" 2>&1
 mv "$TMP/pie2.away" "$TMP/pie2"
 check_eq "other program only: flagged" buildid "$(fld "$TMP/wrongexe2.res" "$a" 5)"
