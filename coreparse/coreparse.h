@@ -123,7 +123,7 @@ int cp_image_module_buildid(const struct cp_image *img, const struct cp_mapping 
  * Returns 0 when they match or nothing can be compared (and for raw images), or -1
  * with err filled: CP_EMISMATCH ("CORE: core of another program: ...", or a
  * build-id difference for a program of the same name), CP_EIO if exe_path cannot
- * be opened. */
+ * be opened or is a directory, CP_EFORMAT if it is not an ELF file. */
 int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct cp_error *err);
 
 /* ---- scanning ---- */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cp_priv.h"
@@ -420,10 +421,21 @@ int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct 
 	size_t clen = 0, elen = 0;
 	int fd;
 	char ch[130], eh[130];
+	unsigned char magic[SELFMAG];
+	struct stat st;
 
 	fd = open(exe_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return cp_error_set(err, CP_EIO, exe_path, "%s", strerror(errno));
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return cp_error_set(err, CP_EIO, exe_path, "is a directory");
+	}
+	if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
+	    memcmp(magic, ELFMAG, SELFMAG) != 0) {
+		close(fd);
+		return cp_error_set(err, CP_EFORMAT, exe_path, "not an ELF file");
+	}
 	close(fd);
 	if (img->kind != CP_KIND_CORE)
 		return 0;

@@ -773,6 +773,11 @@ static void test_buildid(void)
 	CHECK("exe check: another program", cp_image_check_exe(img, tpath("b/other"), &err) == -1 &&
 	      err.code == CP_EMISMATCH && strstr(err.msg, "core of another program: /opt/app/prog"));
 	CHECK("exe check: missing exe", cp_image_check_exe(img, tpath("nope"), &err) == -1 && err.code == CP_EIO);
+	CHECK("exe check: a directory", cp_image_check_exe(img, tpath("a"), &err) == -1 && err.code == CP_EIO &&
+	      strstr(err.msg, ": is a directory"));
+	write_file(tpath("b/script"), "#!/bin/sh\n", 10);
+	CHECK("exe check: not an ELF", cp_image_check_exe(img, tpath("b/script"), &err) == -1 &&
+	      err.code == CP_EFORMAT && strstr(err.msg, "/b/script: not an ELF file"));
 	cp_image_free(img);
 out:
 	free(exe1.p);
