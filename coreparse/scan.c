@@ -78,6 +78,17 @@ static uint64_t frames_hash(const uint64_t *f, unsigned depth)
 	return h;
 }
 
+/* Short chains: an inline loop beats a call to memcmp. */
+static inline int frames_equal(const uint64_t *a, const uint64_t *b, unsigned depth)
+{
+	unsigned i;
+
+	for (i = 0; i < depth; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 static int stab_grow(struct stab *t)
 {
 	size_t n = t->nslots ? t->nslots * 2 : 1024, i;
@@ -114,7 +125,7 @@ static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
 	while (t->slots[j]) {
 		e = (struct stab_entry *)t->stacks.p + (t->slots[j] - 1);
 		if (e->hash == h && e->depth == depth &&
-		    memcmp((uint64_t *)t->frames.p + e->first, f, depth * sizeof(*f)) == 0)
+		    frames_equal((const uint64_t *)t->frames.p + e->first, f, depth))
 			return t->slots[j] - 1;
 		j = (j + 1) & (t->nslots - 1);
 	}
@@ -329,7 +340,9 @@ static void push_block(struct worker *wk, struct chunk *c, const struct cp_segme
 		b->pad = (uint32_t)(heapann_info_pad(info) * sc->w);
 	}
 	if (!freed) {
-		if (!image_dumped(sc->img, b->user, size))
+		uint64_t uo = b->user - seg->vaddr;   /* the header is in seg, so no wrap */
+
+		if ((uo > seg->avail || size > seg->avail - uo) && !image_dumped(sc->img, b->user, size))
 			b->flags |= CP_DATA_MISSING;
 		guard_check(sc, seg, b);
 	}
