@@ -49,6 +49,14 @@ HEAPANN_DEPTH=256 HEAPANN_GUARD=255 LD_PRELOAD=$SO $TO "$TMP/header" > "$TMP/h.d
 passes "header read-back, depth 256, guard 255" "$TMP/h.d256"
 $TO "$TMP/header" > "$TMP/h.plain" 2>&1
 check_grep "without the preload there is no header" '^not ok 1 - preload active' "$TMP/h.plain"
+# A libunwind.so.8 without unw_backtrace: the library falls back to libgcc's
+# unwinder and the stacks are still complete.
+mkdir -p "$TMP/fakeunw"
+echo 'int heapann_not_libunwind;' > "$TMP/fakeunw/f.c"
+$CC -shared -fPIC -o "$TMP/fakeunw/libunwind.so.8" "$TMP/fakeunw/f.c"
+LD_DEBUG=files LD_LIBRARY_PATH=$TMP/fakeunw LD_PRELOAD=$SO $TO "$TMP/header" > "$TMP/h.fake" 2> "$TMP/h.fake.err"
+passes "header read-back with a broken libunwind (falls back to libgcc)" "$TMP/h.fake"
+check_grep "... and that broken libunwind was the one loaded" "file=.*fakeunw/libunwind.so.8" "$TMP/h.fake.err"
 
 # ---- every entry point ----
 $TO "$TMP/entry" > "$TMP/e.plain" 2>&1
