@@ -119,7 +119,7 @@ start() {
 	LD_PRELOAD=$pre "$1" >"$TMP/$2.out" 2>"$TMP/$2.err" &
 	pid=$!
 	n=0
-	while ! grep -q '^ready' "$TMP/$2.out" 2>/dev/null && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+	while ! grep -q '^ready' "$TMP/$2.out" 2>/dev/null && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
 }
 
 # truth NAME: the program's own "ADDR LINE FUNCTION" lines, tab-separated
@@ -182,7 +182,7 @@ done
 if [ $static_ok = 1 ]; then
 	"$TMP/mi_static" >"$TMP/mi_static.out" 2>&1 &
 	pid=$!
-	n=0; while ! grep -q '^ready' "$TMP/mi_static.out" && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+	n=0; while ! grep -q '^ready' "$TMP/mi_static.out" && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
 	kill $pid; wait $pid 2>/dev/null
 	exact mi_static "$TMP/mi_static" ""
 else
@@ -198,9 +198,10 @@ for opt in -O0 -O2; do
 	LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" wait <"$TMP/fifo" >"$TMP/massif.out" &
 	pid=$!
 	exec 9>"$TMP/fifo"
-	n=0; while [ ! -s "$TMP/massif.out" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+	n=0; while [ ! -s "$TMP/massif.out" ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
 	"$MIGDB" --snapshot $pid "$TMP/massif.core" >"$TMP/massif.snap" 2>&1
-	check_grep "massif$opt: snapshot written" '^snapshot ok$' "$TMP/massif.snap"
+	check_grep "massif$opt: snapshot written" '^snapshot ok$' "$TMP/massif.snap" ||
+		sed 's/^/# program: /' "$TMP/massif.out"
 	exec 9>&-
 	wait $pid 2>/dev/null
 	"$MIGDB" --addrs "$TMP/massif.core" >"$TMP/massif.addrs"
