@@ -4,7 +4,7 @@
  *
  * libheapann keeps no list of live blocks by design. This file keeps one, and
  * only when the option is set: a fixed open-addressing set of user pointers in
- * one mmap'd table (HEAPANN_CHECK_SLOTS slots, default 262144), lock-free with a
+ * one mmap'd table (HEAPANN_CHECK_SLOTS slots, default 65536), lock-free with a
  * compare-and-swap per slot. A block that finds no free slot within a few probes
  * is simply not verified (counted). Unset, the hooks cost one load and a branch.
  * Inside malloc: no allocation, no lock, reports through write(2) only.
@@ -28,7 +28,7 @@
 #define SLOT_REPORTED 4u   /* its damage was reported once already */
 #define SLOT_FLAGS 7u
 #define PROBES 32u         /* slots tried per insert and lookup */
-#define DEFAULT_SLOTS (1u << 18)
+#define DEFAULT_SLOTS (1u << 16)
 #define MAX_SLOTS (1u << 26)
 
 int ha_check_on;
