@@ -1,8 +1,9 @@
 /* core.c - the annotating allocator: every block the program gets carries the
  * header of include/heapann_block.h in front of it (see annotate/hdr.h).
  * Runs inside malloc: no stdio, no locks, nothing allocates through the public
- * malloc. Per-thread state is one initial-exec TLS word (the re-entrancy guard);
- * the only shared write on the fast path is the atomic sequence counter.
+ * malloc. Per-thread state lives in initial-exec TLS (the re-entrancy guard
+ * here, the fork hand-shake flag in stack.c); the shared writes on the fast path
+ * are atomic adds (the sequence counter, stack.c's count of threads unwinding).
  * Anything that calls malloc while we are inside malloc (the unwinder, dlopen,
  * a signal handler) is served by the real allocator unannotated, and free()
  * recognizes such blocks as not ours. */
