@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heapann_stats.h"
 #include "reach.h"
 
 #define CHUNK_BYTES (4u << 20)            /* root bytes per work item */
@@ -161,6 +162,44 @@ static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr
 #define X86_64_FS_BASE 21
 #define EM_X86_64_ 62
 
+/* libheapann's statistics region starts a page (R) with its two magic words and
+ * a header whose check word ties it to R: exclude [R, R + TOTAL) from the roots.
+ * It holds no heap pointers, but it is never a root (and can be large). */
+int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
+{
+	unsigned w = img->wsize;
+	uint64_t m0 = w == 8 ? HEAPANN_STATS_MAGIC0_64 : HEAPANN_STATS_MAGIC0_32;
+	uint64_t m1 = w == 8 ? HEAPANN_STATS_MAGIC1_64 : HEAPANN_STATS_MAGIC1_32;
+	size_t nroots = out->n;
+
+	for (size_t i = 0; i < nroots; i++) {
+		const struct an_root *r = &out->v[i];
+
+		if (r->kind == AN_ROOT_REGS || r->kind == AN_ROOT_STACK)
+			continue;
+		for (uint64_t a = (r->start + 4095) & ~(uint64_t)4095; a + HEAPANN_STATS_HDR_WORDS * w <= r->end;
+		     a += 4096) {
+			const unsigned char *p = cp_image_ptr(img, a, (uint64_t)HEAPANN_STATS_HDR_WORDS * w);
+			uint64_t h[HEAPANN_STATS_HDR_WORDS];
+
+			if (!p || cp_image_word(img, p) != m0 || cp_image_word(img, p + w) != m1)
+				continue;
+			for (unsigned k = 0; k < HEAPANN_STATS_HDR_WORDS; k++)
+				h[k] = cp_image_word(img, p + (size_t)k * w);
+			if (h[HEAPANN_SH_VERSION] != HEAPANN_STATS_VERSION || !h[HEAPANN_SH_TOTAL] ||
+			    h[HEAPANN_SH_CHECK] != heapann_check(a, h[HEAPANN_SH_TOTAL], h[HEAPANN_SH_STACK_DEPTH],
+								 h[HEAPANN_SH_STACK_CAP],
+								 HEAPANN_STATS_VERSION | h[HEAPANN_SH_TL_CAP] << 8, w))
+				continue;
+			if (an_roots_exclude(out, a, a + h[HEAPANN_SH_TOTAL]) < 0)
+				return -1;
+			a += (h[HEAPANN_SH_TOTAL] + 4095) & ~(uint64_t)4095;
+			a -= 4096;
+		}
+	}
+	return 0;
+}
+
 int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct an_roots *out)
 {
 	/* per segment: 1 heap, 2 stack, 4 TLS (taken), 8 file-backed */
@@ -289,6 +328,8 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 		if (an_roots_add(out, &r) < 0)
 			goto out;
 	}
+	if (an_roots_exclude_stats(img, out) < 0)
+		goto out;
 	rc = 0;
 out:
 	free(mark);

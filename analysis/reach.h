@@ -76,6 +76,11 @@ int an_roots_add(struct an_roots *roots, const struct an_root *r);
  * statistics region). Returns 0, or -1 out of memory. */
 int an_roots_exclude(struct an_roots *roots, uint64_t start, uint64_t end);
 
+/* Exclude libheapann's statistics region (include/heapann_stats.h) wherever a
+ * valid header starts a page of a memory root: [R, R + TOTAL). an_roots_find()
+ * does it; call it again after an_roots_add(). Returns 0, or -1 out of memory. */
+int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *roots);
+
 /* The root whose range holds addr (the first in order), or -1. */
 long an_roots_locate(const struct an_roots *roots, uint64_t addr);
 

@@ -75,10 +75,11 @@ static int lost_ctx_init(struct lost_ctx *x, const struct cli_options *o,
 	ro.parents = parents;
 	if (an_roots_find(p->img, &p->scan, &x->roots) < 0)
 		return -1;
-	if (p->img->kind == CP_KIND_RAW && raw_roots_add(x) < 0)
+	/* libheapann's statistics region is never a root (an_roots_find excludes it
+	 * from a core's roots; a firmware may keep it in the data added here) */
+	if (p->img->kind == CP_KIND_RAW &&
+	    (raw_roots_add(x) < 0 || an_roots_exclude_stats(p->img, &x->roots) < 0))
 		return -1;
-	/* Hook: libheapann's statistics region (found by its signature) is never a
-	 * root; exclude it here with an_roots_exclude() once the profile carries it. */
 	if (an_reach_build(p->img, &p->scan, &x->roots, &ro, &x->reach) < 0)
 		return -1;
 	return 0;

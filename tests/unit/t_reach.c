@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "heapann_block.h"
+#include "heapann_stats.h"
 #include "reach.h"
 
 #define BASE 0x10000ull
@@ -322,6 +323,58 @@ out:
 	BIG = 0;
 }
 
+/* A statistics region (valid header at a page) inside a root: its words are no
+ * references once an_roots_exclude_stats() found it; a copy elsewhere (wrong check
+ * word) is not taken for one. */
+static void test_stats(const char *path)
+{
+	struct cp_image *img;
+	struct cp_scan sc;
+	struct an_roots roots = { 0 };
+	struct an_reach r;
+	struct an_reach_options o = { 1, 0 };
+	struct an_root root = { BASE, BASE + 0x4000, AN_ROOT_USER, -1, NULL, 0 };
+	uint64_t R = BASE + 0x1000, copy = BASE + 0x3000, h[HEAPANN_STATS_HDR_WORDS] = { 0 };
+
+	mem_size = 0x8000;
+	mem = calloc(1, mem_size);
+	nblocks = 0;
+	uint32_t a = block(BASE + 0x5000, 32, 0), b = block(BASE + 0x5100, 32, 0);
+
+	h[HEAPANN_SH_MAGIC0] = HEAPANN_STATS_MAGIC0_64;
+	h[HEAPANN_SH_MAGIC1] = HEAPANN_STATS_MAGIC1_64;
+	h[HEAPANN_SH_VERSION] = HEAPANN_STATS_VERSION;
+	h[HEAPANN_SH_HDR_WORDS] = HEAPANN_STATS_HDR_WORDS;
+	h[HEAPANN_SH_TOTAL] = 0x1800;
+	h[HEAPANN_SH_STACK_CAP] = 16;
+	h[HEAPANN_SH_STACK_DEPTH] = 8;
+	h[HEAPANN_SH_TL_CAP] = 1024;
+	h[HEAPANN_SH_CHECK] = heapann_check(R, 0x1800, 8, 16, HEAPANN_STATS_VERSION | 1024u << 8, 8);
+	for (unsigned k = 0; k < HEAPANN_STATS_HDR_WORDS; k++) {
+		put(R + 8 * k, h[k]);
+		put(copy + 8 * k, h[k]);
+	}
+	put(R + 0x1400, BASE + 0x5000);      /* inside the region (R + TOTAL = R + 0x1800) */
+	put(copy + 0x200, BASE + 0x5100);    /* after the copy's header: an ordinary root word */
+	img = image_write(path);
+	if (!img) {
+		CHECK("stats image opens", 0);
+		goto out;
+	}
+	scan_fill(&sc);
+	an_roots_add(&roots, &root);
+	CHECK("stats region found and excluded", an_roots_exclude_stats(img, &roots) == 0 &&
+	      roots.nexclude == 1 && roots.exclude[0].start == R && roots.exclude[0].end == R + 0x1800);
+	CHECK("stats build", an_reach_build(img, &sc, &roots, &o, &r) == 0);
+	CHECK("a word in the region is no reference", r.cat[a] == AN_REACH_DEFINITE);
+	CHECK("a copy of the header is no region", r.cat[b] == AN_REACH_REACHABLE);
+	an_reach_release(&r);
+	cp_image_free(img);
+out:
+	an_roots_release(&roots);
+	free(mem);
+}
+
 /* ---- random heaps against a plain reference of memcheck's algorithm ---- */
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -525,6 +578,7 @@ int main(void)
 	test_categories(path);
 	test_threads(path);
 	test_be32(path);
+	test_stats(path);
 	for (int i = 0; i < 20; i++)
 		test_random(path, i);
 	unlink(path);
