@@ -173,7 +173,9 @@ alloc_table() {
 # A generated program allocates once from each of BENCH_SYM_FUNCS functions (so
 # its core holds that many distinct return addresses) under libheapann and aborts;
 # both backends then report that core. Runs only once `mprof-core
-# --symbolizer=gdb` works on it; otherwise says so and prints no numbers.
+# --symbolizer=gdb` works on it; otherwise says so and prints no numbers. Then
+# bench/symbolizers.sh (the symbolizer's owner's driver: per-address times over
+# tests/tools/migdb) when it exists.
 symbolizer_bench() {
 	echo "== symbolizer backends: gdb (MI) vs dw (libdw)"
 	nf=${BENCH_SYM_FUNCS:-2000}
@@ -217,6 +219,10 @@ symbolizer_bench() {
 			"$(awk -v n="$naddr" -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "-" }')"
 	done
 	echo "   (whole mprof-core runs on a core of $nf distinct call sites: start-up and the scan included)"
+	# Per-address figures from the symbolizers' own driver, when it is there.
+	if [ -f bench/symbolizers.sh ]; then
+		B=$B timeout 600 sh bench/symbolizers.sh || echo "   bench/symbolizers.sh failed or timed out"
+	fi
 }
 
 # Sections: all by default, or the ones named on the command line.
