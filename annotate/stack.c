@@ -106,8 +106,15 @@ static int ha_stack_load_libunwind(void)
  * handler waits until no thread is inside an unwinder, and new entries wait
  * until the fork is done. This costs one shared atomic add and sub per
  * capture, no lock; threads never wait on each other except across a fork. */
-static int ha_unwinding;                /* threads inside an unwinder now */
-static int ha_fork_pending;             /* a fork() is between prepare and parent/child */
+/* On a cache line of their own: written by every capture, they must not
+ * share one with the read-mostly function pointers above. */
+static struct {
+	int unwinding;                  /* threads inside an unwinder now */
+	int fork_pending;               /* a fork() is between prepare and parent/child */
+	char pad[64 - 2 * sizeof(int)]; /* the rest of the line */
+} ha_fork_sync __attribute__((aligned(64)));
+#define ha_unwinding (ha_fork_sync.unwinding)
+#define ha_fork_pending (ha_fork_sync.fork_pending)
 static __thread int ha_unwinding_self;  /* this thread is inside an unwinder */
 
 static void ha_unwind_enter(void)
