@@ -389,6 +389,10 @@ static void roots_summary_text(FILE *f, const struct lost_ctx *x)
 	if (count[AN_ROOT_ANON])
 		fprintf(f, ", other writable mappings %s bytes in %s ranges", fmt_num(a, bytes[AN_ROOT_ANON]),
 			fmt_num(b, count[AN_ROOT_ANON]));
+	for (size_t i = 0; i < x->roots.nexclude; i++)
+		fprintf(f, "; left out: libheapann's statistics at 0x%" PRIx64 " (%s bytes)",
+			x->roots.exclude[i].start,
+			fmt_num(a, x->roots.exclude[i].end - x->roots.exclude[i].start));
 	fputc('\n', f);
 }
 
@@ -506,6 +510,17 @@ int report_lost_json(struct json *j, const struct cli_options *o, const struct c
 			json_key(j, "module");
 			json_str(j, r->module);
 		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "excluded");   /* libheapann's statistics region */
+	json_arr_begin(j);
+	for (size_t i = 0; i < x.roots.nexclude; i++) {
+		json_obj_begin(j);
+		json_key(j, "start");
+		json_hex(j, x.roots.exclude[i].start);
+		json_key(j, "end");
+		json_hex(j, x.roots.exclude[i].end);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
