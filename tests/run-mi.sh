@@ -182,11 +182,25 @@ done
 if [ $static_ok = 1 ]; then
 	"$TMP/mi_static" >"$TMP/mi_static.out" 2>&1 &
 	pid=$!
-	n=0; while ! grep -q '^ready' "$TMP/mi_static.out" && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+	n=0; while ! grep -q '^ready' "$TMP/mi_static.out" 2>/dev/null && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
 	kill $pid; wait $pid 2>/dev/null
 	exact mi_static "$TMP/mi_static" ""
 else
 	echo "# no static libc: the raw-dump case is not run"
+fi
+
+# A firmware-like ARM static ELF, run under qemu for its call sites: gdb-multiarch
+# is chosen for a foreign ELF.
+if command -v arm-linux-gnueabihf-gcc >/dev/null && command -v qemu-arm >/dev/null &&
+	command -v gdb-multiarch >/dev/null &&
+	arm-linux-gnueabihf-gcc -g -O0 -static -o "$TMP/mi_arm" $P/mi_prog.c $P/mi_lib.c 2>/dev/null; then
+	qemu-arm "$TMP/mi_arm" >"$TMP/mi_arm.out" 2>&1 &
+	pid=$!
+	n=0; while ! grep -q '^ready' "$TMP/mi_arm.out" 2>/dev/null && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+	kill $pid; wait $pid 2>/dev/null
+	exact mi_arm "$TMP/mi_arm" ""
+else
+	echo "# no ARM cross compiler, qemu-arm or gdb-multiarch: the ARM case is not run"
 fi
 
 # The Massif manual's example: every return address of every block it leaves.
