@@ -915,6 +915,7 @@ int main(void)
 	test_core("ELF64 LE x86_64", 8, 0, EM_X86_64, 19, 16);
 	test_core("ELF64 BE aarch64", 8, 1, EM_AARCH64, 31, 32);
 	test_core("ELF32 LE ARM", 4, 0, EM_ARM, 13, 15);
+	test_core("ELF32 LE i386", 4, 0, EM_386, 15, 12);
 	test_core("ELF32 BE MIPS", 4, 1, EM_MIPS, 35, 40);
 	test_raw(8, 0);
 	test_raw(4, 1);
