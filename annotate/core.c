@@ -26,8 +26,13 @@ struct ha_options ha_opt = { 32, HA_UNWIND_LIBUNWIND, 8, 0 };
 static int ha_state;
 /* Non-zero while this thread is inside one of our entry points. */
 static __thread volatile int ha_busy;
-/* Last sequence number handed out; the first block gets 1. */
-static uintptr_t ha_seq;
+/* Last sequence number handed out; the first block gets 1. Written by every
+ * allocation, so on a cache line of its own, away from the read-mostly state. */
+static struct {
+	uintptr_t last;                 /* the counter */
+	char pad[64 - sizeof(uintptr_t)]; /* the rest of the line */
+} ha_seq_line __attribute__((aligned(64)));
+#define ha_seq (ha_seq_line.last)
 
 extern char **environ;
 
