@@ -56,7 +56,7 @@ static unsigned long ck_env(const char *name, unsigned long def)
 		s += n + 1;
 		if (*s < '0' || *s > '9')
 			return def;
-		while (*s >= '0' && *s <= '9' && v < (1ul << 40))
+		while (*s >= '0' && *s <= '9' && v <= ((unsigned long)-1 - 9) / 10)
 			v = v * 10 + (unsigned long)(*s++ - '0');
 		return v;
 	}
