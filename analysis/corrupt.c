@@ -190,6 +190,17 @@ static void damage_suspect(const struct cp_image *img, const struct cp_scan *sca
 	}
 	if (have)
 		h->gap = (int64_t)(d->hdr - end);
+	if (h->suspect != AN_NONE) {
+		const struct cp_block *b = &scan->blocks[h->suspect];
+
+		if (b->state == CP_LIVE && b->guard_len && b->overrun == b->guard_len)
+			h->likely = AN_LIKELY_OVERFLOW;
+		else if (d->kind == CP_DMG_END && b->state == CP_LIVE && b->guard_len &&
+			 !(b->flags & (CP_GUARD_BROKEN | CP_GUARD_MISSING)))
+			h->likely = AN_LIKELY_UNDERRUN;
+	} else if (h->suspect_damage == AN_NONE && d->kind == CP_DMG_END) {
+		h->likely = AN_LIKELY_UNDERRUN;
+	}
 }
 
 static int u64_cmp(const void *a, const void *b)

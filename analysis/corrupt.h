@@ -40,6 +40,15 @@ struct an_guard_hit {
 				* header the overflow erased entirely */
 };
 
+/* What most likely damaged a header. */
+enum an_likely {
+	AN_LIKELY_UNKNOWN = 0,
+	AN_LIKELY_OVERFLOW,  /* the suspect's whole guard differs: it ran into this header */
+	AN_LIKELY_UNDERRUN,  /* only the END word or the last frames are wrong (CP_DMG_END)
+			      * and the block before has an intact guard: this block's
+			      * own user wrote before its start */
+};
+
 /* A damaged header and the block just before it. */
 struct an_damage_hit {
 	size_t damage;         /* index into scan->damaged */
@@ -55,6 +64,7 @@ struct an_damage_hit {
 				* the overflow hit INFO, but the check word matches SIZE,
 				* SEQ, the END word's depth and the INFO word of an intact
 				* block (all blocks of a process share guard and pad) */
+	enum an_likely likely;
 };
 
 /* The corruption found in one scan. */

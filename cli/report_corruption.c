@@ -143,6 +143,11 @@ int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an
 		} else {
 			fputs("    its allocation stack is overwritten\n", f);
 		}
+		if (h->likely == AN_LIKELY_OVERFLOW)
+			fputs("  likely: an overflow of the block just before it (its whole guard differs)\n", f);
+		else if (h->likely == AN_LIKELY_UNDERRUN)
+			fputs("  likely: an underrun of this block (only the end of its header is wrong and"
+			      " the block before has an intact guard)\n", f);
 		if (h->suspect != AN_NONE) {
 			const struct cp_block *s = &sc->blocks[h->suspect];
 
@@ -272,6 +277,9 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 			report_stack_json(j, p, d->stack);
 		else
 			json_null(j);
+		json_key(j, "likely");
+		json_str(j, h->likely == AN_LIKELY_OVERFLOW ? "overflow" :
+			 h->likely == AN_LIKELY_UNDERRUN ? "underrun" : NULL);
 		json_key(j, "suspect");
 		if (h->suspect != AN_NONE) {
 			const struct cp_block *s = &sc->blocks[h->suspect];

@@ -97,7 +97,7 @@ for s in 1 24 100 4096 100000; do
 			jcheck "$t: neighbour's size kept unless its SIZE word was hit" $J $O \
 				"$x['size'] == (None if hx($x['header']) + 16 < o('$p','culprit') + $s + 40 else 512)"
 			jcheck "$t: its suspect is the culprit" $J $O \
-				"hx($x['suspect']['address']) == o('$p','culprit') and fn($x['suspect']) == 'alloc_culprit' and $x['suspect']['guard_broken']"
+				"hx($x['suspect']['address']) == o('$p','culprit') and fn($x['suspect']) == 'alloc_culprit' and $x['suspect']['guard_broken'] and $x['likely'] == 'overflow'"
 			jcheck "$t: guard leads to it; reach within the overrun" $J $O \
 				"hx($g['next_damaged']) == hx($x['header']) and 8 < $g['overrun_if_contiguous'] <= 40"
 			;;
@@ -114,6 +114,14 @@ c=$(sed -n 's/^c24_40_culprit=//p' "$O")
 check_grep "text: overflow line" "^overflow: block $c \(24 bytes, seq [0-9]+\) wrote past its end: all 8 guard bytes differ" "$TMP/all.txt"
 check_grep "text: culprit's frame" "^        alloc_culprit \(corrupt_overflow.c:[0-9]+\)" "$TMP/all.txt"
 check_grep "text: suspect line" "^  suspect: live block $c \(24 bytes" "$TMP/all.txt"
+# --addr in the slack after an intact guard, and on a neighbour's END word
+c=$(sed -n 's/^c24_1_culprit=//p' "$O"); n=$(sed -n 's/^c24_1_next=//p' "$O")
+"$B/mprof-core" --format=json --addr $((c + 24 + 8 + 2)) --addr $((n - 8)) "$exe" "$TMP/all.core" \
+	>"$TMP/b.json" 2>/dev/null
+jcheck "addr: 2 bytes after a guard is between the culprit and its neighbour" "$TMP/b.json" $O \
+	"addr($c + 34)['what'] == 'between' and hx(addr($c + 34)['before']['address']) == $c and hx(addr($c + 34)['after']['address']) == $n and fn(addr($c + 34)['after']) == 'alloc_next'"
+jcheck "addr: the END word is the neighbour's header" "$TMP/b.json" $O \
+	"addr($n - 8)['what'] == 'header' and addr($n - 8)['part'] == 'header' and hx(addr($n - 8)['block']['address']) == $n"
 "$B/mprof-core" --report=stacks --format=json "$exe" "$TMP/all.core" >"$TMP/st.json" 2>/dev/null
 check_eq "--report=stacks: still exit 3" 3 $?
 check "--report=stacks: no corruption section" python3 -c \
@@ -130,6 +138,7 @@ jcheck "underrun: victim identified by its partial header" $J $O \
 jcheck "underrun: previous block named as the other suspect" $J $O \
 	'hx(damaged(o["victim"])["suspect"]["address"]) == o["prev"] and fn(damaged(o["victim"])["suspect"]) == "alloc_prev"'
 jcheck "underrun: no broken guard" $J $O 'C["guards"] == []'
+jcheck "underrun: likely an underrun" $J $O 'damaged(o["victim"])["likely"] == "underrun"'
 
 # ---- --addr: a guard byte, freed memory, a global, a stack variable, nothing ----
 run_wait "$TMP/a.out" "$TMP/a.core" addr
@@ -165,6 +174,10 @@ check_eq "crash: exit 3" 3 $?
 J=$TMP/k.json; O=$TMP/k.out
 jcheck "crash: the overflowing block is named" $J $O \
 	'fn(guard(o["culprit"])) == "alloc_culprit" and guard(o["culprit"])["overrun"] == 8'
+f=$(sed -n 's/^libc_fn=//p' "$O")
+"$B/mprof-core" --format=json --addr "$f" "$exe" "$TMP/core" >"$TMP/kf.json" 2>/dev/null
+jcheck "crash: libc code is mapped but not in a kernel core, named abort+0" "$TMP/kf.json" $O \
+	'addr(o["libc_fn"])["what"] == "not-dumped" and addr(o["libc_fn"])["symbol"] == "abort" and addr(o["libc_fn"])["symbol_offset"] == 0'
 jcheck "crash: the erased neighbour lies before the next header" $J $O \
 	'o["culprit"] + 24 < o["next"] < hx(guard(o["culprit"])["next_header"]) and guard(o["culprit"])["first_lost_seq"] == guard(o["culprit"])["seq"] + 1'
 # ---- HEAPANN_CHECK_INTERVAL: the damage is caught within N allocations ----

@@ -70,6 +70,7 @@ static struct next_data *overflow(const char *prefix, size_t size, size_t overru
 	       prefix, (void *)prev, prefix, (void *)culprit, prefix, (void *)next, prefix,
 	       (void *)after, prefix, size, prefix, overrun);
 	/* the neighbours are where the test expects them: next after the culprit */
+	printf("%slibc_fn=%p\n", prefix, (void *)(uintptr_t)&abort);   /* code: not in a kernel core */
 	printf("%sadjacent=%d\n", prefix, (char *)next > culprit && (size_t)((char *)next - culprit) < size + 4096);
 	printf("%sreaches_next_data=%d\n", prefix, culprit + size + overrun > (char *)next);
 	return next;

@@ -147,6 +147,9 @@ static void test_overruns(void)
 				else
 					CHECK(name, ok && c.damaged[0].have_size && c.damaged[0].size == 256 &&
 					      c.damaged[0].seq == 12);
+				snprintf(name, sizeof(name), "size %llu overrun 40: likely an overflow",
+					 (unsigned long long)sizes[si]);
+				CHECK(name, ok && c.damaged[0].likely == AN_LIKELY_OVERFLOW);
 				snprintf(name, sizeof(name), "size %llu overrun 40: suspect is the culprit",
 					 (unsigned long long)sizes[si]);
 				CHECK(name, ok && c.damaged[0].suspect == block_at(&sc, v[1].user) &&
@@ -196,6 +199,7 @@ static void test_underrun(void)
 	CHECK("underrun: the block before is the suspect",
 	      c.ndamaged == 1 && c.damaged[0].suspect == block_at(&sc, v[1].user));
 	CHECK("underrun: no broken guard", c.nguards == 0);
+	CHECK("underrun: likely an underrun", c.ndamaged == 1 && c.damaged[0].likely == AN_LIKELY_UNDERRUN);
 	an_addr_classify(img, &sc, v[2].user + 10, &a);
 	CHECK("underrun: --addr in its data names the damaged block",
 	      a.what == AN_ADDR_BLOCK && a.damage == 0 && a.offset == 10);
