@@ -211,6 +211,12 @@ struct cp_scan {
 				    * merely look like an END, e.g. copies on a stack; a
 				    * header overwritten up to its DEPTH word ends up here */
 	uint64_t scanned_bytes;    /* dumped bytes that were scanned */
+	uint64_t *sigs;            /* addresses of statistics-region signatures
+				    * (HEAPANN_STATS_MAGIC0 followed by MAGIC1, not
+				    * validated further), ascending; non-NULL after
+				    * cp_scan_image() even when nsigs is 0, so a reader
+				    * can use them instead of scanning the image again */
+	size_t nsigs;
 };
 
 /* Scan every dumped byte of img for headers, using nthreads threads (0: all cores).

@@ -14,6 +14,7 @@
 
 #include "cp_priv.h"
 #include "heapann_block.h"
+#include "heapann_stats.h"
 
 #define CHUNK_BYTES (8u << 20)             /* unit of work for one thread */
 #define SMALL_IMAGE (64ull << 20)          /* below this, one thread */
@@ -162,6 +163,7 @@ struct chunk {
 	uint64_t off, end;
 	struct vec blocks;     /* struct cp_block, stack = thread-local index */
 	struct vec damage;     /* struct cp_damage, same */
+	struct vec sigs;       /* uint64_t: statistics region signatures */
 	unsigned worker;       /* which worker's stack table the indices refer to */
 	size_t nstale;
 	size_t nstray;
@@ -194,7 +196,8 @@ struct scanner {
 	const struct cp_scan_options *opt;
 	/* magics as raw host words of the target's byte order */
 	uint64_t r_sl, r_sf, r_el, r_ef, r_mask;
-	uint32_t lane[4], lane_mask;  /* the lane filter's patterns, see lanes_mask() */
+	uint32_t lane[5], lane_mask;  /* the lane filter's patterns, see lanes_mask() */
+	uint64_t r_sig, sig0, sig1;   /* statistics region signature (heapann_stats.h) */
 	uint64_t sl, sf, el, ef;
 };
 
@@ -531,6 +534,20 @@ static inline void candidate(struct worker *wk, struct chunk *c, const struct cp
 {
 	const struct scanner *sc = wk->sc;
 
+	if (v == sc->sig0) {
+		uint64_t *a;
+
+		/* MAGIC1 must follow; the reader validates the rest */
+		if (seg->avail - off >= 2 * sc->w &&
+		    cp_decode(sc->map + seg->offset + off + sc->w, sc->w, sc->big) == sc->sig1) {
+			a = vec_push(&c->sigs, sizeof(*a));
+			if (!a)
+				wk->failed = 1;
+			else
+				*a = seg->vaddr + off;
+		}
+		return;
+	}
 	if (v == sc->sl)
 		check_start(wk, c, seg, off, 0);
 	else if (v == sc->sf)
@@ -554,11 +571,12 @@ static inline int word_is_magic(const struct scanner *sc, const unsigned char *p
 		x = y;
 	}
 	return x == sc->r_sl || x == sc->r_sf || (x & sc->r_mask) == sc->r_el ||
-	       (x & sc->r_mask) == sc->r_ef;
+	       (x & sc->r_mask) == sc->r_ef || x == sc->r_sig;
 }
 
 /* Bit k of the result is set when 32-bit lane k of the 256 bytes at p may be
- * (part of) a magic: lane == A or B, or (lane & M) == C or D. For W=8 the lanes are
+ * (part of) a magic: lane == A, B or E, or (lane & M) == C or D (E: the statistics
+ * region's signature). For W=8 the lanes are
  * compared with the high halves of the magics, for W=4 with the magics. It is only
  * a filter: each hit is checked again on the whole word. */
 #if defined(__SSE2__) && !defined(CP_NO_SIMD)
@@ -568,6 +586,7 @@ static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char 
 {
 	const __m128i A = _mm_set1_epi32((int)sc->lane[0]), B = _mm_set1_epi32((int)sc->lane[1]);
 	const __m128i C = _mm_set1_epi32((int)sc->lane[2]), D = _mm_set1_epi32((int)sc->lane[3]);
+	const __m128i E = _mm_set1_epi32((int)sc->lane[4]);
 	const __m128i M = _mm_set1_epi32((int)sc->lane_mask);
 	uint64_t mask = 0;
 	unsigned k;
@@ -577,6 +596,8 @@ static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char 
 		__m128i vm = _mm_and_si128(v, M);
 		__m128i e = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(v, A), _mm_cmpeq_epi32(v, B)),
 					 _mm_or_si128(_mm_cmpeq_epi32(vm, C), _mm_cmpeq_epi32(vm, D)));
+
+		e = _mm_or_si128(e, _mm_cmpeq_epi32(v, E));
 
 		mask |= (uint64_t)(unsigned)_mm_movemask_ps(_mm_castsi128_ps(e)) << (4 * k);
 	}
@@ -592,7 +613,7 @@ static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char 
 		uint32_t v;
 
 		memcpy(&v, p + 4 * k, 4);
-		mask |= (uint64_t)((v == sc->lane[0]) | (v == sc->lane[1]) |
+		mask |= (uint64_t)((v == sc->lane[0]) | (v == sc->lane[1]) | (v == sc->lane[4]) |
 				   ((v & sc->lane_mask) == sc->lane[2]) |
 				   ((v & sc->lane_mask) == sc->lane[3])) << k;
 	}
@@ -781,7 +802,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	struct stab g;
 	uint32_t **remap, *newid = NULL;
 	uint64_t infos[INFO_SET * 4];
-	size_t i, nb = 0, nd = 0, j, ninfos = 0, nf;
+	size_t i, nb = 0, nd = 0, nsig = 0, j, ninfos = 0, nf;
 	unsigned t, k;
 	int rc = -1;
 	const struct stab_entry *ge;
@@ -817,12 +838,14 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	for (i = 0; i < sc->nchunks; i++) {
 		nb += sc->chunks[i].blocks.n;
 		nd += sc->chunks[i].damage.n;
+		nsig += sc->chunks[i].sigs.n;
 		out->nstale += sc->chunks[i].nstale;
 		out->nstray += sc->chunks[i].nstray;
 	}
 	out->blocks = malloc((nb ? nb : 1) * sizeof(*out->blocks));
 	out->damaged = malloc((nd ? nd : 1) * sizeof(*out->damaged));
-	if (!out->blocks || !out->damaged)
+	out->sigs = malloc((nsig ? nsig : 1) * sizeof(*out->sigs));
+	if (!out->blocks || !out->damaged || !out->sigs)
 		goto out;
 	for (i = 0; i < sc->nchunks; i++) {
 		struct chunk *c = &sc->chunks[i];
@@ -851,9 +874,13 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 			if (o->known & CP_KNOWN_FRAMES)
 				o->stack = remap[c->worker][o->stack];
 		}
+		if (c->sigs.n)
+			memcpy(out->sigs + out->nsigs, c->sigs.p, c->sigs.n * sizeof(*out->sigs));
+		out->nsigs += c->sigs.n;
 		/* release as we go, so the peak holds about one copy of the blocks */
 		vec_release(&c->blocks, sizeof(struct cp_block));
 		vec_release(&c->damage, sizeof(struct cp_damage));
+		vec_release(&c->sigs, sizeof(uint64_t));
 	}
 	for (i = 1; i < out->nblocks; i++)
 		if (block_cmp(&out->blocks[i - 1], &out->blocks[i]) > 0)
@@ -968,14 +995,17 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 	sc.r_sf = to_raw(sc.sf, sc.w, sc.big);
 	sc.r_el = to_raw(sc.el, sc.w, sc.big);
 	sc.r_ef = to_raw(sc.ef, sc.w, sc.big);
+	sc.sig0 = heapann_stats_magic0(sc.w);
+	sc.sig1 = heapann_stats_magic1(sc.w);
+	sc.r_sig = to_raw(sc.sig0, sc.w, sc.big);
 	sc.r_mask = to_raw(sc.w == 8 ? ~(uint64_t)HEAPANN_END_DEPTH_MASK :
 			   (uint32_t)~HEAPANN_END_DEPTH_MASK, sc.w, sc.big);
 	if (sc.w == 8) {
 		/* the half of each magic that holds bits 32..63: exact for all four */
 		unsigned hi = sc.big ? 0 : 4;
-		uint64_t r[4] = { sc.r_sl, sc.r_sf, sc.r_el, sc.r_ef };
+		uint64_t r[5] = { sc.r_sl, sc.r_sf, sc.r_el, sc.r_ef, sc.r_sig };
 
-		for (t = 0; t < 4; t++)
+		for (t = 0; t < 5; t++)
 			memcpy(&sc.lane[t], (const unsigned char *)&r[t] + hi, 4);
 		sc.lane_mask = UINT32_MAX;
 	} else {
@@ -983,6 +1013,7 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 		sc.lane[1] = (uint32_t)sc.r_sf;
 		sc.lane[2] = (uint32_t)sc.r_el;
 		sc.lane[3] = (uint32_t)sc.r_ef;
+		sc.lane[4] = (uint32_t)sc.r_sig;
 		sc.lane_mask = (uint32_t)sc.r_mask;
 	}
 	atomic_init(&sc.next, 0);
@@ -1044,6 +1075,7 @@ out:
 	for (i = 0; i < sc.nchunks; i++) {
 		vec_release(&sc.chunks[i].blocks, sizeof(struct cp_block));
 		vec_release(&sc.chunks[i].damage, sizeof(struct cp_damage));
+		vec_release(&sc.chunks[i].sigs, sizeof(uint64_t));
 	}
 	free(sc.chunks);
 	free(sc.run_end);
@@ -1071,6 +1103,7 @@ void cp_scan_free(struct cp_scan *scan)
 	free(scan->stack_frames);
 	free(scan->addrs);
 	free(scan->damaged);
+	free(scan->sigs);
 	memset(scan, 0, sizeof(*scan));
 }
 

@@ -104,6 +104,7 @@ if [ -s "$TMP/core" ]; then
 	check_grep "kernel core: SIGABRT" "^thread tid=[0-9]* signo=6 " "$TMP/k.dump"
 	regs_vs_gdb "kernel core" gdb "$prog" "$TMP/kcore" "$TMP/k.dump"
 	check_grep "kernel core: not truncated" "truncated=0" "$TMP/k.dump"
+	check_grep "kernel core: libheapann's statistics region signature, once" "^scan .* sigs=1\$" "$TMP/k.dump"
 	check_grep "kernel core: is a core of the program" "^exe ok" "$TMP/k.dump"
 	"$DUMP" -q -e "$other" "$TMP/kcore" >"$TMP/k2.dump" 2>&1
 	check_grep "kernel core: not a core of another program" "^exe mismatch code=3: $TMP/kcore: core of another program: $prog " "$TMP/k2.dump"

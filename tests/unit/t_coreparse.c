@@ -15,6 +15,7 @@
 #include "check.h"
 #include "coreparse.h"
 #include "heapann_block.h"
+#include "heapann_stats.h"
 
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
@@ -371,7 +372,7 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 
 /* Expected facts about the heap built by heap_build(). */
 struct heap_expect {
-	uint64_t a, b, c, d, e, k, m, big_user;       /* user addresses of blocks */
+	uint64_t a, b, c, d, e, k, m, big_user, sig;       /* user addresses of blocks */
 	uint64_t f_hdr, g_hdr, h_hdr, i_hdr, j_hdr, l_hdr, o_hdr, p_hdr; /* damaged headers */
 	uint64_t live_bytes, live_overhead;
 	uint64_t s1[3], s2[2], s3[1], s4[1], s5[1];
@@ -468,6 +469,11 @@ static void heap_build(unsigned w, int big, struct mem *m1, struct mem *m2, stru
 	mem_word(m1, x->p_hdr + w, 0x4343434343434343ull);
 	/* a lone END_LIVE|4 value (in the 0xAB bytes of L): no header agrees, stray */
 	mem_word(m1, HEAP1 + 0x1300, heapann_end_live(w) | 4);
+	/* a statistics region's signature (MAGIC0 MAGIC1), and a MAGIC0 alone */
+	x->sig = HEAP1 + 0x1400;
+	mem_word(m1, x->sig, heapann_stats_magic0(w));
+	mem_word(m1, x->sig + w, heapann_stats_magic1(w));
+	mem_word(m1, HEAP1 + 0x1500, heapann_stats_magic0(w));
 	/* M: second segment: the user data runs past the dumped 0x100 bytes */
 	x->m = mem_block(m2, HEAP2 + (w == 8 ? 0xA0 : 0xD0), 0x40, 1, 14, s4, 8, 0, 0);
 	x->live_bytes += 0x40;
@@ -538,6 +544,7 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	CHECK(NAME("L: size past the mapping"), d && d->kind == CP_DMG_BOUNDS && d->size == 0x100000 &&
 	      d->seq == 11 && d->first_bad == HEAPANN_W_SIZE);
 	CHECK(NAME("O: an END with its header before the segment is stray"), damage_at(s, x->o_hdr) == NULL);
+	CHECK(NAME("statistics signature listed, a lone MAGIC0 not"), s->sigs && s->nsigs == 1 && s->sigs[0] == x->sig);
 	CHECK(NAME("find: user data"), cp_scan_find(s, x->a + 50) == block_at(s, x->a));
 	CHECK(NAME("find: header and guard"), cp_scan_find(s, HEAP1 + 0x10) == block_at(s, x->a) &&
 	      cp_scan_find(s, x->a + 107) == block_at(s, x->a) && cp_scan_find(s, x->a + 108) == NULL);
