@@ -152,7 +152,7 @@ const char *mi_reply_error(const struct mi_reply *r);
 
 /* Send one MI command (or CLI command, which gdb runs as if typed; no newline in
  * cmd) with the next token and wait for its result record at most timeout_ms
- * (0: 30000) from the moment it is sent. Stream and async records without a token
+ * (0: 30000) from the call. Stream and async records without a token
  * are attributed to the next result record. Returns 0 when a result record arrived
  * (any class, ^error included: see mi_reply_error), with *reply filled; or -1 with
  * err filled and *reply empty: MI_ETIMEOUT (gdb is then killed), MI_EDIED (with
@@ -165,7 +165,8 @@ int mi_client_exec(struct mi_client *c, const char *cmd, unsigned timeout_ms,
  * while its output is read (one poll() loop, so neither pipe can fill up and block
  * both sides). replies[0..n) are filled in order; every command gets timeout_ms
  * from the previous answer. Returns 0, or -1 with err filled and no reply left
- * allocated. */
+ * allocated. Records that arrive after the last answer (a *stopped after ^done)
+ * stay queued for the next command's reply. */
 int mi_client_exec_batch(struct mi_client *c, const char *const *cmds, size_t n,
 			 unsigned timeout_ms, struct mi_reply *replies, struct mi_error *err);
 
