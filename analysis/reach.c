@@ -713,7 +713,9 @@ struct mark {
 	struct live_index li;
 	uint8_t *st;          /* per live block */
 	uint32_t *from;       /* per live block: parent (live index | ROOT flag), or NULL */
-	struct u32vec stack;
+	struct u32vec stack;  /* the work list */
+	int fifo;             /* read it first in, first out (from head) */
+	size_t head;
 	int swap;
 	int oom;
 	/* the block being read */
@@ -803,10 +805,31 @@ static void mark_block(struct mark *m, uint32_t k)
 	for_dumped(m->img, m->li.v[k].start, m->li.v[k].end, &f);
 }
 
+/* Next block to read: last pushed (depth first, little memory), or with parents
+ * asked for, first pushed (breadth first: --why then shows a shortest chain). */
+static int work_pop(struct mark *m, uint32_t *k)
+{
+	if (m->fifo) {
+		if (m->head == m->stack.n) {
+			m->head = m->stack.n = 0;
+			return 0;
+		}
+		*k = m->stack.v[m->head++];
+		return 1;
+	}
+	if (!m->stack.n)
+		return 0;
+	*k = m->stack.v[--m->stack.n];
+	return 1;
+}
+
 static void mark_drain(struct mark *m)
 {
-	while (m->stack.n && !m->oom) {
-		uint32_t k = m->stack.v[--m->stack.n];
+	while (!m->oom) {
+		uint32_t k;
+
+		if (!work_pop(m, &k))
+			break;
 
 		m->prior_definite = m->st[k] != ST_POSSIBLE;
 		mark_block(m, k);
@@ -1103,6 +1126,7 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 	if (!m.st || !out->cat)
 		goto out;
 	if (opt && opt->parents) {
+		m.fifo = 1;
 		m.from = malloc((m.li.n + 1) * sizeof(*m.from));
 		out->from = malloc((scan->nblocks + 1) * sizeof(*out->from));
 		if (!m.from || !out->from)
@@ -1120,8 +1144,8 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 		m.leader = k;
 		if (u32vec_push(&m.stack, k) < 0)
 			goto out;
-		while (m.stack.n && !m.oom)
-			mark_block(&m, m.stack.v[--m.stack.n]);
+		for (uint32_t b; !m.oom && work_pop(&m, &b);)
+			mark_block(&m, b);
 	}
 	if (m.oom)
 		goto out;

@@ -107,7 +107,9 @@ struct an_reach {
 /* Options for an_reach_build(). Zero-initialize. */
 struct an_reach_options {
 	unsigned nthreads;       /* threads for the root scan: 0 all online cores */
-	int parents;             /* fill an_reach.from (4 more bytes per block) */
+	int parents;             /* fill an_reach.from (4 more bytes per block); the
+				  * mark then goes breadth first, so that following
+				  * from[] gives a shortest chain */
 };
 
 /* Classify every live block of scan as memcheck does (without its heuristics):

@@ -672,6 +672,10 @@ int report_why_text(FILE *f, const struct cli_options *o, const struct cli_profi
 		block_text(f, &x, bi);
 		fputs("\n    allocated at:\n", f);
 		report_stack_text(f, p, p->scan.blocks[bi].stack, "        ");
+		if (cat == AN_REACH_DEFINITE) {
+			fprintf(f, "    %s\n", why_intro(cat));
+			continue;
+		}
 		fprintf(f, "    %s:\n", why_intro(cat));
 		n = chain_walk(&x, bi, s, &skipped);
 		if (n < 0) {
@@ -686,7 +690,7 @@ int report_why_text(FILE *f, const struct cli_options *o, const struct cli_profi
 		}
 		if (!n)
 			fputs("      (none)\n", f);
-		if (cat == AN_REACH_INDIRECT || cat == AN_REACH_DEFINITE) {
+		if (cat == AN_REACH_INDIRECT) {
 			uint32_t top = chain_top(&x, bi);
 
 			fputs("      ", f);
