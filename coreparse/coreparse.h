@@ -221,7 +221,12 @@ struct cp_scan {
 
 /* Scan every dumped byte of img for headers, using nthreads threads (0: all cores).
  * Returns 0 and fills *out (which the caller releases with cp_scan_free), or -1
- * with err filled. */
+ * with err filled. The result does not depend on the number of threads.
+ * A block is CP_FREED when its START or END says freed (a START_LIVE with an
+ * END_FREED is a free() caught half-way); freed headers that fail validation are
+ * counted in nstale, never listed as damage. For images of 64 MiB and more, the
+ * pages of img->map are released from the process once scanned (MADV_DONTNEED):
+ * pointers stay valid and later reads fault the pages back from the page cache. */
 int cp_scan_image(const struct cp_image *img, unsigned nthreads, struct cp_scan *out,
 		  struct cp_error *err);
 
