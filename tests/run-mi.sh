@@ -239,6 +239,15 @@ addr=$(truth mi_prog | awk -F'\t' '$3 == "lib_inner" { print $1 }')
 gdb -batch -nx -q -iex 'set auto-load off' -iex 'set debuginfod enabled off' "$TMP/mi_prog" "$TMP/mi_prog.core" \
 	-ex "info symbol $addr - 1" >"$TMP/plain.gdb" 2>&1
 check_grep "rebuilt lib: plain gdb names another function there" '^mi_lib_padding \+ [0-9]+ in section' "$TMP/plain.gdb"
+# the right library under a sysroot (same path below it): named again, from there
+mkdir -p "$TMP/sysroot$TMP"
+cp "$TMP/libmi_lib.so.orig" "$TMP/sysroot$TMP/libmi_lib.so"
+"$MIGDB" --sysroot "$TMP/sysroot" --addr-file "$TMP/mi_prog.addrs" "$TMP/mi_prog" "$TMP/mi_prog.core" \
+	>"$TMP/sysroot.gdb" 2>&1
+check_eq "sysroot: the library's $nlib call sites named from the sysroot copy" "$nlib" \
+	"$(grep -c '	\(lib_inner\|mi_lib_outer\)	.*mi_lib\.c:[0-9]*	.*libmi_lib\.so+0x[0-9a-f]*	-$' "$TMP/sysroot.gdb")"
+check_grep "sysroot: libc missing below it is a note, not a failure" \
+	'^note: .*libc\.so\.6: cannot read .*sysroot.*libc\.so\.6' "$TMP/sysroot.gdb"
 cp "$TMP/libmi_lib.so.orig" "$TMP/libmi_lib.so"
 
 # ---- 4. snapshots ----------------------------------------------------------------
