@@ -59,7 +59,6 @@ struct gdb_symbolizer {
 	char *notes;                 /* '\n'-separated, NUL-terminated, or NULL */
 	size_t notes_len;
 	unsigned timeout_ms;
-	int have_core;
 };
 
 static int gdb_error(struct sym_error *err, int code, const char *fmt, ...)
@@ -805,7 +804,6 @@ struct symbolizer *sym_gdb_open(const struct sym_options *opt, struct sym_error 
 				  SYM_ENOMEM : SYM_EFORMAT, "%s", cerr.msg);
 			goto fail;
 		}
-		s->have_core = 1;
 		if (gdb_modules_from_core(s, img, opt, err) < 0)
 			goto fail;
 	} else if (gdb_modules_from_elf(s, opt, err) < 0) {
