@@ -38,6 +38,11 @@ static int ha_stack_ready;
 #else
 #define HA_UNW_ARCH "unknown"
 #endif
+#if defined(__arm__)
+#define HA_THUMB_BIT 1u   /* bit 0 of a code address: Thumb state, not part of it */
+#else
+#define HA_THUMB_BIT 0u
+#endif
 #define HA_UNW_CACHE_PER_THREAD 2 /* UNW_CACHE_PER_THREAD in libunwind-common.h */
 
 #ifndef HEAPANN_STATIC
@@ -226,9 +231,10 @@ unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra)
 	case HA_UNWIND_NONE:
 		return 0;
 	}
-	/* Our frames end where the caller's return address appears. */
+	/* Our frames end where the caller's return address appears (ARM's
+	 * _Unwind_GetIP clears the Thumb bit that a return address carries). */
 	for (start = 0; start < n && start < HA_SKIP_MAX; start++)
-		if (buf[start] == caller_ra)
+		if ((buf[start] | HA_THUMB_BIT) == (caller_ra | HA_THUMB_BIT))
 			break;
 	if (start == n || start == HA_SKIP_MAX) {
 		/* The unwinder lost the chain inside our frames: keep what is sure. */
