@@ -92,10 +92,17 @@ regs_vs_gdb() {
 	check "$1: threads' pc and sp as gdb reads them ($n threads)" test "$n" -eq 2 -a "$bad" -eq 0
 }
 
-# ---- kernel core ----
+# ---- kernel core (where the kernel writes "core" into the cwd) ----
+kpat=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
+kcores=0
+if [ "$kpat" = core ]; then
+	kcores=1
+else
+	echo "# core_pattern is '$kpat', not 'core': kernel core parts skipped"
+fi
 rm -f "$TMP/core"
-(cd "$TMP" && ulimit -c unlimited && HEAPANN_GUARD=16 LD_PRELOAD=$LIB "$prog" abort >"$TMP/k.out" 2>/dev/null)
-check "kernel core written" test -s "$TMP/core"
+[ $kcores = 1 ] && (cd "$TMP" && ulimit -c unlimited && HEAPANN_GUARD=16 LD_PRELOAD=$LIB "$prog" abort >"$TMP/k.out" 2>/dev/null)
+[ $kcores = 1 ] && check "kernel core written" test -s "$TMP/core"
 if [ -s "$TMP/core" ]; then
 	mv "$TMP/core" "$TMP/kcore"
 	"$DUMP" -e "$prog" "$TMP/kcore" >"$TMP/k.dump" 2>"$TMP/k.err"
@@ -181,7 +188,7 @@ cross mips-linux-gnu qemu-mips "MIPS32 BE core" "^image kind=core wsize=4 endian
 
 # ---- a kernel core cut by the size limit ----
 rm -f "$TMP/core"
-(cd "$TMP" && ulimit -c 256 && HEAPANN_GUARD=16 LD_PRELOAD=$LIB "$prog" abort >"$TMP/t.out" 2>/dev/null)
+[ $kcores = 1 ] && (cd "$TMP" && ulimit -c 256 && HEAPANN_GUARD=16 LD_PRELOAD=$LIB "$prog" abort >"$TMP/t.out" 2>/dev/null)
 if [ -s "$TMP/core" ]; then
 	"$DUMP" -q "$TMP/core" >"$TMP/t.dump" 2>"$TMP/t.err"
 	check_eq "size-limited core: opens and scans (exit 0)" 0 $?
