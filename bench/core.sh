@@ -126,3 +126,4 @@ printf "%-22s | %-7s | %-7s | %-11s | %-4s | %s\n" "mprof-core run" "wall s" "CP
 printf "%-22s-+-%-7s-+-%-7s-+-%-11s-+-%-4s-+-%s\n" "----------------------" "-------" "-------" "-----------" "----" "------------------------"
 time_report "default report" "$TMP/report.txt" "$MK" "$TMP/core"
 time_report "--format=json" "$TMP/report.json" --format=json "$MK" "$TMP/core"
+time_report "--report=lost" "$TMP/lost.txt" --report=lost "$MK" "$TMP/core"   # issue 7: target 10M <= 15 s
