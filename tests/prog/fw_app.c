@@ -2,7 +2,8 @@
  * (issue 8): the allocation pattern of examples/massif_example.c, then one block
  * overflowed into its neighbour's header, then a stop in fw_dump_here(), where a
  * debugger (gdb-multiarch on qemu's gdb stub here, a JTAG probe on a board) reads
- * fw_info and dumps [heap_lo, heap_hi) with "dump binary memory".
+ * fw_info and dumps [ram_lo, ram_hi) with "dump binary memory": the writable
+ * segment (the roots: .data, .bss) and the heap right after it.
  * Built with -DFW_POOL the allocator under the kit is a fixed pool in .bss, the
  * way an RTOS pool would be plugged in: the seven ha_real_* functions.
  * No stdio: its buffers would be live blocks too. The MARK comments give the
@@ -11,9 +12,11 @@
  * Usage: fw_app          stop in fw_dump_here(), then free everything and exit 0
  *        fw_app crash    the same, then write through a null pointer (a core)
  *        fw_app bench D N  N malloc+free pairs at call depth D; prints ns per pair */
+#include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,8 +24,8 @@
 
 /* What the debugger reads at the stop. Volatile: written for an outside reader. */
 struct fw_info {
-	uintptr_t heap_lo;      /* first byte of the region to dump */
-	uintptr_t heap_hi;      /* one past its last byte */
+	uintptr_t ram_lo;       /* first byte to dump: the writable segment (.data, .bss) */
+	uintptr_t ram_hi;       /* one past the last: the heap's end (sbrk(0), or the pool's) */
 	uintptr_t culprit;      /* the 24-byte block that overflows */
 	uintptr_t next;         /* its neighbour, whose header START word it overwrites */
 	uintptr_t overrun;      /* bytes written past the culprit's 24 */
@@ -81,9 +84,19 @@ void *ha_real_realloc(void *p, size_t size)
 
 size_t ha_real_usable_size(void *p) { return p ? ((size_t *)p)[-1] : 0; }
 void ha_real_init(void) { }
-#else
-extern char end[];   /* the linker's end of .bss: the brk heap starts right after it */
 #endif
+
+/* The start of the writable PT_LOAD segment, from our own program headers. */
+static uintptr_t fw_rw_start(void)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	unsigned long n = getauxval(AT_PHNUM);
+
+	for (unsigned long i = 0; ph && i < n; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_W))
+			return (uintptr_t)ph[i].p_vaddr;
+	return 0;
+}
 
 static void *keep[16];
 static int nkeep;
@@ -198,12 +211,11 @@ int main(int argc, char **argv)
 	fw_overflow();
 
 	fw_info.fblock = (uintptr_t)keep[0];
+	fw_info.ram_lo = fw_rw_start();
 #ifdef FW_POOL
-	fw_info.heap_lo = (uintptr_t)fw_pool;
-	fw_info.heap_hi = ((uintptr_t)fw_pool + fw_pool_used + 15) & ~(uintptr_t)15;
+	fw_info.ram_hi = ((uintptr_t)fw_pool + fw_pool_used + 15) & ~(uintptr_t)15;
 #else
-	fw_info.heap_lo = (uintptr_t)end;
-	fw_info.heap_hi = (uintptr_t)sbrk(0);
+	fw_info.ram_hi = (uintptr_t)sbrk(0);   /* the brk heap follows .bss */
 #endif
 	fw_dump_here();
 
