@@ -74,6 +74,24 @@ static int snap_tracer(pid_t pid)
 	return tracer;
 }
 
+/* The process's state letter from /proc/PID/status ('S', 'R', 'T'...), or 0. */
+static char snap_state(pid_t pid)
+{
+	char path[64], line[256];
+	char st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "State: %c", &st) == 1)
+			break;
+	fclose(f);
+	return st;
+}
+
 /* Run one command; 0 on ^done, else err filled with prefix and gdb's message. */
 static int snap_exec(struct mi_client *c, const char *cmd, unsigned tmo, char *msg, size_t n,
 		     struct mi_error *err)
@@ -81,8 +99,16 @@ static int snap_exec(struct mi_client *c, const char *cmd, unsigned tmo, char *m
 	struct mi_reply r;
 	const char *m;
 
-	if (mi_client_exec(c, cmd, tmo, &r, err) < 0)
+	if (mi_client_exec(c, cmd, tmo, &r, err) < 0) {
+		if (err) {
+			char prefixed[sizeof err->msg];
+
+			snprintf(prefixed, sizeof prefixed, "snapshot: %.*s",
+				 (int)(sizeof prefixed - 11), err->msg);
+			memcpy(err->msg, prefixed, sizeof prefixed);
+		}
 		return -1;
+	}
 	m = mi_reply_error(&r);
 	if (m) {
 		snprintf(msg, n, "%s", m);
@@ -101,7 +127,8 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 	char cmd[8900], q[4200], msg[512], hint[256];
 	unsigned cmd_tmo = timeout_ms ? timeout_ms : 30000;
 	unsigned gcore_tmo = timeout_ms ? timeout_ms : 120000;
-	int wrote = 0, tracer, ret = -1;
+	int wrote = 0, attached = 0, tracer, ret = -1;
+	char state_before;
 	struct stat st;
 
 	if (err) {
@@ -121,6 +148,7 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 	if (mi_quote(q, sizeof q, out_path) >= sizeof q)
 		return snap_error(err, MI_EARG, "snapshot: output path too long");
 
+	state_before = snap_state(pid);
 	memset(&set, 0, sizeof set);
 	set.gdb = gdb;
 	c = mi_client_start(&set, err);
@@ -142,6 +170,7 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 		}
 		goto out;
 	}
+	attached = 1;
 
 	/* MI has no gcore command: the CLI one, quoted as an MI c-string. gcore takes
 	 * the rest of its line as the file name, so spaces are fine. */
@@ -171,11 +200,16 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 			snap_error(err, MI_EGDB, "snapshot: detaching from process %d failed: %s", (int)pid, msg);
 		goto out;
 	}
+	attached = 0;
 	ret = 0;
 out:
 	/* gdb detaches from a process it attached to when its input ends or it is
-	 * told to exit; when it had to be killed, the kernel detaches it. */
+	 * told to exit; when it had to be killed (a time-out), the kernel detaches
+	 * it but may leave it stopped by the attach's SIGSTOP: wake a process that
+	 * was not stopped before we came. */
 	mi_client_close(c);
+	if (attached && state_before != 'T' && state_before != 't' && snap_state(pid) == 'T')
+		kill(pid, SIGCONT);
 	if (ret < 0 && wrote)
 		unlink(out_path);
 	return ret;

@@ -296,6 +296,15 @@ check_grep "program file of no process: says so" "^error 7: no process with id $
 "$MIGDB" --snapshot $$ "$TMP/x.core" --gdb "$TMP/no-such-gdb" >"$TMP/nogdb2.res" 2>&1
 check_grep "snapshot without gdb: which package" '^error 1: .*install the Debian package gdb' "$TMP/nogdb2.res"
 
+# gdb too slow: a clear time-out, the process running on, no partial core
+sleep 30 & victim=$!
+"$MIGDB" --timeout 20 --snapshot $victim "$TMP/slow.core" >"$TMP/slow.res" 2>&1
+check_grep "snapshot time-out: says which command" '^error 4: snapshot: gdb did not answer ".*gcore.*" within 20 ms' "$TMP/slow.res"
+check "snapshot time-out: the process still runs" kill -0 $victim
+check_eq "snapshot time-out: and is not left stopped" S "$(awk '/^State:/ { print $2 }' /proc/$victim/status)"
+check "snapshot time-out: no partial core" test ! -e "$TMP/slow.core"
+kill $victim; wait $victim 2>/dev/null
+
 # ptrace refused: an unprivileged user may not attach to our process
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 	sleep 30 & victim=$!
