@@ -127,6 +127,34 @@ check_eq "--report=stacks: still exit 3" 3 $?
 check "--report=stacks: no corruption section" python3 -c \
 	'import json,sys; sys.exit("corruption" in json.load(open(sys.argv[1])))' "$TMP/st.json"
 
+# ---- the same heap as a raw dump (a firmware's view: one region, a base address) ----
+c=$(sed -n 's/^c24_40_culprit=//p' "$O")
+base=$(python3 - "$TMP/all.core" "$c" "$TMP/heap.bin" <<'PY'
+import struct, sys
+core, addr, out = sys.argv[1], int(sys.argv[2], 16), sys.argv[3]
+f = open(core, "rb")
+h = f.read(64)
+phoff, phentsize, phnum = struct.unpack_from("<Q", h, 32)[0], *struct.unpack_from("<HH", h, 54)
+for i in range(phnum):
+    f.seek(phoff + i * phentsize)
+    typ, flags, off, vaddr, paddr, filesz, memsz = struct.unpack("<IIQQQQQ", f.read(48))
+    if typ == 1 and vaddr <= addr < vaddr + filesz:
+        f.seek(off)
+        open(out, "wb").write(f.read(filesz))
+        print(hex(vaddr))
+        break
+PY
+)
+"$B/mprof-core" --format=json --raw "$TMP/heap.bin" --elf "$exe" --base "$base" \
+	--report=corruption --addr $((c + 24 + 3)) >"$TMP/raw.json" 2>/dev/null
+check_eq "raw dump of the heap: exit 3" 3 $?
+jcheck "raw dump: the same 20 broken guards and 5 damaged headers" "$TMP/raw.json" $O \
+	'len(C["guards"]) == 20 and len(C["damaged"]) == 5'
+jcheck "raw dump: the neighbour's damaged header names the culprit" "$TMP/raw.json" $O \
+	'hx(damaged(o["c24_40_next"])["suspect"]["address"]) == o["c24_40_culprit"] and guard(o["c24_40_culprit"])["overrun"] == 8'
+jcheck "raw dump: --addr 3 past the culprit's end is its guard" "$TMP/raw.json" $O \
+	'addr(o["c24_40_culprit"] + 27)["what"] == "guard" and hx(addr(o["c24_40_culprit"] + 27)["block"]["address"]) == o["c24_40_culprit"]'
+
 # ---- underrun: 8 bytes before a block, over its own END word ----
 run_wait "$TMP/u.out" "$TMP/u.core" underrun
 "$B/mprof-core" --format=json "$exe" "$TMP/u.core" >"$TMP/u.json" 2>/dev/null
