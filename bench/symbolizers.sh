@@ -53,7 +53,7 @@ while [ $r -lt "$REPEAT" ]; do
 			printf "symbolizers, %d return addresses in libc (one core, same run):\n", n
 			printf "  libdw:    start %.3f s, %.3f s for all (%.1f us each)\n", dopen, dres, dres * 1e6 / n
 			printf "  gdb (MI): start %.3f s, %.3f s for all (%.3f ms each)\n", gopen, gres, gres * 1e3 / n
-			if (dres > 0) printf "  gdb/libdw time per address: %.0fx; start-up: %.1fx\n", gres / dres, gopen / (dopen > 0 ? dopen : 1e-9)
+			if (dres > 0) printf "  gdb/libdw time per address: %.1fx; gdb start-up adds %.2f s (libdw opens modules lazily)\n", gres / dres, gopen - dopen
 		}' "$TMP/time"
 	sed -n 's/^compared \(.*\)/  answers compared: \1 (gdb: one frame, line by its is_stmt rules; see README)/p' "$TMP/cmp"
 	r=$((r + 1))
