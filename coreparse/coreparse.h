@@ -79,6 +79,9 @@ struct cp_image {
 	uint64_t missing_bytes;   /* bytes of memsz that the file does not hold */
 	size_t missing_segs;      /* segments with some memory missing */
 	int truncated;            /* the file ends before a segment's filesz */
+	uint64_t truncated_bytes; /* of missing_bytes, those the core should hold (filesz)
+				   * but the file lacks; the rest the core never held
+				   * (p_filesz < p_memsz: not dumped by design) */
 };
 
 /* Open an ELF core (kernel or gcore; ELF32/ELF64, either byte order).

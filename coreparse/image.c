@@ -124,8 +124,10 @@ static void image_add_load(struct cp_image *img, const GElf_Phdr *ph)
 		avail = img->map_size - ph->p_offset;
 	else
 		avail = filesz;
-	if (avail < filesz)
+	if (avail < filesz) {
 		img->truncated = 1;
+		img->truncated_bytes += filesz - avail;
+	}
 	if (avail < ph->p_memsz) {
 		img->missing_bytes += ph->p_memsz - avail;
 		img->missing_segs++;

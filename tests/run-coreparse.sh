@@ -110,11 +110,17 @@ if [ -s "$TMP/core" ]; then
 	verify "kernel core" "$TMP/k.out" "$TMP/k.dump"
 	check_grep "kernel core: SIGABRT" "^thread tid=[0-9]* signo=6 " "$TMP/k.dump"
 	regs_vs_gdb "kernel core" gdb "$prog" "$TMP/kcore" "$TMP/k.dump"
-	check_grep "kernel core: not truncated" "truncated=0" "$TMP/k.dump"
+	check_grep "kernel core: not truncated" "truncated=0 truncated_bytes=0\$" "$TMP/k.dump"
 	check_grep "kernel core: libheapann's statistics region signature, once" "^scan .* sigs=1\$" "$TMP/k.dump"
 	check_grep "kernel core: is a core of the program" "^exe ok" "$TMP/k.dump"
 	"$DUMP" -q -e "$other" "$TMP/kcore" >"$TMP/k2.dump" 2>&1
 	check_grep "kernel core: not a core of another program" "^exe mismatch code=3: $TMP/kcore: core of another program: $prog " "$TMP/k2.dump"
+	# cut in half: everything past the cut is reported missing, to the byte
+	size=$(stat -c %s "$TMP/kcore")
+	head -c $((size / 2)) "$TMP/kcore" >"$TMP/half"
+	"$DUMP" -q "$TMP/half" >"$TMP/h.dump" 2>&1
+	check_eq "half a kernel core: opens and scans (exit 0)" 0 $?
+	check_grep "half a kernel core: the missing half, to the byte" "truncated=1 truncated_bytes=$((size - size / 2))\$" "$TMP/h.dump"
 	"$DUMP" -t 1 "$TMP/kcore" >"$TMP/k1.dump" 2>&1
 	"$DUMP" -t 2 -c 4096 "$TMP/kcore" >"$TMP/k3.dump" 2>&1
 	check "kernel core: same scan with 1 thread and with 2 threads in 4 KiB chunks" cmp -s "$TMP/k1.dump" "$TMP/k3.dump"
@@ -192,7 +198,7 @@ rm -f "$TMP/core"
 if [ -s "$TMP/core" ]; then
 	"$DUMP" -q "$TMP/core" >"$TMP/t.dump" 2>"$TMP/t.err"
 	check_eq "size-limited core: opens and scans (exit 0)" 0 $?
-	check_grep "size-limited core: says it is truncated, with missing bytes" "missing_bytes=[1-9][0-9]* missing_segs=[1-9][0-9]* truncated=1" "$TMP/t.dump"
+	check_grep "size-limited core: says it is truncated, with missing bytes" "missing_bytes=[1-9][0-9]* missing_segs=[1-9][0-9]* truncated=1 truncated_bytes=[1-9]" "$TMP/t.dump"
 else
 	echo "# the kernel wrote no size-limited core: part skipped"
 fi

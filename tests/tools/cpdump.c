@@ -89,8 +89,9 @@ int main(int argc, char **argv)
 	}
 	printf("image kind=%s wsize=%u endian=%s machine=%u\n", img->kind == CP_KIND_CORE ? "core" : "raw",
 	       img->wsize, img->big_endian ? "big" : "little", img->machine);
-	printf("segments=%zu missing_bytes=%llu missing_segs=%zu truncated=%d\n", img->nsegs,
-	       (unsigned long long)img->missing_bytes, img->missing_segs, img->truncated);
+	printf("segments=%zu missing_bytes=%llu missing_segs=%zu truncated=%d truncated_bytes=%llu\n", img->nsegs,
+	       (unsigned long long)img->missing_bytes, img->missing_segs, img->truncated,
+	       (unsigned long long)img->truncated_bytes);
 	printf("files=%zu threads=%zu auxv=%zu\n", img->nfiles, img->nthreads, img->nauxv);
 	printf("prpsinfo fname=%s args=%s\n", img->prpsinfo_fname, img->prpsinfo_args);
 	for (k = 0; k < img->nthreads; k++)

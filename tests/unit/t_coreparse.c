@@ -622,7 +622,7 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	      img->machine == machine && img->kind == CP_KIND_CORE);
 	CHECK(NAME("3 segments sorted, missing memory counted"), img->nsegs == 3 && img->segs[0].vaddr == HEAP1 &&
 	      img->segs[1].vaddr == HEAP2 && img->segs[1].avail == 0x100 && img->missing_bytes == 0xF00 &&
-	      img->missing_segs == 1 && img->truncated == 0);
+	      img->missing_segs == 1 && img->truncated == 0 && img->truncated_bytes == 0);
 	CHECK(NAME("NT_PRSTATUS: tid, signal"), img->nthreads == 1 && img->threads[0].tid == 4242 &&
 	      img->threads[0].signo == 6);
 	CHECK(NAME("NT_PRSTATUS: sp and pc"), img->nthreads == 1 && img->threads[0].sp == 0x1000u + sp_idx &&
@@ -669,6 +669,7 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 		write_file(tpath(fn), file.p, cut);
 		t = cp_image_open_core(tpath(fn), &err);
 		CHECK(NAME("truncated: opens, says what is missing"), t && t->truncated == 1 &&
+		      t->truncated_bytes == (HEAP1_SIZE - (cut - off)) + 0x40 &&
 		      t->segs[0].avail == cut - off && t->segs[2].avail == 0 && t->missing_segs == 3 &&
 		      t->missing_bytes == (HEAP1_SIZE - (cut - off)) + 0xF00 + 0x40);
 		if (t && cp_scan_image(t, 0, &s1, &err) == 0) {
