@@ -2,7 +2,8 @@
  * allocates blocks it knows, reads their headers back (heapann_block.h), breaks two
  * of them on purpose, frees a few, starts a second thread, prints every fact the
  * test compares with cpdump, then waits for gcore ("stop") or aborts ("abort").
- * Output lines: "live PTR SIZE SEQ DEPTH GUARD", "freed PTR", "overrun PTR N",
+ * Output lines: "live PTR SIZE SEQ DEPTH GUARD" ("tlive" for the second thread's
+ * blocks, in its own arena), "freed PTR", "overrun PTR N",
  * "dmg-start PTR", "dmg-end PTR SIZE SEQ", "tid N", "ready".
  */
 #include <pthread.h>
@@ -28,12 +29,17 @@ static uintptr_t *hdr_of(void *user)
 	return (uintptr_t *)((char *)user - heapann_header_bytes(depth, W));
 }
 
-static void print_live(void *p)
+static void print_block(const char *what, void *p)
 {
 	uintptr_t *h = hdr_of(p);
 
-	printf("live %p %zu %zu %zu %u\n", p, (size_t)h[HEAPANN_W_SIZE], (size_t)h[HEAPANN_W_SEQ],
+	printf("%s %p %zu %zu %zu %u\n", what, p, (size_t)h[HEAPANN_W_SIZE], (size_t)h[HEAPANN_W_SEQ],
 	       (size_t)h[HEAPANN_W_DEPTH], heapann_info_guard(h[HEAPANN_W_INFO]));
+}
+
+static void print_live(void *p)
+{
+	print_block("live", p);
 }
 
 NOINLINE static void *alloc_a(size_t n) { return malloc(n); }
@@ -45,9 +51,15 @@ NOINLINE static void *alloc_c(size_t n)
 	return posix_memalign(&p, 64, n) == 0 ? p : NULL;
 }
 
+/* The second thread: its blocks come from its own arena (a separate mapping, not
+ * [heap]), printed as "tlive". */
 static void *idle_thread(void *arg)
 {
+	int i;
+
 	printf("tid %ld\n", (long)syscall(SYS_gettid));
+	for (i = 0; i < 5; i++)
+		print_block("tlive", alloc_a(7000 + (size_t)i));
 	fflush(stdout);
 	pthread_barrier_wait(arg);
 	for (;;)
