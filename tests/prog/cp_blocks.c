@@ -3,7 +3,7 @@
  * of them on purpose, frees a few, starts a second thread, prints every fact the
  * test compares with cpdump, then waits for gcore ("stop") or aborts ("abort").
  * Output lines: "live PTR SIZE SEQ DEPTH GUARD" ("tlive" for the second thread's
- * blocks, in its own arena), "freed PTR", "overrun PTR N",
+ * blocks, in its own arena), "freed PTR SIZE", "overrun PTR N",
  * "dmg-start PTR", "dmg-end PTR SIZE SEQ", "tid N", "ready".
  */
 #include <pthread.h>
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		print_live(keep[i]);
 	for (i = 0; i < 4; i++) {
-		printf("freed %p\n", gone[i]);
+		printf("freed %p %zu\n", gone[i], (size_t)(40 + i * 16));
 		free(gone[i]);
 	}
 	/* an overrun of 5 bytes into the guard of a 24-byte block */
