@@ -823,18 +823,6 @@ static int work_pop(struct mark *m, uint32_t *k)
 	return 1;
 }
 
-static void mark_drain(struct mark *m)
-{
-	while (!m->oom) {
-		uint32_t k;
-
-		if (!work_pop(m, &k))
-			break;
-
-		m->prior_definite = m->st[k] != ST_POSSIBLE;
-		mark_block(m, k);
-	}
-}
 
 /* ---- reading the roots, maybe on several threads ---- */
 
@@ -1105,6 +1093,131 @@ out:
 	return rc;
 }
 
+/* ---- the mark phase on several threads ---- */
+
+/* The work list is read first in, first out, in batches of about BATCH_BYTES of
+ * block data: the threads read a batch's blocks into hit lists, then the calling
+ * thread applies them in list order, taking each block's state at that moment as
+ * the sequential reading would. The result is the one of one thread. */
+#define BATCH_BYTES (4u << 20)
+#define BATCH_MIN (256u << 10)     /* smaller batches are read by the caller alone */
+
+struct part {
+	struct mark *m;
+	size_t a, b;          /* work list positions */
+	struct chunk hits;    /* hits of all its blocks, in order */
+	uint32_t *ends;       /* per position: hits.n after it */
+	uint64_t bytes;
+};
+
+static void *part_read(void *arg)
+{
+	struct part *pt = arg;
+	struct mark *m = pt->m;
+	struct chunk_ctx x;
+	struct piece_fn f = { chunk_piece, &x };
+
+	x.li = &m->li;
+	x.c = &pt->hits;
+	x.w = m->img->wsize;
+	x.swap = m->swap;
+	x.bytes = 0;
+	for (size_t pos = pt->a; pos < pt->b; pos++) {
+		uint32_t k = m->stack.v[pos];
+
+		if (!pt->hits.oom)
+			for_dumped(m->img, m->li.v[k].start, m->li.v[k].end, &f);
+		pt->ends[pos - pt->a] = (uint32_t)pt->hits.n;
+	}
+	pt->bytes = x.bytes;
+	return NULL;
+}
+
+static void mark_drain_parallel(struct mark *m, unsigned nthreads)
+{
+	struct part parts[16];
+
+	if (nthreads > 16)
+		nthreads = 16;
+	while (m->head < m->stack.n && !m->oom) {
+		size_t a = m->head, b = a;
+		uint64_t bytes = 0;
+
+		while (b < m->stack.n && bytes < BATCH_BYTES) {
+			uint32_t k = m->stack.v[b];
+
+			bytes += m->li.v[k].end - m->li.v[k].start;
+			b++;
+		}
+		if (nthreads < 2 || bytes < BATCH_MIN || b - a < 2 * nthreads) {
+			/* small batch, or one big block: read and apply one by one */
+			for (; m->head < b && !m->oom; m->head++) {
+				uint32_t k = m->stack.v[m->head];
+
+				m->prior_definite = m->st[k] != ST_POSSIBLE;
+				mark_block(m, k);
+			}
+		} else {
+			/* cut [a, b) into nthreads parts of about the same bytes */
+			uint64_t per = bytes / nthreads + 1, acc = 0;
+			size_t pos = a;
+			pthread_t tid[16];
+			int started[16] = { 0 };
+
+			for (unsigned t = 0; t < nthreads; t++) {
+				struct part *pt = &parts[t];
+
+				memset(pt, 0, sizeof(*pt));
+				pt->m = m;
+				pt->a = pos;
+				while (pos < b && (t == nthreads - 1 || acc < per * (t + 1))) {
+					uint32_t k = m->stack.v[pos++];
+
+					acc += m->li.v[k].end - m->li.v[k].start;
+				}
+				pt->b = pos;
+				pt->ends = malloc((pt->b - pt->a + 1) * sizeof(*pt->ends));
+				if (!pt->ends)
+					m->oom = 1;
+			}
+			for (unsigned t = 1; t < nthreads && !m->oom; t++)
+				started[t] = pthread_create(&tid[t], NULL, part_read, &parts[t]) == 0;
+			for (unsigned t = 0; t < nthreads && !m->oom; t++)
+				if (!started[t])
+					part_read(&parts[t]);
+			for (unsigned t = 1; t < nthreads; t++)
+				if (started[t])
+					pthread_join(tid[t], NULL);
+			for (unsigned t = 0; t < nthreads; t++) {
+				struct part *pt = &parts[t];
+				uint32_t h = 0;
+
+				if (pt->hits.oom)
+					m->oom = 1;
+				m->block_bytes += pt->bytes;
+				for (size_t q = pt->a; q < pt->b && !m->oom; q++) {
+					uint32_t k = m->stack.v[q];
+					int definite = m->st[k] != ST_POSSIBLE;
+
+					for (; h < pt->ends[q - pt->a] && !m->oom; h++)
+						mark_raise(m, pt->hits.hits[h].k, (int)pt->hits.hits[h].start, k,
+							   definite);
+				}
+				free(pt->hits.hits);
+				free(pt->ends);
+			}
+			m->head = b;
+		}
+		/* keep the list short: drop what was read once it is half of it */
+		if (m->head > 4096 && m->head * 2 > m->stack.n) {
+			memmove(m->stack.v, m->stack.v + m->head, (m->stack.n - m->head) * sizeof(*m->stack.v));
+			m->stack.n -= m->head;
+			m->head = 0;
+		}
+	}
+	m->head = m->stack.n = 0;
+}
+
 int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 		   const struct an_roots *roots, const struct an_reach_options *opt,
 		   struct an_reach *out)
@@ -1136,7 +1249,9 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 	}
 	if (mark_roots(&m, opt ? opt->nthreads : 0, &out->root_bytes) < 0)
 		goto out;
-	mark_drain(&m);
+	mark_drain_parallel(&m, opt && opt->nthreads ? opt->nthreads : online_cpus());
+	if (m.oom)
+		goto out;
 	/* the lost ones, in address order: each untaken block leads a clique */
 	for (uint32_t k = 0; k < m.li.n && !m.oom; k++) {
 		if (m.st[k] != ST_UNREACHED)

@@ -375,8 +375,6 @@ out:
 	free(mem);
 }
 
-/* ---- random heaps against a plain reference of memcheck's algorithm ---- */
-
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static uint64_t rnd(uint64_t n)
@@ -386,6 +384,72 @@ static uint64_t rnd(uint64_t n)
 	rng ^= rng << 17;
 	return rng % n;
 }
+
+/* A heap big enough for the mark to read batches on two threads: the same
+ * categories and parents as one thread. */
+static void test_parallel_mark(const char *path)
+{
+	struct cp_image *img;
+	struct cp_scan sc;
+	struct an_roots roots = { 0 };
+	struct an_reach r1, r2;
+	struct an_reach_options o1 = { 1, 1 }, o2 = { 2, 1 };
+	struct an_root root = { BASE, BASE + 0x1000, AN_ROOT_USER, -1, NULL, 0 };
+	static struct cp_block big[40000];
+	const size_t n = 20000;
+	uint64_t a = BASE + 0x2000;
+
+	mem_size = 0x2000 + n * 0x200 + 0x1000;
+	mem = calloc(1, mem_size);
+	for (size_t i = 0; i < n; i++, a += 0x200) {
+		uint64_t h = a, user = a + 64, size = 8 * (1 + rnd(50));
+
+		put(h + 2 * W, size);
+		big[i].user = user;
+		big[i].size = size;
+		big[i].hdr = h;
+		big[i].depth = 1;
+		big[i].seq = i + 1;
+		big[i].state = rnd(20) ? CP_LIVE : CP_FREED;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t w = big[i].user; w + 8 <= big[i].user + big[i].size; w += 8) {
+			const struct cp_block *t = &big[rnd(n)];
+
+			if (rnd(4) == 0)
+				put(w, rnd(3) ? t->user : t->user + rnd(t->size));
+		}
+	for (uint64_t w = BASE; w < BASE + 0x1000; w += 8)
+		if (rnd(8) == 0)
+			put(w, big[rnd(n)].user + (rnd(4) ? 0 : 8));
+	img = image_write(path);
+	if (!img) {
+		CHECK("parallel image opens", 0);
+		goto out;
+	}
+	memset(&sc, 0, sizeof(sc));
+	sc.blocks = big;
+	sc.nblocks = n;
+	for (size_t i = 0; i < n; i++)
+		big[i].state == CP_LIVE ? sc.nlive++ : sc.nfreed++;
+	an_roots_add(&roots, &root);
+	CHECK("parallel mark: one thread", an_reach_build(img, &sc, &roots, &o1, &r1) == 0);
+	CHECK("parallel mark: two threads", an_reach_build(img, &sc, &roots, &o2, &r2) == 0);
+	CHECK("parallel mark: same categories", memcmp(r1.cat, r2.cat, n) == 0);
+	CHECK("parallel mark: same parents", memcmp(r1.from, r2.from, n * sizeof(*r1.from)) == 0);
+	CHECK("parallel mark: every category seen", r2.blocks[AN_REACH_REACHABLE] && r2.blocks[AN_REACH_POSSIBLE] &&
+	      r2.blocks[AN_REACH_INDIRECT] && r2.blocks[AN_REACH_DEFINITE]);
+	CHECK("parallel mark: all block data read once or twice",
+	      r2.block_bytes == r1.block_bytes && r2.block_bytes >= 8 * sc.nlive);
+	an_reach_release(&r1);
+	an_reach_release(&r2);
+	cp_image_free(img);
+out:
+	an_roots_release(&roots);
+	free(mem);
+}
+
+/* ---- random heaps against a plain reference of memcheck's algorithm ---- */
 
 /* The live block holding v, by a linear search; -1 if none. */
 static long ref_find(uint64_t v)
@@ -579,6 +643,7 @@ int main(void)
 	test_threads(path);
 	test_be32(path);
 	test_stats(path);
+	test_parallel_mark(path);
 	for (int i = 0; i < 20; i++)
 		test_random(path, i);
 	unlink(path);
