@@ -4,9 +4,10 @@
  * Pure over a read-only image: every read goes through the segments' dumped bytes.
  * Live blocks are indexed by user address (a sorted array, cut into regions with
  * one bucket per 2^k bytes, about one bucket per block), so a candidate word costs
- * a range check, a search among the few regions, a bucket and one to three blocks. The mark uses an explicit work stack; large root sets are read by
- * several threads into per-chunk hit lists that are then applied in order, so the
- * result does not depend on the thread count.
+ * a range check, a search among the few regions, a bucket and one to three blocks.
+ * The mark uses an explicit work list. Roots and batches of the list are read by
+ * several threads into hit lists that the calling thread applies in order, so the
+ * result (parents included) does not depend on the thread count.
  */
 #include <pthread.h>
 #include <stdlib.h>
