@@ -9,42 +9,70 @@
 
 #define MAX_FRAMES 1024
 
-void report_stack_text(FILE *f, const struct cli_profile *p, uint32_t stack, const char *indent)
+/* The frames of 'stack' without the allocator's; with trim, also without the
+ * outermost frames that lie in no module: in a header whose END side was
+ * overwritten (an underrun) those words are the damage, not return addresses.
+ * Returns how many are in fr; *trimmed (may be NULL) gets how many were cut. */
+static size_t frames_load(const struct cli_profile *p, uint32_t stack, int trim,
+			  struct an_frame *fr, size_t *trimmed)
 {
-	struct an_frame fr[MAX_FRAMES];
-	uint32_t skip;
-	size_t n;
+	size_t n = 0, keep;
 
-	if (stack >= p->scan.nstacks) {
-		fprintf(f, "%s(no frames recorded)\n", indent);
-		return;
-	}
-	skip = an_alloc_skip(&p->in, &p->filter, stack);
-	n = an_frames_get(&p->in, stack, skip, fr, MAX_FRAMES);
+	if (trimmed)
+		*trimmed = 0;
+	if (stack >= p->scan.nstacks)
+		return 0;
+	n = an_frames_get(&p->in, stack, an_alloc_skip(&p->in, &p->filter, stack), fr, MAX_FRAMES);
 	if (n > MAX_FRAMES)
 		n = MAX_FRAMES;
+	if (!trim || !p->in.sym)
+		return n;
+	for (keep = n; keep > 0 && !fr[keep - 1].module && !fr[keep - 1].function; keep--)
+		;
+	if (keep == 0)
+		return n;   /* nothing is named at all: no evidence of damage */
+	if (trimmed)
+		*trimmed = n - keep;
+	return keep;
+}
+
+static void stack_text(FILE *f, const struct cli_profile *p, uint32_t stack, const char *indent,
+		       int trim)
+{
+	struct an_frame fr[MAX_FRAMES];
+	size_t cut, n = frames_load(p, stack, trim, fr, &cut);
+
 	if (!n)
 		fprintf(f, "%s(no frames recorded)\n", indent);
 	for (size_t i = 0; i < n; i++) {
 		fputs(indent, f);
 		report_frame_text(f, &fr[i]);
 	}
+	if (cut)
+		fprintf(f, "%s(%zu outer frame%s overwritten)\n", indent, cut, cut == 1 ? "" : "s");
 }
 
-void report_stack_json(struct json *j, const struct cli_profile *p, uint32_t stack)
+/* Writes the array; returns how many outer frames were cut (trim). */
+static size_t stack_json(struct json *j, const struct cli_profile *p, uint32_t stack, int trim)
 {
 	struct an_frame fr[MAX_FRAMES];
-	size_t n = 0;
+	size_t cut, n = frames_load(p, stack, trim, fr, &cut);
 
-	if (stack < p->scan.nstacks) {
-		n = an_frames_get(&p->in, stack, an_alloc_skip(&p->in, &p->filter, stack), fr, MAX_FRAMES);
-		if (n > MAX_FRAMES)
-			n = MAX_FRAMES;
-	}
 	json_arr_begin(j);
 	for (size_t i = 0; i < n; i++)
 		report_frame_json(j, &fr[i]);
 	json_arr_end(j);
+	return cut;
+}
+
+void report_stack_text(FILE *f, const struct cli_profile *p, uint32_t stack, const char *indent)
+{
+	stack_text(f, p, stack, indent, 0);
+}
+
+void report_stack_json(struct json *j, const struct cli_profile *p, uint32_t stack)
+{
+	stack_json(j, p, stack, 0);
 }
 
 static const char *kind_name(uint32_t k)
@@ -139,7 +167,7 @@ int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an
 		fputc('\n', f);
 		if (d->known & CP_KNOWN_FRAMES) {
 			fputs("    allocated at (as far as the header could be read):\n", f);
-			report_stack_text(f, p, d->stack, "        ");
+			stack_text(f, p, d->stack, "        ", d->kind == CP_DMG_END);
 		} else {
 			fputs("    its allocation stack is overwritten\n", f);
 		}
@@ -273,10 +301,14 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 		json_key(j, "size_recovered");
 		json_bool(j, h->recovered);
 		json_key(j, "frames");
-		if (d->known & CP_KNOWN_FRAMES)
-			report_stack_json(j, p, d->stack);
-		else
+		if (d->known & CP_KNOWN_FRAMES) {
+			size_t cut = stack_json(j, p, d->stack, d->kind == CP_DMG_END);
+
+			json_key(j, "frames_overwritten");
+			json_u64(j, cut);
+		} else {
 			json_null(j);
+		}
 		json_key(j, "likely");
 		json_str(j, h->likely == AN_LIKELY_OVERFLOW ? "overflow" :
 			 h->likely == AN_LIKELY_UNDERRUN ? "underrun" : NULL);

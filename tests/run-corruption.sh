@@ -19,7 +19,10 @@ cc -g -O0 -o "$exe" tests/prog/corrupt_overflow.c || skip "cannot compile the te
 jcheck() {
 	check "$1" python3 -c '
 import json, sys
-d = json.load(open(sys.argv[1]))
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    sys.exit("%s: %s" % (sys.argv[1], e))
 vals = {}
 for line in open(sys.argv[2]):
     k, _, v = line.strip().partition("=")
@@ -36,7 +39,7 @@ def fn(x): return x["frames"][0]["function"] if x and x.get("frames") else None
 def addr(a): return next((x for x in d.get("addresses", []) if hx(x["addr"]) == a), None)
 try:
     ok = eval(sys.argv[3])
-except (KeyError, TypeError, IndexError) as e:
+except (KeyError, TypeError, IndexError, ValueError) as e:
     ok = False
     sys.stderr.write("%s: %r\n" % (type(e).__name__, e))
 if not ok:
@@ -167,6 +170,15 @@ jcheck "underrun: previous block named as the other suspect" $J $O \
 	'hx(damaged(o["victim"])["suspect"]["address"]) == o["prev"] and fn(damaged(o["victim"])["suspect"]) == "alloc_prev"'
 jcheck "underrun: no broken guard" $J $O 'C["guards"] == []'
 jcheck "underrun: likely an underrun" $J $O 'damaged(o["victim"])["likely"] == "underrun"'
+
+jcheck "underrun: no frame lost" $J $O 'damaged(o["victim"])["frames_overwritten"] == 0'
+# 16 bytes: the END word and the outermost return address
+run_wait "$TMP/u16.out" "$TMP/u16.core" underrun 16
+"$B/mprof-core" --format=json "$exe" "$TMP/u16.core" >"$TMP/u16.json" 2>/dev/null
+jcheck "underrun 16: identified, the overwritten outer frame left out" "$TMP/u16.json" "$TMP/u16.out" \
+	'damaged(o["victim"])["kind"] == "end" and fn(damaged(o["victim"])) == "alloc_victim" and damaged(o["victim"])["frames_overwritten"] == 1 and all(f["module"] for f in damaged(o["victim"])["frames"])'
+"$B/mprof-core" "$exe" "$TMP/u16.core" >"$TMP/u16.txt" 2>/dev/null
+check_grep "underrun 16 text: one outer frame overwritten" '^        \(1 outer frame overwritten\)$' "$TMP/u16.txt"
 
 # ---- --addr: a guard byte, freed memory, a global, a stack variable, nothing ----
 run_wait "$TMP/a.out" "$TMP/a.core" addr

@@ -10,7 +10,7 @@
  *       past the culprit's end. crash: then follows a pointer kept at the start of
  *       next's data, which an overrun that reaches it has overwritten.
  *   corrupt_overflow interval      overflow 8 bytes, then allocate 100 more blocks
- *   corrupt_overflow underrun      writes the 8 bytes just before victim's data
+ *   corrupt_overflow underrun [N]  writes the N (8) bytes just before victim's data
  *   corrupt_overflow addr          a guard address, a write into freed memory,
  *                                  a global and a stack variable
  */
@@ -111,13 +111,13 @@ static int interval(void)
 	return 0;
 }
 
-static int underrun(void)
+static int underrun(size_t n)
 {
 	char *prev = alloc_prev();
 	char *victim = alloc_victim();
 	char *after = alloc_after();
 
-	scribble(victim - 8, 'U', 8);
+	scribble(victim - n, 'U', n);
 	printf("prev=%p\nvictim=%p\nafter=%p\n", (void *)prev, (void *)victim, (void *)after);
 	printf("adjacent=%d\n", victim > prev && victim - prev < 4096);
 	finish("wait");
@@ -157,10 +157,10 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2 && !strcmp(argv[1], "interval"))
 		return interval();
-	if (argc == 2 && !strcmp(argv[1], "underrun"))
-		return underrun();
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "underrun"))
+		return underrun(argc == 3 ? strtoul(argv[2], NULL, 0) : 8);
 	if (argc == 2 && !strcmp(argv[1], "addr"))
 		return addr();
-	fprintf(stderr, "usage: corrupt_overflow all | overflow SIZE OVERRUN wait|crash | interval | underrun | addr\n");
+	fprintf(stderr, "usage: corrupt_overflow all | overflow SIZE OVERRUN wait|crash | interval | underrun [N] | addr\n");
 	return 2;
 }
