@@ -84,6 +84,17 @@ if [ -f "$B/heapann-static.pc" ] && command -v pkg-config >/dev/null; then
 		HEAPANN_UNWIND=fp $TO "$TMP/header.static" > "$TMP/s.header.fp" 2>&1
 		passes "static kit: header read-back, fp" "$TMP/s.header.fp"
 		check "static kit: no dynamic section" sh -c "! readelf -d '$TMP/entry.static' | grep -q NEEDED"
+		# Firmware with its own allocator: defines the ha_real_* functions.
+		if $CC -static $CFLAGS -o "$TMP/fw.static" tests/prog/annot_fwalloc.c $LIBS \
+			-Wl,-Map="$TMP/fw.map" 2>> "$TMP/ld.err"; then
+			$TO "$TMP/fw.static" > "$TMP/s.fw" 2>&1
+			passes "static kit over the firmware's own allocator" "$TMP/s.fw"
+			check_grep "firmware allocator: the core is linked" 'libheapann.a\(core.o\)' "$TMP/fw.map"
+			check "firmware allocator: real_wrap.o (__real_malloc) is not" \
+				sh -c "! grep -q 'libheapann.a(real_wrap.o)' '$TMP/fw.map'"
+		else
+			check "static kit over the firmware's own allocator: links" false
+		fi
 	else
 		check "static kit links with gcc -static" false
 		sed 's/^/    # /' "$TMP/ld.err" | head -n 20
