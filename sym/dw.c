@@ -976,6 +976,27 @@ static int dw_core_entry(Elf *core, uint64_t *entry)
 	return -1;
 }
 
+/* A core with no load map (qemu-user writes no NT_FILE; a static program has no
+ * link map): report the program alone, placed so that its e_entry is the core's
+ * AT_ENTRY (bias 0 for ET_EXEC). Returns 0, or -1 when it does not fit. */
+static int dw_report_exe_at_entry(struct dw_symbolizer *s, const char *exe, uint64_t entry)
+{
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
+	int ok = elf && gelf_getehdr(elf, &eh) &&
+		 (eh.e_type == ET_DYN || (eh.e_type == ET_EXEC && eh.e_entry == entry));
+	uint64_t bias = ok ? entry - eh.e_entry : 0;
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (!ok || !dwfl_report_elf(s->dwfl, exe, exe, -1, bias, true))
+		return -1;
+	return 0;
+}
+
 /* Report the modules of a core (load map from the core, program from opt->exe). */
 static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, struct sym_error *err)
 {
@@ -1008,13 +1029,16 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 	if (n < 0)
 		return dw_error(err, SYM_EFORMAT, "%s: cannot read the load map: %s", opt->core,
 				dwfl_errmsg(-1));
+	uint64_t entry;
+	int have_entry = dw_core_entry(s->core_elf, &entry) == 0;
+	if (n == 0 && have_entry && dw_report_exe_at_entry(s, opt->exe, entry) == 0)
+		n = 1;
 	if (n == 0)
 		dw_note(s, "%s: no modules found in the core's load map; no address can be named",
 			opt->core);
 	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
 		return dw_error(err, SYM_EBACKEND, "%s: libdwfl: %s", opt->core, dwfl_errmsg(-1));
-	uint64_t entry;
-	if (dw_core_entry(s->core_elf, &entry) == 0)
+	if (have_entry)
 		s->main_mod = dwfl_addrmodule(s->dwfl, entry);
 	return 0;
 }

@@ -806,6 +806,14 @@ struct symbolizer *sym_gdb_open(const struct sym_options *opt, struct sym_error 
 		}
 		if (gdb_modules_from_core(s, img, opt, err) < 0)
 			goto fail;
+		if (s->nmods == 0) {
+			/* no load map (qemu-user's core of a static program): the
+			 * program at its own addresses, as for a raw dump */
+			free(s->mods);
+			s->mods = NULL;
+			if (gdb_modules_from_elf(s, opt, err) < 0)
+				goto fail;
+		}
 	} else if (gdb_modules_from_elf(s, opt, err) < 0) {
 		goto fail;
 	}
@@ -830,7 +838,7 @@ struct symbolizer *sym_gdb_open(const struct sym_options *opt, struct sym_error 
 	}
 	memset(&set, 0, sizeof set);
 	set.gdb = opt->gdb;
-	if (!set.gdb && !opt->core && gdb_foreign_machine(opt->exe))
+	if (!set.gdb && gdb_foreign_machine(opt->exe))   /* a raw dump or a core */
 		set.gdb = "gdb-multiarch";
 	set.sysroot = opt->sysroot;
 	set.debug_file_directory = dbg;
