@@ -492,8 +492,13 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 		verified = 1;
 	if (freed) {
 		/* unverified ones get a second chance in scan_merge() with the INFO words
-		 * of all valid headers (the allocator may have reused INFO too) */
-		if (verified)
+		 * of all valid headers (the allocator may have reused INFO too); a size
+		 * past the mapping is no block's */
+		uint64_t limit = sc->run_end[seg - sc->img->segs], user = H + hb;
+
+		if (user > limit || size > limit - user)
+			c->nstale++;
+		else if (verified)
 			push_block(wk, c, seg, H, info, size, dep, seq, base + h + HEAPANN_W_FRAMES * w, 1, 0);
 		else if (depth == dep)
 			push_block(wk, c, seg, H, 0, size, dep, seq, base + h + HEAPANN_W_FRAMES * w, 1,

@@ -372,7 +372,7 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 
 /* Expected facts about the heap built by heap_build(). */
 struct heap_expect {
-	uint64_t a, b, c, d, e, k, m, big_user, sig;       /* user addresses of blocks */
+	uint64_t a, b, c, d, e, k, m, u, big_user, sig;       /* user addresses of blocks */
 	uint64_t f_hdr, g_hdr, h_hdr, i_hdr, j_hdr, l_hdr, o_hdr, p_hdr; /* damaged headers */
 	uint64_t live_bytes, live_overhead;
 	uint64_t s1[3], s2[2], s3[1], s4[1], s5[1];
@@ -454,6 +454,19 @@ static void heap_build(unsigned w, int big, struct mem *m1, struct mem *m2, stru
 	/* L: a valid header whose size runs past the mapping */
 	x->l_hdr = HEAP1 + 0xB00;
 	mem_block(m1, x->l_hdr, 0x100000, 1, 11, s3, 8, 0, 0);
+	/* a freed header found by its END, START/INFO reused, SIZE past the mapping:
+	 * stale (its size cannot be believed), not a freed block */
+	h = HEAP1 + 0x1600;
+	mem_block(m1, h, 8, 1, 16, s3, 8, 0, 1);
+	mem_word(m1, h, 0);
+	mem_word(m1, h + w, 0);
+	mem_word(m1, h + HEAPANN_W_SIZE * w, 0x7FFFFFF0u);
+	/* U: freed, START/INFO reused, and no valid header had its INFO (guard 24):
+	 * a freed block whose size and seq are as read, flagged unverified */
+	h = HEAP1 + 0x1700;
+	x->u = mem_block(m1, h, 24, 1, 17, s3, 24, 0, 1);
+	mem_word(m1, h, 0);
+	mem_word(m1, h + w, 0);
 	/* a freed header reused after free: stale, counted, not listed */
 	h = HEAP1 + 0xC00;
 	mem_block(m1, h, 8, 1, 12, s3, 8, 0, 1);
@@ -491,8 +504,8 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	char name[400];
 
 #define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
-	CHECK(NAME("6 live, 2 freed"), s->nlive == 6 && s->nfreed == 2 && s->nblocks == 8);
-	CHECK(NAME("7 damaged, 1 stale, 2 stray"), s->ndamaged == 7 && s->nstale == 1 && s->nstray == 2);
+	CHECK(NAME("6 live, 3 freed"), s->nlive == 6 && s->nfreed == 3 && s->nblocks == 9);
+	CHECK(NAME("7 damaged, 2 stale, 2 stray"), s->ndamaged == 7 && s->nstale == 2 && s->nstray == 2);
 	CHECK(NAME("live bytes and overhead"), s->live_bytes == x->live_bytes && s->live_overhead == x->live_overhead);
 	CHECK(NAME("blocks sorted by user address"), blocks_sorted(s));
 	CHECK(NAME("6 distinct stacks, 7 distinct addresses, sorted"),
@@ -513,6 +526,9 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	CHECK(NAME("E: freed with START/INFO reused, found by its END and verified"), b && b->state == CP_FREED &&
 	      b->size == 48 && b->seq == 5 && b->hdr == HEAP1 + 0x400 && b->guard_len == 8 &&
 	      !(b->flags & CP_HDR_UNVERIFIED) && stack_is(s, b->stack, x->s1, 3));
+	b = block_at(s, x->u);
+	CHECK(NAME("U: freed, unverified: size and seq as read, no guard"), b && b->state == CP_FREED &&
+	      b->size == 24 && b->seq == 17 && b->flags == CP_HDR_UNVERIFIED && b->guard_len == 0);
 	b = block_at(s, x->k);
 	CHECK(NAME("K: pad 2 words, depth 0"), b && b->pad == 2 * w && b->depth == 0 && b->guard_len == 0 &&
 	      b->size == 16 && s->stacks[b->stack].depth == 0);
@@ -711,8 +727,8 @@ static void test_raw(unsigned w, int big)
 		const struct cp_block *b = block_at(&s, x.a);
 
 		/* M and O live in other segments; without them: 5 live, 2 freed, 6 damaged */
-		CHECK(NAME("5 live, 2 freed, 7 damaged, 1 stale, 1 stray"), s.nlive == 5 && s.nfreed == 2 &&
-		      s.ndamaged == 7 && s.nstale == 1 && s.nstray == 1);
+		CHECK(NAME("5 live, 3 freed, 7 damaged, 2 stale, 1 stray"), s.nlive == 5 && s.nfreed == 3 &&
+		      s.ndamaged == 7 && s.nstale == 2 && s.nstray == 1);
 		CHECK(NAME("A"), b && b->size == 100 && b->seq == 1 && stack_is(&s, b->stack, x.s1, 3));
 		b = block_at(&s, x.c);
 		CHECK(NAME("C overrun"), b && b->guard_diff == 4 && b->overrun == 6);
