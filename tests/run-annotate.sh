@@ -168,6 +168,10 @@ if command -v gdb >/dev/null; then
 fi
 same "C++ containers, threads and exceptions" "$TMP/cxx"
 check_grep "C++: bad_alloc still thrown" '^bad_alloc caught$' "$TMP/pre.out"
+LD_PRELOAD=$SO $TO "$TMP/cxx" probe > "$TMP/probe.out" 2>&1
+check_grep "C++ new[]: block annotated" '^annotated yes$' "$TMP/probe.out"
+check_grep "C++ new[]: frame 0 inside operator new (libstdc++)" '^frame0 libstdc\+\+\.so' "$TMP/probe.out"
+check_grep "C++ new[]: frame 1 in the function that called new" '^frame1 in probe_site yes$' "$TMP/probe.out"
 same "ls -l of the build" ls -l "$B"
 
 done_testing

@@ -1,7 +1,12 @@
 // annot_cxx.cc - a C++ workload for run-annotate.sh: containers, strings,
 // shared pointers, over-aligned new, and exceptions thrown through several
 // frames. Prints a deterministic digest; the test compares it with a plain run.
+// `annot_cxx probe` (preloaded) prints where a new[] block's first two frames
+// are: frame 0 inside operator new (libstdc++), frame 1 in probe_site.
+#include <dlfcn.h>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <new>
@@ -59,8 +64,49 @@ static unsigned long work(int seed)
 	return sum;
 }
 
-int main()
+static const char *module_of(uintptr_t pc)
 {
+	Dl_info di;
+	const char *slash;
+
+	if (!dladdr((void *)pc, &di) || !di.dli_fname)
+		return "?";
+	slash = std::strrchr(di.dli_fname, '/');
+	return slash ? slash + 1 : di.dli_fname;
+}
+
+__attribute__((noinline)) static int *probe_site()
+{
+	int *p = new int[10];
+	__asm__ volatile("");
+	return p;
+}
+
+static int probe()
+{
+	int *p = probe_site();
+	uintptr_t a = (uintptr_t)p;
+	__asm__("" : "+r"(a));
+	const uintptr_t *u = (const uintptr_t *)a;
+	unsigned d = u[-1] & 0x1FF;
+	const uintptr_t *h = u - (7 + d);
+	bool ours = (u[-1] & ~(uintptr_t)0x1FF) == 0xE4DB10C7A11E0000ULL && h[0] == 0xA110CA7E5EEDB10CULL;
+
+	std::printf("annotated %s\n", ours ? "yes" : "no");
+	if (ours && d >= 2) {
+		std::printf("frame0 %s\n", module_of(h[6]));
+		std::printf("frame1 in probe_site %s\n",
+			    h[7] > (uintptr_t)probe_site && h[7] < (uintptr_t)probe_site + 64 ? "yes" : "no");
+	}
+	delete[] p;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && std::strcmp(argv[1], "probe") == 0)
+		return probe();
+
 	unsigned long r[3] = { 0, 0, 0 };
 	std::thread t1([&] { r[1] = work(1); });
 	std::thread t2([&] { r[2] = work(2); });
