@@ -17,6 +17,10 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 		    const uintptr_t *frames);
 void ha_stats_free(const void *user, size_t size, uintptr_t seq);
 void ha_stats_free_undo(const void *user, size_t size, uintptr_t seq);
+/* Count one call of entry point ENTRY (enum heapann_call); the exported
+ * functions call it first. */
+void ha_stats_call(unsigned entry);
+#define HA_CALL(e) ha_stats_call(HEAPANN_CALL_##e)
 
 /* A block was handed out: USER of SIZE bytes, sequence number SEQ, DEPTH return
  * addresses in FRAMES (innermost first; FRAMES lives only during the call). A

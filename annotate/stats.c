@@ -93,7 +93,14 @@ static void st_make(void)
 	}
 	while (cap < want)
 		cap <<= 1;
-	st_depth = ha_opt.depth ? ha_opt.depth : 1;
+	/* HEAPANN_DEPTH read here as core.c reads it (not from ha_opt), so that the
+	 * region can be made at the very first call, before the options are loaded */
+	{
+		static const char dname[] = "HEAPANN_DEPTH=";
+		unsigned long dv = st_env(dname, sizeof(dname) - 1, 32);
+
+		st_depth = dv < 1 ? 1 : dv > HEAPANN_MAX_DEPTH ? HEAPANN_MAX_DEPTH : (unsigned)dv;
+	}
 	st_entry = HEAPANN_STATS_ENTRY_FIXED + st_depth;
 	off_c = round_up(HEAPANN_STATS_HDR_WORDS * w, 64);
 	off_b = round_up(off_c + HEAPANN_STATS_NCOUNTERS * w, 64);
@@ -239,6 +246,30 @@ static void st_sample(uintptr_t time, uintptr_t live)
 				 __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&c[HEAPANN_SC_TL_LOCK], 0, __ATOMIC_RELEASE);
+}
+
+/* This thread's shard of the call counts, 1-based; 0 until its first call. */
+static __thread unsigned st_shard;
+static unsigned st_shards_taken;
+
+void ha_stats_call(unsigned entry)
+{
+	unsigned sh = st_shard;
+	uintptr_t *w;
+
+	if (ST_UNLIKELY(!st_ready()) || entry >= HEAPANN_NCALLS)
+		return;
+	if (ST_UNLIKELY(!sh)) {
+		sh = __atomic_add_fetch(&st_shards_taken, 1, __ATOMIC_RELAXED);
+		if (sh > HEAPANN_STATS_CALL_SHARDS)
+			sh = HEAPANN_STATS_CALL_SHARDS;
+		st_shard = sh;
+	}
+	w = st_counters + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS + entry;
+	if (ST_LIKELY(sh < HEAPANN_STATS_CALL_SHARDS))
+		__atomic_store_n(w, LOAD(*w) + 1, __ATOMIC_RELAXED);   /* this thread's own */
+	else
+		ADD(*w, 1);
 }
 
 /* Raise PEAK to LIVE (reached at TIME) when it is higher. */

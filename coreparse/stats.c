@@ -66,7 +66,7 @@ static int bounds_ok(const struct region *rg, unsigned w)
 	if (rg->total > (1ULL << 40) || rg->stack_cap > HEAPANN_STATS_MAX_STACKS ||
 	    rg->stack_depth > HEAPANN_MAX_DEPTH || rg->tl_cap < HEAPANN_STATS_TL_MIN ||
 	    rg->tl_cap > (1u << 20) || rg->ncounters < HEAPANN_STATS_NCOUNTERS ||
-	    rg->ncounters > 4096 || rg->nbins != HEAPANN_STATS_NBINS ||
+	    rg->ncounters > 65536 || rg->nbins != HEAPANN_STATS_NBINS ||
 	    rg->entry_words != HEAPANN_STATS_ENTRY_FIXED + rg->stack_depth)
 		return 0;
 	if (rg->off_counters < hdr || rg->off_counters + rg->ncounters * w > rg->off_bins ||
@@ -290,8 +290,9 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	out->unrecorded_bytes = WORD(c, HEAPANN_SC_UNREC_BYTES);
 	out->unrecorded_frees = WORD(c, HEAPANN_SC_UNREC_FREES);
 	out->tl_interval = WORD(c, HEAPANN_SC_TL_INTERVAL);
-	for (unsigned i = 0; i < HEAPANN_NCALLS; i++)
-		out->calls[i] = WORD(c, HEAPANN_SC_CALLS + i);
+	for (unsigned sh = 0; sh < HEAPANN_STATS_CALL_SHARDS; sh++)
+		for (unsigned i = 0; i < HEAPANN_NCALLS; i++)
+			out->calls[i] += WORD(c, HEAPANN_SC_CALLS + sh * HEAPANN_STATS_CALL_SHARD_WORDS + i);
 	for (unsigned b = 0; b < HEAPANN_STATS_NBINS; b++) {
 		const unsigned char *bp = rg.p + rg.off_bins + (uint64_t)b * HEAPANN_STATS_BIN_WORDS * w;
 

@@ -14,7 +14,8 @@
  *   |                    |  STACK_DEPTH OFF_COUNTERS OFF_BINS OFF_TIMELINE OFF_STACKS
  *   |                    |  TL_CAP NCOUNTERS NBINS ENTRY_WORDS
  *   +--------------------+ R + OFF_COUNTERS
- *   | counters           |  NCOUNTERS words, see enum heapann_stats_counter
+ *   | counters           |  NCOUNTERS words, see enum heapann_stats_counter (16,
+ *   |                    |  then the per-thread shards of the calls per entry point)
  *   +--------------------+ R + OFF_BINS
  *   | size bins          |  NBINS x 4 words: ALLOCS BYTES FREES BYTES_FREED; bin s
  *   |                    |  holds requests of s bytes (s <= 1024), bin 1025 the larger;
@@ -60,7 +61,9 @@
 
 #define HEAPANN_STATS_VERSION 1u
 #define HEAPANN_STATS_HDR_WORDS 16u
-#define HEAPANN_STATS_NCOUNTERS 32u
+#define HEAPANN_STATS_CALL_SHARDS 64u      /* per-thread shards of the call counts */
+#define HEAPANN_STATS_CALL_SHARD_WORDS 16u
+#define HEAPANN_STATS_NCOUNTERS (16u + HEAPANN_STATS_CALL_SHARDS * HEAPANN_STATS_CALL_SHARD_WORDS)
 #define HEAPANN_STATS_NBINS 1026u
 #define HEAPANN_STATS_BIN_LARGE 1025u
 #define HEAPANN_STATS_BIN_WORDS 4u
@@ -114,7 +117,11 @@ enum heapann_stats_counter {
 	HEAPANN_SC_TL_INTERVAL = 13,  /* TIME between samples (doubles when full) */
 	HEAPANN_SC_TL_NEXT = 14,      /* TIME of the next sample */
 	HEAPANN_SC_TL_LOCK = 15,      /* timeline try-lock (1 while a sample is taken) */
-	HEAPANN_SC_CALLS = 16,        /* HEAPANN_NCALLS words: calls per entry point */
+	/* Calls per entry point: CALL_SHARDS shards of CALL_SHARD_WORDS words from
+	 * here; word i of a shard counts enum heapann_call i. A thread takes a shard
+	 * of its own (written without atomics); threads beyond the last share the last
+	 * one with atomic adds. The count is the sum over the shards. */
+	HEAPANN_SC_CALLS = 16,
 };
 
 /* Entry points counted at HEAPANN_SC_CALLS + i. */

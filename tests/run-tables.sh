@@ -63,6 +63,8 @@ jcheck "widgets: graph: make_widget's self bytes" "$J" \
 	"[g['self'] for g in d['graph'] if g['function'] == 'make_widget'] == [$N * 204]"
 jcheck "widgets: statistics agree with the scan (blocks, bytes)" "$J" \
 	'd["statistics"]["allocs"] - d["statistics"]["frees"] == d["blocks"] and d["statistics"]["live_bytes"] == d["bytes"]'
+jcheck "widgets: calls: every malloc and free of the program counted" "$J" \
+	"d['statistics']['calls']['malloc'] >= $N + 1 and d['statistics']['calls']['free'] >= $BLUE and d['statistics']['calls']['realloc'] == 0"
 jcheck "widgets: timeline has at least 1000 samples" "$J" 'len(d["timeline"]) >= 1000'
 jcheck "widgets: timeline marks one peak, the statistics' peak" "$J" \
 	'[s["live_bytes"] for s in d["timeline"] if s.get("peak")] == [d["statistics"]["peak_live_bytes"]] and max(s["live_bytes"] for s in d["timeline"]) == d["statistics"]["peak_live_bytes"]'
