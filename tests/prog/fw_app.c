@@ -220,7 +220,7 @@ int main(int argc, char **argv)
 	fw_dump_here();
 
 	if (argc > 1 && !strcmp(argv[1], "crash")) {
-		int *volatile np = NULL;
+		volatile int *volatile np = NULL;
 
 		*np = 0;   /* SIGSEGV: the target writes its core */
 	}
