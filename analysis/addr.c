@@ -56,8 +56,35 @@ static void block_part(const struct cp_block *b, uint64_t addr, struct an_addr *
 		out->what = AN_ADDR_HEADER;
 }
 
+/* Raw start of the first block or damaged header after addr, or UINT64_MAX. */
+static uint64_t next_start(const struct cp_scan *scan, uint64_t addr)
+{
+	uint64_t best = UINT64_MAX;
+	size_t lo = 0, hi = scan->nblocks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scan->blocks[mid].user <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j < scan->nblocks && j < lo + 4; j++) {
+		uint64_t s = scan->blocks[j].hdr - scan->blocks[j].pad;
+
+		if (s > addr && s < best)
+			best = s;
+	}
+	for (size_t k = 0; k < scan->ndamaged; k++)   /* few: a linear pass is fine */
+		if (scan->damaged[k].hdr > addr && scan->damaged[k].hdr < best)
+			best = scan->damaged[k].hdr;
+	return best;
+}
+
 /* A damaged header (or the data it announces) holding addr, or AN_NONE. */
-static size_t damage_find(const struct cp_scan *scan, uint64_t addr)
+static size_t damage_find(const struct cp_image *img, const struct cp_scan *scan, uint64_t addr,
+			  struct an_addr *out)
 {
 	size_t lo = 0, hi = scan->ndamaged;
 
@@ -71,13 +98,19 @@ static size_t damage_find(const struct cp_scan *scan, uint64_t addr)
 			hi = mid;
 	}
 	for (size_t n = 0; n < 4 && n < lo; n++) {
-		const struct cp_damage *d = &scan->damaged[lo - 1 - n];
-		uint64_t end = d->hdr + 1;
+		size_t k = lo - 1 - n;
+		const struct cp_damage *d = &scan->damaged[k];
+		uint64_t end = d->hdr + 1, size, seq;
+		int known = an_damage_identity(img, scan, k, &size, &seq);
 
 		if (d->known & CP_KNOWN_USER)
-			end = d->user + ((d->known & CP_KNOWN_SIZE) ? d->size : 0);
-		if (addr >= d->hdr && addr < end)
-			return lo - 1 - n;
+			end = known ? d->user + size : next_start(scan, d->user);
+		if (addr >= d->hdr && addr < end) {
+			out->have_size = known;
+			out->size = known ? size : 0;
+			out->seq = known ? seq : 0;
+			return k;
+		}
 	}
 	return AN_NONE;
 }
@@ -135,7 +168,7 @@ void an_addr_classify(const struct cp_image *img, const struct cp_scan *scan, ui
 		block_part(b, addr, out);
 		return;
 	}
-	k = damage_find(scan, addr);
+	k = damage_find(img, scan, addr, out);
 	if (k != AN_NONE) {
 		const struct cp_damage *d = &scan->damaged[k];
 

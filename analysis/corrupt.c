@@ -295,6 +295,27 @@ static void damage_recover(const struct cp_image *img, const struct cp_damage *d
 		}
 }
 
+int an_damage_identity(const struct cp_image *img, const struct cp_scan *scan, size_t k,
+		       uint64_t *size, uint64_t *seq)
+{
+	const struct cp_damage *d = &scan->damaged[k];
+	struct an_damage_hit h;
+	uint64_t infos[MAX_INFOS];
+
+	if ((d->known & (CP_KNOWN_SIZE | CP_KNOWN_SEQ)) == (CP_KNOWN_SIZE | CP_KNOWN_SEQ)) {
+		*size = d->size;
+		*seq = d->seq;
+		return 1;
+	}
+	memset(&h, 0, sizeof(h));
+	damage_recover(img, d, infos, infos_collect(img, scan, infos), &h);
+	if (!h.have_size)
+		return 0;
+	*size = h.size;
+	*seq = h.seq;
+	return 1;
+}
+
 int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 		     struct an_corrupt *out)
 {

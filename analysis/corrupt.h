@@ -100,10 +100,17 @@ static inline int an_corrupt_found(const struct an_corrupt *c)
  * d->hdr when nothing can be proven (e.g. the header is not dumped). */
 uint64_t an_damage_reach(const struct cp_image *img, const struct cp_damage *d);
 
+/* Size and seq of damaged header scan->damaged[k]: as the scan proved them, or
+ * recovered through its check word (see an_damage_hit.recovered). Returns 1 and
+ * fills both when known, else 0. */
+int an_damage_identity(const struct cp_image *img, const struct cp_scan *scan, size_t k,
+		       uint64_t *size, uint64_t *seq);
+
 /* ---- address classification (addr.c) ---- */
 
 enum an_addr_what {
-	AN_ADDR_BLOCK,      /* user data of a live block (block, or damage when its header is damaged) */
+	AN_ADDR_BLOCK,      /* user data of a live block (block, or damage when its header is
+			     * damaged: up to its size, or to the next header when unknown) */
 	AN_ADDR_HEADER,     /* header or pad of a block (block), or a damaged header (damage) */
 	AN_ADDR_GUARD,      /* guard bytes after a live block's data */
 	AN_ADDR_FREED,      /* anywhere in a freed block found by its header */
@@ -130,6 +137,8 @@ struct an_addr {
 				    * GUARD: addr - (user + size) */
 	size_t prev, next;         /* BETWEEN: nearest blocks before / after in the same
 				    * segment (scan->blocks), AN_NONE when none */
+	int have_size;             /* with damage: size and seq below are known */
+	uint64_t size, seq;        /* with damage: from an_damage_identity() */
 	int thread;                /* STACK: index into img->threads, else -1 */
 	int below_sp;              /* STACK: below the thread's stack pointer (and its red zone) */
 	const struct cp_segment *seg;     /* holding segment, or NULL */

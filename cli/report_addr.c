@@ -103,8 +103,10 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 			const struct cp_damage *d = &sc->damaged[a->damage];
 
 			fprintf(f, "%s bytes into block 0x%" PRIx64, fmt_num(n1, a->offset), d->user);
-			if (d->known & CP_KNOWN_SIZE)
-				fprintf(f, " (%" PRIu64 " bytes, seq %" PRIu64 ")", d->size, d->seq);
+			if (a->have_size)
+				fprintf(f, " (%" PRIu64 " bytes, seq %" PRIu64 ")", a->size, a->seq);
+			else
+				fputs(" (size unknown)", f);
 			fprintf(f, " whose header at 0x%" PRIx64 " is damaged\n", d->hdr);
 			if (d->known & CP_KNOWN_FRAMES) {
 				fputs("    allocated at (as far as the header could be read):\n", f);
@@ -262,7 +264,8 @@ static void block_obj(struct json *j, const struct cli_profile *p, const struct 
 	json_obj_end(j);
 }
 
-static void damage_obj(struct json *j, const struct cli_profile *p, const struct cp_damage *d)
+static void damage_obj(struct json *j, const struct cli_profile *p, const struct cp_damage *d,
+		       const struct an_addr *a)
 {
 	json_obj_begin(j);
 	json_key(j, "header");
@@ -273,13 +276,13 @@ static void damage_obj(struct json *j, const struct cli_profile *p, const struct
 	else
 		json_null(j);
 	json_key(j, "size");
-	if (d->known & CP_KNOWN_SIZE)
-		json_u64(j, d->size);
+	if (a->have_size)
+		json_u64(j, a->size);
 	else
 		json_null(j);
 	json_key(j, "seq");
-	if (d->known & CP_KNOWN_SEQ)
-		json_u64(j, d->seq);
+	if (a->have_size)
+		json_u64(j, a->seq);
 	else
 		json_null(j);
 	json_key(j, "state");
@@ -334,7 +337,7 @@ static void addr_json(struct json *j, const struct cli_profile *p, const struct 
 		block_obj(j, p, &sc->blocks[a->block]);
 	} else if (a->damage != AN_NONE) {
 		json_key(j, "block");
-		damage_obj(j, p, &sc->damaged[a->damage]);
+		damage_obj(j, p, &sc->damaged[a->damage], a);
 	}
 	if (a->what == AN_ADDR_GUARD) {
 		json_key(j, "past_end");

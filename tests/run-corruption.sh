@@ -125,6 +125,14 @@ jcheck "addr: 2 bytes after a guard is between the culprit and its neighbour" "$
 	"addr($c + 34)['what'] == 'between' and hx(addr($c + 34)['before']['address']) == $c and hx(addr($c + 34)['after']['address']) == $n and fn(addr($c + 34)['after']) == 'alloc_next'"
 jcheck "addr: the END word is the neighbour's header" "$TMP/b.json" $O \
 	"addr($n - 8)['what'] == 'header' and addr($n - 8)['part'] == 'header' and hx(addr($n - 8)['block']['address']) == $n"
+# --addr in the data of a neighbour whose header is damaged: still its block
+n1=$(sed -n 's/^c24_40_next=//p' "$O"); n2=$(sed -n 's/^c4096_40_next=//p' "$O")
+"$B/mprof-core" --format=json --addr $((n1 + 100)) --addr $((n2 + 100)) "$exe" "$TMP/all.core" \
+	>"$TMP/dn.json" 2>/dev/null
+jcheck "addr: data of a damaged-header neighbour is its block, allocated by alloc_next" "$TMP/dn.json" $O \
+	"all(addr(a)['what'] == 'block' and hx(addr(a)['block']['address']) == a - 100 and addr(a)['offset'] == 100 and fn(addr(a)['block']) == 'alloc_next' for a in ($n1 + 100, $n2 + 100))"
+jcheck "addr: its size as far as its header proves it" "$TMP/dn.json" $O \
+	"all(addr(a + 100)['block']['size'] == damaged(a)['size'] for a in ($n1, $n2))"
 "$B/mprof-core" --report=stacks --format=json "$exe" "$TMP/all.core" >"$TMP/st.json" 2>/dev/null
 check_eq "--report=stacks: still exit 3" 3 $?
 check "--report=stacks: no corruption section" python3 -c \

@@ -202,7 +202,8 @@ static void test_underrun(void)
 	CHECK("underrun: likely an underrun", c.ndamaged == 1 && c.damaged[0].likely == AN_LIKELY_UNDERRUN);
 	an_addr_classify(img, &sc, v[2].user + 10, &a);
 	CHECK("underrun: --addr in its data names the damaged block",
-	      a.what == AN_ADDR_BLOCK && a.damage == 0 && a.offset == 10);
+	      a.what == AN_ADDR_BLOCK && a.damage == 0 && a.offset == 10 && a.have_size &&
+	      a.size == 256 && a.seq == 12);
 	an_addr_classify(img, &sc, v[2].user - 8, &a);
 	CHECK("underrun: --addr on its END is its header", a.what == AN_ADDR_HEADER && a.damage == 0);
 	an_corrupt_release(&c);
