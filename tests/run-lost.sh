@@ -4,8 +4,9 @@
 # its end (a kernel core from abort(), and a gcore while it waits); the loss
 # records of the program's own allocation stacks (blocks and bytes per category
 # and stack) must be the same. Also: --why on a kept block names the global array
-# (and on a block held by main's frame, the stack), --refs on a list node names its
-# predecessor, text and JSON.
+# (and on a block held by main's frame, the stack; on one held by a live second
+# thread, that thread's stack), --refs on a list node names its predecessor, text
+# and JSON; a raw dump of data and heap with the ELF's data as roots.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 command -v valgrind >/dev/null || skip "valgrind not installed"
@@ -234,6 +235,17 @@ EOF
 		echo "# raw dump: no contiguous data+heap range to dump here: not tested"
 	fi
 fi
+
+# a block held only by a live second thread's stack: --why names that thread
+cc -g -O2 -pthread -o "$TMP/lost_threads" tests/prog/lost_threads.c
+rm -f "$TMP/core"
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./lost_threads >"$TMP/th.out"; :) 2>/dev/null
+check "threads: kernel core written" test -s "$TMP/core"
+theld=$(addr_of held "$TMP/th.out")
+ttid=$(sed -n 's/^tid //p' "$TMP/th.out")
+"$B/mprof-core" --why "$theld" "$TMP/lost_threads" "$TMP/core" >"$TMP/twhy.txt" 2>&1
+check_grep "threads: --why names the second thread's stack" \
+	"<- start pointer at 0x[0-9a-f]+, stack of thread 2 \(tid $ttid\), sp\+0x[0-9a-f]+$" "$TMP/twhy.txt"
 
 # the text forms, on the last kernel core
 "$B/mprof-core" --report=lost "$exe" "$TMP/kcore-O0" >"$TMP/lost.txt" 2>&1
