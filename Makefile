@@ -108,9 +108,14 @@ XB := $(B)/$(TARGET)
 XCC := $(TARGET)-gcc
 XA_OBJ := $(patsubst %.c,$(XB)/obj/%.o,$(HA_A_SRC))
 cross: $(XB)/libheapann.a $(XB)/heapann-static.pc
-$(XB)/obj/%.o: %.c
+# the Debian cross compiler is gcc-$(TARGET) (gcc-arm-linux-gnueabihf, gcc-mips-linux-gnu)
+$(XB)/.deps-ok: scripts/install-deps.sh
+	@mkdir -p $(XB)
+	@command -v $(XCC) >/dev/null 2>&1 || sh scripts/install-deps.sh gcc-$(TARGET)
+	@touch $@
+$(XB)/obj/%.o: %.c | $(XB)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(XCC) $(CSTD) $(WARN) -O2 -g -Iinclude -fvisibility=hidden -funwind-tables \
+	$(XCC) $(CSTD) $(WARN) -O2 -g -Iinclude -MMD -MP -fvisibility=hidden -funwind-tables \
 		-fno-builtin-malloc -fno-builtin-free -DHEAPANN_STATIC -c $< -o $@
 $(XB)/libheapann.a: $(XA_OBJ)
 	@rm -f $@
@@ -119,6 +124,7 @@ $(XB)/heapann-static.pc: annotate/heapann-static.pc.in Makefile
 	@mkdir -p $(XB)
 	sed -e 's|@LIBDIR@|$(abspath $(XB))|g' -e 's|@WRAP@|$(foreach s,$(HA_WRAP_SYMS),-Wl$(comma)--wrap=$(s))|g' \
 		-e 's|@LIBS@|-lpthread|g' $< > $@
+-include $(shell find $(XB)/obj -name '*.d' 2>/dev/null)
 endif
 
 $(B)/tests/tools/%: tests/tools/%.c $(B)/libmprof.a
