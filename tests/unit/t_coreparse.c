@@ -382,6 +382,7 @@ struct heap_expect {
 #define HEAP1_SIZE 0x2000u
 #define HEAP2 0x20000u       /* memsz 0x1000, only 0x100 in the file */
 #define HEAP3 0x30000u       /* 0x40 bytes: an END whose header would start before it */
+#define TEXT0 0x40000u       /* memsz 0x1000, nothing in the file */
 
 static void heap_build(unsigned w, int big, struct mem *m1, struct mem *m2, struct mem *m3,
 		       struct heap_expect *x)
@@ -583,7 +584,7 @@ static void core_heap(const char *path, unsigned w, int big, uint16_t machine, s
 	};
 	uint64_t av[3][2] = { { AT_PAGESZ, 4096 }, { AT_ENTRY, 0x401234 }, { AT_NULL, 0 } };
 	struct nt notes[4];
-	struct seg segs[3];
+	struct seg segs[4];
 
 	heap_build(w, big, &m1, &m2, &m3, x);
 	for (i = 0; i < 45; i++)
@@ -600,7 +601,9 @@ static void core_heap(const char *path, unsigned w, int big, uint16_t machine, s
 	segs[0] = (struct seg){ HEAP2, m2.p, 0x100, 0x1000, PF_R | PF_W };
 	segs[1] = (struct seg){ HEAP1, m1.p, HEAP1_SIZE, HEAP1_SIZE, PF_R | PF_W };
 	segs[2] = (struct seg){ HEAP3, m3.p, 0x40, 0x40, PF_R | PF_W };
-	elf_build(file, w, big, ET_CORE, machine, notes, 4, segs, 3);
+	/* p_filesz 0: code the kernel leaves out of the core */
+	segs[3] = (struct seg){ TEXT0, NULL, 0, 0x1000, PF_R | PF_X };
+	elf_build(file, w, big, ET_CORE, machine, notes, 4, segs, 4);
 	write_file(path, file->p, file->n);
 	free(m1.p);
 	free(m2.p);
@@ -636,9 +639,10 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	}
 	CHECK(NAME("word size, byte order, machine"), img->wsize == w && img->big_endian == big &&
 	      img->machine == machine && img->kind == CP_KIND_CORE);
-	CHECK(NAME("3 segments sorted, missing memory counted"), img->nsegs == 3 && img->segs[0].vaddr == HEAP1 &&
-	      img->segs[1].vaddr == HEAP2 && img->segs[1].avail == 0x100 && img->missing_bytes == 0xF00 &&
-	      img->missing_segs == 1 && img->truncated == 0 && img->truncated_bytes == 0);
+	CHECK(NAME("4 segments sorted, missing memory counted"), img->nsegs == 4 && img->segs[0].vaddr == HEAP1 &&
+	      img->segs[1].vaddr == HEAP2 && img->segs[1].avail == 0x100 && img->segs[3].avail == 0 &&
+	      img->missing_bytes == 0xF00 + 0x1000 && img->missing_segs == 2 && img->truncated == 0 &&
+	      img->truncated_bytes == 0);
 	CHECK(NAME("NT_PRSTATUS: tid, signal"), img->nthreads == 1 && img->threads[0].tid == 4242 &&
 	      img->threads[0].signo == 6);
 	CHECK(NAME("NT_PRSTATUS: sp and pc"), img->nthreads == 1 && img->threads[0].sp == 0x1000u + sp_idx &&
@@ -656,7 +660,8 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	      cp_image_read_word(img, 0x50000, &v) == -1 && cp_image_ptr(img, HEAP2 + 0xF8, 8) != NULL &&
 	      cp_image_ptr(img, HEAP2 + 0xF8, 9) == NULL);
 	CHECK(NAME("segment lookup"), cp_image_segment(img, HEAP2 + 0xFFF) == &img->segs[1] &&
-	      cp_image_segment(img, HEAP2 + 0x1000) == NULL);
+	      cp_image_segment(img, HEAP2 + 0x1000) == NULL && cp_image_segment(img, TEXT0 + 5) == &img->segs[3] &&
+	      cp_image_ptr(img, TEXT0 + 5, 1) == NULL);
 	CHECK(NAME("scan, 1 thread"), cp_scan_image(img, 1, &s1, &err) == 0);
 	heap_check(NAME("1 thread"), w, &s1, &x);
 	memset(&o, 0, sizeof(o));
@@ -686,8 +691,8 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 		t = cp_image_open_core(tpath(fn), &err);
 		CHECK(NAME("truncated: opens, says what is missing"), t && t->truncated == 1 &&
 		      t->truncated_bytes == (HEAP1_SIZE - (cut - off)) + 0x40 &&
-		      t->segs[0].avail == cut - off && t->segs[2].avail == 0 && t->missing_segs == 3 &&
-		      t->missing_bytes == (HEAP1_SIZE - (cut - off)) + 0xF00 + 0x40);
+		      t->segs[0].avail == cut - off && t->segs[2].avail == 0 && t->missing_segs == 4 &&
+		      t->missing_bytes == (HEAP1_SIZE - (cut - off)) + 0xF00 + 0x40 + 0x1000);
 		if (t && cp_scan_image(t, 0, &s1, &err) == 0) {
 			const struct cp_block *b = block_at(&s1, x.a);
 
