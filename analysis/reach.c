@@ -9,6 +9,7 @@
  * several threads into hit lists that the calling thread applies in order, so the
  * result (parents included) does not depend on the thread count.
  */
+#include <elf.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +162,6 @@ static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr
 
 /* x86-64 user_regs_struct: fs_base is word 21. */
 #define X86_64_FS_BASE 21
-#define EM_X86_64_ 62
 
 /* libheapann's statistics region starts a page (R) with its two magic words and
  * a header whose check word ties it to R: exclude [R, R + TOTAL) from the roots.
@@ -273,8 +273,15 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			size_t a, z;
 
 			seg_run(img, (size_t)s, &a, &z);
+			/* never into a heap mapped right above the stack */
+			for (size_t i = (size_t)s + 1; i <= z; i++)
+				if (mark[i] & 1) {
+					z = i - 1;
+					break;
+				}
 			for (size_t i = a; i <= z; i++)
-				mark[i] |= 2;
+				if (!(mark[i] & 1))
+					mark[i] |= 2;
 			r.end = img->segs[z].vaddr + img->segs[z].memsz;
 		}
 		if (an_roots_add(out, &r) < 0)
@@ -282,7 +289,7 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 	}
 	/* TLS: glibc keeps the main thread's TCB and static TLS in an anonymous mapping
 	 * at fs_base; other threads' sit at the top of their stack (read already). */
-	if (img->machine == EM_X86_64_) {
+	if (img->machine == EM_X86_64) {
 		for (size_t t = 0; t < img->nthreads; t++) {
 			const struct cp_thread *th = &img->threads[t];
 			struct an_root r = { 0, 0, AN_ROOT_TLS, (int32_t)t, NULL, 0 };
@@ -292,7 +299,7 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			if (th->nregs <= X86_64_FS_BASE)
 				continue;
 			s = seg_index(img, th->regs[X86_64_FS_BASE]);
-			if (s < 0 || (mark[s] & 7) || !(img->segs[s].flags & 2 /* PF_W */))
+			if (s < 0 || (mark[s] & 7) || !(img->segs[s].flags & PF_W))
 				continue;
 			seg_run(img, (size_t)s, &a, &z);
 			for (size_t i = a; i <= z; i++)
@@ -309,7 +316,7 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 		const struct cp_mapping *m = NULL;
 		struct an_root r = { sg->vaddr, sg->vaddr + sg->memsz, AN_ROOT_ANON, -1, NULL, 0 };
 
-		if (!(sg->flags & 2 /* PF_W */) || (mark[i] & 6))
+		if (!(sg->flags & PF_W) || (mark[i] & 6))
 			continue;
 		if (mark[i] & 8)
 			m = cp_image_mapping(img, sg->vaddr);
