@@ -1,8 +1,10 @@
 /* t_tables.c - mprof's tables and Massif's tree on synthetic scans: exact bytes,
  * blocks and paths for the producer/consumer example, the F/G recursion of the
  * call graph, the size bins and the tree, with no core or symbolizer needed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "tables.h"
@@ -390,11 +392,169 @@ static void test_bins_and_sites(void)
 	free(f);
 }
 
+/* ---- the statistics region read from a raw image ---- */
+
+#define RG_BASE 0x20000000ull
+#define RG_OFF 0x1000u
+#define RG_CAP 16u
+#define RG_DEPTH 4u
+#define RG_TL 1024u
+
+static void put64(unsigned char *img, uint64_t addr, uint64_t v)
+{
+	memcpy(img + (addr - RG_BASE), &v, 8);
+}
+
+/* Lay out a region at RG_BASE + RG_OFF in img as libheapann does (64-bit,
+ * little-endian host assumed by the test); returns its total size. */
+static uint64_t region_build(unsigned char *img)
+{
+	uint64_t r = RG_BASE + RG_OFF, w = 8, entry = HEAPANN_STATS_ENTRY_FIXED + RG_DEPTH;
+	uint64_t off_c = 128, off_b = off_c + HEAPANN_STATS_NCOUNTERS * w;
+	uint64_t off_t = off_b + HEAPANN_STATS_NBINS * 4 * w, off_s = off_t + RG_TL * 2 * w;
+	uint64_t total = off_s + RG_CAP * entry * w;
+	uint64_t h[HEAPANN_STATS_HDR_WORDS] = { 0 };
+	uint64_t e0, e1;
+
+	h[HEAPANN_SH_MAGIC0] = HEAPANN_STATS_MAGIC0_64;
+	h[HEAPANN_SH_MAGIC1] = HEAPANN_STATS_MAGIC1_64;
+	h[HEAPANN_SH_VERSION] = HEAPANN_STATS_VERSION;
+	h[HEAPANN_SH_HDR_WORDS] = HEAPANN_STATS_HDR_WORDS;
+	h[HEAPANN_SH_TOTAL] = total;
+	h[HEAPANN_SH_STACK_CAP] = RG_CAP;
+	h[HEAPANN_SH_STACK_DEPTH] = RG_DEPTH;
+	h[HEAPANN_SH_OFF_COUNTERS] = off_c;
+	h[HEAPANN_SH_OFF_BINS] = off_b;
+	h[HEAPANN_SH_OFF_TIMELINE] = off_t;
+	h[HEAPANN_SH_OFF_STACKS] = off_s;
+	h[HEAPANN_SH_TL_CAP] = RG_TL;
+	h[HEAPANN_SH_NCOUNTERS] = HEAPANN_STATS_NCOUNTERS;
+	h[HEAPANN_SH_NBINS] = HEAPANN_STATS_NBINS;
+	h[HEAPANN_SH_ENTRY_WORDS] = entry;
+	h[HEAPANN_SH_CHECK] = heapann_stats_check(r, total, RG_DEPTH, RG_CAP, RG_TL, 8);
+	for (unsigned i = 0; i < HEAPANN_STATS_HDR_WORDS; i++)
+		put64(img, r + i * w, h[i]);
+	/* 3 allocations of 100 bytes and 1 of 2000, one 100-byte block freed */
+	put64(img, r + off_c + HEAPANN_SC_BYTES * w, 2300);
+	put64(img, r + off_c + HEAPANN_SC_BYTES_FREED * w, 100);
+	put64(img, r + off_c + HEAPANN_SC_PEAK * w, 2300);
+	put64(img, r + off_c + HEAPANN_SC_PEAK_TIME * w, 2300);
+	put64(img, r + off_c + (HEAPANN_SC_CALLS + HEAPANN_CALL_MALLOC) * w, 3);
+	put64(img, r + off_c + (HEAPANN_SC_CALLS + 16 + HEAPANN_CALL_MALLOC) * w, 1);
+	put64(img, r + off_c + HEAPANN_SC_TL_COUNT * w, 2);
+	put64(img, r + off_c + HEAPANN_SC_TL_INTERVAL * w, 1);
+	put64(img, r + off_t, 100);
+	put64(img, r + off_t + w, 100);
+	put64(img, r + off_t + 2 * w, 2400);
+	put64(img, r + off_t + 3 * w, 2200);
+	put64(img, r + off_b + 100 * 4 * w, 3);
+	put64(img, r + off_b + (100 * 4 + 2) * w, 1);
+	put64(img, r + off_b + 1000 * 4 * w, 1);   /* a size-1000 bin with 1 alloc */
+	/* slot 3: chain (0x401000, 0x402000) 3 allocs, 1 free, medium class */
+	e0 = r + off_s + 3 * entry * w;
+	put64(img, e0 + HEAPANN_SE_HASH * w, 0x1234);
+	put64(img, e0 + HEAPANN_SE_DEPTH * w, 2 | HEAPANN_STATS_READY);
+	put64(img, e0 + HEAPANN_SE_ALLOCS * w, 3);
+	put64(img, e0 + HEAPANN_SE_FREES * w, 1);
+	put64(img, e0 + (HEAPANN_SE_CLS_BYTES + 1) * w, 300);
+	put64(img, e0 + (HEAPANN_SE_CLS_FREED + 1) * w, 100);
+	put64(img, e0 + HEAPANN_SE_FRAMES * w, 0x401000);
+	put64(img, e0 + (HEAPANN_SE_FRAMES + 1) * w, 0x402000);
+	/* slot 9: (0x403000) 1 alloc of 1000 */
+	e1 = r + off_s + 9 * entry * w;
+	put64(img, e1 + HEAPANN_SE_HASH * w, 0x5678);
+	put64(img, e1 + HEAPANN_SE_DEPTH * w, 1 | HEAPANN_STATS_READY);
+	put64(img, e1 + HEAPANN_SE_ALLOCS * w, 1);
+	put64(img, e1 + (HEAPANN_SE_CLS_BYTES + 2) * w, 1000);
+	put64(img, e1 + HEAPANN_SE_FRAMES * w, 0x403000);
+	/* slot 12: being written (no READY): skipped */
+	put64(img, r + off_s + 12 * entry * w + HEAPANN_SE_HASH * w, 0x9abc);
+	return total;
+}
+
+/* Write img to a temporary file and read the region back from it. Returns
+ * cp_stats_read's result. */
+static int region_read(const unsigned char *img, size_t len, struct cp_scan *scan,
+		       struct cp_stats *st, struct cp_error *err)
+{
+	char path[] = "/tmp/t_tables.XXXXXX";
+	int fd = mkstemp(path), rc = -2;
+	struct cp_image *im;
+
+	memset(scan, 0, sizeof(*scan));
+	memset(st, 0, sizeof(*st));
+	if (fd < 0)
+		return -2;
+	if (write(fd, img, len) == (ssize_t)len) {
+		im = cp_image_open_raw(path, RG_BASE, 8, 0, 62, err);
+		if (im && cp_scan_image(im, 1, scan, err) == 0)
+			rc = cp_stats_read(im, scan, st, err);
+		cp_image_free(im);
+	}
+	close(fd);
+	unlink(path);
+	return rc;
+}
+
+static void test_region(void)
+{
+	size_t len = 0x40000;
+	unsigned char *img = calloc(1, len);
+	struct cp_scan scan;
+	struct cp_stats st;
+	struct cp_error err;
+	uint64_t total;
+	int rc;
+
+	if (!img)
+		return;
+	total = region_build(img);
+	CHECK("region fits the test image", RG_OFF + total <= len);
+	rc = region_read(img, len, &scan, &st, &err);
+	CHECK("region found", rc == 1 && st.addr == RG_BASE + RG_OFF);
+	CHECK("region: totals from the bins and counters", st.allocs == 4 && st.frees == 1 &&
+	      st.bytes == 2300 && st.bytes_freed == 100 && st.live_bytes == 2200 && st.time == 2400);
+	CHECK("region: bin 100 bytes derived", st.bins[100].allocs == 3 && st.bins[100].bytes == 300 &&
+	      st.bins[100].frees == 1 && st.bins[100].bytes_freed == 100);
+	CHECK("region: calls summed over the shards", st.calls[HEAPANN_CALL_MALLOC] == 4);
+	CHECK("region: timeline", st.nsamples == 2 && st.samples[1].time == 2400 &&
+	      st.samples[1].live == 2200 && st.peak_live == 2300);
+	CHECK("region: two complete stacks, one skipped", st.nstacks == 2 && st.skipped_entries == 1);
+	CHECK("region: stack bytes from the classes", st.nstacks == 2 && st.stacks[0].allocs == 3 &&
+	      st.stacks[0].bytes == 300 && st.stacks[0].bytes_freed == 100 && st.stacks[1].bytes == 1000);
+	CHECK("region: frames interned into the scan",
+	      scan.naddrs == 3 && scan.addrs[0] == 0x401000 && scan.addrs[2] == 0x403000 &&
+	      st.nstacks == 2 && st.stacks[0].stack < scan.nstacks &&
+	      scan.stacks[st.stacks[0].stack].depth == 2 &&
+	      scan.addrs[scan.stack_frames[scan.stacks[st.stacks[0].stack].first + 1]] == 0x402000);
+	cp_stats_free(&st);
+	cp_scan_free(&scan);
+
+	/* a copy of the header elsewhere fails its check word: not found */
+	memmove(img + RG_OFF + 0x100, img + RG_OFF, HEAPANN_STATS_HDR_WORDS * 8);
+	memset(img + RG_OFF, 0, 0x100);
+	rc = region_read(img, len, &scan, &st, &err);
+	CHECK("moved header rejected (check word)", rc == 0 && st.nstacks == 0);
+	cp_stats_free(&st);
+	cp_scan_free(&scan);
+
+	/* a region running past the end of the image: a clear error */
+	memset(img, 0, len);
+	region_build(img);
+	rc = region_read(img, RG_OFF + 4096, &scan, &st, &err);
+	CHECK("truncated region: error", rc == -1 && err.code == CP_EFORMAT &&
+	      strstr(err.msg, "not fully in the image") != NULL);
+	cp_stats_free(&st);
+	cp_scan_free(&scan);
+	free(img);
+}
+
 int main(void)
 {
 	test_widgets();
 	test_recursion();
 	test_tree();
 	test_bins_and_sites();
+	test_region();
 	return CHECK_DONE();
 }
