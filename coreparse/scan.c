@@ -1,9 +1,10 @@
 /* scan.c - find every annotated block in an image. Dumped memory is cut into
- * chunks that worker threads take in turn; the inner loop compares each aligned
- * word (in the target's raw byte order) with the four magics and only then decodes.
- * A candidate is validated against heapann_block.h before anything in it is used.
- * Output is built per chunk and per thread, then merged in address order. Memory
- * grows with the number of blocks, not with the image.
+ * chunks that worker threads take in turn; the inner loop filters 32-bit lanes
+ * (in the target's raw byte order) against the magics with SSE2 and decodes only
+ * the hits. A candidate is validated against heapann_block.h before anything in it
+ * is used, and never followed when it fails. Output is built per chunk and per
+ * thread, then merged in address order. Memory grows with the number of blocks,
+ * not with the image (big images' pages are dropped once scanned).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -562,7 +563,7 @@ static inline void candidate(struct worker *wk, struct chunk *c, const struct cp
 			  (v & ~(uint64_t)HEAPANN_END_DEPTH_MASK) == sc->ef);
 }
 
-/* The word at chunk-relative byte o matches a magic exactly (raw compare). */
+/* The word at p matches a magic or the stats signature exactly (raw compare). */
 static inline int word_is_magic(const struct scanner *sc, const unsigned char *p)
 {
 	uint64_t x;
@@ -581,9 +582,9 @@ static inline int word_is_magic(const struct scanner *sc, const unsigned char *p
 
 /* Bit k of the result is set when 32-bit lane k of the 256 bytes at p may be
  * (part of) a magic: lane == A, B or E, or (lane & M) == C or D (E: the statistics
- * region's signature). For W=8 the lanes are
- * compared with the high halves of the magics, for W=4 with the magics. It is only
- * a filter: each hit is checked again on the whole word. */
+ * region's signature). For W=8 the lanes are compared with the high halves of the
+ * magics, for W=4 with the magics. It is only a filter: each hit is checked again
+ * on the whole word. */
 #if defined(__SSE2__) && !defined(CP_NO_SIMD)
 #include <emmintrin.h>
 
