@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -23,10 +24,12 @@ static int BIG;                /* and its byte order */
 static unsigned char *mem;     /* the image being built */
 static size_t mem_size;
 
+static uint64_t mem_base = BASE; /* target address of mem[0] */
+
 static void put(uint64_t addr, uint64_t v)
 {
 	for (unsigned i = 0; i < W; i++)
-		mem[addr - BASE + (BIG ? W - 1 - i : i)] = (unsigned char)(v >> (8 * i));
+		mem[addr - mem_base + (BIG ? W - 1 - i : i)] = (unsigned char)(v >> (8 * i));
 }
 
 /* Blocks of the image, in address order as the scan gives them. */
@@ -449,6 +452,221 @@ out:
 	free(mem);
 }
 
+/* ---- the roots of a synthetic x86-64 core ---- */
+
+/* One PT_LOAD of the synthetic core: [vaddr, vaddr + size) of mem, its flags. */
+struct tseg {
+	uint64_t vaddr, size;
+	uint32_t flags;
+};
+
+static void note_add(unsigned char *buf, size_t *n, uint32_t type, const void *desc, uint32_t descsz)
+{
+	Elf64_Nhdr nh = { 5, descsz, type };
+
+	memcpy(buf + *n, &nh, sizeof(nh));
+	*n += sizeof(nh);
+	memcpy(buf + *n, "CORE\0\0\0", 8);
+	*n += 8;
+	memcpy(buf + *n, desc, descsz);
+	*n += (descsz + 3) & ~3u;
+}
+
+/* NT_PRSTATUS of x86-64: pid at 32, 27 registers at 112 (rsp 19, fs_base 21). */
+static uint32_t prstatus(unsigned char *d, int pid, uint64_t sp, uint64_t fs_base, uint64_t rbx)
+{
+	uint64_t regs[27] = { 0 };
+
+	memset(d, 0, 336);
+	memcpy(d + 32, &pid, 4);
+	regs[5] = rbx;
+	regs[16] = 0x400100;
+	regs[19] = sp;
+	regs[21] = fs_base;
+	memcpy(d + 112, regs, sizeof(regs));
+	return 336;
+}
+
+static struct cp_image *core_write(const char *path, const struct tseg *sg, size_t nseg,
+				   const unsigned char *notes, size_t nnotes)
+{
+	struct cp_error err = { 0 };
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	FILE *f = fopen(path, "wb");
+	uint64_t off = sizeof(eh) + (nseg + 1) * sizeof(ph);
+	struct cp_image *img;
+
+	if (!f)
+		return NULL;
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_CORE;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(ph);
+	eh.e_phnum = (uint16_t)(nseg + 1);
+	fwrite(&eh, sizeof(eh), 1, f);
+	memset(&ph, 0, sizeof(ph));
+	ph.p_type = PT_NOTE;
+	ph.p_offset = off;
+	ph.p_filesz = nnotes;
+	fwrite(&ph, sizeof(ph), 1, f);
+	off += (nnotes + 4095) & ~(uint64_t)4095;
+	for (size_t i = 0; i < nseg; i++) {
+		memset(&ph, 0, sizeof(ph));
+		ph.p_type = PT_LOAD;
+		ph.p_flags = sg[i].flags;
+		ph.p_offset = off;
+		ph.p_vaddr = sg[i].vaddr;
+		ph.p_filesz = ph.p_memsz = sg[i].size;
+		ph.p_align = 4096;
+		fwrite(&ph, sizeof(ph), 1, f);
+		off += sg[i].size;
+	}
+	fwrite(notes, 1, nnotes, f);
+	{
+		static const unsigned char zero[4096];
+
+		fwrite(zero, 1, ((nnotes + 4095) & ~(size_t)4095) - nnotes, f);
+	}
+	for (size_t i = 0; i < nseg; i++)
+		fwrite(mem + (sg[i].vaddr - mem_base), 1, sg[i].size, f);
+	if (fclose(f) != 0)
+		return NULL;
+	img = cp_image_open_core(path, &err);
+	if (!img)
+		fprintf(stderr, "# %s\n", err.msg);
+	return img;
+}
+
+static long root_of_kind(const struct an_roots *r, uint32_t kind, int thread, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].kind == kind && r->v[i].thread == thread && r->v[i].start == start &&
+		    r->v[i].end == end)
+			return (long)i;
+	return -1;
+}
+
+static void test_core_roots(const char *path)
+{
+	enum { RX = PF_R | PF_X, RW = PF_R | PF_W, RO = PF_R };
+	static const struct tseg sg[] = {
+		{ 0x400000, 0x1000, RX },   /* exe code */
+		{ 0x401000, 0x1000, RW },   /* exe data (file) */
+		{ 0x402000, 0x1000, RW },   /* its bss (anonymous, right after) */
+		{ 0x500000, 0x4000, RW },   /* heap */
+		{ 0x600000, 0x1000, RW },   /* thread 1 stack, split by the dumper ... */
+		{ 0x601000, 0x1000, RW },   /* ... in two segments */
+		{ 0x700000, 0x1000, RW },   /* thread 1 TLS (fs_base) */
+		{ 0x7FF000, 0x1000, 0 },    /* guard page */
+		{ 0x800000, 0x1000, RW },   /* thread 2 stack, its TLS at the top */
+		{ 0x900000, 0x2000, RW },   /* another mapping: libheapann's statistics, then data */
+		{ 0xA00000, 0x1000, RO },   /* relro of the exe (read-only now) */
+	};
+	unsigned char notes[4096], d[512];
+	size_t nn = 0;
+	struct cp_image *img;
+	struct cp_scan sc;
+	struct an_roots roots;
+	struct an_reach r;
+	struct an_reach_options o = { 1, 1 };
+	uint32_t b[12];
+	uint64_t h[HEAPANN_STATS_HDR_WORDS] = { 0 };
+
+	mem_base = 0x400000;
+	mem_size = 0x601000 + 0x10000;
+	mem = calloc(1, mem_size);
+	nblocks = 0;
+	for (unsigned i = 0; i < 12; i++)
+		b[i] = block(0x500100 + 0x100 * i, 32, 0);
+	put(0x401010, blocks[b[0]].user);         /* exe data */
+	put(0x402020, blocks[b[1]].user);         /* bss */
+	put(0x601800, blocks[b[2]].user);         /* thread 1 stack, upper segment */
+	put(0x600400, blocks[b[3]].user);         /* below thread 1's sp: stale */
+	put(0x700108, blocks[b[4]].user);         /* thread 1 TLS */
+	put(0x800F80, blocks[b[5]].user);         /* thread 2 stack */
+	/* b[6]: thread 2's rbx */
+	put(0x901008, blocks[b[7]].user);         /* another mapping */
+	put(0x900400, blocks[b[8]].user);         /* inside the statistics region */
+	put(0xA00010, blocks[b[9]].user);         /* read-only: no root */
+	put(0x400800, blocks[b[10]].user);        /* code: no root */
+	put(0x800200, blocks[b[11]].user);        /* below thread 2's sp: stale */
+	h[HEAPANN_SH_MAGIC0] = HEAPANN_STATS_MAGIC0_64;
+	h[HEAPANN_SH_MAGIC1] = HEAPANN_STATS_MAGIC1_64;
+	h[HEAPANN_SH_VERSION] = HEAPANN_STATS_VERSION;
+	h[HEAPANN_SH_TOTAL] = 0x1000;
+	h[HEAPANN_SH_TL_CAP] = 1024;
+	h[HEAPANN_SH_CHECK] = heapann_check(0x900000, 0x1000, 0, 0, HEAPANN_STATS_VERSION | 1024u << 8, 8);
+	for (unsigned k = 0; k < HEAPANN_STATS_HDR_WORDS; k++)
+		put(0x900000 + 8 * k, h[k]);
+
+	note_add(notes, &nn, NT_PRSTATUS, d, prstatus(d, 100, 0x600800, 0x700100, 0));
+	note_add(notes, &nn, NT_PRSTATUS, d, prstatus(d, 101, 0x800F00, 0x800FF0, blocks[b[6]].user));
+	{
+		/* NT_FILE: count, page size, (start, end, page offset) each, then names */
+		uint64_t w[2 + 3 * 3] = { 3, 4096, 0x400000, 0x401000, 0, 0x401000, 0x402000, 1,
+					  0xA00000, 0xA01000, 2 };
+		static const char names[] = "/bin/prog\0/bin/prog\0/bin/prog";
+		unsigned char fd[256];
+
+		memcpy(fd, w, sizeof(w));
+		memcpy(fd + sizeof(w), names, sizeof(names));
+		note_add(notes, &nn, 0x46494c45, fd, (uint32_t)(sizeof(w) + sizeof(names)));
+	}
+	img = core_write(path, sg, sizeof(sg) / sizeof(sg[0]), notes, nn);
+	CHECK("synthetic core opens", img != NULL);
+	if (!img)
+		goto out;
+	CHECK("synthetic core: 2 threads, 3 file mappings", img->nthreads == 2 && img->nfiles == 3);
+	scan_fill(&sc);
+	CHECK("roots found", an_roots_find(img, &sc, &roots) == 0);
+	CHECK("root: exe data", root_of_kind(&roots, AN_ROOT_DATA, -1, 0x401000, 0x402000) >= 0);
+	CHECK("root: bss after the exe", root_of_kind(&roots, AN_ROOT_DATA, -1, 0x402000, 0x403000) >= 0 &&
+	      !strcmp(roots.v[root_of_kind(&roots, AN_ROOT_DATA, -1, 0x402000, 0x403000)].module, "/bin/prog"));
+	CHECK("root: thread 1 stack from sp through the split", root_of_kind(&roots, AN_ROOT_STACK, 0, 0x600800, 0x602000) >= 0);
+	CHECK("root: thread 2 stack from sp", root_of_kind(&roots, AN_ROOT_STACK, 1, 0x800F00, 0x801000) >= 0);
+	CHECK("root: thread 1 TLS", root_of_kind(&roots, AN_ROOT_TLS, 0, 0x700000, 0x701000) >= 0);
+	CHECK("root: registers of both threads", root_of_kind(&roots, AN_ROOT_REGS, 0, 0, 0) >= 0 &&
+	      root_of_kind(&roots, AN_ROOT_REGS, 1, 0, 0) >= 0);
+	CHECK("root: the other mapping", root_of_kind(&roots, AN_ROOT_ANON, -1, 0x900000, 0x902000) >= 0);
+	CHECK("no root in the heap, code, guard or relro", an_roots_locate(&roots, 0x500000) < 0 &&
+	      an_roots_locate(&roots, 0x400800) < 0 && an_roots_locate(&roots, 0xA00010) < 0 &&
+	      an_roots_locate(&roots, 0x7FF000) < 0 && an_roots_locate(&roots, 0x600400) < 0);
+	CHECK("statistics region excluded", roots.nexclude == 1 && roots.exclude[0].start == 0x900000 &&
+	      roots.exclude[0].end == 0x901000);
+	CHECK("core build", an_reach_build(img, &sc, &roots, &o, &r) == 0);
+	CHECK("reached from data, bss, stacks, TLS, register, other mapping",
+	      r.cat[b[0]] == AN_REACH_REACHABLE && r.cat[b[1]] == AN_REACH_REACHABLE &&
+	      r.cat[b[2]] == AN_REACH_REACHABLE && r.cat[b[4]] == AN_REACH_REACHABLE &&
+	      r.cat[b[5]] == AN_REACH_REACHABLE && r.cat[b[6]] == AN_REACH_REACHABLE &&
+	      r.cat[b[7]] == AN_REACH_REACHABLE);
+	CHECK("lost: below sp, statistics, relro, code",
+	      r.cat[b[3]] == AN_REACH_DEFINITE && r.cat[b[8]] == AN_REACH_DEFINITE &&
+	      r.cat[b[9]] == AN_REACH_DEFINITE && r.cat[b[10]] == AN_REACH_DEFINITE &&
+	      r.cat[b[11]] == AN_REACH_DEFINITE);
+	CHECK("parent of b6 is thread 2's registers",
+	      r.from[b[6]] == (AN_REACH_FROM_ROOT | (uint32_t)root_of_kind(&roots, AN_ROOT_REGS, 1, 0, 0)));
+	{
+		struct an_ref link;
+
+		CHECK("link: rbx of thread 2", an_reach_link(img, &sc, &roots, r.from[b[6]], b[6], &link) == 0 &&
+		      link.thread == 1 && link.addr == 5);
+	}
+	an_reach_release(&r);
+	an_roots_release(&roots);
+	cp_image_free(img);
+out:
+	free(mem);
+	mem_base = BASE;
+}
+
 /* ---- random heaps against a plain reference of memcheck's algorithm ---- */
 
 /* The live block holding v, by a linear search; -1 if none. */
@@ -469,7 +687,7 @@ static uint64_t get(uint64_t addr)
 {
 	uint64_t v;
 
-	memcpy(&v, mem + (addr - BASE), 8);
+	memcpy(&v, mem + (addr - mem_base), 8);
 	return v;
 }
 
@@ -644,6 +862,7 @@ int main(void)
 	test_be32(path);
 	test_stats(path);
 	test_parallel_mark(path);
+	test_core_roots(path);
 	for (int i = 0; i < 20; i++)
 		test_random(path, i);
 	unlink(path);
