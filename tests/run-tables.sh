@@ -159,4 +159,24 @@ jcheck "threads: leak through worker_alloc <- worker: $K blocks, $((A - K)) free
 	"[(l['kept_blocks'], l['kept_bytes'], l['allocs'], l['frees']) for l in d['leaks'] if l['path'][:2] == ['worker_alloc', 'worker']] == [($K, $KB, $A, $A - $K)]"
 jcheck "threads: bins add up to the statistics" "$J" \
 	'sum(b["allocs"] for b in d["bins"]) == d["statistics"]["allocs"] and sum(b["kept_bytes"] for b in d["bins"]) == d["statistics"]["live_bytes"]'
+# ---- a stack table too small: the rest is "unrecorded", never a crash ---------
+exe=$TMP/stacks
+cc $CFLAGS_T -o "$exe" tests/prog/tab_stacks.c
+rm -f "$TMP/core"
+(cd "$TMP" && ulimit -c unlimited && HEAPANN_STATS_STACKS=16 LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" >"$TMP/out" 2>/dev/null)
+check "stacks: kernel core written with a 16-slot table" test -s "$TMP/core"
+set -- $(cat "$TMP/out")   # stacks S blocks NB bytes BY
+NB=$4 BY=$6
+"$B/mprof-core" --format=json --report=leaks,bins --top 0 "$exe" "$TMP/core" >"$TMP/s.json" 2>/dev/null
+check_eq "stacks: mprof-core exit 0" 0 $?
+J=$TMP/s.json
+jcheck "stacks: bin 8 counts all $NB blocks" "$J" "[b['allocs'] for b in d['bins'] if b['size'] == 8] == [$NB]"
+jcheck "stacks: some stacks unrecorded, the rest in the table" "$J" \
+	'd["statistics"]["unrecorded_allocs"] > 0 and d["statistics"]["stacks"] <= 14'
+jcheck "stacks: leak table + unrecorded = every live byte" "$J" \
+	"sum(l['kept_bytes'] for l in d['leaks']) + d['statistics']['unrecorded_bytes'] == d['statistics']['live_bytes'] == d['bytes']"
+jcheck "stacks: level()'s recorded bytes are part of its $BY" "$J" \
+	"0 < sum(l['kept_bytes'] for l in d['leaks'] if l['path'][0] == 'level') < $BY"
+"$B/mprof-core" --report=leaks "$exe" "$TMP/core" >"$TMP/s.txt" 2>&1
+check_grep "stacks text: says the table was full" '^stack table full: [0-9,]+ allocations' "$TMP/s.txt"
 done_testing
