@@ -2,18 +2,22 @@
 # runall.sh - run every unit test binary and every tests/run-*.sh script, show
 # their "ok"/"not ok" lines, and end with the total "N passed, N failed".
 # A test that exits 77 is skipped (a tool it needs is missing). Logs: $B/tests/log/.
-# Usage: B=build sh tests/runall.sh [NAME-FILTER]
+# Usage: B=build [SKIP="name ..."] sh tests/runall.sh [NAME-FILTER]
 B=${B:-build}
 filter=${1:-}
+skip_names=${SKIP:-}
 log=$B/tests/log
 mkdir -p "$log"
 passed=0 failed=0 skipped=0
 run_one() {
 	name=$1; shift
 	case "$name" in *"$filter"*) ;; *) return ;; esac
+	for s in $skip_names; do [ "$s" = "$name" ] && return; done
 	out=$log/$name.out
+	t0=$(date +%s)
 	"$@" >"$out" 2>"$log/$name.err" </dev/null
 	rc=$?
+	secs=$(( $(date +%s) - t0 ))
 	if [ $rc -eq 77 ]; then
 		skipped=$((skipped + 1))
 		echo "skip $name: $(tail -n 1 "$log/$name.err")"
@@ -32,7 +36,7 @@ run_one() {
 		echo "not ok $name: exited $rc"
 		f=1
 	fi
-	echo "$name: $p passed, $f failed"
+	echo "$name: $p passed, $f failed (${secs}s)"
 	passed=$((passed + p)); failed=$((failed + f))
 }
 for t in "$B"/tests/t_*; do
