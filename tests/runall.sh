@@ -12,7 +12,7 @@ passed=0 failed=0 skipped=0
 run_one() {
 	name=$1; shift
 	case "$name" in *"$filter"*) ;; *) return ;; esac
-	for s in $skip_names; do [ "$s" = "$name" ] && return; done
+	for sk in $skip_names; do [ "$sk" = "$name" ] && return; done
 	out=$log/$name.out
 	t0=$(date +%s)
 	"$@" >"$out" 2>"$log/$name.err" </dev/null
