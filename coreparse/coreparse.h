@@ -113,6 +113,11 @@ const struct cp_segment *cp_image_segment(const struct cp_image *img, uint64_t a
 /* The NT_FILE mapping holding addr, or NULL. */
 const struct cp_mapping *cp_image_mapping(const struct cp_image *img, uint64_t addr);
 
+/* The core's main program: the NT_FILE mapping holding AT_ENTRY (or AT_PHDR) from
+ * NT_AUXV, else the lowest file mapping; NULL when the image has no NT_FILE (raw
+ * dumps, qemu-user cores). Owned by the image. */
+const struct cp_mapping *cp_image_main_module(const struct cp_image *img);
+
 /* The GNU build-id of the module mapped at m, read from the core's own memory: the
  * ELF header, program headers and PT_NOTE in the module's mapping of file offset 0
  * (kernels and gdb dump that page by default). Copies up to cap bytes to out and

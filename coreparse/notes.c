@@ -381,9 +381,7 @@ out:
 	return rc;
 }
 
-/* The core's main program: the mapping holding AT_ENTRY (or AT_PHDR), else the
- * lowest file mapping. NULL when the core has no NT_FILE. */
-static const struct cp_mapping *image_main_module(const struct cp_image *img)
+const struct cp_mapping *cp_image_main_module(const struct cp_image *img)
 {
 	size_t i;
 	const struct cp_mapping *m;
@@ -439,7 +437,7 @@ int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct 
 	close(fd);
 	if (img->kind != CP_KIND_CORE)
 		return 0;
-	mm = image_main_module(img);
+	mm = cp_image_main_module(img);
 	if (mm && cp_image_module_buildid(img, mm, cid, sizeof(cid), &clen) == 0 &&
 	    file_buildid(exe_path, eid, sizeof(eid), &elen) == 0) {
 		if (clen == elen && memcmp(cid, eid, clen < sizeof(cid) ? clen : sizeof(cid)) == 0)

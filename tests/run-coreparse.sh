@@ -29,6 +29,7 @@ verify() {
 	done
 	check_grep "$label: 2 threads" "threads=2 " "$dump"
 	check_grep "$label: pr_fname" "^prpsinfo fname=$fname$fnx args=" "$dump"
+	[ -z "$nofiles" ] && check_grep "$label: main module is the program" "^main $prog\$" "$dump"
 	if [ -n "$buildid" ] && [ -z "$nofiles" ]; then
 		check_grep "$label: build-id of the program from the core" "^file 0x[0-9a-f]*-0x[0-9a-f]* off=0x0 $prog buildid=$buildid\$" "$dump"
 	fi

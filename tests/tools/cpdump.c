@@ -94,6 +94,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)img->truncated_bytes);
 	printf("files=%zu threads=%zu auxv=%zu\n", img->nfiles, img->nthreads, img->nauxv);
 	printf("prpsinfo fname=%s args=%s\n", img->prpsinfo_fname, img->prpsinfo_args);
+	if (cp_image_main_module(img))
+		printf("main %s\n", cp_image_main_module(img)->path);
 	for (k = 0; k < img->nthreads; k++)
 		printf("thread tid=%d signo=%d pc=0x%llx sp=0x%llx\n", img->threads[k].tid,
 		       img->threads[k].signo, (unsigned long long)img->threads[k].pc,

@@ -652,6 +652,7 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	CHECK(NAME("NT_FILE"), img->nfiles == 2 && img->files[1].start == 0x401000 && img->files[1].end == 0x406000 &&
 	      img->files[1].file_offset == 4096 && strcmp(img->files[1].path, "/usr/bin/heapprog") == 0);
 	CHECK(NAME("NT_AUXV"), img->nauxv == 3 && img->auxv[2] == AT_ENTRY && img->auxv[3] == 0x401234);
+	CHECK(NAME("main module holds AT_ENTRY"), cp_image_main_module(img) == &img->files[1]);
 	CHECK(NAME("mapping lookup"), cp_image_mapping(img, 0x401fff) == &img->files[1] &&
 	      cp_image_mapping(img, 0x406000) == NULL);
 	CHECK(NAME("read_word decodes the target order"), cp_image_read_word(img, x.a - w, &v) == 0 &&
