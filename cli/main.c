@@ -400,12 +400,34 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 	if (st->ignored_blocks)
 		fprintf(f, "left out by --ignore-fn: %s blocks, %s bytes\n",
 			fmt_num(a, st->ignored_blocks), fmt_num(b, st->ignored_bytes));
-	if (img->missing_bytes || img->truncated)
-		fprintf(f, "missing from the image: %s bytes in %zu segments%s\n",
-			fmt_num(a, img->missing_bytes), img->missing_segs,
-			img->truncated ? " (the file is truncated)" : "");
-	else
-		fputs("missing from the image: nothing\n", f);
+	{
+		uint64_t wr = 0, ro = 0;
+		size_t nwr = 0;
+
+		/* Kernels and gcore leave read-only file mappings (code) out of a core: that
+		 * is normal. Writable memory left out may hide blocks: say so plainly. */
+		for (size_t i = 0; i < img->nsegs; i++) {
+			uint64_t miss = img->segs[i].memsz - img->segs[i].avail;
+
+			if (!miss)
+				continue;
+			if (img->segs[i].flags & 2 /* PF_W */) {
+				wr += miss;
+				nwr++;
+			} else {
+				ro += miss;
+			}
+		}
+		if (wr || img->truncated)
+			fprintf(f, "missing from the image: %s bytes of writable memory in %zu segments%s: "
+				"blocks there are not seen\n", fmt_num(a, wr), nwr,
+				img->truncated ? " (the file is truncated)" : "");
+		else
+			fputs("missing from the image: nothing\n", f);
+		if (ro)
+			fprintf(f, "not dumped (read-only file mappings, read from the files): %s bytes\n",
+				fmt_num(a, ro));
+	}
 }
 
 static void summary_json(struct json *j, const struct cli_options *o,

@@ -99,8 +99,9 @@ int report_stacks_text(FILE *f, const struct cli_options *o, const struct cli_pr
 		const struct an_stack *c = &st->v[i];
 		size_t nf = an_frames_get(&p->in, c->stack, c->skip, fr, MAX_FRAMES);
 
-		fprintf(f, "\n#%zu: %s bytes (%.2f%%) in %s blocks, ", i + 1, fmt_num(a, c->bytes),
-			st->bytes ? 100.0 * c->bytes / st->bytes : 0.0, fmt_num(b, c->blocks));
+		fprintf(f, "\n#%zu: %s bytes (%.2f%%) in %s block%s, ", i + 1, fmt_num(a, c->bytes),
+			st->bytes ? 100.0 * c->bytes / st->bytes : 0.0, fmt_num(b, c->blocks),
+			c->blocks == 1 ? "" : "s");
 		sizes_text(f, c);
 		fputc('\n', f);
 		if (nf > MAX_FRAMES)
