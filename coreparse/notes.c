@@ -403,6 +403,18 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* The file names of a (core's) mapping path and a path on disk are the same; the
+ * kernel appends " (deleted)" to the path of a file removed while mapped. */
+static int same_base(const char *mapped, const char *path)
+{
+	const char *a = base_name(mapped), *b = base_name(path);
+	size_t la = strlen(a), lb = strlen(b), ld = strlen(" (deleted)");
+
+	if (la > ld && strcmp(a + la - ld, " (deleted)") == 0)
+		la -= ld;
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
 static void hex_id(char *dst, size_t cap, const unsigned char *id, size_t n)
 {
 	size_t i;
@@ -444,7 +456,7 @@ int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct 
 			return 0;
 		hex_id(ch, sizeof(ch), cid, clen < sizeof(cid) ? clen : sizeof(cid));
 		hex_id(eh, sizeof(eh), eid, elen < sizeof(eid) ? elen : sizeof(eid));
-		if (strcmp(base_name(mm->path), base_name(exe_path)) == 0)
+		if (same_base(mm->path, exe_path))
 			return cp_error_set(err, CP_EMISMATCH, img->path,
 					    "core of %s with build-id %s, but %s has build-id %s (rebuilt since the core was made?)",
 					    mm->path, ch, exe_path, eh);
@@ -453,7 +465,7 @@ int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct 
 				    mm->path, ch, exe_path, eh);
 	}
 	if (mm) {
-		if (strcmp(base_name(mm->path), base_name(exe_path)) == 0)
+		if (same_base(mm->path, exe_path))
 			return 0;
 		return cp_error_set(err, CP_EMISMATCH, img->path, "core of another program: %s, not %s",
 				    mm->path, exe_path);

@@ -802,6 +802,30 @@ static void test_buildid(void)
 	      strlen(tpath("core-bid"))) == 0);
 	CHECK("exe check: another program", cp_image_check_exe(img, tpath("b/other"), &err) == -1 &&
 	      err.code == CP_EMISMATCH && strstr(err.msg, "core of another program: /opt/app/prog"));
+	{
+		/* no build-id in the core: the names decide, " (deleted)" aside */
+		struct buf c2 = { 0 }, f2 = { 0 };
+		struct file_map fm2[1] = { { 0x400000, 0x401000, 0, "/opt/app/prog (deleted)" } };
+		struct nt n2[2];
+		struct seg s2 = { 0x400000, page, 16, 0x1000, PF_R };   /* ELF header cut short */
+		struct cp_image *i2;
+
+		nt_file(&f2, 8, 0, fm2, 1, 4096);
+		n2[0] = (struct nt){ "CORE", NT_FILE, f2.p, (uint32_t)f2.n };
+		n2[1] = notes[1];
+		elf_build(&c2, 8, 0, ET_CORE, EM_X86_64, n2, 2, &s2, 1);
+		write_file(tpath("core-noid"), c2.p, c2.n);
+		i2 = cp_image_open_core(tpath("core-noid"), &err);
+		CHECK("exe check without build-id: same name, file deleted since", i2 &&
+		      cp_image_module_buildid(i2, &i2->files[0], out, sizeof(out), &len) == -1 &&
+		      cp_image_check_exe(i2, tpath("b/prog"), &err) == 0);
+		CHECK("exe check without build-id: other name", i2 &&
+		      cp_image_check_exe(i2, tpath("b/other"), &err) == -1 && err.code == CP_EMISMATCH &&
+		      strstr(err.msg, "core of another program: /opt/app/prog (deleted), not "));
+		cp_image_free(i2);
+		free(c2.p);
+		free(f2.p);
+	}
 	CHECK("exe check: missing exe", cp_image_check_exe(img, tpath("nope"), &err) == -1 && err.code == CP_EIO);
 	CHECK("exe check: a directory", cp_image_check_exe(img, tpath("a"), &err) == -1 && err.code == CP_EIO &&
 	      strstr(err.msg, ": is a directory"));
