@@ -5,6 +5,7 @@
  * and mutated cores that must never crash the reader.
  */
 #include <elf.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,12 +358,13 @@ static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 	       a->live_bytes == b->live_bytes && a->live_overhead == b->live_overhead;
 }
 
-static unsigned progress_calls;
+static unsigned progress_calls, progress_elsewhere;
 static uint64_t progress_last, progress_total;
 
 static void on_progress(void *arg, uint64_t done, uint64_t total)
 {
-	(void)arg;
+	if (!pthread_equal(pthread_self(), *(const pthread_t *)arg))
+		progress_elsewhere++;
 	progress_calls++;
 	progress_last = done;
 	progress_total = total;
@@ -625,6 +627,7 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	char name[160], fn[64];
 	const char *path;
 	uint64_t v;
+	pthread_t self;
 
 #define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
 	snprintf(fn, sizeof(fn), "core-%s", what);
@@ -669,10 +672,13 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	o.nthreads = 2;
 	o.chunk_bytes = 24;   /* headers straddle chunk boundaries everywhere */
 	o.progress = on_progress;
-	progress_calls = 0;
+	self = pthread_self();
+	o.progress_arg = &self;
+	progress_calls = progress_elsewhere = 0;
 	CHECK(NAME("scan, 2 threads, tiny chunks"), cp_scan_image_opts(img, &o, &s2, &err) == 0);
 	CHECK(NAME("same result in tiny chunks"), scans_equal(&s1, &s2));
-	CHECK(NAME("progress reaches the total"), progress_calls > 0 && progress_last == progress_total &&
+	CHECK(NAME("progress reaches the total, on the calling thread"), progress_calls > 0 &&
+	      progress_elsewhere == 0 && progress_last == progress_total &&
 	      progress_total == s2.scanned_bytes && s2.scanned_bytes == HEAP1_SIZE + 0x100 + 0x40);
 	cp_scan_free(&s1);
 	cp_scan_free(&s2);
