@@ -415,8 +415,10 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 			g->callees[k].node = pos[g->callees[k].node];
 		for (size_t k = 0; k < g->nmembers; k++)
 			g->members[k] = pos[g->members[k]];
-		qsort(g->callers, g->ncallers, sizeof(*g->callers), edge_cmp);
-		qsort(g->callees, g->ncallees, sizeof(*g->callees), edge_cmp);
+		if (g->ncallers)
+			qsort(g->callers, g->ncallers, sizeof(*g->callers), edge_cmp);
+		if (g->ncallees)
+			qsort(g->callees, g->ncallees, sizeof(*g->callees), edge_cmp);
 	}
 	rc = 0;
 out:

@@ -133,6 +133,8 @@ static int tree_sort(struct an_tree *t)
 	for (size_t i = 0; i < t->n; i++) {
 		struct an_tnode *p = &t->v[i];
 
+		if (!p->nchildren)
+			continue;
 		if (p->nchildren > cap) {
 			struct csort *v = realloc(tmp, p->nchildren * sizeof(*v));
 
