@@ -122,6 +122,10 @@ fixture() {
 	check_eq "$label: read as $other-endian: exit 1" 1 $?
 	check_grep "$label: read as $other-endian: says try --endian $own" \
 		"^mprof-core: $bin: no valid block found, but 18 headers in the other byte order: try --endian $own\$" "$TMP/$label.e1"
+	"$M" --ptr-size 8 --endian "$other" --raw "$bin" --elf "$elf" --base "$base" >/dev/null 2>"$TMP/$label.e4"
+	check_eq "$label: read as 64-bit $other-endian: exit 1" 1 $?
+	check_grep "$label: read as 64-bit $other-endian: says try --ptr-size 4 --endian $own" \
+		"^mprof-core: $bin: no valid block found, but 18 headers of 4-byte words: try --ptr-size 4 --endian $own\$" "$TMP/$label.e4"
 	"$M" --raw "$bin" --elf "$elf" --base $((base + 0x100)) >/dev/null 2>"$TMP/$label.e2"
 	check_eq "$label: wrong --base: exit 1" 1 $?
 	check_grep "$label: wrong --base: says so" "no valid block found: [0-9]+ headers fail their check word.*is --base $(printf '0x%x' $((base + 0x100))) the address of the dump's first byte\?" "$TMP/$label.e2"
