@@ -1126,8 +1126,8 @@ static int block_holds(const struct cp_block *b, uint64_t addr)
 
 const struct cp_block *cp_scan_find(const struct cp_scan *scan, uint64_t addr)
 {
-	size_t lo = 0, hi = scan->nblocks, i, from, to;
-	const struct cp_block *freed = NULL;
+	size_t lo = 0, hi = scan->nblocks, i;
+	const struct cp_block *freed = NULL, *b;
 
 	/* first block with user > addr */
 	while (lo < hi) {
@@ -1138,20 +1138,31 @@ const struct cp_block *cp_scan_find(const struct cp_scan *scan, uint64_t addr)
 		else
 			hi = mid;
 	}
-	/* the holder is the block before (addr in its data or guard) or one of the next
-	 * (addr in its header or pad); stale freed headers may overlap live blocks, so
-	 * look at a few neighbours and prefer a live block */
-	from = lo >= 2 ? lo - 2 : 0;
-	to = lo + 2 < scan->nblocks ? lo + 2 : scan->nblocks;
-	for (i = from; i < to; i++) {
-		const struct cp_block *b = &scan->blocks[i];
-
-		if (!block_holds(b, addr))
-			continue;
+	/* Live blocks never overlap: only the last live block with user <= addr (addr
+	 * in its data or guard) and the first one after (addr in its header or pad) can
+	 * hold addr. Freed headers may lie in between (stale ones even inside a live
+	 * block's data): step over them, remembering the first that holds addr. */
+	for (i = lo; i-- > 0;) {
+		b = &scan->blocks[i];
+		if (block_holds(b, addr)) {
+			if (b->state == CP_LIVE)
+				return b;
+			if (!freed)
+				freed = b;
+		}
 		if (b->state == CP_LIVE)
-			return b;
-		if (!freed)
-			freed = b;
+			break;
+	}
+	for (i = lo; i < scan->nblocks; i++) {
+		b = &scan->blocks[i];
+		if (block_holds(b, addr)) {
+			if (b->state == CP_LIVE)
+				return b;
+			if (!freed)
+				freed = b;
+		}
+		if (b->state == CP_LIVE)
+			break;
 	}
 	return freed;
 }

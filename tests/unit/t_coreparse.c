@@ -476,6 +476,9 @@ static void heap_build(unsigned w, int big, struct mem *m1, struct mem *m2, stru
 	mem_word(m1, h + HEAPANN_W_SIZE * w, 12345);
 	/* big: a live block straddling many small chunks (for the chunked scan) */
 	x->big_user = mem_block(m1, HEAP1 + 0xD00, 0x300, 3, 13, s1, 8, 0, 0);
+	/* in its data, three stale freed headers (memory reused without clearing) */
+	for (h = x->big_user + 0x40; h < x->big_user + 0x40 + 3 * 0x60; h += 0x60)
+		mem_block(m1, h, 8, 0, 100 + h % 7, NULL, 0, 0, 1);
 	x->live_bytes += 0x300;
 	x->live_overhead += heapann_header_bytes(3, w) + 8;
 	/* P: START and INFO overwritten: DEPTH still agrees with the END, check fails */
@@ -507,7 +510,7 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	char name[400];
 
 #define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
-	CHECK(NAME("6 live, 3 freed"), s->nlive == 6 && s->nfreed == 3 && s->nblocks == 9);
+	CHECK(NAME("6 live, 6 freed"), s->nlive == 6 && s->nfreed == 6 && s->nblocks == 12);
 	CHECK(NAME("7 damaged, 2 stale, 2 stray"), s->ndamaged == 7 && s->nstale == 2 && s->nstray == 2);
 	CHECK(NAME("live bytes and overhead"), s->live_bytes == x->live_bytes && s->live_overhead == x->live_overhead);
 	CHECK(NAME("blocks sorted by user address"), blocks_sorted(s));
@@ -564,6 +567,9 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	      d->seq == 11 && d->first_bad == HEAPANN_W_SIZE);
 	CHECK(NAME("O: an END with its header before the segment is stray"), damage_at(s, x->o_hdr) == NULL);
 	CHECK(NAME("statistics signature listed, a lone MAGIC0 not"), s->sigs && s->nsigs == 1 && s->sigs[0] == x->sig);
+	CHECK(NAME("find: a live block's data past stale freed headers in it"),
+	      cp_scan_find(s, x->big_user + 0x2F0) == block_at(s, x->big_user) &&
+	      cp_scan_find(s, x->big_user + 0x40) == block_at(s, x->big_user));
 	CHECK(NAME("find: user data"), cp_scan_find(s, x->a + 50) == block_at(s, x->a));
 	CHECK(NAME("find: header and guard"), cp_scan_find(s, HEAP1 + 0x10) == block_at(s, x->a) &&
 	      cp_scan_find(s, x->a + 107) == block_at(s, x->a) && cp_scan_find(s, x->a + 108) == NULL);
@@ -739,7 +745,7 @@ static void test_raw(unsigned w, int big)
 		const struct cp_block *b = block_at(&s, x.a);
 
 		/* M and O live in other segments; without them: 5 live, 2 freed, 6 damaged */
-		CHECK(NAME("5 live, 3 freed, 7 damaged, 2 stale, 1 stray"), s.nlive == 5 && s.nfreed == 3 &&
+		CHECK(NAME("5 live, 6 freed, 7 damaged, 2 stale, 1 stray"), s.nlive == 5 && s.nfreed == 6 &&
 		      s.ndamaged == 7 && s.nstale == 2 && s.nstray == 1);
 		CHECK(NAME("A"), b && b->size == 100 && b->seq == 1 && stack_is(&s, b->stack, x.s1, 3));
 		b = block_at(&s, x.c);
