@@ -257,7 +257,8 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 /* Release everything a scan holds; the struct itself may then be reused. */
 void cp_scan_free(struct cp_scan *scan);
 
-/* The block whose user data, header, pad or guard holds addr, or NULL. */
+/* The block whose user data, header, pad or guard holds addr, or NULL. A live
+ * block wins over freed headers that overlap it (stale ones left in its data). */
 const struct cp_block *cp_scan_find(const struct cp_scan *scan, uint64_t addr);
 
 #endif /* COREPARSE_H */
