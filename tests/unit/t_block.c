@@ -11,10 +11,16 @@
 #define SIZE 100u
 #define GUARD 8u
 
-/* Room for one block: raw | pad | header | user | guard, aligned like malloc. */
-static _Alignas(64) unsigned char arena[2][4096];
+/* Room for one block: raw | pad | header | user | guard, aligned like malloc. A
+ * real heap has other memory before a block: damaged-depth tests read there. */
+static _Alignas(64) struct {
+	unsigned char before[4096];
+	unsigned char blocks[2][4096];
+} mem;
+#define arena mem.blocks
 
-static uintptr_t frames[DEPTH] = { 0x401111, 0x402222, 0x403333, 0x404444, 0x405555 };
+/* sized for the deepest header the tests write; the first DEPTH are checked */
+static uintptr_t frames[HEAPANN_MAX_DEPTH] = { 0x401111, 0x402222, 0x403333, 0x404444, 0x405555 };
 
 /* Build a block in BUF: returns the user pointer. */
 static unsigned char *make_block(unsigned char *buf, unsigned depth, size_t align, uintptr_t seq)
