@@ -1,7 +1,8 @@
 /* tab_widgets.c - mprof's producer/consumer example (Zorn and Hilfinger): two
  * producers, make_red_widget and make_blue_widget, get their 204-byte widgets from
  * make_widget; the consumer frees only the blue ones, so every red widget leaks.
- * 10,000 widgets, colors from a fixed-seed coin flip. Prints its own counts, then
+ * 10,000 widgets, colors from a fixed-seed coin flip; then a buffer grown by
+ * NREALLOCS reallocs (to 256 KiB, so glibc moves it). Prints its own counts, then
  * aborts ("abort") or waits for a line on stdin ("wait") so that a core is taken.
  * Built by tests/run-tables.sh. */
 #include <stdio.h>
@@ -9,6 +10,9 @@
 #include <string.h>
 
 #define NWIDGETS 10000
+#define NREALLOCS 14
+
+char *volatile kept_buf;
 
 struct widget {
 	char name[196];
@@ -79,7 +83,21 @@ int main(int argc, char **argv)
 		}
 		consume(w);
 	}
-	printf("widgets %d red %u blue %u size %zu\n", NWIDGETS, red, blue, sizeof(struct widget));
+	/* a buffer that grows by realloc, moving (the large sizes are mmap'd): the
+	 * statistics see each realloc as a free and an allocation */
+	{
+		char *buf = malloc(16);
+
+		for (int i = 1; i <= NREALLOCS; i++) {
+			buf = realloc(buf, (size_t)16 << i);
+			if (!buf)
+				abort();
+			buf[0] = (char)i;
+		}
+		kept_buf = buf;
+	}
+	printf("widgets %d red %u blue %u size %zu reallocs %d buffer %zu\n", NWIDGETS, red, blue,
+	       sizeof(struct widget), NREALLOCS, (size_t)16 << NREALLOCS);
 	fflush(stdout);
 	if (argc > 1 && !strcmp(argv[1], "abort"))
 		abort();
