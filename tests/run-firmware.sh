@@ -5,8 +5,9 @@
 # mprof-core --raw --elf --base. Always checks the committed fixtures/fw/ (only
 # build/mprof-core needed); where the cross compilers, qemu-user and
 # gdb-multiarch are installed, also regenerates them (fixtures/fw/regen.sh) into
-# a scratch directory and checks the fresh ones the same way, reads a qemu-arm
-# core of the crashing ARM program, and symbolizes through gdb-multiarch.
+# a scratch directory and checks the fresh ones the same way, and reads the
+# qemu-user cores of the crashing ARM and MIPS programs. gdb-multiarch, when
+# installed, symbolizes the fixtures and the cores too (--symbolizer=gdb).
 # Every expected number is one the program left in fw_info for the debugger, or a
 # MARK line of its source (NAME.info, written by regen.sh).
 . tests/lib.sh
@@ -169,27 +170,31 @@ if [ $have = 1 ]; then
 	fixture fresh-arm "$TMP/fresh" arm little ARM
 	fixture fresh-mips "$TMP/fresh" mips big MIPS
 
-	# the ARM program crashes (a null write after the stop): qemu-arm writes its core
-	mkdir -p "$TMP/q"
-	cp "$TMP/fresh-arm.elf" "$TMP/q/fw_arm" && chmod +x "$TMP/q/fw_arm"
-	(cd "$TMP/q" && ulimit -c unlimited && qemu-arm -E GLIBC_TUNABLES=glibc.malloc.top_pad=0 \
-		./fw_arm crash; true) >/dev/null 2>&1
-	core=$(ls "$TMP"/q/qemu_fw_arm_*.core 2>/dev/null | head -n 1)
-	check "ARM core: qemu-arm wrote the target's core" test -n "$core"
-	if [ -n "$core" ]; then
-		"$M" --format=json --report=stacks,lost "$TMP/q/fw_arm" "$core" >"$TMP/core.json" 2>"$TMP/core.err"
-		check_eq "ARM core: exit 3" 3 $?
-		jcheck "ARM core: a 32-bit little-endian core with one thread" "$TMP/core.json" "$TMP/fresh/arm.info" \
-			'd["kind"] == "core" and d["word_size"] == 4 and d["byte_order"] == "little" and d["threads"] == 1'
-		massif "ARM core" "$TMP/core.json" "$TMP/fresh/arm.info"
-		jcheck "ARM core: with the stack as a root, main's blocks are reachable" "$TMP/core.json" "$TMP/fresh/arm.info" \
-			'lost("still reachable", "main") == 10000 and lost("definitely lost", "main") == 0'
-		if command -v gdb-multiarch >/dev/null 2>&1; then
-			"$M" --symbolizer=gdb --format=json "$TMP/q/fw_arm" "$core" >"$TMP/core.gdb.json" 2>"$TMP/core.gdb.err"
-			check_eq "ARM core, --symbolizer=gdb: exit 3" 3 $?
-			massif "ARM core, --symbolizer=gdb" "$TMP/core.gdb.json" "$TMP/fresh/arm.info"
+	# the program crashes (a null write after the stop): qemu-user writes its core
+	for v in arm:ARM:little mips:MIPS:big; do
+		n=${v%%:*} rest=${v#*:}
+		L=${rest%%:*} order=${rest#*:}
+		mkdir -p "$TMP/q"
+		cp "$TMP/fresh-$n.elf" "$TMP/q/fw_$n" && chmod +x "$TMP/q/fw_$n"
+		(cd "$TMP/q" && ulimit -c unlimited && qemu-$n -E GLIBC_TUNABLES=glibc.malloc.top_pad=0 \
+			./fw_$n crash; true) >/dev/null 2>&1
+		core=$(ls "$TMP"/q/qemu_fw_${n}_*.core 2>/dev/null | head -n 1)
+		check "$L core: qemu-$n wrote the target's core" test -n "$core"
+		if [ -n "$core" ]; then
+			"$M" --format=json --report=stacks,lost "$TMP/q/fw_$n" "$core" >"$TMP/core.json" 2>"$TMP/core.err"
+			check_eq "$L core: exit 3" 3 $?
+			jcheck "$L core: a 32-bit $order-endian core with one thread" "$TMP/core.json" "$TMP/fresh/$n.info" \
+				"d['kind'] == 'core' and d['word_size'] == 4 and d['byte_order'] == '$order' and d['threads'] == 1"
+			massif "$L core" "$TMP/core.json" "$TMP/fresh/$n.info"
+			jcheck "$L core: with the stack as a root, main's blocks are reachable" "$TMP/core.json" "$TMP/fresh/$n.info" \
+				'lost("still reachable", "main") == 10000 and lost("definitely lost", "main") == 0'
+			if command -v gdb-multiarch >/dev/null 2>&1; then
+				"$M" --symbolizer=gdb --format=json "$TMP/q/fw_$n" "$core" >"$TMP/core.gdb.json" 2>"$TMP/core.gdb.err"
+				check_eq "$L core, --symbolizer=gdb: exit 3" 3 $?
+				massif "$L core, --symbolizer=gdb" "$TMP/core.gdb.json" "$TMP/fresh/$n.info"
+			fi
 		fi
-	fi
-	rm -rf "$TMP/q"   # qemu also leaves its own host core there
+		rm -rf "$TMP/q"   # qemu also leaves its own host core there
+	done
 fi
 done_testing
