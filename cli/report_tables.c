@@ -400,8 +400,9 @@ static int graph_text(FILE *f, const struct cli_options *o, const struct cli_pro
 		"counted once per function; %s\n", source_note(u));
 	fputs("(callers above each entry, callees below; recursion through several functions "
 	      "is merged into <cycle N>)\n\n", f);
-	fprintf(f, "%-7s %7s %14s %14s %16s  %s\n", "index", "% total", "self", "descendants",
+	fprintf(f, "%-7s %7s %14s %14s %16s  %s\n", "index", "% total", "self", "self+desc.",
 		"calls+recursive", "name");
+	fputs("(caller and callee lines: bytes and calls through that call)\n", f);
 	n = g.n;
 	if (top > 0 && (size_t)top < n)
 		n = (size_t)top;
@@ -427,7 +428,7 @@ static int graph_text(FILE *f, const struct cli_options *o, const struct cli_pro
 
 			snprintf(idx, sizeof(idx), "[%u]", x->index);
 			fprintf(f, "%-7s %6.1f%% %14s %14s %16s  %s [%u]\n", idx, pct(x->total, g.bytes),
-				fmt_num(b, x->self), fmt_num(c, x->total - x->self), calls,
+				fmt_num(b, x->self), fmt_num(c, x->total), calls,
 				gnode_name(p, &g, i, 1, name, sizeof(name)), x->index);
 		}
 		for (size_t k = 0; k < x->ncallees; k++) {
