@@ -146,6 +146,73 @@ static void guard_follow(const struct cp_image *img, const struct cp_scan *scan,
 	}
 }
 
+/* Index of return address a in scan->addrs, or -1. */
+static long addr_index(const struct cp_scan *scan, uint64_t a)
+{
+	size_t lo = 0, hi = scan->naddrs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scan->addrs[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < scan->naddrs && scan->addrs[lo] == a ? (long)lo : -1;
+}
+
+#define LOST_SEARCH (64u * 1024u)   /* bytes after a broken guard searched for an END */
+
+/* After a whole broken guard with no damaged header listed: look in the gap for
+ * the live END word of a neighbour whose header start (DEPTH included) is gone.
+ * Its frames are words of its header, trusted only from the END side down to the
+ * first word that is not a return address some block in the image also holds. */
+static void guard_lost_end(const struct cp_image *img, const struct cp_scan *scan,
+			   struct an_guard_hit *g, uint64_t gend)
+{
+	const unsigned w = img->wsize;
+	uint64_t a = (gend + w - 1) / w * w;
+	uint64_t stop = g->next_header ? g->next_header : gend + LOST_SEARCH;
+
+	if (stop - gend > LOST_SEARCH)
+		stop = gend + LOST_SEARCH;
+	for (; a + w <= stop; a += w) {
+		uint64_t v, dep, hb, h;
+		uint32_t n = 0;
+
+		if (cp_image_read_word(img, a, &v) < 0)
+			return;
+		if ((v & ~(uint64_t)HEAPANN_END_DEPTH_MASK) != heapann_end_live(w))
+			continue;
+		dep = v & HEAPANN_END_DEPTH_MASK;
+		hb = heapann_header_bytes(dep, w);
+		if (dep > HEAPANN_MAX_DEPTH || a + w < gend + hb)
+			continue;   /* its header would begin inside the culprit */
+		h = a + w - hb;
+		for (uint64_t f = dep; f-- > 0 && n < AN_LOST_FRAMES;) {
+			uint64_t ra;
+			long idx;
+
+			if (cp_image_read_word(img, h + (HEAPANN_W_FRAMES + f) * w, &ra) < 0 ||
+			    (idx = addr_index(scan, ra)) < 0)
+				break;
+			g->lost_frame[n++] = (uint32_t)idx;
+		}
+		/* outermost first so far: turn innermost first */
+		for (uint32_t x = 0; x < n / 2; x++) {
+			uint32_t t = g->lost_frame[x];
+
+			g->lost_frame[x] = g->lost_frame[n - 1 - x];
+			g->lost_frame[n - 1 - x] = t;
+		}
+		g->lost_user = a + w;
+		g->lost_hdr = h;
+		g->nlost_frames = n;
+		return;
+	}
+}
+
 /* The suspect of damage record k: the nearest block or identified damaged header
  * starting before it in the same segment. */
 static void damage_suspect(const struct cp_image *img, const struct cp_scan *scan, size_t k,
@@ -346,6 +413,8 @@ int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 		g->next_block = AN_NONE;
 		if (g->whole_guard)
 			guard_follow(img, scan, i, g);
+		if (g->whole_guard && g->next_damaged == AN_NONE)
+			guard_lost_end(img, scan, g, block_end(b));
 		if (g->next_block != AN_NONE) {
 			if (!seqs) {
 				seqs = malloc((scan->nblocks + scan->ndamaged + 1) * sizeof(*seqs));

@@ -15,6 +15,7 @@
 #include "coreparse.h"
 
 #define AN_NONE SIZE_MAX   /* "no such block / damage record" */
+#define AN_LOST_FRAMES 32  /* frames kept of a neighbour found by its END word only */
 
 /* A live block whose guard bytes are broken. */
 struct an_guard_hit {
@@ -38,6 +39,13 @@ struct an_guard_hit {
 				* carries (counted when they differ by at most 4096) */
 	uint64_t first_lost;   /* the first of them, 0 if none: perhaps the neighbour whose
 				* header the overflow erased entirely */
+	/* whole_guard, no damaged header listed after it: a live END word in the gap
+	 * up to next_header whose header start is overwritten too far for the scan to
+	 * list it (its DEPTH word is gone): the neighbour, identified by its END */
+	uint64_t lost_user;    /* its user address, 0 if no such END word */
+	uint64_t lost_hdr;     /* where its header started */
+	uint32_t nlost_frames; /* its outer frames that are known return addresses */
+	uint32_t lost_frame[AN_LOST_FRAMES]; /* those, innermost first: scan->addrs indices */
 };
 
 /* What most likely damaged a header. */

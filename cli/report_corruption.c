@@ -4,8 +4,10 @@
  * with its allocation stack. Also the stack printers that report_addr.c shares. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "heapann_block.h"
 
 #define MAX_FRAMES 1024
 
@@ -73,6 +75,46 @@ void report_stack_text(FILE *f, const struct cli_profile *p, uint32_t stack, con
 void report_stack_json(struct json *j, const struct cli_profile *p, uint32_t stack)
 {
 	stack_json(j, p, stack, 0);
+}
+
+/* Logical frames of one return address (scan->addrs[idx]) as the names give them. */
+static size_t addr_frames(const struct cli_profile *p, uint32_t idx, struct an_frame *out, size_t cap)
+{
+	const struct sym_loc *l = p->in.sym && idx < p->in.sym->nlocs ? &p->in.sym->locs[idx] : NULL;
+	size_t n = l && l->nframes ? l->nframes : 1;
+
+	for (size_t k = 0; k < n && k < cap; k++) {
+		struct an_frame *f = &out[k];
+
+		memset(f, 0, sizeof(*f));
+		f->addr = p->scan.addrs[idx];
+		f->addr_idx = idx;
+		f->level = (uint32_t)k;
+		if (!l)
+			continue;
+		f->module = l->module;
+		f->modoff = l->modoff;
+		if (l->nframes && l->first + k < p->in.sym->nframes) {
+			const struct sym_frame *sf = &p->in.sym->frames[l->first + k];
+
+			f->function = sf->function;
+			f->file = sf->file;
+			f->line = sf->line;
+			f->inlined = sf->inlined;
+		}
+	}
+	return n < cap ? n : cap;
+}
+
+/* The frames of a neighbour found by its END word only (an_guard_hit.lost_frame). */
+static size_t lost_frames(const struct cli_profile *p, const struct an_guard_hit *g,
+			  struct an_frame *fr)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < g->nlost_frames && n < MAX_FRAMES; i++)
+		n += addr_frames(p, g->lost_frame[i], fr + n, MAX_FRAMES - n);
+	return n;
 }
 
 static const char *kind_name(uint32_t k)
@@ -148,8 +190,24 @@ int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an
 					fprintf(f, "  %" PRIu64 " allocations between them (seq %" PRIu64 " and on)"
 						" are found nowhere in the image: perhaps one is the neighbour"
 						" whose header this overflow erased\n", g->nlost, g->first_lost);
-			} else
+			} else {
 				fputs("  no annotated header follows it in the same memory segment\n", f);
+			}
+			if (g->lost_user) {
+				struct an_frame fr[MAX_FRAMES];
+				size_t nf = lost_frames(p, g, fr);
+
+				fprintf(f, "  the next block, 0x%" PRIx64 ", is known only by its end word: the"
+					" start of its header at 0x%" PRIx64 " is overwritten (at least %s bytes"
+					" if one overflow)\n", g->lost_user, g->lost_hdr,
+					fmt_num(a, g->lost_hdr + HEAPANN_W_DEPTH * p->img->wsize + 1 - end));
+				fputs(nf ? "    it was allocated at (the outer frames that survive):\n" :
+				      "    none of its frames survives\n", f);
+				for (size_t k = 0; k < nf; k++) {
+					fputs("        ", f);
+					report_frame_text(f, &fr[k]);
+				}
+			}
 		}
 		fputs("    allocated at:\n", f);
 		report_stack_text(f, p, b->stack, "        ");
@@ -277,6 +335,25 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 		json_key(j, "lost_seqs");
 		json_u64(j, g->nlost);
 		opt_u64(j, "first_lost_seq", g->nlost != 0, g->first_lost);
+		json_key(j, "lost_neighbour");
+		if (g->lost_user) {
+			struct an_frame fr[MAX_FRAMES];
+			size_t nf = lost_frames(p, g, fr);
+
+			json_obj_begin(j);
+			json_key(j, "address");
+			json_hex(j, g->lost_user);
+			json_key(j, "header");
+			json_hex(j, g->lost_hdr);
+			json_key(j, "frames");
+			json_arr_begin(j);
+			for (size_t k = 0; k < nf; k++)
+				report_frame_json(j, &fr[k]);
+			json_arr_end(j);
+			json_obj_end(j);
+		} else {
+			json_null(j);
+		}
 		opt_hex(j, "reach", reach, g->reach);
 		opt_u64(j, "overrun_if_contiguous", reach, g->reach - end);
 		json_obj_end(j);

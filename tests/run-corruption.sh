@@ -70,8 +70,12 @@ check_eq "all: exit status 3 (corruption found)" 3 $?
 "$B/mprof-core" "$exe" "$TMP/all.core" >"$TMP/all.txt" 2>&1
 check_eq "all: text exit status 3" 3 $?
 J=$TMP/all.json; O=$TMP/all.out
-jcheck "all: 20 broken guards, 5 damaged headers (the 40-byte overruns)" $J $O \
-	'len(C["guards"]) == 20 and len(C["damaged"]) == 5'
+jcheck "all: 21 broken guards, a damaged header per 40-byte overrun" $J $O \
+	'len(C["guards"]) == 21 and all(damaged(o["c%d_40_next" % s]) for s in (1, 24, 100, 4096, 100000))'
+# 64 bytes from a 24-byte block: the neighbour's DEPTH word is gone, its END is not
+x="(damaged(o['c24_64_next']) or guard(o['c24_64_culprit'])['lost_neighbour'])"
+jcheck "size 24 overrun 64: the neighbour is named, with its allocation site" $J $O \
+	"fn(guard(o['c24_64_culprit'])) == 'alloc_culprit' and hx($x['address']) == o['c24_64_next'] and fn($x) == 'alloc_next'"
 for s in 1 24 100 4096 100000; do
 	for k in 1 8 40 200; do
 		p=c${s}_${k}_
@@ -159,8 +163,8 @@ PY
 "$B/mprof-core" --format=json --raw "$TMP/heap.bin" --elf "$exe" --base "$base" \
 	--report=corruption --addr $((c + 24 + 3)) >"$TMP/raw.json" 2>/dev/null
 check_eq "raw dump of the heap: exit 3" 3 $?
-jcheck "raw dump: the same 20 broken guards and 5 damaged headers" "$TMP/raw.json" $O \
-	'len(C["guards"]) == 20 and len(C["damaged"]) == 5'
+jcheck "raw dump: the same 21 broken guards and damaged headers" "$TMP/raw.json" $O \
+	'len(C["guards"]) == 21 and all(damaged(o["c%d_40_next" % s]) for s in (1, 24, 100, 4096, 100000))'
 jcheck "raw dump: the neighbour's damaged header names the culprit" "$TMP/raw.json" $O \
 	'hx(damaged(o["c24_40_next"])["suspect"]["address"]) == o["c24_40_culprit"] and guard(o["c24_40_culprit"])["overrun"] == 8'
 jcheck "raw dump: --addr 3 past the culprit's end is its guard" "$TMP/raw.json" $O \

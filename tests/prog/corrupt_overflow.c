@@ -4,7 +4,8 @@
  * "name=0x..." lines, then waits for a gcore (mode wait) or crashes (mode crash).
  *
  *   corrupt_overflow all           every SIZE of 1 24 100 4096 100000 with every
- *                                  OVERRUN of 1 8 40 200, names prefixed cSIZE_OVERRUN_
+ *                                  OVERRUN of 1 8 40 200, names prefixed cSIZE_OVERRUN_,
+ *                                  and 24 with 64 (prefix c24_64_)
  *   corrupt_overflow overflow SIZE OVERRUN wait|crash
  *       prev, culprit (SIZE bytes), next (512 bytes), after; writes OVERRUN bytes
  *       past the culprit's end. crash: then follows a pointer kept at the start of
@@ -88,6 +89,8 @@ static int overflow_all(void)
 			snprintf(prefix, sizeof(prefix), "c%zu_%zu_", sizes[i], overruns[k]);
 			overflow(prefix, sizes[i], overruns[k]);
 		}
+	/* past the neighbour's DEPTH word, short of its END word */
+	overflow("c24_64_", 24, 64);
 	finish("wait");
 	return 0;
 }
