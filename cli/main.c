@@ -600,7 +600,7 @@ int main(int argc, char **argv)
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fputs("mprof-core: error writing the report\n", stderr);
 		status = EXIT_BADINPUT;
-	} else if (an_corrupt_found(&corr)) {
+	} else if (status == 0 && an_corrupt_found(&corr)) {
 		status = EXIT_CORRUPTION;
 	}
 	an_corrupt_release(&corr);
