@@ -483,8 +483,6 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 	struct mi_error err = { 0 };
 	const char *pidarg = NULL, *outarg = NULL;
 	int report = 1, k = 1;
-	char link[64];
-	ssize_t n;
 	long pid;
 	char *end;
 
@@ -505,14 +503,10 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 	pid = strtol(pidarg, &end, 10);
 	if (errno || *end || pid <= 0)
 		usage_error("snapshot: '%s' is not a process id", pidarg);
-	snprintf(link, sizeof(link), "/proc/%ld/exe", pid);
-	n = readlink(link, exe, exe_cap - 1);
-	if (n < 0) {
-		fprintf(stderr, "mprof-core: process %ld: %s\n", pid,
-			errno == ENOENT ? "no such process" : strerror(errno));
+	if (mi_process_exe((pid_t)pid, exe, exe_cap, &err) < 0) {
+		fprintf(stderr, "mprof-core: %s\n", err.msg);
 		exit(EXIT_BADINPUT);
 	}
-	exe[n] = '\0';
 	if (outarg)
 		snprintf(out, out_cap, "%s", outarg);
 	else
