@@ -99,9 +99,16 @@ if command -v gdb >/dev/null; then
 	start=0x${heap%%-*}; rest=${heap#*-}; end=0x${rest%% *}
 	gdb -batch -nx -q -iex 'set auto-load off' -iex 'set debuginfod enabled off' -p $pid \
 		-ex "dump binary memory $TMP/heap.bin $start $end" -ex detach >/dev/null 2>&1
+	make_gcore $pid "$TMP/wgcore"
 	echo >&9; exec 9>&-
 	wait $pid
 	set -- $(cat "$TMP/wout"); RED2=$4
+	check "gcore written" test -s "$TMP/wgcore"
+	"$B/mprof-core" --format=json --report=leaks "$exe" "$TMP/wgcore" >"$TMP/gc.json" 2>/dev/null
+	jcheck "gcore: statistics found and agree with the scan" "$TMP/gc.json" \
+		'd["tables_source"] == "statistics" and d["statistics"]["allocs"] - d["statistics"]["frees"] == d["blocks"] and d["statistics"]["live_bytes"] == d["bytes"]'
+	jcheck "gcore: the red leak ($RED2 blocks)" "$TMP/gc.json" \
+		"[(l['kept_blocks'], l['allocs'], l['frees']) for l in d['leaks'] if l['path'] == ['make_widget', 'make_red_widget', 'main']] == [($RED2, $RED2, 0)]"
 	check "raw heap dump written" test -s "$TMP/heap.bin"
 	"$B/mprof-core" --format=json --report=leaks,bins,timeline --raw "$TMP/heap.bin" --elf "$exe" \
 		--base "$start" >"$TMP/r.json" 2>"$TMP/r.err"
