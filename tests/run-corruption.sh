@@ -253,6 +253,20 @@ check_eq "no interval: nothing reported" 0 "$(grep -c heapann "$TMP/i0.err")"
 LD_PRELOAD="$TOP/$B/libheapann.so" HEAPANN_CHECK_INTERVAL=4 "$exe" interval >"$TMP/i1.out" 2>"$TMP/i1.err"
 check_eq "interval 4 without abort: runs to the end" "0 1" "$? $(sed -n 's/^survived=//p' "$TMP/i1.out")"
 check_eq "interval 4 without abort: reported once in 25 checks" 1 "$(grep -c "^heapann: guard overwritten after block $(sed -n 's/^culprit=//p' "$TMP/i1.out")" "$TMP/i1.err")"
+# an underrun (END word) is caught too, at the next allocation (stdout's buffer)
+rm -f "$TMP/core"
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" HEAPANN_CHECK_INTERVAL=1 \
+	HEAPANN_ABORT_ON_CORRUPTION=1 "$exe" underrun >"$TMP/iu.out" 2>"$TMP/iu.err"
+ echo $? >"$TMP/iu.rc") 2>/dev/null
+check_eq "interval 1, underrun: aborted at the next allocation" "134 0" "$(cat "$TMP/iu.rc") $(grep -c . "$TMP/iu.out")"
+v=$(sed -n 's/^heapann: HEAPANN_CHECK_INTERVAL: damaged header of live block \(0x[0-9a-f]*\)$/\1/p' "$TMP/iu.err")
+check "interval 1, underrun: the damaged header is reported (${v:-none})" test -n "$v"
+"$B/mprof-core" --format=json "$exe" "$TMP/core" >"$TMP/iu.json" 2>/dev/null
+check_eq "interval 1, underrun: mprof-core exit 3" 3 $?
+echo "victim=$v" >"$TMP/iu.vals"
+jcheck "interval 1, underrun: the core shows the same block, allocated by alloc_victim" "$TMP/iu.json" "$TMP/iu.vals" \
+	'damaged(o["victim"])["kind"] == "end" and fn(damaged(o["victim"])) == "alloc_victim"'
+
 # ---- HEAPANN_CHECK_INTERVAL under threads: frees (and munmaps) race with the checks ----
 cc -g -O2 -pthread -o "$TMP/ct" tests/prog/corrupt_threads.c
 LD_PRELOAD="$TOP/$B/libheapann.so" HEAPANN_CHECK_INTERVAL=7 HEAPANN_ABORT_ON_CORRUPTION=1 \
