@@ -93,16 +93,18 @@ void an_roots_release(struct an_roots *roots)
 }
 
 /* Segment index i extended forward and backward through adjacent segments with the
- * same flags (a gcore may split one mapping): [*first, *last]. */
-static void seg_run(const struct cp_image *img, size_t i, size_t *first, size_t *last)
+ * same flags (a gcore may split one mapping), never into a heap segment (mark bit
+ * 1): [*first, *last]. */
+static void seg_run(const struct cp_image *img, const unsigned char *mark, size_t i,
+		    size_t *first, size_t *last)
 {
 	size_t a = i, b = i;
 
 	while (a > 0 && img->segs[a - 1].vaddr + img->segs[a - 1].memsz == img->segs[a].vaddr &&
-	       img->segs[a - 1].flags == img->segs[a].flags)
+	       img->segs[a - 1].flags == img->segs[a].flags && !(mark[a - 1] & 1))
 		a--;
 	while (b + 1 < img->nsegs && img->segs[b].vaddr + img->segs[b].memsz == img->segs[b + 1].vaddr &&
-	       img->segs[b + 1].flags == img->segs[b].flags)
+	       img->segs[b + 1].flags == img->segs[b].flags && !(mark[b + 1] & 1))
 		b++;
 	*first = a;
 	*last = b;
@@ -272,16 +274,9 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 		} else {
 			size_t a, z;
 
-			seg_run(img, (size_t)s, &a, &z);
-			/* never into a heap mapped right above the stack */
-			for (size_t i = (size_t)s + 1; i <= z; i++)
-				if (mark[i] & 1) {
-					z = i - 1;
-					break;
-				}
+			seg_run(img, mark, (size_t)s, &a, &z);
 			for (size_t i = a; i <= z; i++)
-				if (!(mark[i] & 1))
-					mark[i] |= 2;
+				mark[i] |= 2;
 			r.end = img->segs[z].vaddr + img->segs[z].memsz;
 		}
 		if (an_roots_add(out, &r) < 0)
@@ -301,7 +296,7 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			s = seg_index(img, th->regs[X86_64_FS_BASE]);
 			if (s < 0 || (mark[s] & 7) || !(img->segs[s].flags & PF_W))
 				continue;
-			seg_run(img, (size_t)s, &a, &z);
+			seg_run(img, mark, (size_t)s, &a, &z);
 			for (size_t i = a; i <= z; i++)
 				mark[i] |= 4;
 			r.start = img->segs[a].vaddr;
