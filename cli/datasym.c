@@ -74,16 +74,17 @@ struct cli_datasym *cli_datasym_open(const struct cli_options *o, struct cp_erro
 {
 	struct cli_datasym *d = calloc(1, sizeof(*d));
 	const char *what = o->core ? o->core : o->prog;
+	int code = CP_ENOMEM;   /* what a failure below means; CP_EFORMAT: ask libdwfl */
 	size_t len = 64;
 
 	if (!d)
-		goto nomem;
+		goto fail;
 	d->core_fd = -1;
 	ds_sysroot = o->sysroot;
 	for (size_t i = 0; i < o->ndebug_dirs; i++)
 		len += strlen(o->debug_dirs[i]) + 1;
 	if (!(d->debuginfo_path = malloc(len)))
-		goto nomem;
+		goto fail;
 	strcpy(d->debuginfo_path, "-.debug:/usr/lib/debug");
 	for (size_t i = 0; i < o->ndebug_dirs; i++) {
 		strcat(d->debuginfo_path, ":");
@@ -94,30 +95,30 @@ struct cli_datasym *cli_datasym_open(const struct cli_options *o, struct cp_erro
 	d->cb.section_address = dwfl_offline_section_address;
 	d->cb.debuginfo_path = &d->debuginfo_path;
 	elf_version(EV_CURRENT);
+	code = CP_EFORMAT;
 	if (!(d->dwfl = dwfl_begin(&d->cb)))
-		goto dwerr;
+		goto fail;
 	dwfl_report_begin(d->dwfl);
 	if (o->core) {
 		d->core_fd = open(o->core, O_RDONLY | O_CLOEXEC);
 		if (d->core_fd < 0) {
-			ds_error(err, CP_EIO, "%s: cannot open%s", o->core, "");
+			code = CP_EIO;
 			goto fail;
 		}
 		d->core_elf = elf_begin(d->core_fd, ELF_C_READ_MMAP, NULL);
 		if (!d->core_elf || dwfl_core_file_report(d->dwfl, d->core_elf, o->prog) < 0)
-			goto dwerr;
+			goto fail;
 	} else if (!dwfl_report_elf(d->dwfl, o->prog, o->prog, -1, 0, false)) {
-		goto dwerr;
+		goto fail;
 	}
 	if (dwfl_report_end(d->dwfl, NULL, NULL) != 0)
-		goto dwerr;
+		goto fail;
 	return d;
-dwerr:
-	ds_error(err, CP_EFORMAT, "%s: libdwfl: %s", what, dwfl_errmsg(-1));
-	goto fail;
-nomem:
-	ds_error(err, CP_ENOMEM, "%s: out of memory%s", what, "");
 fail:
+	if (code == CP_EFORMAT)
+		ds_error(err, code, "%s: libdwfl: %s", what, dwfl_errmsg(-1));
+	else
+		ds_error(err, code, "%s: %s", what, code == CP_EIO ? "cannot open" : "out of memory");
 	cli_datasym_free(d);
 	return NULL;
 }
