@@ -104,7 +104,8 @@ static void st_make(void)
 	st_entry = HEAPANN_STATS_ENTRY_FIXED + st_depth;
 	off_c = round_up(HEAPANN_STATS_HDR_WORDS * w, 64);
 	off_b = round_up(off_c + HEAPANN_STATS_NCOUNTERS * w, 64);
-	off_t = round_up(off_b + HEAPANN_STATS_NBINS * HEAPANN_STATS_BIN_WORDS * w, 64);
+	off_t = round_up(off_b + HEAPANN_STATS_BIN_SHARDS * HEAPANN_STATS_NBINS *
+			 HEAPANN_STATS_BIN_WORDS * w, 64);
 	off_s = round_up(off_t + ST_TL_CAP * 2 * w, 4096);
 	total = round_up(off_s + (uintptr_t)cap * st_entry * w, 4096);
 	r = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -252,19 +253,46 @@ static void st_sample(uintptr_t time, uintptr_t live)
 static __thread unsigned st_shard;
 static unsigned st_shards_taken;
 
-void ha_stats_call(unsigned entry)
+/* This thread's shard (1..CALL_SHARDS), taken at its first call. */
+static unsigned st_my_shard(void)
 {
 	unsigned sh = st_shard;
-	uintptr_t *w;
 
-	if (ST_UNLIKELY(!st_ready()) || entry >= HEAPANN_NCALLS)
-		return;
 	if (ST_UNLIKELY(!sh)) {
 		sh = __atomic_add_fetch(&st_shards_taken, 1, __ATOMIC_RELAXED);
 		if (sh > HEAPANN_STATS_CALL_SHARDS)
 			sh = HEAPANN_STATS_CALL_SHARDS;
 		st_shard = sh;
 	}
+	return sh;
+}
+
+/* Add V to a word of this thread's bin copy: without atomics when the copy is
+ * its own, atomically in the last copy, which later threads share. */
+static void st_bin_add(unsigned sh, uintptr_t *w, uintptr_t v)
+{
+	if (ST_LIKELY(sh < HEAPANN_STATS_BIN_SHARDS))
+		__atomic_store_n(w, LOAD(*w) + v, __ATOMIC_RELAXED);
+	else
+		ADD(*w, v);
+}
+
+/* This thread's copy of bin BIN. */
+static uintptr_t *st_bin(unsigned sh, unsigned bin)
+{
+	unsigned copy = sh < HEAPANN_STATS_BIN_SHARDS ? sh - 1 : HEAPANN_STATS_BIN_SHARDS - 1;
+
+	return st_bins + ((uintptr_t)copy * HEAPANN_STATS_NBINS + bin) * HEAPANN_STATS_BIN_WORDS;
+}
+
+void ha_stats_call(unsigned entry)
+{
+	unsigned sh;
+	uintptr_t *w;
+
+	if (ST_UNLIKELY(!st_ready()) || entry >= HEAPANN_NCALLS)
+		return;
+	sh = st_my_shard();
 	w = st_counters + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS + entry;
 	if (ST_LIKELY(sh < HEAPANN_STATS_CALL_SHARDS))
 		__atomic_store_n(w, LOAD(*w) + 1, __ATOMIC_RELAXED);   /* this thread's own */
@@ -293,7 +321,7 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 		    const uintptr_t *frames)
 {
 	uintptr_t *c, *e, *b, a, f;
-	unsigned cls = heapann_stats_class(size);
+	unsigned cls = heapann_stats_class(size), sh;
 	unsigned bin = size <= 1024 ? (unsigned)size : HEAPANN_STATS_BIN_LARGE;
 
 	(void)user;
@@ -305,10 +333,11 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 	a = ADD(c[HEAPANN_SC_BYTES], size);
 	f = LOAD(c[HEAPANN_SC_BYTES_FREED]);
 	st_peak(c, a - f, a + f);
-	b = st_bins + bin * HEAPANN_STATS_BIN_WORDS;
-	ADD(b[0], 1);
+	sh = st_my_shard();
+	b = st_bin(sh, bin);
+	st_bin_add(sh, &b[0], 1);
 	if (bin == HEAPANN_STATS_BIN_LARGE)
-		ADD(b[1], size);
+		st_bin_add(sh, &b[1], size);
 	if (ST_LIKELY(e != NULL)) {
 		ADD(e[HEAPANN_SE_ALLOCS], 1);
 		ADD(e[HEAPANN_SE_CLS_BYTES + cls], size);
@@ -338,7 +367,7 @@ static const uintptr_t *st_block_frames(const void *user, unsigned *depth)
 static void st_free(const void *user, size_t size, int sign)
 {
 	uintptr_t *c, *e, *b, a, f;
-	unsigned cls = heapann_stats_class(size), depth;
+	unsigned cls = heapann_stats_class(size), depth, sh;
 	unsigned bin = size <= 1024 ? (unsigned)size : HEAPANN_STATS_BIN_LARGE;
 	const uintptr_t *frames;
 
@@ -350,12 +379,13 @@ static void st_free(const void *user, size_t size, int sign)
 	for (unsigned k = 0; k < depth; k += 64 / sizeof(uintptr_t))
 		__builtin_prefetch(frames + k);
 	e = st_slot(frames, depth, 0);
-	b = st_bins + bin * HEAPANN_STATS_BIN_WORDS;
+	sh = st_my_shard();
+	b = st_bin(sh, bin);
 	if (sign < 0) {
 		SUB(c[HEAPANN_SC_BYTES_FREED], size);
-		SUB(b[2], 1);
+		st_bin_add(sh, &b[2], (uintptr_t)-1);
 		if (bin == HEAPANN_STATS_BIN_LARGE)
-			SUB(b[3], size);
+			st_bin_add(sh, &b[3], -(uintptr_t)size);
 		if (e) {
 			SUB(e[HEAPANN_SE_FREES], 1);
 			SUB(e[HEAPANN_SE_CLS_FREED + cls], size);
@@ -366,9 +396,9 @@ static void st_free(const void *user, size_t size, int sign)
 	}
 	f = ADD(c[HEAPANN_SC_BYTES_FREED], size);
 	a = LOAD(c[HEAPANN_SC_BYTES]);
-	ADD(b[2], 1);
+	st_bin_add(sh, &b[2], 1);
 	if (bin == HEAPANN_STATS_BIN_LARGE)
-		ADD(b[3], size);
+		st_bin_add(sh, &b[3], size);
 	if (ST_LIKELY(e != NULL)) {
 		ADD(e[HEAPANN_SE_FREES], 1);
 		ADD(e[HEAPANN_SE_CLS_FREED + cls], size);

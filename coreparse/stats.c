@@ -70,7 +70,8 @@ static int bounds_ok(const struct region *rg, unsigned w)
 	    rg->entry_words != HEAPANN_STATS_ENTRY_FIXED + rg->stack_depth)
 		return 0;
 	if (rg->off_counters < hdr || rg->off_counters + rg->ncounters * w > rg->off_bins ||
-	    rg->off_bins + rg->nbins * HEAPANN_STATS_BIN_WORDS * w > rg->off_tl ||
+	    rg->off_bins + HEAPANN_STATS_BIN_SHARDS * rg->nbins * HEAPANN_STATS_BIN_WORDS * w >
+	    rg->off_tl ||
 	    rg->off_tl + rg->tl_cap * 2 * w > rg->off_stacks ||
 	    rg->off_stacks + rg->stack_cap * rg->entry_words * w > rg->total)
 		return 0;
@@ -294,14 +295,22 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 		for (unsigned i = 0; i < HEAPANN_NCALLS; i++)
 			out->calls[i] += WORD(c, HEAPANN_SC_CALLS + sh * HEAPANN_STATS_CALL_SHARD_WORDS + i);
 	for (unsigned b = 0; b < HEAPANN_STATS_NBINS; b++) {
-		const unsigned char *bp = rg.p + rg.off_bins + (uint64_t)b * HEAPANN_STATS_BIN_WORDS * w;
+		/* the sum of the threads' copies, as target words (they wrap alike) */
+		uint64_t mask = w == 8 ? UINT64_MAX : 0xFFFFFFFFu, v[4] = { 0, 0, 0, 0 };
 
-		out->bins[b].allocs = WORD(bp, 0);
-		out->bins[b].frees = WORD(bp, 2);
+		for (unsigned sh = 0; sh < HEAPANN_STATS_BIN_SHARDS; sh++) {
+			const unsigned char *bp = rg.p + rg.off_bins +
+				((uint64_t)sh * HEAPANN_STATS_NBINS + b) * HEAPANN_STATS_BIN_WORDS * w;
+
+			for (unsigned k = 0; k < 4; k++)
+				v[k] = (v[k] + WORD(bp, k)) & mask;
+		}
+		out->bins[b].allocs = v[0];
+		out->bins[b].frees = v[2];
 		/* bytes are kept for the large bin only (heapann_stats.h) */
 		if (b == HEAPANN_STATS_BIN_LARGE) {
-			out->bins[b].bytes = WORD(bp, 1);
-			out->bins[b].bytes_freed = WORD(bp, 3);
+			out->bins[b].bytes = v[1];
+			out->bins[b].bytes_freed = v[3];
 		} else {
 			out->bins[b].bytes = out->bins[b].allocs * b;
 			out->bins[b].bytes_freed = out->bins[b].frees * b;

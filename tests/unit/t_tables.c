@@ -411,7 +411,8 @@ static uint64_t region_build(unsigned char *img)
 {
 	uint64_t r = RG_BASE + RG_OFF, w = 8, entry = HEAPANN_STATS_ENTRY_FIXED + RG_DEPTH;
 	uint64_t off_c = 128, off_b = off_c + HEAPANN_STATS_NCOUNTERS * w;
-	uint64_t off_t = off_b + HEAPANN_STATS_NBINS * 4 * w, off_s = off_t + RG_TL * 2 * w;
+	uint64_t off_t = off_b + HEAPANN_STATS_BIN_SHARDS * HEAPANN_STATS_NBINS * 4 * w;
+	uint64_t off_s = off_t + RG_TL * 2 * w;
 	uint64_t total = off_s + RG_CAP * entry * w;
 	uint64_t h[HEAPANN_STATS_HDR_WORDS] = { 0 };
 	uint64_t e0, e1;
@@ -447,7 +448,8 @@ static uint64_t region_build(unsigned char *img)
 	put64(img, r + off_t + w, 100);
 	put64(img, r + off_t + 2 * w, 2400);
 	put64(img, r + off_t + 3 * w, 2200);
-	put64(img, r + off_b + 100 * 4 * w, 3);
+	put64(img, r + off_b + 100 * 4 * w, 2);   /* two threads' copies: 2 + 1 */
+	put64(img, r + off_b + ((5 * HEAPANN_STATS_NBINS + 100) * 4) * w, 1);
 	put64(img, r + off_b + (100 * 4 + 2) * w, 1);
 	put64(img, r + off_b + 1000 * 4 * w, 1);   /* a size-1000 bin with 1 alloc */
 	/* slot 3: chain (0x401000, 0x402000) 3 allocs, 1 free, medium class */
@@ -498,7 +500,7 @@ static int region_read(const unsigned char *img, size_t len, struct cp_scan *sca
 
 static void test_region(void)
 {
-	size_t len = 0x40000;
+	size_t len = 0x100000;
 	unsigned char *img = calloc(1, len);
 	struct cp_scan scan;
 	struct cp_stats st;
