@@ -381,6 +381,32 @@ static const char *machine_name(uint16_t m)
 	}
 }
 
+/* Bytes of writable segments that the image does not hold (blocks may hide
+ * there), and in how many segments. Kernels and gcore leave read-only file
+ * mappings (code) out of a core by design: those are not counted here. */
+static uint64_t missing_writable_count(const struct cp_image *img, size_t *nsegs)
+{
+	uint64_t wr = 0;
+
+	*nsegs = 0;
+	for (size_t i = 0; i < img->nsegs; i++) {
+		uint64_t miss = img->segs[i].memsz - img->segs[i].avail;
+
+		if (miss && (img->segs[i].flags & PF_W)) {
+			wr += miss;
+			(*nsegs)++;
+		}
+	}
+	return wr;
+}
+
+static uint64_t missing_writable(const struct cp_image *img)
+{
+	size_t n;
+
+	return missing_writable_count(img, &n);
+}
+
 static void summary_text(FILE *f, const struct cli_profile *p, const struct an_stacks *st)
 {
 	const struct cp_image *img = p->img;
@@ -401,23 +427,10 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 		fprintf(f, "left out by --ignore-fn: %s blocks, %s bytes\n",
 			fmt_num(a, st->ignored_blocks), fmt_num(b, st->ignored_bytes));
 	{
-		uint64_t wr = 0, ro = 0;
 		size_t nwr = 0;
+		uint64_t wr = missing_writable_count(img, &nwr);
+		uint64_t ro = img->missing_bytes > wr ? img->missing_bytes - wr : 0;
 
-		/* Kernels and gcore leave read-only file mappings (code) out of a core: that
-		 * is normal. Writable memory left out may hide blocks: say so plainly. */
-		for (size_t i = 0; i < img->nsegs; i++) {
-			uint64_t miss = img->segs[i].memsz - img->segs[i].avail;
-
-			if (!miss)
-				continue;
-			if (img->segs[i].flags & 2 /* PF_W */) {
-				wr += miss;
-				nwr++;
-			} else {
-				ro += miss;
-			}
-		}
 		if (wr || img->truncated)
 			fprintf(f, "missing from the image: %s bytes of writable memory in %zu segments%s: "
 				"blocks there are not seen\n", fmt_num(a, wr), nwr,
@@ -467,6 +480,8 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_obj_begin(j);
 	json_key(j, "bytes");
 	json_u64(j, img->missing_bytes);
+	json_key(j, "writable_bytes");
+	json_u64(j, missing_writable(img));
 	json_key(j, "segments");
 	json_u64(j, img->missing_segs);
 	json_key(j, "truncated");
