@@ -7,6 +7,7 @@
  * depends on the other's backend (the gdb backend has no Dwfl). Opened lazily by
  * the caller, only when an address needs a name.
  */
+#include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -22,6 +23,10 @@ struct cli_datasym {
 	char *debuginfo_path;
 	int core_fd;
 	Elf *core_elf;
+	void *cxx;                /* dlopen'd libstdc++ for __cxa_demangle, or NULL */
+	char *(*demangle)(const char *, char *, size_t *, int *);
+	char **names;             /* demangled names handed out, freed with the session */
+	size_t nnames, capnames;
 };
 
 /* The sysroot for ds_find_elf (libdwfl's callback has no user argument). */
@@ -66,6 +71,11 @@ void cli_datasym_free(struct cli_datasym *d)
 		elf_end(d->core_elf);
 	if (d->core_fd >= 0)
 		close(d->core_fd);
+	for (size_t i = 0; i < d->nnames; i++)
+		free(d->names[i]);
+	free(d->names);
+	if (d->cxx)
+		dlclose(d->cxx);
 	free(d->debuginfo_path);
 	free(d);
 }
@@ -113,6 +123,13 @@ struct cli_datasym *cli_datasym_open(const struct cli_options *o, struct cp_erro
 	}
 	if (dwfl_report_end(d->dwfl, NULL, NULL) != 0)
 		goto fail;
+	/* C++ names: libstdc++'s demangler when it is installed (we link no C++) */
+	d->cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	if (d->cxx) {
+		void *fn = dlsym(d->cxx, "__cxa_demangle");
+
+		memcpy(&d->demangle, &fn, sizeof(fn));
+	}
 	return d;
 fail:
 	if (code == CP_EFORMAT)
@@ -121,6 +138,33 @@ fail:
 		ds_error(err, code, "%s: %s", what, code == CP_EIO ? "cannot open" : "out of memory");
 	cli_datasym_free(d);
 	return NULL;
+}
+
+/* The demangled form of a C++ symbol name, kept until the session ends; other
+ * names (and any failure) as they are. */
+static const char *ds_demangle(struct cli_datasym *d, const char *raw)
+{
+	char *out;
+	int status = -1;
+
+	if (!d->demangle || raw[0] != '_' || raw[1] != 'Z')
+		return raw;
+	if (d->nnames == d->capnames) {
+		size_t cap = d->capnames ? 2 * d->capnames : 16;
+		char **n = realloc(d->names, cap * sizeof(*n));
+
+		if (!n)
+			return raw;
+		d->names = n;
+		d->capnames = cap;
+	}
+	out = d->demangle(raw, NULL, NULL, &status);
+	if (!out || status != 0) {
+		free(out);
+		return raw;
+	}
+	d->names[d->nnames++] = out;
+	return out;
 }
 
 int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out)
@@ -143,7 +187,7 @@ int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out)
 		out->modoff = addr - start;
 	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
 	if (name && *name && (off < sym.st_size || (sym.st_size == 0 && off == 0))) {
-		out->name = name;
+		out->name = ds_demangle(d, name);
 		out->offset = off;
 		out->start = addr - off;
 		out->size = sym.st_size;

@@ -214,6 +214,17 @@ jcheck "addr: no corruption section when none is found" $J $O '"corruption" not 
 check_grep "addr text: guard" "^address $(printf '0x%x' $((past + 27))): 3 bytes past the end of block $past \(24 bytes" "$TMP/a.txt"
 check_grep "addr text: freed" "^address $(printf '0x%x' $((freed + 16))): 16 bytes into freed block $freed \(100 bytes" "$TMP/a.txt"
 
+# ---- a C++ global: named demangled ----
+if command -v g++ >/dev/null; then
+	g++ -g -O0 -o "$TMP/cxx" tests/prog/corrupt_cxx.cc
+	rm -f "$TMP/core"
+	(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./cxx >"$TMP/cxx.out") 2>/dev/null
+	t=$(sed -n 's/^table=//p' "$TMP/cxx.out")
+	"$B/mprof-core" --format=json --addr $((t + 24)) "$TMP/cxx" "$TMP/core" >"$TMP/cxx.json" 2>/dev/null
+	jcheck "addr: a C++ global is app::table+24" "$TMP/cxx.json" "$TMP/cxx.out" \
+		'addr(o["table"] + 24)["what"] == "module" and addr(o["table"] + 24)["symbol"] == "app::table" and addr(o["table"] + 24)["symbol_offset"] == 24'
+fi
+
 # ---- the overflow crashes the program later: a kernel core ----
 rm -f "$TMP/core"
 (cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" overflow 24 200 crash >"$TMP/k.out"
