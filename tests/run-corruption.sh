@@ -218,7 +218,8 @@ check_grep "addr text: freed" "^address $(printf '0x%x' $((freed + 16))): 16 byt
 if command -v g++ >/dev/null; then
 	g++ -g -O0 -o "$TMP/cxx" tests/prog/corrupt_cxx.cc
 	rm -f "$TMP/core"
-	(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./cxx >"$TMP/cxx.out") 2>/dev/null
+	(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./cxx >"$TMP/cxx.out"
+	 echo $? >"$TMP/cxx.rc") 2>/dev/null
 	t=$(sed -n 's/^table=//p' "$TMP/cxx.out")
 	"$B/mprof-core" --format=json --addr $((t + 24)) "$TMP/cxx" "$TMP/core" >"$TMP/cxx.json" 2>/dev/null
 	jcheck "addr: a C++ global is app::table+24" "$TMP/cxx.json" "$TMP/cxx.out" \
