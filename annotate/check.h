@@ -13,6 +13,7 @@ extern int ha_check_on;
 void ha_check_register(const void *user);
 void ha_check_unregister(const void *user);
 
+#ifndef HEAPANN_NO_CHECK
 /* A block was handed out: remember it, and every N-th time verify all remembered
  * blocks (reporting and, with HEAPANN_ABORT_ON_CORRUPTION=1, aborting). */
 static inline void ha_check_alloc(const void *user)
@@ -28,5 +29,10 @@ static inline void ha_check_free(const void *user)
 	if (__builtin_expect(ha_check_on, 0))
 		ha_check_unregister(user);
 }
+#else
+/* -DHEAPANN_NO_CHECK (a firmware that wants neither the code nor mmap): no hooks. */
+static inline void ha_check_alloc(const void *user) { (void)user; }
+static inline void ha_check_free(const void *user) { (void)user; }
+#endif
 
 #endif /* HA_CHECK_H */
