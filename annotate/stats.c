@@ -163,11 +163,38 @@ static int st_ready(void)
 	return s == 2;
 }
 
+/* The hash of a chain of return addresses, never 0. It runs twice per
+ * allocation (on the allocation and on the free): four independent lanes so
+ * that the multiplications overlap, walked with a pointer. */
+static uint64_t st_hash(const uintptr_t *frames, unsigned depth)
+{
+	uint64_t h0 = 0x6A09E667F3BCC909ULL ^ depth, h1 = 0xBB67AE8584CAA73BULL;
+	uint64_t h2 = 0x3C6EF372FE94F82BULL, h3 = 0xA54FF53A5F1D36F1ULL, h;
+	const uintptr_t *p = frames, *end4 = frames + (depth & ~3u), *end = frames + depth;
+
+	for (; p < end4; p += 4) {
+		h0 = (h0 ^ (uint64_t)p[0]) * 0x9E3779B97F4A7C15ULL;
+		h1 = (h1 ^ (uint64_t)p[1]) * 0xC2B2AE3D27D4EB4FULL;
+		h2 = (h2 ^ (uint64_t)p[2]) * 0x165667B19E3779F9ULL;
+		h3 = (h3 ^ (uint64_t)p[3]) * 0x27D4EB2F165667C5ULL;
+	}
+	for (; p < end; p++)
+		h0 = (h0 ^ (uint64_t)*p) * 0x9E3779B97F4A7C15ULL;
+	h = h0 ^ (h1 >> 17 | h1 << 47) ^ (h2 >> 31 | h2 << 33) ^ (h3 >> 47 | h3 << 17);
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ULL;
+	h ^= h >> 32;
+	return h ? h : 1;
+}
+
 /* memcmp: libc's vector version; it neither allocates nor locks. */
 static int frames_equal(const uintptr_t *e, const uintptr_t *frames, unsigned d)
 {
 	return memcmp(e + HEAPANN_SE_FRAMES, frames, d * sizeof(uintptr_t)) == 0;
 }
+
+/* This thread's last slot found or made (complete, so safe to compare with). */
+static __thread uintptr_t *st_last;
 
 /* The slot of the chain frames[0..depth), claimed when insert and absent.
  * Returns NULL when the table has no room for it (or, without insert, when it
@@ -175,9 +202,18 @@ static int frames_equal(const uintptr_t *e, const uintptr_t *frames, unsigned d)
 static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth, int insert)
 {
 	unsigned d = depth < st_depth ? depth : st_depth;
-	uint64_t h64 = heapann_stats_hash(frames, d);
-	uintptr_t h = (uintptr_t)h64 ? (uintptr_t)h64 : 1;
-	uintptr_t i = (uintptr_t)(h64 ^ (h64 >> 32)) & st_mask;
+	uint64_t h64;
+	uintptr_t h, i;
+	uintptr_t *last = st_last;
+
+	/* a thread often allocates from one place many times in a row: compare with
+	 * its last slot first (a vector compare), before hashing the chain */
+	if (last && (LOAD(last[HEAPANN_SE_DEPTH]) & HEAPANN_STATS_DEPTH_MASK) == d &&
+	    frames_equal(last, frames, d))
+		return last;
+	h64 = st_hash(frames, d);
+	h = (uintptr_t)h64 ? (uintptr_t)h64 : 1;
+	i = (uintptr_t)(h64 ^ (h64 >> 32)) & st_mask;
 
 	for (unsigned probe = 0; probe < ST_MAX_PROBE && probe <= st_mask; probe++) {
 		uintptr_t *e = st_stacks + i * st_entry;
@@ -198,6 +234,7 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth, int insert)
 				__atomic_store_n(&e[HEAPANN_SE_DEPTH], (uintptr_t)d | HEAPANN_STATS_READY,
 						 __ATOMIC_RELEASE);
 				ADD(st_counters[HEAPANN_SC_STACKS], 1);
+				st_last = e;
 				return e;
 			}
 			hw = expect;   /* another thread took the slot first */
@@ -209,9 +246,14 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth, int insert)
 			while (!((dw = __atomic_load_n(&e[HEAPANN_SE_DEPTH], __ATOMIC_ACQUIRE)) &
 				 HEAPANN_STATS_READY) && ++spin < ST_SPIN)
 				;
+			/* A free looks up a chain that its allocation inserted: with a 64-bit
+			 * hash and the depth equal, a different chain is a 2^-64 event, so
+			 * the frames are compared only when inserting or on 32-bit targets. */
 			if ((dw & HEAPANN_STATS_READY) && (dw & HEAPANN_STATS_DEPTH_MASK) == d &&
-			    frames_equal(e, frames, d))
+			    ((!insert && sizeof(uintptr_t) == 8) || frames_equal(e, frames, d))) {
+				st_last = e;
 				return e;
+			}
 		}
 		i = (i + 1) & st_mask;
 	}

@@ -35,7 +35,8 @@
  *   MAGIC0/1  HEAPANN_STATS_MAGIC{0,1}_{64,32}: the signature the reader looks for.
  *   CHECK     heapann_check(R, TOTAL, STACK_DEPTH, STACK_CAP, VERSION | TL_CAP << 8):
  *             a copy of the header anywhere else fails validation.
- *   HASH      0: empty slot; otherwise the stack's hash (never 0).
+ *   HASH      0: empty slot; otherwise the stack's hash (never 0; the writer's own
+ *             function, which readers need not know).
  *   DEPTH     bits 0-8: frames stored (<= STACK_DEPTH); HEAPANN_STATS_READY once the
  *             frames are written. A slot with a HASH but without READY is being filled
  *             (or its writer died): the reader skips it.
@@ -179,29 +180,6 @@ static inline uint64_t heapann_stats_check(uint64_t r, uint64_t total, uint64_t 
 static inline unsigned heapann_stats_class(uint64_t size)
 {
 	return size <= 32 ? 0 : size <= 256 ? 1 : size <= 2048 ? 2 : 3;
-}
-
-/* The hash of a chain of return addresses (never 0). Four independent lanes so
- * that the multiplications overlap: it runs on every allocation and free. */
-static inline uint64_t heapann_stats_hash(const uintptr_t *frames, unsigned depth)
-{
-	uint64_t h0 = 0x6A09E667F3BCC909ULL ^ depth, h1 = 0xBB67AE8584CAA73BULL;
-	uint64_t h2 = 0x3C6EF372FE94F82BULL, h3 = 0xA54FF53A5F1D36F1ULL, h;
-	unsigned i = 0;
-
-	for (; i + 4 <= depth; i += 4) {
-		h0 = (h0 ^ (uint64_t)frames[i]) * 0x9E3779B97F4A7C15ULL;
-		h1 = (h1 ^ (uint64_t)frames[i + 1]) * 0xC2B2AE3D27D4EB4FULL;
-		h2 = (h2 ^ (uint64_t)frames[i + 2]) * 0x165667B19E3779F9ULL;
-		h3 = (h3 ^ (uint64_t)frames[i + 3]) * 0x27D4EB2F165667C5ULL;
-	}
-	for (; i < depth; i++)
-		h0 = (h0 ^ (uint64_t)frames[i]) * 0x9E3779B97F4A7C15ULL;
-	h = h0 ^ (h1 >> 17 | h1 << 47) ^ (h2 >> 31 | h2 << 33) ^ (h3 >> 47 | h3 << 17);
-	h ^= h >> 29;
-	h *= 0xBF58476D1CE4E5B9ULL;
-	h ^= h >> 32;
-	return h ? h : 1;
 }
 
 #endif /* HEAPANN_STATS_H */
