@@ -60,16 +60,8 @@ static void block_part(const struct cp_block *b, uint64_t addr, struct an_addr *
 static uint64_t next_start(const struct cp_scan *scan, uint64_t addr)
 {
 	uint64_t best = UINT64_MAX;
-	size_t lo = 0, hi = scan->nblocks;
+	size_t lo = cp_scan_upper(scan, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (scan->blocks[mid].user <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t j = lo; j < scan->nblocks && j < lo + 4; j++) {
 		uint64_t s = scan->blocks[j].hdr - scan->blocks[j].pad;
 
@@ -119,16 +111,8 @@ static size_t damage_find(const struct cp_image *img, const struct cp_scan *scan
 static void neighbours(const struct cp_scan *scan, const struct cp_segment *s, uint64_t addr,
 		       struct an_addr *out)
 {
-	size_t lo = 0, hi = scan->nblocks;
+	size_t lo = cp_scan_upper(scan, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (scan->blocks[mid].user <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* blocks before: user <= addr, so they end before addr (cp_scan_find found none) */
 	for (size_t n = 0; n < 4 && n < lo; n++) {
 		const struct cp_block *b = &scan->blocks[lo - 1 - n];

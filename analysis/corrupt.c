@@ -74,22 +74,6 @@ uint64_t an_damage_reach(const struct cp_image *img, const struct cp_damage *d)
 	return reach;
 }
 
-/* First index in blocks with user >= addr. */
-static size_t blocks_lower(const struct cp_scan *scan, uint64_t addr)
-{
-	size_t lo = 0, hi = scan->nblocks;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (scan->blocks[mid].user < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* First index in damaged with hdr >= addr. */
 static size_t damaged_lower(const struct cp_scan *scan, uint64_t addr)
 {
@@ -219,7 +203,7 @@ static void damage_suspect(const struct cp_image *img, const struct cp_scan *sca
 			   struct an_damage_hit *h)
 {
 	const struct cp_damage *d = &scan->damaged[k];
-	size_t lo = blocks_lower(scan, d->hdr);
+	size_t lo = cp_scan_lower(scan, d->hdr);
 	uint64_t best = 0, end = 0;
 	int have = 0;
 

@@ -117,22 +117,6 @@ static long seg_index(const struct cp_image *img, uint64_t addr)
 	return s ? (long)(s - img->segs) : -1;
 }
 
-/* Index of the first block whose user address is >= addr. */
-static size_t block_lower(const struct cp_scan *scan, uint64_t addr)
-{
-	size_t lo = 0, hi = scan->nblocks;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (scan->blocks[mid].user < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Where a block's memory starts and ends: the raw block through the guard. */
 static uint64_t ext_start(const struct cp_block *b)
 {
@@ -148,7 +132,7 @@ static uint64_t ext_end(const struct cp_block *b)
  * cp_scan_find, kept here so that this file needs only the scan's arrays. */
 static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr)
 {
-	size_t k = block_lower(scan, addr + 1);
+	size_t k = cp_scan_upper(scan, addr);
 
 	/* blocks before k have user <= addr; a few back cover headers and nesting */
 	for (size_t i = k, n = 0; i > 0 && n < 4; i--, n++) {
@@ -637,6 +621,26 @@ static void for_dumped(const struct cp_image *img, uint64_t a, uint64_t b, const
 	}
 }
 
+/* For a walk from a upwards over the sorted excluded ranges (*e: the first one
+ * that may still matter, advanced here): an excluded range holding a raises
+ * *skip_to to its end; one starting later lowers *next to its start. */
+static void exclude_clip(const struct an_roots *roots, size_t *e, uint64_t a,
+			 uint64_t *skip_to, uint64_t *next)
+{
+	while (*e < roots->nexclude && roots->exclude[*e].end <= a)
+		(*e)++;
+	if (*e < roots->nexclude) {
+		const struct an_range *x = &roots->exclude[*e];
+
+		if (x->start <= a) {
+			if (x->end > *skip_to)
+				*skip_to = x->end;
+		} else if (x->start < *next) {
+			*next = x->start;
+		}
+	}
+}
+
 /* Call fn for the parts of root r in [a, b) that are neither block memory (unless
  * the root lies in a block) nor excluded. */
 static void for_root_range(const struct cp_image *img, const struct cp_scan *scan,
@@ -646,7 +650,7 @@ static void for_root_range(const struct cp_image *img, const struct cp_scan *sca
 	size_t k = 0, e = 0;
 
 	if (!r->in_block && scan->nblocks) {
-		k = block_lower(scan, a);
+		k = cp_scan_lower(scan, a);
 		/* the block before may reach into [a, ...) */
 		if (k > 0)
 			k--;
@@ -666,16 +670,7 @@ static void for_root_range(const struct cp_image *img, const struct cp_scan *sca
 					next = s;
 			}
 		}
-		while (e < roots->nexclude && roots->exclude[e].end <= a)
-			e++;
-		if (e < roots->nexclude) {
-			if (roots->exclude[e].start <= a) {
-				if (roots->exclude[e].end > skip_to)
-					skip_to = roots->exclude[e].end;
-			} else if (roots->exclude[e].start < next) {
-				next = roots->exclude[e].start;
-			}
-		}
+		exclude_clip(roots, &e, a, &skip_to, &next);
 		if (skip_to > a) {
 			a = skip_to;
 			continue;
@@ -1402,7 +1397,7 @@ int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
 	/* every segment, minus block headers and excluded ranges */
 	for (size_t s = 0; s < img->nsegs && !x.oom; s++) {
 		uint64_t a = img->segs[s].vaddr, b = a + img->segs[s].memsz;
-		size_t k = block_lower(scan, a), e = 0;
+		size_t k = cp_scan_lower(scan, a), e = 0;
 
 		while (a < b && !x.oom) {
 			uint64_t next = b, skip_to = a;
@@ -1418,16 +1413,7 @@ int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
 				else if (hs < next)
 					next = hs;
 			}
-			while (e < roots->nexclude && roots->exclude[e].end <= a)
-				e++;
-			if (e < roots->nexclude) {
-				if (roots->exclude[e].start <= a) {
-					if (roots->exclude[e].end > skip_to)
-						skip_to = roots->exclude[e].end;
-				} else if (roots->exclude[e].start < next) {
-					next = roots->exclude[e].start;
-				}
-			}
+			exclude_clip(roots, &e, a, &skip_to, &next);
 			if (skip_to > a) {
 				a = skip_to;
 				continue;

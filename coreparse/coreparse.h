@@ -257,6 +257,12 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 /* Release everything a scan holds; the struct itself may then be reused. */
 void cp_scan_free(struct cp_scan *scan);
 
+/* Index of the first block (scan->blocks is sorted by user address) whose user
+ * address is >= addr (cp_scan_lower) or > addr (cp_scan_upper); scan->nblocks
+ * when there is none. */
+size_t cp_scan_lower(const struct cp_scan *scan, uint64_t addr);
+size_t cp_scan_upper(const struct cp_scan *scan, uint64_t addr);
+
 /* The block whose user data, header, pad or guard holds addr, or NULL. A live
  * block wins over freed headers that overlap it (stale ones left in its data). */
 const struct cp_block *cp_scan_find(const struct cp_scan *scan, uint64_t addr);

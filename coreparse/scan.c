@@ -1124,45 +1124,59 @@ static int block_holds(const struct cp_block *b, uint64_t addr)
 	return addr >= b->hdr - b->pad && addr < end;
 }
 
-const struct cp_block *cp_scan_find(const struct cp_scan *scan, uint64_t addr)
+size_t cp_scan_lower(const struct cp_scan *scan, uint64_t addr)
 {
-	size_t lo = 0, hi = scan->nblocks, i;
-	const struct cp_block *freed = NULL, *b;
+	size_t lo = 0, hi = scan->nblocks;
 
-	/* first block with user > addr */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (scan->blocks[mid].user <= addr)
+		if (scan->blocks[mid].user < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+size_t cp_scan_upper(const struct cp_scan *scan, uint64_t addr)
+{
+	return addr == UINT64_MAX ? scan->nblocks : cp_scan_lower(scan, addr + 1);
+}
+
+/* One step of cp_scan_find's walk away from the search point: 1 when the walk
+ * stops at b (a live block: *found is b if it holds addr), else 0; the first
+ * freed block holding addr is kept in *freed. */
+static int find_step(const struct cp_block *b, uint64_t addr, const struct cp_block **freed,
+		     const struct cp_block **found)
+{
+	if (block_holds(b, addr)) {
+		if (b->state == CP_LIVE) {
+			*found = b;
+			return 1;
+		}
+		if (!*freed)
+			*freed = b;
+	}
+	return b->state == CP_LIVE;
+}
+
+const struct cp_block *cp_scan_find(const struct cp_scan *scan, uint64_t addr)
+{
+	size_t lo = cp_scan_upper(scan, addr), i;
+	const struct cp_block *freed = NULL, *found = NULL;
+
 	/* Live blocks never overlap: only the last live block with user <= addr (addr
 	 * in its data or guard) and the first one after (addr in its header or pad) can
 	 * hold addr. Freed headers may lie in between (stale ones even inside a live
 	 * block's data): step over them, remembering the first that holds addr. */
-	for (i = lo; i-- > 0;) {
-		b = &scan->blocks[i];
-		if (block_holds(b, addr)) {
-			if (b->state == CP_LIVE)
-				return b;
-			if (!freed)
-				freed = b;
-		}
-		if (b->state == CP_LIVE)
+	for (i = lo; i-- > 0;)
+		if (find_step(&scan->blocks[i], addr, &freed, &found))
 			break;
-	}
-	for (i = lo; i < scan->nblocks; i++) {
-		b = &scan->blocks[i];
-		if (block_holds(b, addr)) {
-			if (b->state == CP_LIVE)
-				return b;
-			if (!freed)
-				freed = b;
-		}
-		if (b->state == CP_LIVE)
+	if (found)
+		return found;
+	for (i = lo; i < scan->nblocks; i++)
+		if (find_step(&scan->blocks[i], addr, &freed, &found))
 			break;
-	}
-	return freed;
+	return found ? found : freed;
 }
