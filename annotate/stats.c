@@ -33,6 +33,7 @@ static uintptr_t *st_counters, *st_bins, *st_tl, *st_stacks;
 static uintptr_t st_mask;          /* stack slots - 1 */
 static unsigned st_depth;          /* frames per slot */
 static unsigned st_entry;          /* words per slot */
+static unsigned st_bin_shards;     /* copies of the bins */
 
 #define ADD(w, v) __atomic_add_fetch(&(w), (uintptr_t)(v), __ATOMIC_RELAXED)
 #define SUB(w, v) __atomic_sub_fetch(&(w), (uintptr_t)(v), __ATOMIC_RELAXED)
@@ -77,13 +78,28 @@ static uintptr_t round_up(uintptr_t v, uintptr_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
-/* Make and fill the region; sets st_state to 2, or 3 when mmap fails. */
+/* Firmware may define this to keep the region in memory of its own, e.g. a
+ * static buffer in the RAM it dumps (an mmap'd region is not in a dump of RAM):
+ * return a buffer aligned to a word of at least 64 KiB, and its size in *len;
+ * NULL: use mmap. Called once, at the first call into the allocator, inside it. */
+#ifdef HEAPANN_STATIC
+void *heapann_stats_buffer(size_t *len) __attribute__((weak, visibility("default")));
+#else
+void *heapann_stats_buffer(size_t *len) __attribute__((weak, visibility("hidden")));
+#endif
+
+#ifdef HEAPANN_STATIC
+/* Bare-metal firmware may have no mmap: then only heapann_stats_buffer() works. */
+#pragma weak mmap
+#endif
+
+/* Make and fill the region; sets st_state to 2, or 3 when there is no memory. */
 static void st_make(void)
 {
 	const uintptr_t w = HA_W;
 	unsigned want = st_env_stacks(), cap = 16;
-	uintptr_t off_c, off_b, off_t, off_s, total;
-	uintptr_t *r;
+	uintptr_t off_c, off_b, off_t, off_s, total, buf_len = 0;
+	uintptr_t *r = NULL;
 
 	static const char off[] = "HEAPANN_STATS=";
 
@@ -102,17 +118,46 @@ static void st_make(void)
 		st_depth = dv < 1 ? 1 : dv > HEAPANN_MAX_DEPTH ? HEAPANN_MAX_DEPTH : (unsigned)dv;
 	}
 	st_entry = HEAPANN_STATS_ENTRY_FIXED + st_depth;
+	if (heapann_stats_buffer) {
+		size_t len = 0;
+
+		r = heapann_stats_buffer(&len);
+		buf_len = len;
+		if (r && ((uintptr_t)r % w || buf_len < 65536))
+			r = NULL;
+	}
+	/* one copy of the bins in a buffer (memory is dear there), else a copy per
+	 * thread up to BIN_SHARDS */
+	st_bin_shards = r ? 1 : HEAPANN_STATS_BIN_SHARDS;
 	off_c = round_up(HEAPANN_STATS_HDR_WORDS * w, 64);
 	off_b = round_up(off_c + HEAPANN_STATS_NCOUNTERS * w, 64);
-	off_t = round_up(off_b + HEAPANN_STATS_BIN_SHARDS * HEAPANN_STATS_NBINS *
-			 HEAPANN_STATS_BIN_WORDS * w, 64);
-	off_s = round_up(off_t + ST_TL_CAP * 2 * w, 4096);
-	total = round_up(off_s + (uintptr_t)cap * st_entry * w, 4096);
-	r = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0);
-	if (r == MAP_FAILED) {
-		__atomic_store_n(&st_state, 3, __ATOMIC_RELEASE);
-		return;
+	off_t = round_up(off_b + st_bin_shards * HEAPANN_STATS_NBINS * HEAPANN_STATS_BIN_WORDS * w,
+			 64);
+	off_s = round_up(off_t + ST_TL_CAP * 2 * w, r ? 64 : 4096);
+	if (r) {
+		/* as many slots as the buffer holds, a power of two */
+		while (cap > 16 && off_s + (uintptr_t)cap * st_entry * w > buf_len)
+			cap >>= 1;
+		total = off_s + (uintptr_t)cap * st_entry * w;
+		if (total > buf_len) {
+			__atomic_store_n(&st_state, 3, __ATOMIC_RELEASE);
+			return;
+		}
+		memset(r, 0, total);
+	} else {
+		total = round_up(off_s + (uintptr_t)cap * st_entry * w, 4096);
+#ifdef HEAPANN_STATIC
+		if (!mmap) {
+			__atomic_store_n(&st_state, 3, __ATOMIC_RELEASE);
+			return;
+		}
+#endif
+		r = mmap(NULL, total, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (r == MAP_FAILED) {
+			__atomic_store_n(&st_state, 3, __ATOMIC_RELEASE);
+			return;
+		}
 	}
 	st_counters = (uintptr_t *)((char *)r + off_c);
 	st_bins = (uintptr_t *)((char *)r + off_b);
@@ -313,7 +358,7 @@ static unsigned st_my_shard(void)
  * its own, atomically in the last copy, which later threads share. */
 static void st_bin_add(unsigned sh, uintptr_t *w, uintptr_t v)
 {
-	if (ST_LIKELY(sh < HEAPANN_STATS_BIN_SHARDS))
+	if (ST_LIKELY(sh < st_bin_shards))
 		__atomic_store_n(w, LOAD(*w) + v, __ATOMIC_RELAXED);
 	else
 		ADD(*w, v);
@@ -322,7 +367,7 @@ static void st_bin_add(unsigned sh, uintptr_t *w, uintptr_t v)
 /* This thread's copy of bin BIN. */
 static uintptr_t *st_bin(unsigned sh, unsigned bin)
 {
-	unsigned copy = sh < HEAPANN_STATS_BIN_SHARDS ? sh - 1 : HEAPANN_STATS_BIN_SHARDS - 1;
+	unsigned copy = sh < st_bin_shards ? sh - 1 : st_bin_shards - 1;
 
 	return st_bins + ((uintptr_t)copy * HEAPANN_STATS_NBINS + bin) * HEAPANN_STATS_BIN_WORDS;
 }

@@ -24,8 +24,50 @@ void cp_stats_free(struct cp_stats *st)
 struct region {
 	uint64_t addr, total, stack_cap, stack_depth, off_counters, off_bins, off_tl, off_stacks;
 	uint64_t tl_cap, ncounters, nbins, entry_words;
+	uint64_t bin_shards;      /* copies of the bins: what fits before the timeline */
 	const unsigned char *p;   /* the whole region, when dumped */
+	unsigned char *copy;      /* p when the region spans several segments (owned) */
 };
+
+/* The len bytes at addr: a pointer into the image, or, when they span adjacent
+ * segments (a program's .data and .bss are two mappings in a core), a copy in
+ * *copy that the caller frees. NULL when some byte is not in the image (or out
+ * of memory: *nomem is set). */
+static const unsigned char *bytes_at(const struct cp_image *img, uint64_t addr, uint64_t len,
+				     unsigned char **copy, int *nomem)
+{
+	const unsigned char *p = cp_image_ptr(img, addr, len);
+	uint64_t done = 0;
+
+	*copy = NULL;
+	if (p)
+		return p;
+	if (len > SIZE_MAX || !(*copy = malloc((size_t)len))) {
+		*nomem = 1;
+		return NULL;
+	}
+	while (done < len) {
+		const struct cp_segment *seg = cp_image_segment(img, addr + done);
+		uint64_t n;
+
+		if (!seg || addr + done - seg->vaddr >= seg->avail)
+			break;
+		n = seg->avail - (addr + done - seg->vaddr);
+		if (n > len - done)
+			n = len - done;
+		p = cp_image_ptr(img, addr + done, n);
+		if (!p)
+			break;
+		memcpy(*copy + done, p, (size_t)n);
+		done += n;
+	}
+	if (done < len) {
+		free(*copy);
+		*copy = NULL;
+		return NULL;
+	}
+	return *copy;
+}
 
 /* 1 when the header at p (target address r, at least HDR_WORDS words readable)
  * is a region's: signature, version, sizes and check word. */
@@ -59,7 +101,7 @@ static int header_ok(const struct cp_image *img, const unsigned char *p, uint64_
 }
 
 /* The region's fields fit together and in its TOTAL. */
-static int bounds_ok(const struct region *rg, unsigned w)
+static int bounds_ok(struct region *rg, unsigned w)
 {
 	uint64_t hdr = (uint64_t)HEAPANN_STATS_HDR_WORDS * w;
 
@@ -70,11 +112,13 @@ static int bounds_ok(const struct region *rg, unsigned w)
 	    rg->entry_words != HEAPANN_STATS_ENTRY_FIXED + rg->stack_depth)
 		return 0;
 	if (rg->off_counters < hdr || rg->off_counters + rg->ncounters * w > rg->off_bins ||
-	    rg->off_bins + HEAPANN_STATS_BIN_SHARDS * rg->nbins * HEAPANN_STATS_BIN_WORDS * w >
-	    rg->off_tl ||
+	    rg->off_bins + rg->nbins * HEAPANN_STATS_BIN_WORDS * w > rg->off_tl ||
 	    rg->off_tl + rg->tl_cap * 2 * w > rg->off_stacks ||
 	    rg->off_stacks + rg->stack_cap * rg->entry_words * w > rg->total)
 		return 0;
+	rg->bin_shards = (rg->off_tl - rg->off_bins) / (rg->nbins * HEAPANN_STATS_BIN_WORDS * w);
+	if (rg->bin_shards > HEAPANN_STATS_MAX_BIN_SHARDS)
+		rg->bin_shards = HEAPANN_STATS_MAX_BIN_SHARDS;
 	return 1;
 }
 
@@ -102,7 +146,14 @@ static int region_find(const struct cp_image *img, struct region *rg, struct cp_
 				return cp_error_set(err, CP_EFORMAT, img->path,
 						    "statistics region at 0x%llx has fields out of bounds",
 						    (unsigned long long)rg->addr);
-			rg->p = cp_image_ptr(img, rg->addr, rg->total);
+			{
+				int nomem = 0;
+
+				rg->p = bytes_at(img, rg->addr, rg->total, &rg->copy, &nomem);
+				if (nomem)
+					return cp_error_set(err, CP_ENOMEM, img->path,
+							    "out of memory reading the statistics region");
+			}
 			if (!rg->p)
 				return cp_error_set(err, CP_EFORMAT, img->path,
 						    "statistics region at 0x%llx (%llu bytes) is not fully in the image",
@@ -270,7 +321,7 @@ out:
 int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_stats *out,
 		  struct cp_error *err)
 {
-	struct region rg;
+	struct region rg = { 0 };
 	unsigned w = img->wsize;
 	uint64_t *frames = NULL;
 	uint32_t *depths = NULL;
@@ -298,7 +349,7 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 		/* the sum of the threads' copies, as target words (they wrap alike) */
 		uint64_t mask = w == 8 ? UINT64_MAX : 0xFFFFFFFFu, v[4] = { 0, 0, 0, 0 };
 
-		for (unsigned sh = 0; sh < HEAPANN_STATS_BIN_SHARDS; sh++) {
+		for (unsigned sh = 0; sh < rg.bin_shards; sh++) {
 			const unsigned char *bp = rg.p + rg.off_bins +
 				((uint64_t)sh * HEAPANN_STATS_NBINS + b) * HEAPANN_STATS_BIN_WORDS * w;
 
@@ -388,10 +439,12 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 #undef WORD
 	free(frames);
 	free(depths);
+	free(rg.copy);
 	return 1;
 nomem:
 	free(frames);
 	free(depths);
+	free(rg.copy);
 	cp_stats_free(out);
 	return cp_error_set(err, CP_ENOMEM, img->path, "out of memory reading the statistics region");
 }

@@ -17,8 +17,9 @@
  *   | counters           |  NCOUNTERS words, see enum heapann_stats_counter (16,
  *   |                    |  then the per-thread shards of the calls per entry point)
  *   +--------------------+ R + OFF_BINS
- *   | size bins          |  BIN_SHARDS copies of NBINS x 4 words (a thread adds to
- *   |                    |  the copy of its shard; the reader sums the copies):
+ *   | size bins          |  copies of NBINS x 4 words, as many as fit between
+ *   |                    |  OFF_BINS and OFF_TIMELINE (1..64; a thread adds to the
+ *   |                    |  copy of its shard, the reader sums the copies):
  *   |                    |  ALLOCS BYTES FREES BYTES_FREED; bin s
  *   |                    |  holds requests of s bytes (s <= 1024), bin 1025 the larger;
  *   |                    |  BYTES and BYTES_FREED are kept for bin 1025 only (for the
@@ -70,7 +71,8 @@
 #define HEAPANN_STATS_NBINS 1026u
 #define HEAPANN_STATS_BIN_LARGE 1025u
 #define HEAPANN_STATS_BIN_WORDS 4u
-#define HEAPANN_STATS_BIN_SHARDS 16u       /* per-thread copies of the bins */
+#define HEAPANN_STATS_BIN_SHARDS 16u       /* copies of the bins libheapann makes */
+#define HEAPANN_STATS_MAX_BIN_SHARDS 64u   /* the most a reader accepts */
 #define HEAPANN_STATS_NCLASSES 4u
 #define HEAPANN_STATS_ENTRY_FIXED 14u      /* entry words before FRAMES */
 #define HEAPANN_STATS_READY 0x10000u       /* in an entry's DEPTH word */
@@ -125,8 +127,8 @@ enum heapann_stats_counter {
 	 * here; word i of a shard counts enum heapann_call i. A thread takes a shard
 	 * of its own (written without atomics); threads beyond the last share the last
 	 * one with atomic adds. The count is the sum over the shards. The size bins
-	 * are sharded the same way (BIN_SHARDS copies, thread shard n using copy
-	 * min(n, BIN_SHARDS)). */
+	 * are sharded the same way (with N copies, thread shard n uses copy
+	 * min(n, N), the last shared with atomic adds). */
 	HEAPANN_SC_CALLS = 16,
 };
 

@@ -188,4 +188,23 @@ jcheck "stacks: level()'s recorded bytes are part of its $BY" "$J" \
 	"0 < sum(l['kept_bytes'] for l in d['leaks'] if l['path'][0] == 'level') < $BY"
 "$B/mprof-core" --report=leaks "$exe" "$TMP/core" >"$TMP/s.txt" 2>&1
 check_grep "stacks text: says the table was full" '^stack table full: [0-9,]+ allocations' "$TMP/s.txt"
+# ---- the static kit with the region in a buffer of the program's own ----------
+echo 'int main(void) { return 0; }' >"$TMP/hello.c"
+if [ -f "$B/heapann-static.pc" ] && command -v pkg-config >/dev/null &&
+	cc -static -o "$TMP/hello" "$TMP/hello.c" 2>/dev/null; then
+	exe=$TMP/static
+	cc -g -O2 -fno-optimize-sibling-calls -static -o "$exe" tests/prog/tab_static.c \
+		$(PKG_CONFIG_PATH=$B pkg-config --cflags --libs heapann-static)
+	check "static: kernel core written" kcore "$TMP" "$exe"
+	set -- $(cat "$TMP/out")   # buffer ADDR allocs A frees F size S
+	SA=$4 SF=$6
+	"$B/mprof-core" --format=json --report=leaks "$exe" "$TMP/core" >"$TMP/st.json" 2>"$TMP/st.err"
+	check_eq "static: exit 0" 0 $?
+	jcheck "static: statistics found in the program's buffer, agree with the scan" "$TMP/st.json" \
+		'd["tables_source"] == "statistics" and d["statistics"]["allocs"] - d["statistics"]["frees"] == d["blocks"] and d["statistics"]["live_bytes"] == d["bytes"]'
+	jcheck "static: make_item made $SA, $SF freed" "$TMP/st.json" \
+		"[(l['kept_blocks'], l['kept_bytes'], l['allocs'], l['frees']) for l in d['leaks'] if l['path'][:2] == ['make_item', 'main']] == [($SA - $SF, ($SA - $SF) * 48, $SA, $SF)]"
+else
+	echo "# static libc or pkg-config missing: static kit case skipped"
+fi
 done_testing
