@@ -131,6 +131,9 @@ void json_dbl(struct json *j, double v);
 void json_bool(struct json *j, int v);
 void json_null(struct json *j);
 void json_hex(struct json *j, uint64_t v);       /* "0x..." string */
+/* Key, then v (as json_hex / json_u64) when have is non-zero, else null. */
+void json_opt_hex(struct json *j, const char *key, int have, uint64_t v);
+void json_opt_u64(struct json *j, const char *key, int have, uint64_t v);
 
 /* ---- reports ---- */
 
@@ -139,6 +142,9 @@ void report_frame_text(FILE *f, const struct an_frame *fr);
 
 /* Write one frame as a JSON object. */
 void report_frame_json(struct json *j, const struct an_frame *fr);
+
+/* Write fr[0..n) as a JSON array of frame objects. */
+void report_frames_json(struct json *j, const struct an_frame *fr, size_t n);
 
 /* The stacks report (report_stacks.c). Returns 0 or -1 (out of memory). */
 int report_stacks_text(FILE *f, const struct cli_options *o, const struct cli_profile *p,
@@ -155,6 +161,10 @@ void report_stack_text(FILE *f, const struct cli_profile *p, uint32_t stack, con
 
 /* The same frames as a JSON array (the value of a key already written). */
 void report_stack_json(struct json *j, const struct cli_profile *p, uint32_t stack);
+
+/* Block b's identity as keys of the JSON object the caller has open: address,
+ * header, size, seq, state ("live" or "freed"). */
+void report_block_json_id(struct json *j, const struct cp_block *b);
 
 /* The corruption report: broken guards, damaged headers and their suspects. c was
  * built by an_corrupt_build over p's scan. Return 0, or -1 when out of memory. */

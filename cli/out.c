@@ -148,3 +148,21 @@ void json_hex(struct json *j, uint64_t v)
 	json_sep(j);
 	fprintf(j->f, "\"0x%" PRIx64 "\"", v);
 }
+
+void json_opt_hex(struct json *j, const char *key, int have, uint64_t v)
+{
+	json_key(j, key);
+	if (have)
+		json_hex(j, v);
+	else
+		json_null(j);
+}
+
+void json_opt_u64(struct json *j, const char *key, int have, uint64_t v)
+{
+	json_key(j, key);
+	if (have)
+		json_u64(j, v);
+	else
+		json_null(j);
+}

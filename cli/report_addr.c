@@ -241,16 +241,7 @@ int report_addr_text(FILE *f, const struct cli_options *o, const struct cli_prof
 static void block_obj(struct json *j, const struct cli_profile *p, const struct cp_block *b)
 {
 	json_obj_begin(j);
-	json_key(j, "address");
-	json_hex(j, b->user);
-	json_key(j, "header");
-	json_hex(j, b->hdr);
-	json_key(j, "size");
-	json_u64(j, b->size);
-	json_key(j, "seq");
-	json_u64(j, b->seq);
-	json_key(j, "state");
-	json_str(j, b->state == CP_LIVE ? "live" : "freed");
+	report_block_json_id(j, b);
 	json_key(j, "header_verified");
 	json_bool(j, !(b->flags & CP_HDR_UNVERIFIED));
 	json_key(j, "guard_len");
@@ -270,21 +261,9 @@ static void damage_obj(struct json *j, const struct cli_profile *p, const struct
 	json_obj_begin(j);
 	json_key(j, "header");
 	json_hex(j, d->hdr);
-	json_key(j, "address");
-	if (d->known & CP_KNOWN_USER)
-		json_hex(j, d->user);
-	else
-		json_null(j);
-	json_key(j, "size");
-	if (a->have_size)
-		json_u64(j, a->size);
-	else
-		json_null(j);
-	json_key(j, "seq");
-	if (a->have_size)
-		json_u64(j, a->seq);
-	else
-		json_null(j);
+	json_opt_hex(j, "address", d->known & CP_KNOWN_USER, d->user);
+	json_opt_u64(j, "size", a->have_size, a->size);
+	json_opt_u64(j, "seq", a->have_size, a->seq);
 	json_key(j, "state");
 	json_str(j, "damaged");
 	json_key(j, "frames");
@@ -303,16 +282,8 @@ static void sym_json(struct json *j, const struct cli_symref *s)
 	json_hex(j, s->modoff);
 	json_key(j, "symbol");
 	json_str(j, s->name);
-	json_key(j, "symbol_offset");
-	if (s->name)
-		json_u64(j, s->offset);
-	else
-		json_null(j);
-	json_key(j, "symbol_size");
-	if (s->name)
-		json_u64(j, s->size);
-	else
-		json_null(j);
+	json_opt_u64(j, "symbol_offset", s->name != NULL, s->offset);
+	json_opt_u64(j, "symbol_size", s->name != NULL, s->size);
 }
 
 static void addr_json(struct json *j, const struct cli_profile *p, const struct addr_info *ai)

@@ -60,10 +60,7 @@ static size_t stack_json(struct json *j, const struct cli_profile *p, uint32_t s
 	struct an_frame fr[MAX_FRAMES];
 	size_t cut, n = frames_load(p, stack, trim, fr, &cut);
 
-	json_arr_begin(j);
-	for (size_t i = 0; i < n; i++)
-		report_frame_json(j, &fr[i]);
-	json_arr_end(j);
+	report_frames_json(j, fr, n);
 	return cut;
 }
 
@@ -265,7 +262,7 @@ int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an
 	return 0;
 }
 
-static void block_json(struct json *j, const struct cli_profile *p, const struct cp_block *b)
+void report_block_json_id(struct json *j, const struct cp_block *b)
 {
 	json_key(j, "address");
 	json_hex(j, b->user);
@@ -277,26 +274,13 @@ static void block_json(struct json *j, const struct cli_profile *p, const struct
 	json_u64(j, b->seq);
 	json_key(j, "state");
 	json_str(j, state_name(b));
+}
+
+static void block_json(struct json *j, const struct cli_profile *p, const struct cp_block *b)
+{
+	report_block_json_id(j, b);
 	json_key(j, "frames");
 	report_stack_json(j, p, b->stack);
-}
-
-static void opt_hex(struct json *j, const char *key, int have, uint64_t v)
-{
-	json_key(j, key);
-	if (have)
-		json_hex(j, v);
-	else
-		json_null(j);
-}
-
-static void opt_u64(struct json *j, const char *key, int have, uint64_t v)
-{
-	json_key(j, key);
-	if (have)
-		json_u64(j, v);
-	else
-		json_null(j);
 }
 
 int report_corruption_json(struct json *j, const struct cli_profile *p, const struct an_corrupt *c)
@@ -327,14 +311,14 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 		json_u64(j, g->overrun);
 		json_key(j, "overrun_exact");
 		json_bool(j, !g->whole_guard);
-		opt_hex(j, "next_header", g->next_header != 0, g->next_header);
-		opt_hex(j, "next_block", g->next_block != AN_NONE,
+		json_opt_hex(j, "next_header", g->next_header != 0, g->next_header);
+		json_opt_hex(j, "next_block", g->next_block != AN_NONE,
 			g->next_block != AN_NONE ? sc->blocks[g->next_block].user : 0);
-		opt_hex(j, "next_damaged", g->next_damaged != AN_NONE,
+		json_opt_hex(j, "next_damaged", g->next_damaged != AN_NONE,
 			g->next_damaged != AN_NONE ? sc->damaged[g->next_damaged].hdr : 0);
 		json_key(j, "lost_seqs");
 		json_u64(j, g->nlost);
-		opt_u64(j, "first_lost_seq", g->nlost != 0, g->first_lost);
+		json_opt_u64(j, "first_lost_seq", g->nlost != 0, g->first_lost);
 		json_key(j, "lost_neighbour");
 		if (g->lost_user) {
 			struct an_frame fr[MAX_FRAMES];
@@ -346,16 +330,13 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 			json_key(j, "header");
 			json_hex(j, g->lost_hdr);
 			json_key(j, "frames");
-			json_arr_begin(j);
-			for (size_t k = 0; k < nf; k++)
-				report_frame_json(j, &fr[k]);
-			json_arr_end(j);
+			report_frames_json(j, fr, nf);
 			json_obj_end(j);
 		} else {
 			json_null(j);
 		}
-		opt_hex(j, "reach", reach, g->reach);
-		opt_u64(j, "overrun_if_contiguous", reach, g->reach - end);
+		json_opt_hex(j, "reach", reach, g->reach);
+		json_opt_u64(j, "overrun_if_contiguous", reach, g->reach - end);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -372,9 +353,9 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 		json_str(j, kind_name(d->kind));
 		json_key(j, "first_bad_word");
 		json_u64(j, d->first_bad);
-		opt_hex(j, "address", d->known & CP_KNOWN_USER, d->user);
-		opt_u64(j, "size", h->have_size, h->size);
-		opt_u64(j, "seq", h->have_size, h->seq);
+		json_opt_hex(j, "address", d->known & CP_KNOWN_USER, d->user);
+		json_opt_u64(j, "size", h->have_size, h->size);
+		json_opt_u64(j, "seq", h->have_size, h->seq);
 		json_key(j, "size_recovered");
 		json_bool(j, h->recovered);
 		json_key(j, "frames");
@@ -408,8 +389,8 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 			json_hex(j, s->user);
 			json_key(j, "header");
 			json_hex(j, s->hdr);
-			opt_u64(j, "size", s->known & CP_KNOWN_SIZE, s->size);
-			opt_u64(j, "seq", s->known & CP_KNOWN_SEQ, s->seq);
+			json_opt_u64(j, "size", s->known & CP_KNOWN_SIZE, s->size);
+			json_opt_u64(j, "seq", s->known & CP_KNOWN_SEQ, s->seq);
 			json_key(j, "state");
 			json_str(j, "damaged");
 			json_key(j, "frames");

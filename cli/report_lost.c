@@ -289,11 +289,7 @@ static void where_json(struct json *j, struct lost_ctx *x, const struct where *w
 		json_str(j, w->sym.module);
 		json_key(j, "symbol");
 		json_str(j, w->sym.name);
-		json_key(j, "symbol_offset");
-		if (w->sym.name)
-			json_u64(j, w->sym.offset);
-		else
-			json_null(j);
+		json_opt_u64(j, "symbol_offset", w->sym.name != NULL, w->sym.offset);
 	}
 	json_obj_end(j);
 }

@@ -35,11 +35,7 @@ void report_frame_json(struct json *j, const struct an_frame *fr)
 	json_str(j, fr->function);
 	json_key(j, "file");
 	json_str(j, fr->file);
-	json_key(j, "line");
-	if (fr->line)
-		json_u64(j, fr->line);
-	else
-		json_null(j);
+	json_opt_u64(j, "line", fr->line != 0, fr->line);
 	json_key(j, "module");
 	json_str(j, fr->module);
 	json_key(j, "offset");
@@ -49,6 +45,14 @@ void report_frame_json(struct json *j, const struct an_frame *fr)
 		json_bool(j, 1);
 	}
 	json_obj_end(j);
+}
+
+void report_frames_json(struct json *j, const struct an_frame *fr, size_t n)
+{
+	json_arr_begin(j);
+	for (size_t k = 0; k < n; k++)
+		report_frame_json(j, &fr[k]);
+	json_arr_end(j);
 }
 
 /* How many clusters to show: --top and --threshold, text defaults to 25. */
@@ -163,10 +167,7 @@ int report_stacks_json(struct json *j, const struct cli_options *o, const struct
 		}
 		json_arr_end(j);
 		json_key(j, "frames");
-		json_arr_begin(j);
-		for (size_t k = 0; k < nf; k++)
-			report_frame_json(j, &fr[k]);
-		json_arr_end(j);
+		report_frames_json(j, fr, nf);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -187,11 +188,7 @@ int report_stacks_json(struct json *j, const struct cli_options *o, const struct
 			json_u64(j, b->size);
 			json_key(j, "seq");
 			json_u64(j, b->seq);
-			json_key(j, "stack");
-			if (st->block_cluster[i] < n)
-				json_u64(j, st->block_cluster[i]);
-			else
-				json_null(j);
+			json_opt_u64(j, "stack", st->block_cluster[i] < n, st->block_cluster[i]);
 			json_obj_end(j);
 		}
 		json_arr_end(j);
