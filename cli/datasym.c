@@ -36,23 +36,11 @@ static const char *ds_sysroot;
 static int ds_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 		       Dwarf_Addr base, char **file_name, Elf **elfp)
 {
-	char path[4096];
 	int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
 
 	if (fd >= 0 || *elfp)
 		return fd;
-	if (!modname || modname[0] != '/')
-		return -1;
-	snprintf(path, sizeof(path), "%s%s", ds_sysroot ? ds_sysroot : "", modname);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	*file_name = strdup(path);
-	if (!*file_name) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return sym_module_open(ds_sysroot, modname, file_name);
 }
 
 static void ds_error(struct cp_error *err, int code, const char *fmt, const char *a, const char *b)

@@ -136,22 +136,7 @@ static int dw_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
 	if (fd >= 0 || *elfp)
 		return fd;
-	if (!modname || modname[0] != '/')
-		return -1;
-	char path[4096];
-	if (s && s->sysroot)
-		snprintf(path, sizeof path, "%s%s", s->sysroot, modname);
-	else
-		snprintf(path, sizeof path, "%s", modname);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	*file_name = strdup(path);
-	if (!*file_name) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return sym_module_open(s ? s->sysroot : NULL, modname, file_name);
 }
 
 /* Append ":" and dir (made absolute: libdwfl reads relative entries as relative

@@ -2,7 +2,11 @@
  * dispatches through the backend's ops table (sym.h). Nothing here knows about
  * libdw or gdb; a backend only has to fill struct sym_backend_ops.
  */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sym.h"
 
@@ -41,4 +45,25 @@ void sym_free(struct symbolizer *s)
 {
 	if (s && s->ops && s->ops->free)
 		s->ops->free(s);
+}
+
+int sym_module_open(const char *sysroot, const char *modname, char **file_name)
+{
+	char path[4096];
+	int fd, len;
+
+	if (!modname || modname[0] != '/')
+		return -1;
+	len = snprintf(path, sizeof(path), "%s%s", sysroot ? sysroot : "", modname);
+	if (len < 0 || (size_t)len >= sizeof(path))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	*file_name = strdup(path);
+	if (!*file_name) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

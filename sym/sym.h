@@ -92,6 +92,13 @@ const char *sym_notes(const struct symbolizer *s);
 /* Release a symbolizer and everything it returned. NULL is accepted. */
 void sym_free(struct symbolizer *s);
 
+/* For libdwfl find_elf callbacks (here and in cli/): open the module file modname
+ * (an absolute path as the image names it) under sysroot (NULL or "": as is),
+ * read-only. Returns the descriptor, which the caller owns, and sets *file_name
+ * to a malloc'd copy of the path opened (the caller frees it); -1 when modname
+ * is not absolute, the path is too long, or it cannot be opened. */
+int sym_module_open(const char *sysroot, const char *modname, char **file_name);
+
 /* ---- for backends ---- */
 struct sym_backend_ops {
 	int (*resolve)(struct symbolizer *s, const uint64_t *addrs, size_t n,
