@@ -321,19 +321,31 @@ void cp_image_free(struct cp_image *img)
 	free(img);
 }
 
-const struct cp_segment *cp_image_segment(const struct cp_image *img, uint64_t addr)
+/* How many of the n elements of v (stride bytes each, sorted by the uint64_t at
+ * byte offset key in each) have a key <= addr: the one that may hold addr is the
+ * last of them. */
+static size_t count_le(const void *v, size_t n, size_t stride, size_t key, uint64_t addr)
 {
-	size_t lo = 0, hi = img->nsegs;
+	size_t lo = 0, hi = n;
 
-	/* last segment with vaddr <= addr */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
 
-		if (img->segs[mid].vaddr <= addr)
+		memcpy(&k, (const unsigned char *)v + mid * stride + key, sizeof(k));
+		if (k <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct cp_segment *cp_image_segment(const struct cp_image *img, uint64_t addr)
+{
+	size_t lo = count_le(img->segs, img->nsegs, sizeof(*img->segs),
+			     offsetof(struct cp_segment, vaddr), addr);
+
 	if (lo == 0)
 		return NULL;
 	if (addr - img->segs[lo - 1].vaddr < img->segs[lo - 1].memsz)
@@ -371,16 +383,9 @@ int cp_image_read_word(const struct cp_image *img, uint64_t addr, uint64_t *out)
 
 const struct cp_mapping *cp_image_mapping(const struct cp_image *img, uint64_t addr)
 {
-	size_t lo = 0, hi = img->nfiles;
+	size_t lo = count_le(img->files, img->nfiles, sizeof(*img->files),
+			     offsetof(struct cp_mapping, start), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->files[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	if (addr < img->files[lo - 1].end)
