@@ -80,7 +80,7 @@ static int hexval(int c)
  * buffer and its length in *outlen, or NULL on error. */
 static char *parse_cstring(struct mi_parser *p, size_t *outlen)
 {
-	size_t start, n = 0;
+	size_t start, end, n = 0;
 	char *buf;
 
 	if (peek(p) != '"') {
@@ -89,8 +89,14 @@ static char *parse_cstring(struct mi_parser *p, size_t *outlen)
 	}
 	p->pos++;
 	start = p->pos;
-	/* The unescaped text is never longer than the escaped one. */
-	buf = malloc(p->len - start + 1);
+	/* The unescaped text is never longer than the escaped one, which ends at the
+	 * first unescaped quote: size the buffer for that, not for the rest of the
+	 * line (a long line holds many strings). */
+	for (end = start; end < p->len && p->s[end] != '"'; end += p->s[end] == '\\' ? 2 : 1)
+		;
+	if (end > p->len)
+		end = p->len;
+	buf = malloc(end - start + 1);
 	if (!buf) {
 		parse_fail(p, MI_ENOMEM, "out of memory");
 		return NULL;
