@@ -118,6 +118,11 @@ struct json {
 	int pending_key; /* a key was written; next value follows it */
 };
 
+/* Start writing one JSON document to f (borrowed: never closed here). The
+ * _begin/_end calls open and close an object or array; json_key writes a key of
+ * the open object and the next call writes its value; every other call writes
+ * one value (after a key, or as an element of the open array). Output goes
+ * straight to f: write errors show in ferror(f), which the caller checks. */
 void json_init(struct json *j, FILE *f);
 void json_obj_begin(struct json *j);
 void json_obj_end(struct json *j);

@@ -72,6 +72,9 @@ static uint64_t parse_u64(const char *s, const char *opt)
 	char *end;
 	unsigned long long v;
 
+	/* strtoull takes "-1" as the largest value: a negative number is an error */
+	if (s[strspn(s, " \t")] == '-')
+		usage_error("bad number for %s", opt);
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno || end == s || *end)
@@ -372,11 +375,11 @@ static void profile_release(struct cli_profile *p)
 static const char *machine_name(uint16_t m)
 {
 	switch (m) {
-	case 62: return "x86-64";
-	case 3: return "i386";
-	case 40: return "ARM";
-	case 183: return "AArch64";
-	case 8: return "MIPS";
+	case EM_X86_64: return "x86-64";
+	case EM_386: return "i386";
+	case EM_ARM: return "ARM";
+	case EM_AARCH64: return "AArch64";
+	case EM_MIPS: return "MIPS";
 	default: return "unknown machine";
 	}
 }
@@ -522,6 +525,8 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 		fprintf(stderr, "mprof-core: %s\n", err.msg);
 		exit(EXIT_BADINPUT);
 	}
+	if (outarg && strlen(outarg) >= out_cap)
+		usage_error("snapshot: output path too long: %s", outarg);
 	if (outarg)
 		snprintf(out, out_cap, "%s", outarg);
 	else
@@ -578,12 +583,12 @@ int main(int argc, char **argv)
 		json_init(&j, stdout);
 		json_obj_begin(&j);
 		summary_json(&j, &o, &p, &st);
-		if (o.reports & REP_STACKS)
-			report_stacks_json(&j, &o, &p, &st);
-		if (o.reports & REP_CORRUPTION)
-			report_corruption_json(&j, &p, &corr);
-		if (o.naddrs)
-			report_addr_json(&j, &o, &p);
+		if ((o.reports & REP_STACKS) && report_stacks_json(&j, &o, &p, &st) < 0)
+			status = EXIT_BADINPUT;
+		if ((o.reports & REP_CORRUPTION) && report_corruption_json(&j, &p, &corr) < 0)
+			status = EXIT_BADINPUT;
+		if (o.naddrs && report_addr_json(&j, &o, &p) < 0)
+			status = EXIT_BADINPUT;
 		if (((o.reports & REP_LOST) && report_lost_json(&j, &o, &p, &st) < 0) ||   /* issue 7 */
 		    (o.nwhy && report_why_json(&j, &o, &p) < 0) ||
 		    (o.nrefs && report_refs_json(&j, &o, &p) < 0))
@@ -593,12 +598,12 @@ int main(int argc, char **argv)
 		json_obj_end(&j);
 	} else {
 		summary_text(stdout, &p, &st);
-		if (o.reports & REP_STACKS)
-			report_stacks_text(stdout, &o, &p, &st);
-		if (o.reports & REP_CORRUPTION)
-			report_corruption_text(stdout, &p, &corr);
-		if (o.naddrs)
-			report_addr_text(stdout, &o, &p);
+		if ((o.reports & REP_STACKS) && report_stacks_text(stdout, &o, &p, &st) < 0)
+			status = EXIT_BADINPUT;
+		if ((o.reports & REP_CORRUPTION) && report_corruption_text(stdout, &p, &corr) < 0)
+			status = EXIT_BADINPUT;
+		if (o.naddrs && report_addr_text(stdout, &o, &p) < 0)
+			status = EXIT_BADINPUT;
 		if (((o.reports & REP_LOST) && report_lost_text(stdout, &o, &p, &st) < 0) ||   /* issue 7 */
 		    (o.nwhy && report_why_text(stdout, &o, &p) < 0) ||
 		    (o.nrefs && report_refs_text(stdout, &o, &p) < 0))
