@@ -340,7 +340,7 @@ static struct record *records_build(const struct lost_ctx *x, const struct an_st
 		tb[cat]++;
 		ty[cat] += sc->blocks[i].size;
 	}
-	v = malloc((st->n * 4 + 1) * sizeof(*v));
+	v = malloc((st->n * (AN_REACH_NCATS - 1) + 1) * sizeof(*v));   /* one per cluster and category */
 	if (!v) {
 		free(cnt);
 		return NULL;
