@@ -442,16 +442,15 @@ fail:
 	return -1;
 }
 
-/* The live block (index into li) whose user data holds v, or -1. */
-static inline long live_find(const struct live_index *li, uint64_t v)
+/* The bucket of the region holding v (bucket[0] and bucket[1] bound the blocks
+ * to look at), or NULL when no region holds v. */
+static const uint32_t *bucket_of(const struct live_index *li, uint64_t v)
 {
+	size_t lo = 0, hi = li->nregions;
 	const struct region *rg;
-	size_t lo = 0, hi;
-	uint32_t a, z;
 
 	if (v - li->lo >= li->span)
-		return -1;
-	hi = li->nregions;
+		return NULL;
 	while (hi - lo > 1) {   /* last region starting at or before v */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -462,14 +461,14 @@ static inline long live_find(const struct live_index *li, uint64_t v)
 	}
 	rg = &li->regions[lo];
 	if (v >= rg->end || v < rg->start)
-		return -1;
-	{
-		size_t bk = (v - rg->start) >> li->shift;
+		return NULL;
+	return &rg->bucket[(v - rg->start) >> li->shift];
+}
 
-		a = rg->bucket[bk];
-		z = rg->bucket[bk + 1];
-	}
-	/* the block holding v, if any, is in [a, z]: the last one starting at or before v */
+/* The block among li->v[a..z] whose user data holds v, or -1: the block holding
+ * v, if any, is the last one starting at or before v. */
+static inline long live_pick(const struct live_index *li, uint64_t v, uint32_t a, uint32_t z)
+{
 	while (z - a > 4) {
 		uint32_t mid = a + (z - a) / 2;
 
@@ -485,31 +484,18 @@ static inline long live_find(const struct live_index *li, uint64_t v)
 	return -1;
 }
 
+/* The live block (index into li) whose user data holds v, or -1. */
+static inline long live_find(const struct live_index *li, uint64_t v)
+{
+	const uint32_t *bp = bucket_of(li, v);
+
+	return bp ? live_pick(li, v, bp[0], bp[1]) : -1;
+}
+
 /* live_find for n values at once (n <= FIND_BATCH), out[i] for vals[i]: the
  * same answers, with the random reads of the buckets and blocks issued together
  * so that their cache misses overlap (a pointer-dense heap is bound by them). */
 #define FIND_BATCH 32
-
-static const uint32_t *bucket_of(const struct live_index *li, uint64_t v)
-{
-	size_t lo = 0, hi = li->nregions;
-	const struct region *rg;
-
-	if (v - li->lo >= li->span)
-		return NULL;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (li->regions[mid].start <= v)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	rg = &li->regions[lo];
-	if (v >= rg->end || v < rg->start)
-		return NULL;
-	return &rg->bucket[(v - rg->start) >> li->shift];
-}
 
 static void live_find_batch(const struct live_index *li, const uint64_t *vals, unsigned n, long *out)
 {
@@ -528,28 +514,8 @@ static void live_find_batch(const struct live_index *li, const uint64_t *vals, u
 		z[i] = bp[i][1];
 		__builtin_prefetch(&li->v[a[i]]);
 	}
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t v = vals[i];
-		uint32_t lo, hi;
-
-		out[i] = -1;
-		if (!bp[i])
-			continue;
-		lo = a[i];
-		hi = z[i];
-		while (hi - lo > 4) {
-			uint32_t mid = lo + (hi - lo) / 2;
-
-			if (li->v[mid].start <= v)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		while (lo < hi && li->v[lo + 1].start <= v)
-			lo++;
-		if (li->v[lo].start <= v && v < li->v[lo].end)
-			out[i] = (long)lo;
-	}
+	for (unsigned i = 0; i < n; i++)
+		out[i] = bp[i] ? live_pick(li, vals[i], a[i], z[i]) : -1;
 }
 
 /* ---- reading words ---- */
