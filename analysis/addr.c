@@ -35,7 +35,7 @@ static void block_part(const struct cp_block *b, uint64_t addr, struct an_addr *
 {
 	if (addr < b->hdr) {
 		out->part = AN_PART_PAD;
-		out->offset = addr - (b->hdr - b->pad);
+		out->offset = addr - cp_block_start(b);
 	} else if (addr < b->user) {
 		out->part = AN_PART_HEADER;
 		out->offset = addr - b->hdr;
@@ -63,7 +63,7 @@ static uint64_t next_start(const struct cp_scan *scan, uint64_t addr)
 	size_t lo = cp_scan_upper(scan, addr);
 
 	for (size_t j = lo; j < scan->nblocks && j < lo + 4; j++) {
-		uint64_t s = scan->blocks[j].hdr - scan->blocks[j].pad;
+		uint64_t s = cp_block_start(&scan->blocks[j]);
 
 		if (s > addr && s < best)
 			best = s;
@@ -118,7 +118,7 @@ static void neighbours(const struct cp_scan *scan, const struct cp_segment *s, u
 		const struct cp_block *b = &scan->blocks[lo - 1 - n];
 
 		if (b->user >= s->vaddr && b->user - s->vaddr < s->memsz &&
-		    b->user + b->size + b->guard_len <= addr) {
+		    cp_block_end(b) <= addr) {
 			out->prev = lo - 1 - n;
 			break;
 		}
@@ -126,7 +126,7 @@ static void neighbours(const struct cp_scan *scan, const struct cp_segment *s, u
 	for (size_t j = lo; j < scan->nblocks && j < lo + 4; j++) {
 		const struct cp_block *b = &scan->blocks[j];
 
-		if (b->hdr - b->pad > addr && b->user - s->vaddr < s->memsz) {
+		if (cp_block_start(b) > addr && b->user - s->vaddr < s->memsz) {
 			out->next = j;
 			break;
 		}

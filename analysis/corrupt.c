@@ -13,16 +13,6 @@
 #include "corrupt.h"
 #include "heapann_block.h"
 
-static uint64_t block_start(const struct cp_block *b)
-{
-	return b->hdr - b->pad;
-}
-
-static uint64_t block_end(const struct cp_block *b)
-{
-	return b->user + b->size + b->guard_len;
-}
-
 /* Byte i (in memory order) of the target word v. */
 static unsigned word_byte(uint64_t v, unsigned i, unsigned w, int big)
 {
@@ -102,12 +92,12 @@ static void guard_follow(const struct cp_image *img, const struct cp_scan *scan,
 			 struct an_guard_hit *g)
 {
 	const struct cp_block *b = &scan->blocks[i];
-	uint64_t gend = block_end(b), best = UINT64_MAX;
+	uint64_t gend = cp_block_end(b), best = UINT64_MAX;
 	size_t best_block = AN_NONE, k;
 
 	/* blocks are sorted by user address; a few after i cover differing pads */
 	for (size_t j = i + 1; j < scan->nblocks && j < i + 8; j++) {
-		uint64_t s = block_start(&scan->blocks[j]);
+		uint64_t s = cp_block_start(&scan->blocks[j]);
 
 		if (s >= gend && s < best && same_segment(img, gend - 1, s)) {
 			best = s;
@@ -214,7 +204,7 @@ static void damage_suspect(const struct cp_image *img, const struct cp_scan *sca
 	for (size_t n = 0; n < 4 && n < lo; n++) {
 		size_t j = lo - 1 - n;
 		const struct cp_block *b = &scan->blocks[j];
-		uint64_t s = block_start(b);
+		uint64_t s = cp_block_start(b);
 
 		if (s >= d->hdr || !same_segment(img, s, d->hdr))
 			continue;
@@ -222,7 +212,7 @@ static void damage_suspect(const struct cp_image *img, const struct cp_scan *sca
 		    (s == best && b->state == CP_LIVE && scan->blocks[h->suspect].state != CP_LIVE)) {
 			best = s;
 			h->suspect = j;
-			end = block_end(b);
+			end = cp_block_end(b);
 			have = 1;
 		}
 	}
@@ -398,7 +388,7 @@ int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 		if (g->whole_guard)
 			guard_follow(img, scan, i, g);
 		if (g->whole_guard && g->next_damaged == AN_NONE)
-			guard_lost_end(img, scan, g, block_end(b));
+			guard_lost_end(img, scan, g, cp_block_end(b));
 		if (g->next_block != AN_NONE) {
 			if (!seqs) {
 				seqs = malloc((scan->nblocks + scan->ndamaged + 1) * sizeof(*seqs));

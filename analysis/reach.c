@@ -117,17 +117,6 @@ static long seg_index(const struct cp_image *img, uint64_t addr)
 	return s ? (long)(s - img->segs) : -1;
 }
 
-/* Where a block's memory starts and ends: the raw block through the guard. */
-static uint64_t ext_start(const struct cp_block *b)
-{
-	return b->hdr - b->pad;
-}
-
-static uint64_t ext_end(const struct cp_block *b)
-{
-	return b->user + b->size + b->guard_len;
-}
-
 /* The block whose memory (raw block through guard) holds addr, or NULL: like
  * cp_scan_find, kept here so that this file needs only the scan's arrays. */
 static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr)
@@ -138,10 +127,10 @@ static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr
 	for (size_t i = k, n = 0; i > 0 && n < 4; i--, n++) {
 		const struct cp_block *b = &scan->blocks[i - 1];
 
-		if (ext_start(b) <= addr && addr < ext_end(b))
+		if (cp_block_start(b) <= addr && addr < cp_block_end(b))
 			return b;
 	}
-	if (k < scan->nblocks && ext_start(&scan->blocks[k]) <= addr)
+	if (k < scan->nblocks && cp_block_start(&scan->blocks[k]) <= addr)
 		return &scan->blocks[k];
 	return NULL;
 }
@@ -212,7 +201,7 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 		uint64_t cur_end = 0, cur_start = 1;
 
 		for (size_t k = 0; k < scan->nblocks; k++) {
-			uint64_t a = ext_start(&scan->blocks[k]);
+			uint64_t a = cp_block_start(&scan->blocks[k]);
 
 			if (cur < 0 || a < cur_start || a >= cur_end) {
 				cur = seg_index(img, a);
@@ -625,13 +614,13 @@ static void for_root_range(const struct cp_image *img, const struct cp_scan *sca
 		uint64_t next = b, skip_to = a;
 
 		if (!r->in_block) {
-			while (k < scan->nblocks && ext_end(&scan->blocks[k]) <= a)
+			while (k < scan->nblocks && cp_block_end(&scan->blocks[k]) <= a)
 				k++;
 			if (k < scan->nblocks) {
-				uint64_t s = ext_start(&scan->blocks[k]);
+				uint64_t s = cp_block_start(&scan->blocks[k]);
 
 				if (s <= a)
-					skip_to = ext_end(&scan->blocks[k]);
+					skip_to = cp_block_end(&scan->blocks[k]);
 				else if (s < next)
 					next = s;
 			}
@@ -1368,11 +1357,11 @@ int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
 		while (a < b && !x.oom) {
 			uint64_t next = b, skip_to = a;
 
-			/* header of block k: [ext_start, user) */
+			/* header of block k: [cp_block_start, user) */
 			while (k < scan->nblocks && scan->blocks[k].user <= a)
 				k++;
 			if (k < scan->nblocks) {
-				uint64_t hs = ext_start(&scan->blocks[k]);
+				uint64_t hs = cp_block_start(&scan->blocks[k]);
 
 				if (hs <= a)
 					skip_to = scan->blocks[k].user;

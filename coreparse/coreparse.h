@@ -166,6 +166,18 @@ struct cp_block {
 	uint32_t overrun;    /* 1 + index of the last differing guard byte, 0 if intact */
 };
 
+/* Where block b's memory starts (the raw block, pad included) and ends (one past
+ * its guard). */
+static inline uint64_t cp_block_start(const struct cp_block *b)
+{
+	return b->hdr - b->pad;
+}
+
+static inline uint64_t cp_block_end(const struct cp_block *b)
+{
+	return b->user + b->size + b->guard_len;
+}
+
 /* A distinct stack: frames stack_frames[first .. first+depth) index cp_scan.addrs. */
 struct cp_stack {
 	uint32_t first;

@@ -1117,11 +1117,11 @@ void cp_scan_free(struct cp_scan *scan)
  * still holds its user address). */
 static int block_holds(const struct cp_block *b, uint64_t addr)
 {
-	uint64_t end = b->user + b->size + b->guard_len;
+	uint64_t end = cp_block_end(b);
 
 	if (end == b->user)
 		end++;
-	return addr >= b->hdr - b->pad && addr < end;
+	return addr >= cp_block_start(b) && addr < end;
 }
 
 size_t cp_scan_lower(const struct cp_scan *scan, uint64_t addr)
