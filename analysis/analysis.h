@@ -53,6 +53,11 @@ size_t an_frames_count(const struct an_input *in, uint32_t stack);
 size_t an_frames_get(const struct an_input *in, uint32_t stack, uint32_t skip,
 		     struct an_frame *out, size_t cap);
 
+/* Fill out[0..cap) with the logical frames of the one return address
+ * scan->addrs[addr_idx]: its inline chain, innermost first, or one bare frame
+ * when it has no name. Returns how many were written (at most cap). */
+size_t an_frames_at(const struct an_input *in, uint32_t addr_idx, struct an_frame *out, size_t cap);
+
 /* 1 when name matches pattern as described at struct an_filter. */
 int an_name_matches(const char *name, const char *pattern);
 

@@ -101,6 +101,15 @@ size_t an_frames_get(const struct an_input *in, uint32_t stack, uint32_t skip,
 	return n;
 }
 
+size_t an_frames_at(const struct an_input *in, uint32_t addr_idx, struct an_frame *out, size_t cap)
+{
+	uint32_t lv = levels_of(in, addr_idx), j;
+
+	for (j = 0; j < lv && j < cap; j++)
+		frame_fill(in, addr_idx, j, &out[j]);
+	return j;
+}
+
 static int is_alloc_fn(const struct an_filter *f, const char *name)
 {
 	if (!name)

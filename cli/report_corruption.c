@@ -74,35 +74,6 @@ void report_stack_json(struct json *j, const struct cli_profile *p, uint32_t sta
 	stack_json(j, p, stack, 0);
 }
 
-/* Logical frames of one return address (scan->addrs[idx]) as the names give them. */
-static size_t addr_frames(const struct cli_profile *p, uint32_t idx, struct an_frame *out, size_t cap)
-{
-	const struct sym_loc *l = p->in.sym && idx < p->in.sym->nlocs ? &p->in.sym->locs[idx] : NULL;
-	size_t n = l && l->nframes ? l->nframes : 1;
-
-	for (size_t k = 0; k < n && k < cap; k++) {
-		struct an_frame *f = &out[k];
-
-		memset(f, 0, sizeof(*f));
-		f->addr = p->scan.addrs[idx];
-		f->addr_idx = idx;
-		f->level = (uint32_t)k;
-		if (!l)
-			continue;
-		f->module = l->module;
-		f->modoff = l->modoff;
-		if (l->nframes && l->first + k < p->in.sym->nframes) {
-			const struct sym_frame *sf = &p->in.sym->frames[l->first + k];
-
-			f->function = sf->function;
-			f->file = sf->file;
-			f->line = sf->line;
-			f->inlined = sf->inlined;
-		}
-	}
-	return n < cap ? n : cap;
-}
-
 /* The frames of a neighbour found by its END word only (an_guard_hit.lost_frame). */
 static size_t lost_frames(const struct cli_profile *p, const struct an_guard_hit *g,
 			  struct an_frame *fr)
@@ -110,7 +81,7 @@ static size_t lost_frames(const struct cli_profile *p, const struct an_guard_hit
 	size_t n = 0;
 
 	for (uint32_t i = 0; i < g->nlost_frames && n < MAX_FRAMES; i++)
-		n += addr_frames(p, g->lost_frame[i], fr + n, MAX_FRAMES - n);
+		n += an_frames_at(&p->in, g->lost_frame[i], fr + n, MAX_FRAMES - n);
 	return n;
 }
 
