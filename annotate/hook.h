@@ -12,7 +12,8 @@
 #include "check.h"   /* HEAPANN_CHECK_INTERVAL (annotate/check.c) */
 
 /* The statistics region (annotate/stats.c, include/heapann_stats.h). The free
- * hooks read the block's frames from its header, so they run while it is intact. */
+ * hooks count by size only (per-stack frees are derived by the reader); they
+ * still run before the header is marked freed, like every free hook. */
 void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
 		    const uintptr_t *frames);
 void ha_stats_free(const void *user, size_t size, uintptr_t seq);

@@ -8,6 +8,8 @@
  * lock); a stack slot is claimed with a CAS on its hash word and published with a
  * release store of its DEPTH word; the timeline is sampled under a try-lock that
  * a contended thread simply skips (the next allocation samples instead).
+ * A free never looks at the block's stack: the reader derives per-stack frees
+ * from the live blocks, so a free costs one atomic add and a bin update.
  */
 #include <stdint.h>
 #include <string.h>
@@ -208,9 +210,9 @@ static int st_ready(void)
 	return s == 2;
 }
 
-/* The hash of a chain of return addresses, never 0. It runs twice per
- * allocation (on the allocation and on the free): four independent lanes so
- * that the multiplications overlap, walked with a pointer. */
+/* The hash of a chain of return addresses, never 0. It runs once per
+ * allocation whose stack differs from the thread's last one: four independent
+ * lanes so that the multiplications overlap, walked with a pointer. */
 static uint64_t st_hash(const uintptr_t *frames, unsigned depth)
 {
 	uint64_t h0 = 0x6A09E667F3BCC909ULL ^ depth, h1 = 0xBB67AE8584CAA73BULL;
@@ -241,10 +243,10 @@ static int frames_equal(const uintptr_t *e, const uintptr_t *frames, unsigned d)
 /* This thread's last slot found or made (complete, so safe to compare with). */
 static __thread uintptr_t *st_last;
 
-/* The slot of the chain frames[0..depth), claimed when insert and absent.
- * Returns NULL when the table has no room for it (or, without insert, when it
- * is not there). */
-static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth, int insert)
+/* The slot of the chain frames[0..depth) (its first st_depth frames), claimed
+ * when absent. Returns NULL when the table has no room for it. Only allocations
+ * look stacks up (frees are derived by the reader). */
+static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth)
 {
 	unsigned d = depth < st_depth ? depth : st_depth;
 	uint64_t h64;
@@ -267,8 +269,6 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth, int insert)
 		if (hw == 0) {
 			uintptr_t expect = 0;
 
-			if (!insert)
-				return NULL;
 			/* keep an eighth free so that probes stay short */
 			if (LOAD(st_counters[HEAPANN_SC_STACKS]) >= st_mask + 1 - (st_mask + 1) / 8)
 				return NULL;
@@ -291,11 +291,8 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth, int insert)
 			while (!((dw = __atomic_load_n(&e[HEAPANN_SE_DEPTH], __ATOMIC_ACQUIRE)) &
 				 HEAPANN_STATS_READY) && ++spin < ST_SPIN)
 				;
-			/* A free looks up a chain that its allocation inserted: with a 64-bit
-			 * hash and the depth equal, a different chain is a 2^-64 event, so
-			 * the frames are compared only when inserting or on 32-bit targets. */
 			if ((dw & HEAPANN_STATS_READY) && (dw & HEAPANN_STATS_DEPTH_MASK) == d &&
-			    ((!insert && sizeof(uintptr_t) == 8) || frames_equal(e, frames, d))) {
+			    frames_equal(e, frames, d)) {
 				st_last = e;
 				return e;
 			}
@@ -401,9 +398,9 @@ static void st_peak(uintptr_t *c, uintptr_t live, uintptr_t time)
 	}
 }
 
-/* Shared words written per allocation: BYTES, the bin's ALLOCS (and BYTES for the
- * large bin), the slot's ALLOCS and class bytes. Everything else is derived by the
- * reader (heapann_stats.h), so each call costs four atomic adds. */
+/* Words written per allocation: BYTES, the slot's ALLOCS and class bytes (three
+ * atomic adds) and the bin's ALLOCS (and BYTES for the large bin) in this thread's
+ * copy. Everything else is derived by the reader (heapann_stats.h). */
 void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
 		    const uintptr_t *frames)
 {
@@ -416,7 +413,7 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 	if (ST_UNLIKELY(!st_ready()))
 		return;
 	c = st_counters;
-	e = st_slot(frames, depth, 1);
+	e = st_slot(frames, depth);
 	a = ADD(c[HEAPANN_SC_BYTES], size);
 	f = LOAD(c[HEAPANN_SC_BYTES_FREED]);
 	st_peak(c, a - f, a + f);
@@ -435,37 +432,19 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 	st_sample(a + f, a - f);
 }
 
-/* The frames of our live block USER, read from its header (still intact). */
-static const uintptr_t *st_block_frames(const void *user, unsigned *depth)
-{
-	uintptr_t end = ((const uintptr_t *)user)[-1];
-	unsigned d = (unsigned)(end & HEAPANN_END_DEPTH_MASK);
-	const uintptr_t *h;
-
-	if (d > HEAPANN_MAX_DEPTH)
-		d = 0;
-	h = (const uintptr_t *)((uintptr_t)user - (uintptr_t)heapann_header_bytes(d, HA_W));
-	*depth = d;
-	return h + HEAPANN_W_FRAMES;
-}
-
 /* Count a free (sign 1) or take one back (sign -1: a realloc that failed after
- * its free was counted). Four atomic adds, like an allocation. */
-static void st_free(const void *user, size_t size, int sign)
+ * its free was counted). Only what the size tells: the global BYTES_FREED (one
+ * atomic add), this thread's copy of the bin and the timeline. The block's stack
+ * is not looked up: per-stack frees are derived by the reader from the live
+ * blocks of the image (heapann_stats.h), so the header is never read here. */
+static void st_free(size_t size, int sign)
 {
-	uintptr_t *c, *e, *b, a, f;
-	unsigned cls = heapann_stats_class(size), depth, sh;
-	unsigned bin = size <= 1024 ? (unsigned)size : HEAPANN_STATS_BIN_LARGE;
-	const uintptr_t *frames;
+	uintptr_t *c, *b, a, f;
+	unsigned sh, bin = size <= 1024 ? (unsigned)size : HEAPANN_STATS_BIN_LARGE;
 
 	if (ST_UNLIKELY(!st_ready()))
 		return;
 	c = st_counters;
-	frames = st_block_frames(user, &depth);
-	/* the header's frames are likely cold by now: start loading them all at once */
-	for (unsigned k = 0; k < depth; k += 64 / sizeof(uintptr_t))
-		__builtin_prefetch(frames + k);
-	e = st_slot(frames, depth, 0);
 	sh = st_my_shard();
 	b = st_bin(sh, bin);
 	if (sign < 0) {
@@ -473,12 +452,6 @@ static void st_free(const void *user, size_t size, int sign)
 		st_bin_add(sh, &b[2], (uintptr_t)-1);
 		if (bin == HEAPANN_STATS_BIN_LARGE)
 			st_bin_add(sh, &b[3], -(uintptr_t)size);
-		if (e) {
-			SUB(e[HEAPANN_SE_FREES], 1);
-			SUB(e[HEAPANN_SE_CLS_FREED + cls], size);
-		} else {
-			SUB(c[HEAPANN_SC_UNREC_FREES], 1);
-		}
 		return;
 	}
 	f = ADD(c[HEAPANN_SC_BYTES_FREED], size);
@@ -486,23 +459,19 @@ static void st_free(const void *user, size_t size, int sign)
 	st_bin_add(sh, &b[2], 1);
 	if (bin == HEAPANN_STATS_BIN_LARGE)
 		st_bin_add(sh, &b[3], size);
-	if (ST_LIKELY(e != NULL)) {
-		ADD(e[HEAPANN_SE_FREES], 1);
-		ADD(e[HEAPANN_SE_CLS_FREED + cls], size);
-	} else {
-		ADD(c[HEAPANN_SC_UNREC_FREES], 1);
-	}
 	st_sample(a + f, a - f);
 }
 
 void ha_stats_free(const void *user, size_t size, uintptr_t seq)
 {
+	(void)user;
 	(void)seq;
-	st_free(user, size, 1);
+	st_free(size, 1);
 }
 
 void ha_stats_free_undo(const void *user, size_t size, uintptr_t seq)
 {
+	(void)user;
 	(void)seq;
-	st_free(user, size, -1);
+	st_free(size, -1);
 }

@@ -15,7 +15,9 @@
 #include "coreparse.h"
 #include "heapann_stats.h"
 
-/* One stack of the region's table. */
+/* One stack of the region's table. frees, bytes_freed and cls_freed are derived
+ * by cp_stats_read() (allocations minus the scan's live blocks under the stack):
+ * libheapann does not count them (heapann_stats.h). */
 struct cp_stats_stack {
 	uint32_t stack;                  /* index into cp_scan.stacks */
 	uint64_t allocs, frees, bytes, bytes_freed;
@@ -37,7 +39,9 @@ struct cp_stats {
 	uint64_t addr;                   /* where the region is in the target */
 	uint64_t allocs, frees, bytes, bytes_freed, live_bytes;
 	uint64_t peak_live, peak_time, time;
-	uint64_t unrecorded_allocs, unrecorded_bytes, unrecorded_frees;
+	uint64_t unrecorded_allocs, unrecorded_bytes;
+	uint64_t unrecorded_frees;       /* derived: unrecorded allocs minus the live
+					  * blocks whose stack has no entry */
 	uint64_t calls[HEAPANN_NCALLS];  /* per entry point, enum heapann_call */
 	struct cp_stats_bin bins[HEAPANN_STATS_NBINS];
 	struct cp_stats_stack *stacks;   /* entries that were complete */
@@ -52,7 +56,9 @@ struct cp_stats {
 /* Look for the statistics region in every dumped byte of img (word-aligned) and
  * decode the first valid one into *out, appending the frames of its stacks to
  * scan->addrs (kept sorted and distinct; scan->stack_frames is renumbered) and its
- * distinct chains to scan->stacks. Returns 1 when found, 0 when the image holds no
+ * distinct chains to scan->stacks. Per-stack frees are derived from scan's live
+ * blocks, so scan must be the scan of the same img (every live block in the
+ * image is assumed to be there: one not dumped counts as freed). Returns 1 when found, 0 when the image holds no
  * region (out is zeroed), or -1 with err filled: CP_ENOMEM, or CP_EFORMAT when a
  * region has a valid signature and check word but is not fully dumped or its
  * fields are out of bounds. Release *out with cp_stats_free() in every case. */

@@ -318,6 +318,106 @@ out:
 	return rc;
 }
 
+/* Derive what libheapann no longer counts (heapann_stats.h, version 2): each
+ * stack's frees are its allocations minus the live blocks of the scan under it,
+ * its bytes freed per class its bytes minus their sizes, and the unrecorded frees
+ * the unrecorded allocations minus the live blocks whose stack has no slot. A
+ * block is under a slot when its first `depth` (the region's STACK_DEPTH) frames
+ * are the slot's frames: its own cp stack when it is no deeper (intern() gave
+ * equal chains one stack), else the slot with its first `depth` frames.
+ * Assumes every live block is in the image: a block in memory that was not
+ * dumped (a truncated core) or whose header was overwritten counts as freed, so
+ * frees are over-counted then (the report's missing writable memory says where
+ * blocks could hide). A block caught half-way through free() (counted freed, its
+ * header still live) would make a count go below 0: it stops at 0. Returns 0, or
+ * -1 when out of memory. */
+static int derive_frees(const struct cp_scan *scan, struct cp_stats *out, size_t depth,
+			uint64_t mask)
+{
+	uint32_t *slot_of = NULL, *table = NULL;
+	uint64_t *live = NULL, unmatched = 0;
+	size_t tcap = 16;
+	int rc = -1;
+
+	slot_of = malloc((scan->nstacks + 1) * sizeof(*slot_of));
+	live = calloc(out->nstacks + 1, (1 + HEAPANN_STATS_NCLASSES) * sizeof(*live));
+	while (tcap < out->nstacks * 2)
+		tcap *= 2;
+	table = malloc(tcap * sizeof(*table));
+	if (!slot_of || !live || !table)
+		goto out;
+	memset(slot_of, 0xFF, (scan->nstacks + 1) * sizeof(*slot_of));
+	memset(table, 0xFF, tcap * sizeof(*table));
+	/* the slot of each cp stack that is a slot's chain; full-depth slots also
+	 * by the hash of their chain, for the deeper stacks */
+	for (size_t e = 0; e < out->nstacks; e++) {
+		const struct cp_stack *cs = &scan->stacks[out->stacks[e].stack];
+
+		if (slot_of[out->stacks[e].stack] != UINT32_MAX)
+			continue;   /* a chain in two slots (a writer gave up waiting): the first */
+		slot_of[out->stacks[e].stack] = (uint32_t)e;
+		if (cs->depth == depth) {
+			size_t j = chain_hash(&scan->stack_frames[cs->first], depth) & (tcap - 1);
+
+			while (table[j] != UINT32_MAX)
+				j = (j + 1) & (tcap - 1);
+			table[j] = (uint32_t)e;
+		}
+	}
+	for (size_t s = 0; s < scan->nstacks; s++) {
+		const struct cp_stack *cs = &scan->stacks[s];
+		const uint32_t *ids = &scan->stack_frames[cs->first];
+		size_t j;
+
+		if (cs->depth <= depth || slot_of[s] != UINT32_MAX)
+			continue;
+		j = chain_hash(ids, depth) & (tcap - 1);
+		for (; table[j] != UINT32_MAX; j = (j + 1) & (tcap - 1)) {
+			const struct cp_stack *es = &scan->stacks[out->stacks[table[j]].stack];
+
+			if (!memcmp(&scan->stack_frames[es->first], ids, depth * sizeof(*ids))) {
+				slot_of[s] = table[j];
+				break;
+			}
+		}
+	}
+	/* live blocks per slot: count, then bytes per class */
+	for (size_t i = 0; i < scan->nblocks; i++) {
+		const struct cp_block *b = &scan->blocks[i];
+		uint64_t *l;
+
+		if (b->state != CP_LIVE || b->stack >= scan->nstacks)
+			continue;
+		if (slot_of[b->stack] == UINT32_MAX) {
+			unmatched++;
+			continue;
+		}
+		l = &live[(size_t)slot_of[b->stack] * (1 + HEAPANN_STATS_NCLASSES)];
+		l[0]++;
+		l[1 + heapann_stats_class(b->size)] += b->size;
+	}
+	for (size_t e = 0; e < out->nstacks; e++) {
+		struct cp_stats_stack *cs = &out->stacks[e];
+		const uint64_t *l = &live[e * (1 + HEAPANN_STATS_NCLASSES)];
+
+		cs->frees = cs->allocs > l[0] ? cs->allocs - l[0] : 0;
+		cs->bytes_freed = 0;
+		for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++) {
+			/* byte counts are target words: on 32 bits they wrap alike */
+			cs->cls_freed[k] = cs->allocs >= l[0] ? (cs->cls_bytes[k] - l[1 + k]) & mask : 0;
+			cs->bytes_freed += cs->cls_freed[k];
+		}
+	}
+	out->unrecorded_frees = out->unrecorded_allocs > unmatched ?
+				out->unrecorded_allocs - unmatched : 0;
+	rc = 0;
+out:
+	free(slot_of);
+	free(live);
+	free(table);
+	return rc;
+}
+
 int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_stats *out,
 		  struct cp_error *err)
 {
@@ -340,7 +440,6 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	out->peak_time = WORD(c, HEAPANN_SC_PEAK_TIME);
 	out->unrecorded_allocs = WORD(c, HEAPANN_SC_UNREC_ALLOCS);
 	out->unrecorded_bytes = WORD(c, HEAPANN_SC_UNREC_BYTES);
-	out->unrecorded_frees = WORD(c, HEAPANN_SC_UNREC_FREES);
 	out->tl_interval = WORD(c, HEAPANN_SC_TL_INTERVAL);
 	for (unsigned sh = 0; sh < HEAPANN_STATS_CALL_SHARDS; sh++)
 		for (unsigned i = 0; i < HEAPANN_NCALLS; i++)
@@ -421,19 +520,18 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 				continue;
 			}
 			cs->allocs = WORD(e, HEAPANN_SE_ALLOCS);
-			cs->frees = WORD(e, HEAPANN_SE_FREES);
+			/* frees and bytes freed: derive_frees() below */
 			for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++) {
 				cs->cls_bytes[k] = WORD(e, HEAPANN_SE_CLS_BYTES + k);
-				cs->cls_freed[k] = WORD(e, HEAPANN_SE_CLS_FREED + k);
 				cs->bytes += cs->cls_bytes[k];
-				cs->bytes_freed += cs->cls_freed[k];
 			}
 			for (unsigned k = 0; k < n; k++)
 				frames[out->nstacks * depth + k] = WORD(e, HEAPANN_SE_FRAMES + k);
 			depths[out->nstacks] = n;
 			out->nstacks++;
 		}
-		if (intern(scan, out, frames, depths, depth) < 0)
+		if (intern(scan, out, frames, depths, depth) < 0 ||
+		    derive_frees(scan, out, depth, w == 8 ? UINT64_MAX : 0xFFFFFFFFu) < 0)
 			goto nomem;
 	}
 #undef WORD

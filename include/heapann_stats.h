@@ -28,9 +28,9 @@
  *   | timeline           |  TL_CAP x 2 words: TIME LIVE (C_TL_COUNT of them are valid)
  *   +--------------------+ R + OFF_STACKS
  *   | stack table        |  STACK_CAP entries x ENTRY_WORDS words (open addressing):
- *   |                    |  HASH DEPTH ALLOCS FREES (reserved) (reserved) CLS_BYTES[4]
- *   |                    |  CLS_FREED[4] FRAMES[STACK_DEPTH]; a slot's bytes are the
- *   |                    |  sum of its CLS_BYTES, its bytes freed of its CLS_FREED
+ *   |                    |  HASH DEPTH ALLOCS (reserved) (reserved) (reserved)
+ *   |                    |  CLS_BYTES[4] (reserved)[4] FRAMES[STACK_DEPTH]; a slot's
+ *   |                    |  bytes are the sum of its CLS_BYTES
  *   +--------------------+ R + TOTAL
  *
  *   MAGIC0/1  HEAPANN_STATS_MAGIC{0,1}_{64,32}: the signature the reader looks for.
@@ -42,15 +42,26 @@
  *             frames are written. A slot with a HASH but without READY is being filled
  *             (or its writer died): the reader skips it.
  *   FRAMES    return addresses, innermost first, as in the block header (the first
- *             STACK_DEPTH of them when the capture was deeper).
+ *             STACK_DEPTH of them when the capture was deeper: all chains that share
+ *             those frames count in one slot).
  *   CLS_*     bytes per mprof size class: 0-32, 33-256, 257-2048, larger.
  *   TIME      bytes allocated plus bytes freed so far (Massif's --time-unit=B).
  *
  * Few words are written per call, to keep the cost down: an allocation adds to
- * BYTES, its bin's ALLOCS and its slot's ALLOCS and CLS_BYTES (four atomic adds); a
- * free likewise to BYTES_FREED, FREES and CLS_FREED. Live bytes are BYTES -
- * BYTES_FREED and TIME is BYTES + BYTES_FREED, so the LIVE and TIME counter words
- * are reserved; allocation and free counts are the sums of the bins.
+ * BYTES, its bin's ALLOCS and its slot's ALLOCS and CLS_BYTES; a free adds to
+ * BYTES_FREED and its bin's FREES only (the size is all it needs: it never reads
+ * the block's stack). Live bytes are BYTES - BYTES_FREED and TIME is BYTES +
+ * BYTES_FREED, so the LIVE and TIME counter words are reserved; allocation and
+ * free counts are the sums of the bins.
+ *
+ * Per-stack frees are not counted in the process (version 2; version 1 kept FREES
+ * and CLS_FREED per slot and UNREC_FREES, now reserved and 0). A reader derives
+ * them: every live block carries its full stack in its header, so a slot's frees
+ * are its ALLOCS minus the live blocks of the image whose first STACK_DEPTH frames
+ * are the slot's FRAMES, and its bytes freed per class are CLS_BYTES minus their
+ * sizes; unrecorded frees are UNREC_ALLOCS minus the live blocks whose stack has
+ * no slot. This assumes every live block is in the image: one missing (memory not
+ * dumped, a header overwritten) counts as freed.
  *
  * Every counter is a target word updated with relaxed atomic adds, so on a 32-bit
  * target byte counts wrap at 4 GiB. The region holds no heap pointers (only return
@@ -63,7 +74,7 @@
 
 #include "heapann_block.h"
 
-#define HEAPANN_STATS_VERSION 1u
+#define HEAPANN_STATS_VERSION 2u   /* 2: per-stack frees derived by the reader */
 #define HEAPANN_STATS_HDR_WORDS 16u
 #define HEAPANN_STATS_CALL_SHARDS 64u      /* per-thread shards of the call counts */
 #define HEAPANN_STATS_CALL_SHARD_WORDS 16u
@@ -118,7 +129,7 @@ enum heapann_stats_counter {
 	HEAPANN_SC_STACKS = 8,        /* stack table slots taken */
 	HEAPANN_SC_UNREC_ALLOCS = 9,  /* allocations whose stack found no slot */
 	HEAPANN_SC_UNREC_BYTES = 10,
-	HEAPANN_SC_UNREC_FREES = 11,  /* frees whose stack has no slot */
+	HEAPANN_SC_UNREC_FREES = 11,  /* reserved (0): derived, see above */
 	HEAPANN_SC_TL_COUNT = 12,     /* valid timeline samples */
 	HEAPANN_SC_TL_INTERVAL = 13,  /* TIME between samples (doubles when full) */
 	HEAPANN_SC_TL_NEXT = 14,      /* TIME of the next sample */
@@ -152,11 +163,11 @@ enum heapann_stats_entry {
 	HEAPANN_SE_HASH = 0,
 	HEAPANN_SE_DEPTH = 1,
 	HEAPANN_SE_ALLOCS = 2,
-	HEAPANN_SE_FREES = 3,
+	HEAPANN_SE_FREES = 3,         /* reserved (0): derived by the reader */
 	HEAPANN_SE_BYTES = 4,         /* reserved (0): the sum of CLS_BYTES */
-	HEAPANN_SE_BYTES_FREED = 5,   /* reserved (0): the sum of CLS_FREED */
+	HEAPANN_SE_BYTES_FREED = 5,   /* reserved (0): derived by the reader */
 	HEAPANN_SE_CLS_BYTES = 6,
-	HEAPANN_SE_CLS_FREED = 10,
+	HEAPANN_SE_CLS_FREED = 10,    /* 4 words reserved (0): derived by the reader */
 	HEAPANN_SE_FRAMES = 14,
 };
 
@@ -178,7 +189,7 @@ static inline uint64_t heapann_stats_check(uint64_t r, uint64_t total, uint64_t 
 			     HEAPANN_STATS_VERSION | (tl_cap << 8), w);
 }
 
-/* mprof's size class of a request (index into CLS_BYTES / CLS_FREED). */
+/* mprof's size class of a request (index into CLS_BYTES). */
 static inline unsigned heapann_stats_class(uint64_t size)
 {
 	return size <= 32 ? 0 : size <= 256 ? 1 : size <= 2048 ? 2 : 3;

@@ -405,8 +405,37 @@ static void put64(unsigned char *img, uint64_t addr, uint64_t v)
 	memcpy(img + (addr - RG_BASE), &v, 8);
 }
 
+/* Write a block header as annotate/ does at user address USER (64-bit), with
+ * guard bytes; FREED marks it freed. */
+static void block_put(unsigned char *img, uint64_t user, uint64_t size, uint64_t seq,
+		      const uint64_t *frames, unsigned depth, int freed)
+{
+	uint64_t hdr = user - heapann_header_bytes(depth, 8), info = heapann_info_make(8, 0);
+
+	put64(img, hdr, freed ? HEAPANN_START_FREED64 : HEAPANN_START_LIVE64);
+	put64(img, hdr + HEAPANN_W_INFO * 8, info);
+	put64(img, hdr + HEAPANN_W_SIZE * 8, size);
+	put64(img, hdr + HEAPANN_W_DEPTH * 8, depth);
+	put64(img, hdr + HEAPANN_W_SEQ * 8, seq);
+	put64(img, hdr + HEAPANN_W_CHECK * 8, heapann_check(hdr, size, depth, seq, info, 8));
+	for (unsigned i = 0; i < depth; i++)
+		put64(img, hdr + (HEAPANN_W_FRAMES + i) * 8, frames[i]);
+	put64(img, user - 8, (freed ? HEAPANN_END_FREED64 : HEAPANN_END_LIVE64) | depth);
+	memset(img + (user - RG_BASE), 0xAB, size);
+	memset(img + (user + size - RG_BASE), HEAPANN_GUARD_BYTE, 8);
+}
+
 /* Lay out a region at RG_BASE + RG_OFF in img as libheapann does (64-bit,
- * little-endian host assumed by the test); returns its total size. */
+ * little-endian host assumed by the test), and the blocks that are live at the
+ * end of its history; returns the region's total size.
+ *
+ * The history: chain A (0x401000 0x402000) 3 allocs of 100 bytes, 1 freed; chain B
+ * (0x403000) 1 alloc of 1000; chain C (0x404000 .. 0x407000, the table's full
+ * depth) 3 allocs of 40 bytes from deeper stacks, 1 freed; 2 allocs of 32 bytes
+ * that found no slot, 1 freed. 9 allocs, 3 frees, 1484 bytes, 172 freed. The
+ * region counts no per-stack frees: the reader derives them from the live blocks
+ * (A: 2 + a freed header, B: 1, C: 2 under stacks deeper than the table keeps,
+ * unrecorded: 1). */
 static uint64_t region_build(unsigned char *img)
 {
 	uint64_t r = RG_BASE + RG_OFF, w = 8, entry = HEAPANN_STATS_ENTRY_FIXED + RG_DEPTH;
@@ -415,7 +444,11 @@ static uint64_t region_build(unsigned char *img)
 	uint64_t off_s = off_t + RG_TL * 2 * w;
 	uint64_t total = off_s + RG_CAP * entry * w;
 	uint64_t h[HEAPANN_STATS_HDR_WORDS] = { 0 };
-	uint64_t e0, e1;
+	uint64_t e0, e1, e2, ub = RG_BASE + 0xC0000;
+	static const uint64_t fa[] = { 0x401000, 0x402000 }, fb[] = { 0x403000 };
+	static const uint64_t fc1[] = { 0x404000, 0x405000, 0x406000, 0x407000, 0x408000, 0x409000 };
+	static const uint64_t fc2[] = { 0x404000, 0x405000, 0x406000, 0x407000, 0x40a000 };
+	static const uint64_t fu[] = { 0x40b000 };
 
 	h[HEAPANN_SH_MAGIC0] = HEAPANN_STATS_MAGIC0_64;
 	h[HEAPANN_SH_MAGIC1] = HEAPANN_STATS_MAGIC1_64;
@@ -435,34 +468,37 @@ static uint64_t region_build(unsigned char *img)
 	h[HEAPANN_SH_CHECK] = heapann_stats_check(r, total, RG_DEPTH, RG_CAP, RG_TL, 8);
 	for (unsigned i = 0; i < HEAPANN_STATS_HDR_WORDS; i++)
 		put64(img, r + i * w, h[i]);
-	/* 3 allocations of 100 bytes and 1 of 2000, one 100-byte block freed */
-	put64(img, r + off_c + HEAPANN_SC_BYTES * w, 2300);
-	put64(img, r + off_c + HEAPANN_SC_BYTES_FREED * w, 100);
-	put64(img, r + off_c + HEAPANN_SC_PEAK * w, 2300);
-	put64(img, r + off_c + HEAPANN_SC_PEAK_TIME * w, 2300);
-	put64(img, r + off_c + (HEAPANN_SC_CALLS + HEAPANN_CALL_MALLOC) * w, 3);
+	put64(img, r + off_c + HEAPANN_SC_BYTES * w, 1484);
+	put64(img, r + off_c + HEAPANN_SC_BYTES_FREED * w, 172);
+	put64(img, r + off_c + HEAPANN_SC_PEAK * w, 1484);
+	put64(img, r + off_c + HEAPANN_SC_PEAK_TIME * w, 1484);
+	put64(img, r + off_c + HEAPANN_SC_UNREC_ALLOCS * w, 2);
+	put64(img, r + off_c + HEAPANN_SC_UNREC_BYTES * w, 64);
+	put64(img, r + off_c + (HEAPANN_SC_CALLS + HEAPANN_CALL_MALLOC) * w, 8);
 	put64(img, r + off_c + (HEAPANN_SC_CALLS + 16 + HEAPANN_CALL_MALLOC) * w, 1);
 	put64(img, r + off_c + HEAPANN_SC_TL_COUNT * w, 2);
 	put64(img, r + off_c + HEAPANN_SC_TL_INTERVAL * w, 1);
 	put64(img, r + off_t, 100);
 	put64(img, r + off_t + w, 100);
-	put64(img, r + off_t + 2 * w, 2400);
-	put64(img, r + off_t + 3 * w, 2200);
+	put64(img, r + off_t + 2 * w, 1656);
+	put64(img, r + off_t + 3 * w, 1312);
 	put64(img, r + off_b + 100 * 4 * w, 2);   /* two threads' copies: 2 + 1 */
 	put64(img, r + off_b + ((5 * HEAPANN_STATS_NBINS + 100) * 4) * w, 1);
 	put64(img, r + off_b + (100 * 4 + 2) * w, 1);
 	put64(img, r + off_b + 1000 * 4 * w, 1);   /* a size-1000 bin with 1 alloc */
-	/* slot 3: chain (0x401000, 0x402000) 3 allocs, 1 free, medium class */
+	put64(img, r + off_b + 40 * 4 * w, 3);
+	put64(img, r + off_b + (40 * 4 + 2) * w, 1);
+	put64(img, r + off_b + 32 * 4 * w, 2);
+	put64(img, r + off_b + (32 * 4 + 2) * w, 1);
+	/* slot 3: chain A, 3 allocs, medium class */
 	e0 = r + off_s + 3 * entry * w;
 	put64(img, e0 + HEAPANN_SE_HASH * w, 0x1234);
 	put64(img, e0 + HEAPANN_SE_DEPTH * w, 2 | HEAPANN_STATS_READY);
 	put64(img, e0 + HEAPANN_SE_ALLOCS * w, 3);
-	put64(img, e0 + HEAPANN_SE_FREES * w, 1);
 	put64(img, e0 + (HEAPANN_SE_CLS_BYTES + 1) * w, 300);
-	put64(img, e0 + (HEAPANN_SE_CLS_FREED + 1) * w, 100);
 	put64(img, e0 + HEAPANN_SE_FRAMES * w, 0x401000);
 	put64(img, e0 + (HEAPANN_SE_FRAMES + 1) * w, 0x402000);
-	/* slot 9: (0x403000) 1 alloc of 1000 */
+	/* slot 9: chain B, 1 alloc of 1000 */
 	e1 = r + off_s + 9 * entry * w;
 	put64(img, e1 + HEAPANN_SE_HASH * w, 0x5678);
 	put64(img, e1 + HEAPANN_SE_DEPTH * w, 1 | HEAPANN_STATS_READY);
@@ -471,6 +507,22 @@ static uint64_t region_build(unsigned char *img)
 	put64(img, e1 + HEAPANN_SE_FRAMES * w, 0x403000);
 	/* slot 12: being written (no READY): skipped */
 	put64(img, r + off_s + 12 * entry * w + HEAPANN_SE_HASH * w, 0x9abc);
+	/* slot 14: chain C, cut to the table's depth, 3 allocs of 40 */
+	e2 = r + off_s + 14 * entry * w;
+	put64(img, e2 + HEAPANN_SE_HASH * w, 0xdef0);
+	put64(img, e2 + HEAPANN_SE_DEPTH * w, RG_DEPTH | HEAPANN_STATS_READY);
+	put64(img, e2 + HEAPANN_SE_ALLOCS * w, 3);
+	put64(img, e2 + (HEAPANN_SE_CLS_BYTES + 1) * w, 120);
+	for (unsigned k = 0; k < RG_DEPTH; k++)
+		put64(img, e2 + (HEAPANN_SE_FRAMES + k) * w, fc1[k]);
+	/* the blocks live at the end (and one freed header, which counts as freed) */
+	block_put(img, ub, 100, 1, fa, 2, 0);
+	block_put(img, ub + 0x1000, 100, 2, fa, 2, 1);
+	block_put(img, ub + 0x2000, 100, 3, fa, 2, 0);
+	block_put(img, ub + 0x3000, 1000, 4, fb, 1, 0);
+	block_put(img, ub + 0x4000, 40, 5, fc1, 6, 0);
+	block_put(img, ub + 0x5000, 40, 7, fc2, 5, 0);
+	block_put(img, ub + 0x6000, 32, 9, fu, 1, 0);
 	return total;
 }
 
@@ -514,19 +566,33 @@ static void test_region(void)
 	CHECK("region fits the test image", RG_OFF + total <= len);
 	rc = region_read(img, len, &scan, &st, &err);
 	CHECK("region found", rc == 1 && st.addr == RG_BASE + RG_OFF);
-	CHECK("region: totals from the bins and counters", st.allocs == 4 && st.frees == 1 &&
-	      st.bytes == 2300 && st.bytes_freed == 100 && st.live_bytes == 2200 && st.time == 2400);
+	CHECK("region: the blocks scanned", scan.nlive == 6 && scan.nfreed == 1);
+	CHECK("region: totals from the bins and counters", st.allocs == 9 && st.frees == 3 &&
+	      st.bytes == 1484 && st.bytes_freed == 172 && st.live_bytes == 1312 && st.time == 1656);
 	CHECK("region: bin 100 bytes derived", st.bins[100].allocs == 3 && st.bins[100].bytes == 300 &&
 	      st.bins[100].frees == 1 && st.bins[100].bytes_freed == 100);
-	CHECK("region: calls summed over the shards", st.calls[HEAPANN_CALL_MALLOC] == 4);
-	CHECK("region: timeline", st.nsamples == 2 && st.samples[1].time == 2400 &&
-	      st.samples[1].live == 2200 && st.peak_live == 2300);
-	CHECK("region: two complete stacks, one skipped", st.nstacks == 2 && st.skipped_entries == 1);
-	CHECK("region: stack bytes from the classes", st.nstacks == 2 && st.stacks[0].allocs == 3 &&
-	      st.stacks[0].bytes == 300 && st.stacks[0].bytes_freed == 100 && st.stacks[1].bytes == 1000);
+	CHECK("region: calls summed over the shards", st.calls[HEAPANN_CALL_MALLOC] == 9);
+	CHECK("region: timeline", st.nsamples == 2 && st.samples[1].time == 1656 &&
+	      st.samples[1].live == 1312 && st.peak_live == 1484);
+	CHECK("region: three complete stacks, one skipped", st.nstacks == 3 && st.skipped_entries == 1);
+	CHECK("region: stack bytes from the classes", st.nstacks == 3 && st.stacks[0].allocs == 3 &&
+	      st.stacks[0].bytes == 300 && st.stacks[1].bytes == 1000 && st.stacks[2].bytes == 120);
+	CHECK("region: frees derived: A 3 allocs - 2 live (the freed header not counted)",
+	      st.nstacks == 3 && st.stacks[0].frees == 1 && st.stacks[0].bytes_freed == 100 &&
+	      st.stacks[0].cls_freed[1] == 100 && st.stacks[0].cls_freed[0] == 0);
+	CHECK("region: frees derived: B all live", st.nstacks == 3 && st.stacks[1].frees == 0 &&
+	      st.stacks[1].bytes_freed == 0);
+	CHECK("region: frees derived: C from 2 live blocks deeper than the table",
+	      st.nstacks == 3 && st.stacks[2].frees == 1 && st.stacks[2].bytes_freed == 40 &&
+	      st.stacks[2].cls_freed[1] == 40);
+	CHECK("region: deeper blocks have stacks of their own",
+	      st.nstacks == 3 && scan.blocks[4].stack != st.stacks[2].stack &&
+	      scan.blocks[5].stack != st.stacks[2].stack && scan.blocks[4].stack != scan.blocks[5].stack);
+	CHECK("region: unrecorded frees derived (2 allocs - 1 live without a slot)",
+	      st.unrecorded_allocs == 2 && st.unrecorded_bytes == 64 && st.unrecorded_frees == 1);
 	CHECK("region: frames interned into the scan",
-	      scan.naddrs == 3 && scan.addrs[0] == 0x401000 && scan.addrs[2] == 0x403000 &&
-	      st.nstacks == 2 && st.stacks[0].stack < scan.nstacks &&
+	      scan.naddrs == 11 && scan.addrs[0] == 0x401000 && scan.addrs[2] == 0x403000 &&
+	      st.nstacks == 3 && st.stacks[0].stack < scan.nstacks &&
 	      scan.stacks[st.stacks[0].stack].depth == 2 &&
 	      scan.addrs[scan.stack_frames[scan.stacks[st.stacks[0].stack].first + 1]] == 0x402000);
 	cp_stats_free(&st);
