@@ -398,9 +398,40 @@ static void st_peak(uintptr_t *c, uintptr_t live, uintptr_t time)
 	}
 }
 
-/* Words written per allocation: BYTES, the slot's ALLOCS and class bytes (three
- * atomic adds) and the bin's ALLOCS (and BYTES for the large bin) in this thread's
- * copy. Everything else is derived by the reader (heapann_stats.h). */
+_Static_assert((unsigned)HEAPANN_NCALLS <= (unsigned)HEAPANN_SP_SLOT &&
+	       HEAPANN_SP_CLS_BYTES + HEAPANN_STATS_NCLASSES <= HEAPANN_STATS_CALL_SHARD_WORDS,
+	       "pending words fit in a call shard after the call counts");
+
+/* The slot this thread's pending words count for (heapann_stats.h). */
+static __thread uintptr_t *st_pend;
+
+/* Move this thread's pending counts (shard words P) to their slot and make E the
+ * pending slot. The slot word is cleared first: a core taken half-way loses the
+ * moved counts rather than counting them twice. */
+static void st_pend_switch(uintptr_t *p, uintptr_t *e)
+{
+	uintptr_t *old = st_pend;
+
+	__atomic_store_n(&p[HEAPANN_SP_SLOT], 0, __ATOMIC_RELAXED);
+	if (old) {
+		ADD(old[HEAPANN_SE_ALLOCS], p[HEAPANN_SP_ALLOCS]);
+		for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++)
+			if (p[HEAPANN_SP_CLS_BYTES + k])
+				ADD(old[HEAPANN_SE_CLS_BYTES + k], p[HEAPANN_SP_CLS_BYTES + k]);
+	}
+	p[HEAPANN_SP_ALLOCS] = 0;
+	for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++)
+		p[HEAPANN_SP_CLS_BYTES + k] = 0;
+	st_pend = e;
+	__atomic_store_n(&p[HEAPANN_SP_SLOT], (uintptr_t)(e - st_stacks) / st_entry + 1,
+			 __ATOMIC_RELAXED);
+}
+
+/* Words written per allocation: BYTES (one atomic add), the bin's ALLOCS (and
+ * BYTES for the large bin) in this thread's copy, and the slot's ALLOCS and class
+ * bytes: in this thread's pending words while it stays on one slot, atomic adds
+ * to the slot otherwise. Everything else is derived by the reader
+ * (heapann_stats.h). */
 void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
 		    const uintptr_t *frames)
 {
@@ -422,7 +453,16 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 	st_bin_add(sh, &b[0], 1);
 	if (bin == HEAPANN_STATS_BIN_LARGE)
 		st_bin_add(sh, &b[1], size);
-	if (ST_LIKELY(e != NULL)) {
+	if (ST_LIKELY(e != NULL && sh < HEAPANN_STATS_CALL_SHARDS)) {
+		uintptr_t *p = c + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS;
+
+		/* this thread's own words: plain adds, no atomics */
+		if (ST_UNLIKELY(e != st_pend))
+			st_pend_switch(p, e);
+		__atomic_store_n(&p[HEAPANN_SP_ALLOCS], p[HEAPANN_SP_ALLOCS] + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&p[HEAPANN_SP_CLS_BYTES + cls], p[HEAPANN_SP_CLS_BYTES + cls] + size,
+				 __ATOMIC_RELAXED);
+	} else if (e != NULL) {
 		ADD(e[HEAPANN_SE_ALLOCS], 1);
 		ADD(e[HEAPANN_SE_CLS_BYTES + cls], size);
 	} else {

@@ -187,6 +187,19 @@ static size_t addr_find(const uint64_t *v, size_t n, uint64_t a)
 	return lo < n && v[lo] == a ? lo : SIZE_MAX;
 }
 
+/* A thread's allocations not yet added to their slot (heapann_stats_pending). */
+struct pending {
+	uint64_t slot;                   /* the slot's index in the table */
+	uint64_t allocs, cls_bytes[HEAPANN_STATS_NCLASSES];
+};
+
+static int pending_cmp(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
 static uint64_t chain_hash(const uint32_t *ids, size_t n)
 {
 	uint64_t h = 0xCBF29CE484222325ULL ^ n;
@@ -426,7 +439,8 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	uint64_t *frames = NULL;
 	uint32_t *depths = NULL;
 	const unsigned char *c, *e;
-	size_t ntl;
+	struct pending pend[HEAPANN_STATS_CALL_SHARDS];
+	size_t ntl, npend = 0;
 	int found;
 
 	memset(out, 0, sizeof(*out));
@@ -441,9 +455,21 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	out->unrecorded_allocs = WORD(c, HEAPANN_SC_UNREC_ALLOCS);
 	out->unrecorded_bytes = WORD(c, HEAPANN_SC_UNREC_BYTES);
 	out->tl_interval = WORD(c, HEAPANN_SC_TL_INTERVAL);
-	for (unsigned sh = 0; sh < HEAPANN_STATS_CALL_SHARDS; sh++)
+	for (unsigned sh = 0; sh < HEAPANN_STATS_CALL_SHARDS; sh++) {
+		uint64_t base = HEAPANN_SC_CALLS + (uint64_t)sh * HEAPANN_STATS_CALL_SHARD_WORDS;
+		uint64_t slot = WORD(c, base + HEAPANN_SP_SLOT);
+
 		for (unsigned i = 0; i < HEAPANN_NCALLS; i++)
-			out->calls[i] += WORD(c, HEAPANN_SC_CALLS + sh * HEAPANN_STATS_CALL_SHARD_WORDS + i);
+			out->calls[i] += WORD(c, base + i);
+		if (slot == 0 || slot > rg.stack_cap)
+			continue;   /* no pending counts (or a slot out of the table: ignored) */
+		pend[npend].slot = slot - 1;
+		pend[npend].allocs = WORD(c, base + HEAPANN_SP_ALLOCS);
+		for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++)
+			pend[npend].cls_bytes[k] = WORD(c, base + HEAPANN_SP_CLS_BYTES + k);
+		npend++;
+	}
+	qsort(pend, npend, sizeof(*pend), pending_cmp);
 	for (unsigned b = 0; b < HEAPANN_STATS_NBINS; b++) {
 		/* the sum of the threads' copies, as target words (they wrap alike) */
 		uint64_t mask = w == 8 ? UINT64_MAX : 0xFFFFFFFFu, v[4] = { 0, 0, 0, 0 };
@@ -493,7 +519,8 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	/* the stack table: complete entries only */
 	out->stack_cap = rg.stack_cap;
 	{
-		size_t used = 0, depth = (size_t)rg.stack_depth;
+		size_t used = 0, depth = (size_t)rg.stack_depth, ip = 0;
+		uint64_t mask = w == 8 ? UINT64_MAX : 0xFFFFFFFFu;
 
 		for (uint64_t s = 0; s < rg.stack_cap; s++) {
 			e = rg.p + rg.off_stacks + s * rg.entry_words * w;
@@ -511,6 +538,8 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 			unsigned n;
 
 			e = rg.p + rg.off_stacks + s * rg.entry_words * w;
+			while (ip < npend && pend[ip].slot < s)
+				ip++;
 			if (!WORD(e, HEAPANN_SE_HASH))
 				continue;
 			dw = WORD(e, HEAPANN_SE_DEPTH);
@@ -520,18 +549,24 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 				continue;
 			}
 			cs->allocs = WORD(e, HEAPANN_SE_ALLOCS);
-			/* frees and bytes freed: derive_frees() below */
-			for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++) {
+			for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++)
 				cs->cls_bytes[k] = WORD(e, HEAPANN_SE_CLS_BYTES + k);
-				cs->bytes += cs->cls_bytes[k];
+			/* plus what threads have not moved to the slot yet (as target words) */
+			for (size_t j = ip; j < npend && pend[j].slot == s; j++) {
+				cs->allocs = (cs->allocs + pend[j].allocs) & mask;
+				for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++)
+					cs->cls_bytes[k] = (cs->cls_bytes[k] + pend[j].cls_bytes[k]) & mask;
 			}
+			/* frees and bytes freed: derive_frees() below */
+			for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++)
+				cs->bytes += cs->cls_bytes[k];
 			for (unsigned k = 0; k < n; k++)
 				frames[out->nstacks * depth + k] = WORD(e, HEAPANN_SE_FRAMES + k);
 			depths[out->nstacks] = n;
 			out->nstacks++;
 		}
 		if (intern(scan, out, frames, depths, depth) < 0 ||
-		    derive_frees(scan, out, depth, w == 8 ? UINT64_MAX : 0xFFFFFFFFu) < 0)
+		    derive_frees(scan, out, depth, mask) < 0)
 			goto nomem;
 	}
 #undef WORD

@@ -48,7 +48,10 @@
  *   TIME      bytes allocated plus bytes freed so far (Massif's --time-unit=B).
  *
  * Few words are written per call, to keep the cost down: an allocation adds to
- * BYTES, its bin's ALLOCS and its slot's ALLOCS and CLS_BYTES; a free adds to
+ * BYTES, its bin's ALLOCS and its slot's ALLOCS and CLS_BYTES (the slot's through
+ * its thread's pending words while it stays on one slot: enum
+ * heapann_stats_pending; a slot's counts are its words plus the pending words of
+ * every shard that names it); a free adds to
  * BYTES_FREED and its bin's FREES only (the size is all it needs: it never reads
  * the block's stack). Live bytes are BYTES - BYTES_FREED and TIME is BYTES +
  * BYTES_FREED, so the LIVE and TIME counter words are reserved; allocation and
@@ -141,6 +144,18 @@ enum heapann_stats_counter {
 	 * are sharded the same way (with N copies, thread shard n uses copy
 	 * min(n, N), the last shared with atomic adds). */
 	HEAPANN_SC_CALLS = 16,
+};
+
+/* Word indices inside a call shard, after the HEAPANN_NCALLS call counts: the
+ * allocations the shard's thread made under one stack slot and has not added to
+ * the slot yet (its own words, so no atomic add per allocation; they move to the
+ * slot with atomic adds when the thread allocates under another slot). A reader
+ * adds them to slot PEND_SLOT - 1 (PEND_SLOT 0: none). The shared last shard
+ * keeps none: its threads add to the slots directly. */
+enum heapann_stats_pending {
+	HEAPANN_SP_SLOT = 10,         /* 1 + the slot's index in the table; 0: none */
+	HEAPANN_SP_ALLOCS = 11,       /* allocations not yet in the slot's ALLOCS */
+	HEAPANN_SP_CLS_BYTES = 12,    /* 4 words: bytes not yet in its CLS_BYTES */
 };
 
 /* Entry points counted at HEAPANN_SC_CALLS + i. */

@@ -435,7 +435,8 @@ static void block_put(unsigned char *img, uint64_t user, uint64_t size, uint64_t
  * that found no slot, 1 freed. 9 allocs, 3 frees, 1484 bytes, 172 freed. The
  * region counts no per-stack frees: the reader derives them from the live blocks
  * (A: 2 + a freed header, B: 1, C: 2 under stacks deeper than the table keeps,
- * unrecorded: 1). */
+ * unrecorded: 1). Part of A's and C's allocations are still in two threads'
+ * pending words. */
 static uint64_t region_build(unsigned char *img)
 {
 	uint64_t r = RG_BASE + RG_OFF, w = 8, entry = HEAPANN_STATS_ENTRY_FIXED + RG_DEPTH;
@@ -494,8 +495,8 @@ static uint64_t region_build(unsigned char *img)
 	e0 = r + off_s + 3 * entry * w;
 	put64(img, e0 + HEAPANN_SE_HASH * w, 0x1234);
 	put64(img, e0 + HEAPANN_SE_DEPTH * w, 2 | HEAPANN_STATS_READY);
-	put64(img, e0 + HEAPANN_SE_ALLOCS * w, 3);
-	put64(img, e0 + (HEAPANN_SE_CLS_BYTES + 1) * w, 300);
+	put64(img, e0 + HEAPANN_SE_ALLOCS * w, 2);   /* + 1 pending in shard 1 */
+	put64(img, e0 + (HEAPANN_SE_CLS_BYTES + 1) * w, 200);
 	put64(img, e0 + HEAPANN_SE_FRAMES * w, 0x401000);
 	put64(img, e0 + (HEAPANN_SE_FRAMES + 1) * w, 0x402000);
 	/* slot 9: chain B, 1 alloc of 1000 */
@@ -511,8 +512,15 @@ static uint64_t region_build(unsigned char *img)
 	e2 = r + off_s + 14 * entry * w;
 	put64(img, e2 + HEAPANN_SE_HASH * w, 0xdef0);
 	put64(img, e2 + HEAPANN_SE_DEPTH * w, RG_DEPTH | HEAPANN_STATS_READY);
-	put64(img, e2 + HEAPANN_SE_ALLOCS * w, 3);
-	put64(img, e2 + (HEAPANN_SE_CLS_BYTES + 1) * w, 120);
+	put64(img, e2 + HEAPANN_SE_ALLOCS * w, 1);   /* + 2 pending in shard 0 */
+	put64(img, e2 + (HEAPANN_SE_CLS_BYTES + 1) * w, 40);
+	/* the threads' pending counts (not yet moved to their slots) */
+	put64(img, r + off_c + (HEAPANN_SC_CALLS + HEAPANN_SP_SLOT) * w, 14 + 1);
+	put64(img, r + off_c + (HEAPANN_SC_CALLS + HEAPANN_SP_ALLOCS) * w, 2);
+	put64(img, r + off_c + (HEAPANN_SC_CALLS + HEAPANN_SP_CLS_BYTES + 1) * w, 80);
+	put64(img, r + off_c + (HEAPANN_SC_CALLS + 16 + HEAPANN_SP_SLOT) * w, 3 + 1);
+	put64(img, r + off_c + (HEAPANN_SC_CALLS + 16 + HEAPANN_SP_ALLOCS) * w, 1);
+	put64(img, r + off_c + (HEAPANN_SC_CALLS + 16 + HEAPANN_SP_CLS_BYTES + 1) * w, 100);
 	for (unsigned k = 0; k < RG_DEPTH; k++)
 		put64(img, e2 + (HEAPANN_SE_FRAMES + k) * w, fc1[k]);
 	/* the blocks live at the end (and one freed header, which counts as freed) */
@@ -575,6 +583,9 @@ static void test_region(void)
 	CHECK("region: timeline", st.nsamples == 2 && st.samples[1].time == 1656 &&
 	      st.samples[1].live == 1312 && st.peak_live == 1484);
 	CHECK("region: three complete stacks, one skipped", st.nstacks == 3 && st.skipped_entries == 1);
+	CHECK("region: stack counts: the slots' plus the threads' pending",
+	      st.nstacks == 3 && st.stacks[0].allocs == 3 && st.stacks[0].cls_bytes[1] == 300 &&
+	      st.stacks[1].allocs == 1 && st.stacks[2].allocs == 3 && st.stacks[2].cls_bytes[1] == 120);
 	CHECK("region: stack bytes from the classes", st.nstacks == 3 && st.stacks[0].allocs == 3 &&
 	      st.stacks[0].bytes == 300 && st.stacks[1].bytes == 1000 && st.stacks[2].bytes == 120);
 	CHECK("region: frees derived: A 3 allocs - 2 live (the freed header not counted)",
