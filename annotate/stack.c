@@ -109,12 +109,20 @@ static int ha_stack_load_libunwind(void)
  * dl_iterate_phdr's lock on a libunwind cache miss). A child forked while
  * another thread held one would hang in its first malloc. So the fork prepare
  * handler waits until no thread is inside an unwinder, and new entries wait
- * until the fork is done. This costs one shared atomic add and sub per
- * capture, no lock; threads never wait on each other except across a fork. */
+ * until the fork is done; threads never wait on each other except across a fork.
+ *
+ * Each thread says it is inside in a word of its own (a slot below, no atomic
+ * read-modify-write and no shared line per capture): a plain store, then a load
+ * of fork_pending. The store-load order that this needs is paid by the forking
+ * thread instead: membarrier(PRIVATE_EXPEDITED) after it sets fork_pending runs
+ * a full barrier on every running thread, so either a thread sees fork_pending
+ * or the fork sees its slot (the asymmetric fence of userspace RCU). Without
+ * membarrier (old kernels, qemu-user, the static kit), or for threads beyond the
+ * slots, the shared counter with sequentially consistent atomics does it. */
 /* On a cache line of their own: written by every capture, they must not
  * share one with the read-mostly function pointers above. */
 static struct {
-	int unwinding;                  /* threads inside an unwinder now */
+	int unwinding;                  /* threads inside an unwinder now (counter path) */
 	int fork_pending;               /* a fork() is between prepare and parent/child */
 	char pad[64 - 2 * sizeof(int)]; /* the rest of the line */
 } ha_fork_sync __attribute__((aligned(64)));
@@ -122,30 +130,123 @@ static struct {
 #define ha_fork_pending (ha_fork_sync.fork_pending)
 static __thread int ha_unwinding_self;  /* this thread is inside an unwinder */
 
+#if !defined(HEAPANN_STATIC) && defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define HA_SYNC_SLOTS 256
+/* Per-thread "inside an unwinder" words, one cache line each. */
+static struct {
+	int inside;
+	char pad[64 - sizeof(int)];
+} ha_sync_slot[HA_SYNC_SLOTS] __attribute__((aligned(64)));
+static int ha_sync_taken;           /* slots handed out (never given back) */
+static int ha_sync_fence;           /* 1: membarrier registered, slots in use */
+static __thread int ha_sync_mine;   /* 1 + this thread's slot; 0: none yet; -1: counter */
+
+/* Register for expedited private membarrier (Linux 4.14); 1 when it works. */
+static int ha_sync_fence_init(void)
+{
+	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0);
+
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+		return 0;
+	return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0;
+}
+
+/* A full memory barrier on every running thread of the process. */
+static void ha_sync_fence_all(void)
+{
+	syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0);
+}
+
+/* This thread's slot index, or -1 for the shared counter. */
+static int ha_sync_slot_get(void)
+{
+	int m = ha_sync_mine;
+
+	if (__builtin_expect(m == 0, 0)) {
+		int i = __atomic_fetch_add(&ha_sync_taken, 1, __ATOMIC_RELAXED);
+
+		m = ha_sync_fence && i < HA_SYNC_SLOTS ? i + 1 : -1;
+		ha_sync_mine = m;
+	}
+	return m - 1;
+}
+#else
+/* The static kit (firmware) keeps the shared counter only: no slots, so no
+ * 16 KiB of RAM and no syscall. */
+#define HA_SYNC_SLOTS 0
+#endif
+
 static void ha_unwind_enter(void)
 {
+#if HA_SYNC_SLOTS
+	int slot = ha_sync_fence ? ha_sync_slot_get() : -1;
+#else
+	const int slot = -1;
+#endif
+
 	for (;;) {
-		__atomic_add_fetch(&ha_unwinding, 1, __ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&ha_fork_pending, __ATOMIC_SEQ_CST))
-			break;
-		__atomic_sub_fetch(&ha_unwinding, 1, __ATOMIC_SEQ_CST);
+#if HA_SYNC_SLOTS
+		if (slot >= 0) {
+			__atomic_store_n(&ha_sync_slot[slot].inside, 1, __ATOMIC_RELAXED);
+			/* the compiler keeps the order; the fork's membarrier the CPU's */
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			if (!__atomic_load_n(&ha_fork_pending, __ATOMIC_RELAXED))
+				break;
+			__atomic_store_n(&ha_sync_slot[slot].inside, 0, __ATOMIC_RELEASE);
+		} else
+#endif
+		{
+			(void)slot;
+			__atomic_add_fetch(&ha_unwinding, 1, __ATOMIC_SEQ_CST);
+			if (!__atomic_load_n(&ha_fork_pending, __ATOMIC_SEQ_CST))
+				break;
+			__atomic_sub_fetch(&ha_unwinding, 1, __ATOMIC_SEQ_CST);
+		}
 		while (__atomic_load_n(&ha_fork_pending, __ATOMIC_ACQUIRE))
 			sched_yield();
 	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	ha_unwinding_self = 1;
 }
 
 static void ha_unwind_leave(void)
 {
 	ha_unwinding_self = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#if HA_SYNC_SLOTS
+	if (ha_sync_mine > 0) {   /* a slot: only taken when the fence works */
+		__atomic_store_n(&ha_sync_slot[ha_sync_mine - 1].inside, 0, __ATOMIC_RELEASE);
+		return;
+	}
+#endif
 	__atomic_sub_fetch(&ha_unwinding, 1, __ATOMIC_SEQ_CST);
 }
 
 static void ha_fork_prepare(void)
 {
+	int self_counted = ha_unwinding_self;
+
 	__atomic_store_n(&ha_fork_pending, 1, __ATOMIC_SEQ_CST);
+#if HA_SYNC_SLOTS
+	if (ha_sync_mine > 0)
+		self_counted = 0;   /* a signal handler inside our unwind: its slot, not the counter */
+	if (ha_sync_fence) {
+		int n;
+
+		ha_sync_fence_all();
+		n = __atomic_load_n(&ha_sync_taken, __ATOMIC_ACQUIRE);
+		for (int i = 0; i < n && i < HA_SYNC_SLOTS; i++)
+			while (i != ha_sync_mine - 1 &&
+			       __atomic_load_n(&ha_sync_slot[i].inside, __ATOMIC_ACQUIRE))
+				sched_yield();
+	}
+#endif
 	/* A signal handler forking from inside our own unwind counts itself. */
-	while (__atomic_load_n(&ha_unwinding, __ATOMIC_SEQ_CST) > ha_unwinding_self)
+	while (__atomic_load_n(&ha_unwinding, __ATOMIC_SEQ_CST) > self_counted)
 		sched_yield();
 }
 
@@ -156,8 +257,18 @@ static void ha_fork_parent(void)
 
 static void ha_fork_child(void)
 {
-	/* Only this thread exists now. */
-	__atomic_store_n(&ha_unwinding, ha_unwinding_self, __ATOMIC_RELAXED);
+	int self_counted = ha_unwinding_self;
+
+#if HA_SYNC_SLOTS
+	/* Only this thread exists now: slots of the others that were backing off
+	 * when the fork came are cleared. */
+	for (int i = 0; i < HA_SYNC_SLOTS; i++)
+		if (i != ha_sync_mine - 1)
+			__atomic_store_n(&ha_sync_slot[i].inside, 0, __ATOMIC_RELAXED);
+	if (ha_sync_mine > 0)
+		self_counted = 0;
+#endif
+	__atomic_store_n(&ha_unwinding, self_counted, __ATOMIC_RELAXED);
 	__atomic_store_n(&ha_fork_pending, 0, __ATOMIC_RELEASE);
 }
 
@@ -268,6 +379,9 @@ void ha_stack_init(void)
 	case HA_UNWIND_NONE:
 		break;
 	}
+#if HA_SYNC_SLOTS
+	ha_sync_fence = ha_sync_fence_init();
+#endif
 	pthread_atfork(ha_fork_prepare, ha_fork_parent, ha_fork_child);
 	ha_stack_ready = 1;
 	/* Prime the unwinder (its first-call allocations and table look-ups happen
