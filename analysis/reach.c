@@ -32,6 +32,15 @@ const char *an_reach_cat_name(unsigned cat)
 	}
 }
 
+/* x rounded up to a multiple of m (a power of two), or UINT64_MAX when that does
+ * not fit: a walk stepping with it ends at the top of the address space instead
+ * of wrapping to 0 and starting over (a segment or region read from a damaged
+ * image may end there). */
+static uint64_t round_up_sat(uint64_t x, uint64_t m)
+{
+	return x > UINT64_MAX - (m - 1) ? UINT64_MAX : (x + m - 1) & ~(m - 1);
+}
+
 /* ---- roots ---- */
 
 int an_roots_add(struct an_roots *roots, const struct an_root *r)
@@ -153,11 +162,14 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
 
 		if (r->kind == AN_ROOT_REGS || r->kind == AN_ROOT_STACK)
 			continue;
-		for (uint64_t a = (r->start + 4095) & ~(uint64_t)4095; a + HEAPANN_STATS_HDR_WORDS * w <= r->end;
-		     a += 4096) {
+		uint64_t a, next, end;
+
+		for (a = round_up_sat(r->start, 4096);
+		     a < r->end && r->end - a >= (uint64_t)HEAPANN_STATS_HDR_WORDS * w; a = next) {
 			const unsigned char *p = cp_image_ptr(img, a, (uint64_t)HEAPANN_STATS_HDR_WORDS * w);
 			uint64_t h[HEAPANN_STATS_HDR_WORDS];
 
+			next = round_up_sat(a + 1, 4096);
 			if (!p || cp_image_word(img, p) != m0 || cp_image_word(img, p + w) != m1)
 				continue;
 			for (unsigned k = 0; k < HEAPANN_STATS_HDR_WORDS; k++)
@@ -167,10 +179,10 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
 								 h[HEAPANN_SH_STACK_CAP],
 								 HEAPANN_STATS_VERSION | h[HEAPANN_SH_TL_CAP] << 8, w))
 				continue;
-			if (an_roots_exclude(out, a, a + h[HEAPANN_SH_TOTAL]) < 0)
+			end = h[HEAPANN_SH_TOTAL] > UINT64_MAX - a ? UINT64_MAX : a + h[HEAPANN_SH_TOTAL];
+			if (an_roots_exclude(out, a, end) < 0)
 				return -1;
-			a += (h[HEAPANN_SH_TOTAL] + 4095) & ~(uint64_t)4095;
-			a -= 4096;
+			next = round_up_sat(end, 4096);   /* on after the region */
 		}
 	}
 	return 0;
@@ -540,7 +552,7 @@ static void for_dumped(const struct cp_image *img, uint64_t a, uint64_t b, const
 {
 	unsigned w = img->wsize;
 
-	a = (a + w - 1) & ~(uint64_t)(w - 1);
+	a = round_up_sat(a, w);
 	while (a < b) {
 		const struct cp_segment *s = cp_image_segment(img, a);
 		uint64_t stop, avail_end;
@@ -559,7 +571,7 @@ static void for_dumped(const struct cp_image *img, uint64_t a, uint64_t b, const
 			}
 			if (lo >= img->nsegs || img->segs[lo].vaddr >= b)
 				return;
-			a = (img->segs[lo].vaddr + w - 1) & ~(uint64_t)(w - 1);
+			a = round_up_sat(img->segs[lo].vaddr, w);
 			continue;
 		}
 		stop = s->vaddr + s->memsz < b ? s->vaddr + s->memsz : b;
@@ -572,7 +584,7 @@ static void for_dumped(const struct cp_image *img, uint64_t a, uint64_t b, const
 		}
 		if (stop <= a)
 			return;
-		a = (stop + w - 1) & ~(uint64_t)(w - 1);
+		a = round_up_sat(stop, w);
 	}
 }
 

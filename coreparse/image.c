@@ -108,16 +108,20 @@ static struct cp_image *image_new(const char *path, struct cp_error *err)
 	return img;
 }
 
-/* Add one PT_LOAD, bounded by the file size. */
+/* Add one PT_LOAD, bounded by the file size. A segment that would run past the
+ * top of the address space (only a damaged core has one) is cut there, so that
+ * vaddr + memsz never wraps for the readers of img->segs. */
 static void image_add_load(struct cp_image *img, const GElf_Phdr *ph)
 {
 	struct cp_segment *s;
-	uint64_t filesz = ph->p_filesz, avail;
+	uint64_t memsz = ph->p_memsz, filesz = ph->p_filesz, avail;
 
-	if (ph->p_memsz == 0)
+	if (memsz > UINT64_MAX - ph->p_vaddr)
+		memsz = UINT64_MAX - ph->p_vaddr;
+	if (memsz == 0)
 		return;
-	if (filesz > ph->p_memsz)
-		filesz = ph->p_memsz;
+	if (filesz > memsz)
+		filesz = memsz;
 	if (ph->p_offset >= img->map_size)
 		avail = 0;
 	else if (filesz > img->map_size - ph->p_offset)
@@ -128,13 +132,13 @@ static void image_add_load(struct cp_image *img, const GElf_Phdr *ph)
 		img->truncated = 1;
 		img->truncated_bytes += filesz - avail;
 	}
-	if (avail < ph->p_memsz) {
-		img->missing_bytes += ph->p_memsz - avail;
+	if (avail < memsz) {
+		img->missing_bytes += memsz - avail;
 		img->missing_segs++;
 	}
 	s = &img->segs[img->nsegs++];
 	s->vaddr = ph->p_vaddr;
-	s->memsz = ph->p_memsz;
+	s->memsz = memsz;
 	s->avail = avail;
 	s->offset = ph->p_offset;
 	s->flags = ph->p_flags;
@@ -242,6 +246,15 @@ struct cp_image *cp_image_open_core(const char *path, struct cp_error *err)
 		}
 	}
 	qsort(img->segs, img->nsegs, sizeof(*img->segs), seg_cmp);
+	for (i = 1; i < img->nsegs; i++) {
+		/* every address has one segment: overlaps would count blocks twice */
+		if (img->segs[i].vaddr - img->segs[i - 1].vaddr < img->segs[i - 1].memsz) {
+			cp_error_set(err, CP_EFORMAT, path, "damaged core: PT_LOAD segments at 0x%llx "
+				     "and 0x%llx overlap", (unsigned long long)img->segs[i - 1].vaddr,
+				     (unsigned long long)img->segs[i].vaddr);
+			goto fail;
+		}
+	}
 	if (img->nfiles)
 		qsort(img->files, img->nfiles, sizeof(*img->files), map_cmp);
 	elf_end(elf);
