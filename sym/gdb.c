@@ -250,7 +250,7 @@ static int gdb_modules_from_core(struct gdb_symbolizer *s, const struct cp_image
 	size_t i, j;
 
 	for (i = 0; i < img->nauxv; i++)
-		if (img->auxv[2 * i] == 9 /* AT_ENTRY */)
+		if (img->auxv[2 * i] == AT_ENTRY)
 			entry = img->auxv[2 * i + 1];
 	emap = entry ? cp_image_mapping(img, entry) : NULL;
 	if (emap)
@@ -274,8 +274,11 @@ static int gdb_modules_from_core(struct gdb_symbolizer *s, const struct cp_image
 				m->end = mp->end;
 			continue;
 		}
-		m = &s->mods[s->nmods++];
+		m = &s->mods[s->nmods];
 		m->path = gdb_str(s, mp->path);
+		if (!m->path)   /* before the next path compares with it */
+			return gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+		s->nmods++;
 		m->start = mp->start;
 		m->end = mp->end;
 	}
@@ -298,7 +301,7 @@ static int gdb_modules_from_core(struct gdb_symbolizer *s, const struct cp_image
 		} else {
 			m->file = m->path;
 		}
-		if (!m->path || !m->file)
+		if (!m->file)
 			return gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 		if (!first) {
 			/* no header mapping (a data file mapped into memory): nothing to check */
