@@ -128,9 +128,9 @@ static const char *const x86_64_regs[] = {
 
 static const char *reg_name(const struct cp_image *img, unsigned r, char *buf, size_t cap)
 {
-	if (img->machine == 62 && r < sizeof(x86_64_regs) / sizeof(x86_64_regs[0]))
+	if (img->machine == EM_X86_64 && r < sizeof(x86_64_regs) / sizeof(x86_64_regs[0]))
 		return x86_64_regs[r];
-	if (img->machine == 183 && r <= 33)
+	if (img->machine == EM_AARCH64 && r <= 33)
 		snprintf(buf, cap, r < 31 ? "x%u" : r == 31 ? "sp" : r == 32 ? "pc" : "pstate", r);
 	else
 		snprintf(buf, cap, "r%u", r);
