@@ -145,6 +145,7 @@ static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr
 }
 
 /* x86-64 user_regs_struct: fs_base is word 21. */
+#define X86_64_RED_ZONE 128u
 #define X86_64_FS_BASE 21
 
 /* libheapann's statistics region starts a page (R) with its two magic words and
@@ -263,6 +264,11 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			for (size_t i = a; i <= z; i++)
 				mark[i] |= 2;
 			r.end = img->segs[z].vaddr + img->segs[z].memsz;
+			/* x86-64's ABI lets a leaf function keep data in the 128 bytes
+			 * below its stack pointer (the red zone): read them too, as
+			 * memcheck does, or a pointer held there looks lost. */
+			if (img->machine == EM_X86_64 && th->sp - img->segs[a].vaddr >= X86_64_RED_ZONE)
+				r.start = th->sp - X86_64_RED_ZONE;
 		}
 		if (an_roots_add(out, &r) < 0)
 			goto out;

@@ -176,8 +176,9 @@ static void where_of(struct lost_ctx *x, const struct an_ref *r, struct where *w
 
 		w->kind = root_kind_name(rt->kind);
 		w->thread = rt->thread;
-		if (rt->kind == AN_ROOT_STACK)
-			w->offset = r->addr - rt->start;
+		/* from the thread's stack pointer: negative in the red zone below it */
+		if (rt->kind == AN_ROOT_STACK && (size_t)rt->thread < p->img->nthreads)
+			w->offset = r->addr - p->img->threads[rt->thread].sp;
 	} else {
 		w->kind = "other";
 	}
@@ -222,7 +223,10 @@ static void where_text(FILE *f, struct lost_ctx *x, const struct where *w)
 	if (!strcmp(w->kind, "stack")) {
 		fputs("stack of ", f);
 		thread_text(f, img, w->thread);
-		fprintf(f, ", sp+0x%" PRIx64, w->offset);
+		if ((int64_t)w->offset < 0)
+			fprintf(f, ", sp-0x%" PRIx64, -w->offset);
+		else
+			fprintf(f, ", sp+0x%" PRIx64, w->offset);
 		return;
 	}
 	if (!strcmp(w->kind, "tls")) {
@@ -281,7 +285,7 @@ static void where_json(struct json *j, struct lost_ctx *x, const struct where *w
 		}
 		if (!strcmp(w->kind, "stack")) {
 			json_key(j, "sp_offset");
-			json_u64(j, w->offset);
+			json_i64(j, (int64_t)w->offset);
 		}
 	}
 	if (w->have_sym) {
