@@ -48,14 +48,13 @@
  *   TIME      bytes allocated plus bytes freed so far (Massif's --time-unit=B).
  *
  * Few words are written per call, to keep the cost down: an allocation adds to
- * BYTES, its bin's ALLOCS and its slot's ALLOCS and CLS_BYTES (the slot's through
- * its thread's pending words while it stays on one slot: enum
- * heapann_stats_pending; a slot's counts are its words plus the pending words of
- * every shard that names it); a free adds to
- * BYTES_FREED and its bin's FREES only (the size is all it needs: it never reads
- * the block's stack). Live bytes are BYTES - BYTES_FREED and TIME is BYTES +
- * BYTES_FREED, so the LIVE and TIME counter words are reserved; allocation and
- * free counts are the sums of the bins.
+ * BYTES, its bin's ALLOCS and its slot's ALLOCS and CLS_BYTES (through its
+ * thread's pending words while it stays on one slot, enum heapann_stats_pending:
+ * a slot's counts are its words plus the pending words of every shard that names
+ * it); a free adds to BYTES_FREED and its bin's FREES only (the size is all it
+ * needs: it never reads the block's stack). Live bytes are BYTES - BYTES_FREED and
+ * TIME is BYTES + BYTES_FREED, so the LIVE and TIME counter words are reserved;
+ * allocation and free counts are the sums of the bins.
  *
  * Per-stack frees are not counted in the process (version 2; version 1 kept FREES
  * and CLS_FREED per slot and UNREC_FREES, now reserved and 0). A reader derives
@@ -66,9 +65,10 @@
  * no slot. This assumes every live block is in the image: one missing (memory not
  * dumped, a header overwritten) counts as freed.
  *
- * Every counter is a target word updated with relaxed atomic adds, so on a 32-bit
- * target byte counts wrap at 4 GiB. The region holds no heap pointers (only return
- * addresses and counts), so a reachability scan never takes it for a reference.
+ * Every counter is a target word updated with relaxed atomic adds (or plain stores
+ * by the one thread whose shard it is in), so on a 32-bit target byte counts wrap
+ * at 4 GiB. The region holds no heap pointers (only return addresses, counts and
+ * slot numbers), so a reachability scan never takes it for a reference.
  */
 #ifndef HEAPANN_STATS_H
 #define HEAPANN_STATS_H
