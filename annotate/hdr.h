@@ -60,7 +60,6 @@ static inline uintptr_t *ha_hdr_write(void *user, size_t offset, size_t size,
 	size_t hbytes = (size_t)heapann_header_bytes(depth, HA_W);
 	uintptr_t *h = (uintptr_t *)((char *)user - hbytes);
 	uintptr_t info = (uintptr_t)heapann_info_make(guard, (offset - hbytes) / HA_W);
-	unsigned i;
 
 	h[HEAPANN_W_START] = (uintptr_t)heapann_start_live(HA_W);
 	h[HEAPANN_W_INFO] = info;
@@ -68,8 +67,8 @@ static inline uintptr_t *ha_hdr_write(void *user, size_t offset, size_t size,
 	h[HEAPANN_W_DEPTH] = depth;
 	h[HEAPANN_W_SEQ] = seq;
 	h[HEAPANN_W_CHECK] = (uintptr_t)heapann_check((uintptr_t)h, size, depth, seq, info, HA_W);
-	for (i = 0; i < depth; i++)
-		h[HEAPANN_W_FRAMES + i] = frames[i];
+	/* libc's vector copy: it neither allocates nor locks */
+	memcpy(&h[HEAPANN_W_FRAMES], frames, depth * sizeof(uintptr_t));
 	h[HEAPANN_W_FRAMES + depth] = (uintptr_t)heapann_end_live(HA_W) | depth;
 	if (guard)
 		memset((char *)user + size, HEAPANN_GUARD_BYTE, guard);

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <string.h>
 #include <unwind.h>
 #ifndef HEAPANN_STATIC
 #include <dlfcn.h>
@@ -318,7 +319,7 @@ __attribute__((noinline))
 unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra)
 {
 	uintptr_t *buf = out;
-	unsigned n = 0, i, start;
+	unsigned n = 0, start;
 
 	if (max == 0 || !ha_stack_ready)
 		return 0;
@@ -355,8 +356,8 @@ unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra)
 	n -= start;
 	if (n > max)
 		n = max;
-	for (i = 0; i < n; i++)
-		out[i] = buf[start + i];   /* moves down in place */
+	if (start)
+		memmove(out, buf + start, n * sizeof(*out));   /* down in place */
 	return n;
 }
 
