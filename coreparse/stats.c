@@ -124,42 +124,63 @@ static int bounds_ok(struct region *rg, unsigned w)
 
 /* Find the first valid region. Returns 1 with *rg filled, 0 when there is none,
  * -1 with err filled when one is valid but not fully dumped or out of bounds. */
-static int region_find(const struct cp_image *img, struct region *rg, struct cp_error *err)
+/* Validate a signature candidate at target address addr (p points at it in the
+ * image, hdr bytes readable). Returns 1 with rg filled, 0 when it is not a region,
+ * or -1 with err filled when it is one but damaged or not fully dumped. */
+static int region_try(const struct cp_image *img, const unsigned char *p, uint64_t addr,
+		      struct region *rg, struct cp_error *err)
+{
+	int nomem = 0;
+
+	if (cp_decode(p, img->wsize, img->big_endian) != heapann_stats_magic0(img->wsize) ||
+	    !header_ok(img, p, addr, rg))
+		return 0;
+	if (!bounds_ok(rg, img->wsize))
+		return cp_error_set(err, CP_EFORMAT, img->path,
+				    "statistics region at 0x%llx has fields out of bounds",
+				    (unsigned long long)rg->addr);
+	rg->p = bytes_at(img, rg->addr, rg->total, &rg->copy, &nomem);
+	if (nomem)
+		return cp_error_set(err, CP_ENOMEM, img->path,
+				    "out of memory reading the statistics region");
+	if (!rg->p)
+		return cp_error_set(err, CP_EFORMAT, img->path,
+				    "statistics region at 0x%llx (%llu bytes) is not fully in the image",
+				    (unsigned long long)rg->addr, (unsigned long long)rg->total);
+	return 1;
+}
+
+/* Find the region: among the signatures the block scan already noted (scan->sigs),
+ * or, for a scan that has none recorded (tests' hand-made scans), by reading every
+ * word again. Same results as region_try(). */
+static int region_find(const struct cp_image *img, const struct cp_scan *scan,
+		       struct region *rg, struct cp_error *err)
 {
 	unsigned w = img->wsize;
-	uint64_t m0 = heapann_stats_magic0(w);
+	uint64_t hdr = (uint64_t)HEAPANN_STATS_HDR_WORDS * w;
 
+	if (scan && scan->sigs) {
+		for (size_t i = 0; i < scan->nsigs; i++) {
+			const unsigned char *p = cp_image_ptr(img, scan->sigs[i], hdr);
+			int rc;
+
+			if (p && (rc = region_try(img, p, scan->sigs[i], rg, err)) != 0)
+				return rc;
+		}
+		return 0;
+	}
 	for (size_t s = 0; s < img->nsegs; s++) {
 		const struct cp_segment *seg = &img->segs[s];
 		const unsigned char *base = img->map + seg->offset;
 		uint64_t first = (w - seg->vaddr % w) % w;
-		uint64_t hdr = (uint64_t)HEAPANN_STATS_HDR_WORDS * w;
 
 		if (seg->avail < hdr)
 			continue;
 		for (uint64_t off = first; off + hdr <= seg->avail; off += w) {
-			if (cp_decode(base + off, w, img->big_endian) != m0)
-				continue;
-			if (!header_ok(img, base + off, seg->vaddr + off, rg))
-				continue;
-			if (!bounds_ok(rg, w))
-				return cp_error_set(err, CP_EFORMAT, img->path,
-						    "statistics region at 0x%llx has fields out of bounds",
-						    (unsigned long long)rg->addr);
-			{
-				int nomem = 0;
+			int rc = region_try(img, base + off, seg->vaddr + off, rg, err);
 
-				rg->p = bytes_at(img, rg->addr, rg->total, &rg->copy, &nomem);
-				if (nomem)
-					return cp_error_set(err, CP_ENOMEM, img->path,
-							    "out of memory reading the statistics region");
-			}
-			if (!rg->p)
-				return cp_error_set(err, CP_EFORMAT, img->path,
-						    "statistics region at 0x%llx (%llu bytes) is not fully in the image",
-						    (unsigned long long)rg->addr,
-						    (unsigned long long)rg->total);
-			return 1;
+			if (rc != 0)
+				return rc;
 		}
 	}
 	return 0;
@@ -444,7 +465,7 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	int found;
 
 	memset(out, 0, sizeof(*out));
-	found = region_find(img, &rg, err);
+	found = region_find(img, scan, &rg, err);
 	if (found <= 0)
 		return found;
 #define WORD(p, i) cp_image_word(img, (p) + (uint64_t)(i) * w)
