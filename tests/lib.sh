@@ -52,3 +52,18 @@ make_gcore() {
 		-p "$1" -ex "gcore $2" -ex detach >/dev/null 2>&1
 	[ -s "$2" ]
 }
+
+# gcore_waiting OUT PROG ARGS...: run PROG ARGS under the preload until it prints
+# its first line ("ready"), write its core to OUT with gcore, then let it finish by
+# sending a line on its stdin. Returns PROG's exit status.
+gcore_waiting() {
+	gw_out=$1; shift
+	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+	LD_PRELOAD="$TOP/$B/libheapann.so" "$@" <"$TMP/fifo" >"$TMP/out" &
+	gw_pid=$!
+	exec 9>"$TMP/fifo"
+	n=0; while [ ! -s "$TMP/out" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	make_gcore $gw_pid "$gw_out"
+	echo >&9; exec 9>&-
+	wait $gw_pid
+}

@@ -44,15 +44,8 @@ check "kernel core written" test -s "$TMP/core"
 check_eq "kernel core: exit 0" 0 $?
 expect "$TMP/k.json" "kernel core"
 
-rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
-LD_PRELOAD="$TOP/$B/libheapann.so" "$TMP/e2e" wait <"$TMP/fifo" >"$TMP/out" &
-pid=$!
-exec 9>"$TMP/fifo"
-n=0; while [ ! -s "$TMP/out" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
-make_gcore $pid "$TMP/gcore"
+gcore_waiting "$TMP/gcore" "$TMP/e2e" wait
 check "gcore written" test -s "$TMP/gcore"
-echo >&9; exec 9>&-
-wait $pid
 "$B/mprof-core" --format=json "$TMP/e2e" "$TMP/gcore" >"$TMP/g.json" 2>"$TMP/g.err"
 check_eq "gcore: exit 0" 0 $?
 expect "$TMP/g.json" "gcore"

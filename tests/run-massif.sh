@@ -33,16 +33,9 @@ for opt in -O0 -O2; do
 	expect "$TMP/k.json" "kernel core"
 
 	# gcore while the program waits
-	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
-	LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" wait <"$TMP/fifo" >"$TMP/out" &
-	pid=$!
-	exec 9>"$TMP/fifo"
-	n=0; while [ ! -s "$TMP/out" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
-	make_gcore $pid "$TMP/gcore$opt"
-	check "gcore$opt written" test -s "$TMP/gcore$opt"
-	echo >&9; exec 9>&-
-	wait $pid
+	gcore_waiting "$TMP/gcore$opt" "$exe" wait
 	check_eq "program$opt finished normally after gcore" 0 $?
+	check "gcore$opt written" test -s "$TMP/gcore$opt"
 	"$B/mprof-core" --format=json "$exe" "$TMP/gcore$opt" >"$TMP/g.json" 2>"$TMP/g.err"
 	check_eq "gcore$opt: exit 0" 0 $?
 	expect "$TMP/g.json" "gcore"
