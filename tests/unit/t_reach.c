@@ -630,8 +630,9 @@ static void test_core_roots(const char *path)
 	CHECK("root: exe data", root_of_kind(&roots, AN_ROOT_DATA, -1, 0x401000, 0x402000) >= 0);
 	CHECK("root: bss after the exe", root_of_kind(&roots, AN_ROOT_DATA, -1, 0x402000, 0x403000) >= 0 &&
 	      !strcmp(roots.v[root_of_kind(&roots, AN_ROOT_DATA, -1, 0x402000, 0x403000)].module, "/bin/prog"));
-	CHECK("root: thread 1 stack from sp through the split", root_of_kind(&roots, AN_ROOT_STACK, 0, 0x600800, 0x602000) >= 0);
-	CHECK("root: thread 2 stack from sp", root_of_kind(&roots, AN_ROOT_STACK, 1, 0x800F00, 0x801000) >= 0);
+	/* x86-64: from the 128-byte red zone below sp */
+	CHECK("root: thread 1 stack from sp - 128 through the split", root_of_kind(&roots, AN_ROOT_STACK, 0, 0x600780, 0x602000) >= 0);
+	CHECK("root: thread 2 stack from sp - 128", root_of_kind(&roots, AN_ROOT_STACK, 1, 0x800E80, 0x801000) >= 0);
 	CHECK("root: thread 1 TLS", root_of_kind(&roots, AN_ROOT_TLS, 0, 0x700000, 0x701000) >= 0);
 	CHECK("root: registers of both threads", root_of_kind(&roots, AN_ROOT_REGS, 0, 0, 0) >= 0 &&
 	      root_of_kind(&roots, AN_ROOT_REGS, 1, 0, 0) >= 0);
