@@ -31,7 +31,7 @@ expect "ELF that is not a core" 1 "^mprof-core: $prog: .*not a core" "$prog" "$p
 # a real core for the rest
 (cd "$TMP" && ulimit -c unlimited && "$prog" abort) 2>/dev/null
 check "kernel core written" test -s "$TMP/core"
-expect "core of another program" 1 "^mprof-core: .*(other|massif|prog).*(not|another|differ|mismatch)" "$other" "$TMP/core"
+expect "core of another program" 1 "^mprof-core: $TMP/core: core of another program: .*/prog \(build-id [0-9a-f]+\), not $other \(build-id [0-9a-f]+\)$" "$other" "$TMP/core"
 expect "missing program" 1 "^mprof-core: $TMP/nope: " "$TMP/nope" "$TMP/core"
 # truncated: headers intact, the rest cut: a partial result that says what is missing
 size=$(stat -c %s "$TMP/core")
