@@ -101,6 +101,8 @@ $(B)/mprof-core: $(MP_CLI_OBJ) $(B)/libmprof.a
 $(B)/tests/%: tests/unit/%.c $(B)/libmprof.a tests/check.h
 	@mkdir -p $(dir $@)
 	$(CC) $(MP_CFLAGS) -Itests -Iannotate -o $@ $< $(B)/libmprof.a $(MP_LIBS)
+# t_cfi includes the walker's source (white-box)
+$(B)/tests/t_cfi: annotate/cfi.c annotate/internal.h
 
 # ---- cross builds of the static annotator kit (issue 8) ----------------------
 ifdef TARGET

@@ -20,7 +20,7 @@
 #define HA_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HA_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-struct ha_options ha_opt = { 32, HA_UNWIND_LIBUNWIND, 8, 0 };
+struct ha_options ha_opt = { 32, HA_HAVE_CFI ? HA_UNWIND_CFI : HA_UNWIND_LIBUNWIND, 8, 0 };
 
 /* 0: nothing read yet; 1: options read; 2: unwinder loaded (ha_init done). */
 static int ha_state;
@@ -78,9 +78,11 @@ static void ha_options_load(void)
 #ifdef HEAPANN_STATIC
 	ha_opt.unwind = HA_UNWIND_GCC;
 #else
-	ha_opt.unwind = HA_UNWIND_LIBUNWIND;
+	ha_opt.unwind = HA_HAVE_CFI ? HA_UNWIND_CFI : HA_UNWIND_LIBUNWIND;
 #endif
-	if (u && strcmp(u, "fp") == 0)
+	if (u && strcmp(u, "libunwind") == 0)
+		ha_opt.unwind = HA_UNWIND_LIBUNWIND;
+	else if (u && strcmp(u, "fp") == 0)
 		ha_opt.unwind = HA_UNWIND_FP;
 	else if (u && strcmp(u, "gcc") == 0)
 		ha_opt.unwind = HA_UNWIND_GCC;

@@ -28,7 +28,8 @@ void ha_real_init(void);
 
 /* ---- options (HEAPANN_* environment variables, read without allocating) ---- */
 enum ha_unwind {
-	HA_UNWIND_LIBUNWIND,    /* libunwind unw_backtrace, per-thread cache (default) */
+	HA_UNWIND_CFI,          /* our own CFI walker (cfi.c), libunwind behind it (default, x86-64) */
+	HA_UNWIND_LIBUNWIND,    /* libunwind unw_backtrace, per-thread cache (default elsewhere) */
 	HA_UNWIND_FP,           /* frame-pointer walk (opt-in; skips frames without FP) */
 	HA_UNWIND_GCC,          /* libgcc _Unwind_Backtrace */
 	HA_UNWIND_NONE,         /* record no frames */
@@ -61,6 +62,20 @@ void ha_stack_init(void);
  * Returns how many were stored. Never allocates through the public malloc
  * (the guard is held by the caller). */
 unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra);
+
+/* ---- the x86-64 CFI walker (cfi.c; not in the static kit) ---- */
+#if defined(__x86_64__) && !defined(HEAPANN_STATIC)
+#define HA_HAVE_CFI 1
+/* Set up the per-thread records (a pthread key). Called from ha_stack_init. */
+void ha_cfi_init(void);
+/* Store up to MAX return addresses in OUT, innermost first, starting with the
+ * one into this function's caller. Returns how many, or -1 when a frame's
+ * unwind rule is beyond the walker (then the caller uses another unwinder).
+ * Allocates only through ha_real_malloc (a per-thread record, once). */
+int ha_cfi_backtrace(uintptr_t *out, unsigned max);
+#else
+#define HA_HAVE_CFI 0
+#endif
 
 /* ---- diagnostics (report.c): write(2) only ---- */
 /* Write "heapann: MSG" with up to two hex/decimal numbers substituted, see

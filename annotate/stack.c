@@ -1,9 +1,11 @@
 /* stack.c - capture the return addresses of the code that called malloc.
  * Runs inside malloc with the re-entrancy guard held, so anything the unwinder
- * allocates goes straight to the real allocator unannotated. Methods: libunwind
- * (dlopen'ed RTLD_LOCAL so its symbols, e.g. its weak backtrace(), never
- * interpose on the program), libgcc's _Unwind_Backtrace, a frame-pointer walk,
- * or nothing. The static kit cannot dlopen: it links libgcc's unwinder. */
+ * allocates goes straight to the real allocator unannotated. Methods: our own
+ * CFI walker (cfi.c, x86-64, the default there) with libunwind behind it for
+ * the stacks it cannot walk, libunwind alone (dlopen'ed RTLD_LOCAL so its
+ * symbols, e.g. its weak backtrace(), never interpose on the program), libgcc's
+ * _Unwind_Backtrace, a frame-pointer walk, or nothing. The static kit cannot
+ * dlopen: it links libgcc's unwinder. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -324,6 +326,27 @@ unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra)
 	if (max == 0 || !ha_stack_ready)
 		return 0;
 	switch (ha_opt.unwind) {
+	case HA_UNWIND_CFI:
+		ha_unwind_enter();
+#if HA_HAVE_CFI
+		{
+			int got = ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
+
+			/* a frame beyond the walker: another unwinder takes the whole stack */
+			if (got >= 0) {
+				n = (unsigned)got;
+			} else if (ha_unw_bt) {
+				n = (unsigned)ha_unw_bt((void **)buf, (int)(max + HA_SKIP_MAX));
+			} else {
+				struct ha_gcc_walk w = { buf, 0, max + HA_SKIP_MAX };
+
+				ha_gcc_bt(ha_gcc_step, &w);
+				n = w.n;
+			}
+		}
+#endif
+		ha_unwind_leave();
+		break;
 	case HA_UNWIND_LIBUNWIND:
 		ha_unwind_enter();
 		n = (unsigned)ha_unw_bt((void **)buf, (int)(max + HA_SKIP_MAX));
@@ -366,6 +389,19 @@ void ha_stack_init(void)
 	uintptr_t prime[HA_FRAMES_ROOM(4)];
 
 	switch (ha_opt.unwind) {
+	case HA_UNWIND_CFI:
+#if HA_HAVE_CFI
+		/* libunwind backs the walker up, or libgcc's unwinder without it */
+		if (ha_stack_load_libunwind() == 0 || ha_stack_load_gcc() == 0) {
+			ha_cfi_init();
+			break;
+		}
+#endif
+		ha_opt.unwind = HA_UNWIND_GCC;
+		if (ha_stack_load_gcc() == 0)
+			break;
+		ha_opt.unwind = HA_UNWIND_FP;
+		break;
 	case HA_UNWIND_LIBUNWIND:
 		if (ha_stack_load_libunwind() == 0)
 			break;

@@ -9,7 +9,7 @@
 #   BENCH_REPEAT [3]            rounds; every round runs every configuration once
 #   BENCH_DEPTHS ["10 40"]      chain depths
 #   BENCH_THREADS ["1 2"]       thread counts
-#   BENCH_MODES ["libunwind fp gcc none libunwind:nostats"]
+#   BENCH_MODES ["cfi libunwind fp gcc none cfi:nostats"]
 #                               HEAPANN_UNWIND modes; MODE:nostats also sets
 #                               HEAPANN_STATS=0 (no statistics region: shows its cost)
 #   BENCH_HEAPANN_DEPTH [64]    HEAPANN_DEPTH for every libheapann run
@@ -28,7 +28,7 @@ OPS=${BENCH_OPS:-1000000}
 REPEAT=${BENCH_REPEAT:-3}
 DEPTHS=${BENCH_DEPTHS:-"10 40"}
 THREADS=${BENCH_THREADS:-"1 2"}
-MODES=${BENCH_MODES:-"libunwind fp gcc none libunwind:nostats"}
+MODES=${BENCH_MODES:-"cfi libunwind fp gcc none cfi:nostats"}
 HDEPTH=${BENCH_HEAPANN_DEPTH:-64}
 LIB=${BENCH_LIB:-$(pwd)/$B/libheapann.so}
 
@@ -156,7 +156,7 @@ alloc_table() {
 			}
 		}
 		# Header bytes per block: pad + (7 + captured depth) * 8 + guard, read from
-		# the probe block of the libunwind runs.
+		# the probe block of the first mode with frames.
 		for (i = 1; i <= nc; i++) {
 			c = configs[i]
 			for (j = 1; j <= nm; j++)

@@ -37,9 +37,9 @@ check "exports exactly the malloc family" cmp -s "$TMP/exports" "$TMP/exports.wa
 
 # ---- the header reads back (proves the preload is active) ----
 LD_PRELOAD=$SO $TO "$TMP/header" > "$TMP/h.out" 2>&1
-passes "header read-back, default (libunwind, depth 32)" "$TMP/h.out"
+passes "header read-back, default (cfi, depth 32)" "$TMP/h.out"
 check_grep "header read-back ran all 22 checks" '^22 passed, 0 failed$' "$TMP/h.out"
-for m in libunwind gcc fp none; do
+for m in cfi libunwind gcc fp none; do
 	HEAPANN_UNWIND=$m HEAPANN_DEPTH=40 LD_PRELOAD=$SO $TO "$TMP/header" > "$TMP/h.$m" 2>&1
 	passes "header read-back, HEAPANN_UNWIND=$m depth 40" "$TMP/h.$m"
 done
@@ -49,14 +49,31 @@ HEAPANN_DEPTH=256 HEAPANN_GUARD=255 LD_PRELOAD=$SO $TO "$TMP/header" > "$TMP/h.d
 passes "header read-back, depth 256, guard 255" "$TMP/h.d256"
 $TO "$TMP/header" > "$TMP/h.plain" 2>&1
 check_grep "without the preload there is no header" '^not ok 1 - preload active' "$TMP/h.plain"
-# A libunwind.so.8 without unw_backtrace: the library falls back to libgcc's
-# unwinder and the stacks are still complete.
+# A libunwind.so.8 without unw_backtrace: libgcc's unwinder takes its place
+# behind the walker (HEAPANN_UNWIND=libunwind falls back to it entirely) and the
+# stacks are still complete.
 mkdir -p "$TMP/fakeunw"
 echo 'int heapann_not_libunwind;' > "$TMP/fakeunw/f.c"
 $CC -shared -fPIC -o "$TMP/fakeunw/libunwind.so.8" "$TMP/fakeunw/f.c"
 LD_DEBUG=files LD_LIBRARY_PATH=$TMP/fakeunw LD_PRELOAD=$SO $TO "$TMP/header" > "$TMP/h.fake" 2> "$TMP/h.fake.err"
-passes "header read-back with a broken libunwind (falls back to libgcc)" "$TMP/h.fake"
+passes "header read-back with a broken libunwind (libgcc behind the walker)" "$TMP/h.fake"
 check_grep "... and that broken libunwind was the one loaded" "file=.*fakeunw/libunwind.so.8" "$TMP/h.fake.err"
+HEAPANN_UNWIND=libunwind LD_LIBRARY_PATH=$TMP/fakeunw LD_PRELOAD=$SO $TO "$TMP/header" > "$TMP/h.fake2" 2>&1
+passes "header read-back, HEAPANN_UNWIND=libunwind but libunwind broken (libgcc instead)" "$TMP/h.fake2"
+
+# ---- stacks that change under the walker's reuse of the previous stack ----
+# Built without frame pointers; compared with glibc's backtrace() on every
+# allocation (tests/prog/annot_unwind.c). libunwind must pass the same checks.
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -pthread -Iinclude -Itests -o "$TMP/unwind" tests/prog/annot_unwind.c || exit 1
+for m in cfi libunwind; do
+	for d in 256 32 8 3; do
+		HEAPANN_UNWIND=$m HEAPANN_DEPTH=$d LD_PRELOAD=$SO $TO "$TMP/unwind" > "$TMP/u.$m.$d" 2>&1
+		passes "changing stacks equal backtrace(), HEAPANN_UNWIND=$m depth $d" "$TMP/u.$m.$d"
+	done
+done
+LD_LIBRARY_PATH=$TMP/fakeunw LD_PRELOAD=$SO $TO "$TMP/unwind" > "$TMP/u.fake" 2>&1
+passes "changing stacks equal backtrace(), libgcc behind the walker" "$TMP/u.fake"
+check_grep "changing stacks: all 10 checks ran" '^10 passed, 0 failed$' "$TMP/u.cfi.256"
 
 # ---- every entry point ----
 $TO "$TMP/entry" > "$TMP/e.plain" 2>&1

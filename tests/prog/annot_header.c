@@ -135,7 +135,7 @@ static void check_frames(const char *what, struct site *s, const char *mode, uns
 
 int main(int argc, char **argv)
 {
-	const char *mode = getenv("HEAPANN_UNWIND") ? getenv("HEAPANN_UNWIND") : "libunwind";
+	const char *mode = getenv("HEAPANN_UNWIND") ? getenv("HEAPANN_UNWIND") : "cfi";
 	unsigned limit = env_uint("HEAPANN_DEPTH", 32);
 	unsigned guard = env_uint("HEAPANN_GUARD", 8);
 	static struct site a, b, c;

@@ -1,0 +1,744 @@
+/* cfi.c - libheapann's own x86-64 unwinder: DWARF call-frame information read
+ * once per return address into a compact rule, and the outer frames of a
+ * thread's previous stack reused when they are provably unchanged.
+ *
+ * Why: libunwind's unw_backtrace costs 6-12 ns per frame; a program allocating
+ * at depth 40 spends most of libheapann's time there, walking the same outer
+ * frames again and again.
+ *
+ * The unwind state of a frame is (ip, sp, bp): its return address, the stack
+ * pointer in it (the CFA of the frame below) and rbp. One step applies the rule
+ * of ip (found in .eh_frame through .eh_frame_hdr, see ha_cfi_rule_find):
+ *     cfa = (rule uses rbp ? bp : sp) + off
+ *     ip' = *(cfa - 8)                       the return address slot
+ *     bp' = rule saves rbp ? *(cfa + bpoff) : bp
+ *     sp' = cfa
+ * A step is a function of the state and of the (at most two) words it reads.
+ * So when a capture reaches a state equal to one of the previous capture's on
+ * this thread, and every word the previous capture read above that point still
+ * holds the value it read, the rest of the walk would repeat the previous one
+ * exactly: its frames are copied instead of stepped. Checking a word is one
+ * load at a known address; the loads do not depend on each other.
+ *
+ * Rules cover what compilers emit at call sites: CFA = rsp or rbp plus a
+ * constant, rbp saved at a CFA offset or untouched, the return address at
+ * CFA-8. Anything else (signal frames, DWARF expressions, code without
+ * unwind tables) makes the capture go back to libunwind for the whole stack
+ * (stack.c), so stacks are never worse than libunwind's. */
+#if defined(__x86_64__) && !defined(HEAPANN_STATIC)
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- rules ----------------------------------------------------------------- */
+
+enum {
+	HA_RULE_SP = 1,     /* CFA = sp + off */
+	HA_RULE_BP = 2,     /* CFA = bp + off */
+	HA_RULE_END = 3,    /* the return address is undefined: outermost frame */
+	HA_RULE_BAD = 4,    /* not expressible: the caller falls back */
+};
+
+/* One return address's rule. */
+struct ha_rule {
+	int32_t off;        /* CFA offset from sp or bp: 8 .. 2^23-1 */
+	int16_t bpoff;      /* where rbp is saved, from the CFA (when bpsaved) */
+	uint8_t kind;       /* HA_RULE_* */
+	uint8_t bpsaved;    /* 1: rbp restored from CFA + bpoff */
+};
+
+/* The rule cache: shared by all threads, direct-mapped on the return address.
+ * A slot holds the address and its rule packed in one word with a 20-bit tag
+ * of the address (bits 0-23 off, 24-39 bpoff, 40-42 kind, 43 bpsaved, 44-63
+ * tag). Writers (a miss, rare) take a try-lock and skip caching when it is
+ * busy; each writes ip=0, rule, ip. A reader believes a rule only when the
+ * slot's ip matches before and after it loads the word, and the word's tag is
+ * the address's: a slot rewritten meanwhile, even back to the same address,
+ * cannot hand it another address's rule. */
+#define HA_RULE_SLOTS (1u << 14)
+static struct {
+	uintptr_t ip;
+	uint64_t rule;
+} ha_rule_cache[HA_RULE_SLOTS];
+static int ha_rule_lock;
+
+static inline unsigned ha_rule_slot(uintptr_t ip)
+{
+	return (unsigned)((ip * 0x9E3779B97F4A7C15ULL) >> 50) & (HA_RULE_SLOTS - 1);
+}
+
+static inline uint64_t ha_rule_tag(uintptr_t ip)
+{
+	return (ip * 0xC2B2AE3D27D4EB4FULL) >> 44;
+}
+
+static inline uint64_t ha_rule_pack(struct ha_rule r, uintptr_t ip)
+{
+	return ((uint64_t)(uint32_t)r.off & 0xffffff) | (uint64_t)(uint16_t)r.bpoff << 24 |
+	       (uint64_t)(r.kind & 7) << 40 | (uint64_t)(r.bpsaved & 1) << 43 | ha_rule_tag(ip) << 44;
+}
+
+static inline struct ha_rule ha_rule_unpack(uint64_t w)
+{
+	struct ha_rule r;
+
+	r.off = (int32_t)(w & 0xffffff);
+	r.bpoff = (int16_t)(uint16_t)(w >> 24);
+	r.kind = (uint8_t)(w >> 40 & 7);
+	r.bpsaved = (uint8_t)(w >> 43 & 1);
+	return r;
+}
+
+/* ---- reading .eh_frame_hdr and .eh_frame ----------------------------------- */
+
+/* DW_EH_PE_* pointer encodings. */
+enum {
+	PE_absptr = 0x00, PE_uleb128 = 0x01, PE_udata2 = 0x02, PE_udata4 = 0x03,
+	PE_udata8 = 0x04, PE_sleb128 = 0x09, PE_sdata2 = 0x0a, PE_sdata4 = 0x0b,
+	PE_sdata8 = 0x0c, PE_pcrel = 0x10, PE_datarel = 0x30, PE_aligned = 0x50,
+	PE_indirect = 0x80, PE_omit = 0xff,
+};
+
+/* A cursor over unwind data that is mapped (it is part of a loaded object);
+ * END bounds every read so a malformed table cannot run away. */
+struct ha_rd {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint64_t rd_uleb(struct ha_rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (r->p < r->end) {
+		uint8_t b = *r->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static int64_t rd_sleb(struct ha_rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+
+	while (r->p < r->end) {
+		b = *r->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				v |= ~(uint64_t)0 << shift;
+			return (int64_t)v;
+		}
+	}
+	r->bad = 1;
+	return 0;
+}
+
+/* N bytes little-endian, unsigned. */
+static uint64_t rd_fixed(struct ha_rd *r, unsigned n)
+{
+	uint64_t v = 0;
+
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		return 0;
+	}
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+/* A pointer in encoding ENC; DATAREL is the base for PE_datarel. Indirect
+ * pointers are read as their address (only the personality uses them, and it
+ * is skipped). */
+static uint64_t rd_ptr(struct ha_rd *r, uint8_t enc, uintptr_t datarel)
+{
+	uintptr_t here = (uintptr_t)r->p;
+	uint64_t v;
+
+	if (enc == PE_omit)
+		return 0;
+	if ((enc & 0x70) == PE_aligned) {
+		uintptr_t a = (here + 7) & ~(uintptr_t)7;
+
+		if (a > (uintptr_t)r->end) {
+			r->bad = 1;
+			return 0;
+		}
+		r->p = (const uint8_t *)a;
+		return rd_fixed(r, 8);
+	}
+	switch (enc & 0x0f) {
+	case PE_absptr: case PE_udata8: case PE_sdata8: v = rd_fixed(r, 8); break;
+	case PE_udata2: v = rd_fixed(r, 2); break;
+	case PE_sdata2: v = (uint64_t)(int64_t)(int16_t)rd_fixed(r, 2); break;
+	case PE_udata4: v = rd_fixed(r, 4); break;
+	case PE_sdata4: v = (uint64_t)(int64_t)(int32_t)rd_fixed(r, 4); break;
+	case PE_uleb128: v = rd_uleb(r); break;
+	case PE_sleb128: v = (uint64_t)rd_sleb(r); break;
+	default: r->bad = 1; return 0;
+	}
+	switch (enc & 0x70) {
+	case 0: break;
+	case PE_pcrel: v += here; break;
+	case PE_datarel: v += datarel; break;
+	default: r->bad = 1; return 0;
+	}
+	return v;
+}
+
+/* Find the FDE covering PC through the object's .eh_frame_hdr search table.
+ * Returns the FDE's address (its length word) or NULL; *IN_OBJECT tells whether
+ * PC is in a loaded object that has the table at all. Lock-free: glibc's
+ * _dl_find_object (2.35) is async-signal-safe and takes no lock. */
+static const uint8_t *ha_fde_find(uintptr_t pc, uintptr_t *hdr_base, int *in_object)
+{
+	struct dl_find_object fo;
+	const uint8_t *hdr;
+	struct ha_rd r;
+	uint64_t count;
+	const int32_t *tab;
+	size_t lo, hi;
+
+	*in_object = 0;
+	if (_dl_find_object((void *)pc, &fo) != 0 || !fo.dlfo_eh_frame)
+		return 0;
+	hdr = fo.dlfo_eh_frame;
+	*hdr_base = (uintptr_t)hdr;
+	/* version 1; the table must be sorted datarel sdata4 pairs, as every
+	 * linker writes it */
+	if (hdr[0] != 1 || hdr[3] != (PE_datarel | PE_sdata4))
+		return 0;
+	r.p = hdr + 4;
+	r.end = hdr + 4 + 16;
+	r.bad = 0;
+	(void)rd_ptr(&r, hdr[1], (uintptr_t)hdr);          /* eh_frame_ptr */
+	count = rd_ptr(&r, hdr[2], (uintptr_t)hdr);
+	if (r.bad || count == 0 || count > (1u << 28))
+		return 0;
+	*in_object = 1;
+	tab = (const int32_t *)r.p;
+	/* the last entry whose initial location is <= pc */
+	lo = 0;
+	hi = (size_t)count;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)hdr + (intptr_t)tab[2 * mid] <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if ((uintptr_t)hdr + (intptr_t)tab[2 * lo] > pc)
+		return 0;
+	return (const uint8_t *)((uintptr_t)hdr + (intptr_t)tab[2 * lo + 1]);
+}
+
+/* What the CFA program says at the row of interest. */
+struct ha_cfa_state {
+	int cfa_reg;        /* DWARF register: 7 = rsp, 6 = rbp, else unusable */
+	int64_t cfa_off;
+	int bp_how;         /* 0 same value, 1 saved at CFA + bp_off, 2 anything else */
+	int64_t bp_off;
+	int ra_how;         /* 0 undefined, 1 saved at CFA + ra_off, 2 anything else */
+	int64_t ra_off;
+	int bad;            /* an expression, or the CFA on another register */
+};
+
+#define DW_RBP 6
+#define DW_RSP 7
+#define DW_RA 16
+#define HA_CFA_STACK 8
+
+/* Record register REG's rule as "saved at CFA + OFF" (how 1), or another kind. */
+static void ha_cfa_set(struct ha_cfa_state *s, uint64_t reg, int how, int64_t off)
+{
+	if (reg == DW_RBP) {
+		s->bp_how = how;
+		s->bp_off = off;
+	} else if (reg == DW_RA) {
+		s->ra_how = how;
+		s->ra_off = off;
+	} else if (reg == DW_RSP && how != 0) {
+		s->bad = 1;   /* rsp restored from memory: not a plain frame */
+	}
+}
+
+/* Run the CFA program [P, END) until the location passes TARGET. LOC is the
+ * program's start address; INIT is the CIE's state (for DW_CFA_restore).
+ * Returns 1 when TARGET was passed (the state is TARGET's row), 0 at the end
+ * of the program, -1 on anything unsupported. */
+static int ha_cfa_run(struct ha_rd *r, uintptr_t *loc, uintptr_t target, uint64_t caf,
+		      int64_t daf, struct ha_cfa_state *s, const struct ha_cfa_state *init)
+{
+	struct ha_cfa_state stack[HA_CFA_STACK];
+	unsigned sp = 0;
+
+	while (r->p < r->end && !r->bad && !s->bad) {
+		uint8_t op = *r->p++;
+		uint64_t reg, delta = 0;
+		int64_t off;
+
+		switch (op >> 6) {
+		case 1:
+			delta = (op & 0x3f) * caf;
+			goto advance;
+		case 2:
+			off = (int64_t)rd_uleb(r) * daf;
+			ha_cfa_set(s, op & 0x3f, 1, off);
+			continue;
+		case 3:
+			if (!init)
+				return -1;
+			reg = op & 0x3f;
+			ha_cfa_set(s, reg, reg == DW_RBP ? init->bp_how : init->ra_how,
+				   reg == DW_RBP ? init->bp_off : init->ra_off);
+			continue;
+		}
+		switch (op) {
+		case 0x00: /* nop */
+			continue;
+		case 0x02: delta = rd_fixed(r, 1) * caf; goto advance;
+		case 0x03: delta = rd_fixed(r, 2) * caf; goto advance;
+		case 0x04: delta = rd_fixed(r, 4) * caf; goto advance;
+		case 0x05: /* offset_extended */
+			reg = rd_uleb(r);
+			off = (int64_t)rd_uleb(r) * daf;
+			ha_cfa_set(s, reg, 1, off);
+			continue;
+		case 0x11: /* offset_extended_sf */
+			reg = rd_uleb(r);
+			off = rd_sleb(r) * daf;
+			ha_cfa_set(s, reg, 1, off);
+			continue;
+		case 0x06: /* restore_extended */
+			reg = rd_uleb(r);
+			if (!init)
+				return -1;
+			ha_cfa_set(s, reg, reg == DW_RBP ? init->bp_how : init->ra_how,
+				   reg == DW_RBP ? init->bp_off : init->ra_off);
+			continue;
+		case 0x07: /* undefined */
+			reg = rd_uleb(r);
+			if (reg == DW_RA)
+				s->ra_how = 0;
+			else
+				ha_cfa_set(s, reg, 2, 0);
+			continue;
+		case 0x08: /* same_value */
+			reg = rd_uleb(r);
+			ha_cfa_set(s, reg, reg == DW_RBP ? 0 : 2, 0);
+			continue;
+		case 0x09: /* register */
+			reg = rd_uleb(r);
+			(void)rd_uleb(r);
+			ha_cfa_set(s, reg, 2, 0);
+			continue;
+		case 0x0a: /* remember_state */
+			if (sp == HA_CFA_STACK)
+				return -1;
+			stack[sp++] = *s;
+			continue;
+		case 0x0b: /* restore_state */
+			if (sp == 0)
+				return -1;
+			{
+				/* the CFA rule is part of the row too */
+				*s = stack[--sp];
+			}
+			continue;
+		case 0x0c: /* def_cfa */
+			s->cfa_reg = (int)rd_uleb(r);
+			s->cfa_off = (int64_t)rd_uleb(r);
+			continue;
+		case 0x12: /* def_cfa_sf */
+			s->cfa_reg = (int)rd_uleb(r);
+			s->cfa_off = rd_sleb(r) * daf;
+			continue;
+		case 0x0d: /* def_cfa_register */
+			s->cfa_reg = (int)rd_uleb(r);
+			continue;
+		case 0x0e: /* def_cfa_offset */
+			s->cfa_off = (int64_t)rd_uleb(r);
+			continue;
+		case 0x13: /* def_cfa_offset_sf */
+			s->cfa_off = rd_sleb(r) * daf;
+			continue;
+		case 0x0f: /* def_cfa_expression */
+			s->bad = 1;
+			continue;
+		case 0x10: /* expression */
+		case 0x16: /* val_expression */
+			reg = rd_uleb(r);
+			{
+				uint64_t n = rd_uleb(r);
+
+				if (n > (uint64_t)(r->end - r->p))
+					return -1;
+				r->p += n;
+			}
+			ha_cfa_set(s, reg, 2, 0);
+			continue;
+		case 0x14: /* val_offset */
+			reg = rd_uleb(r);
+			(void)rd_uleb(r);
+			ha_cfa_set(s, reg, 2, 0);
+			continue;
+		case 0x15: /* val_offset_sf */
+			reg = rd_uleb(r);
+			(void)rd_sleb(r);
+			ha_cfa_set(s, reg, 2, 0);
+			continue;
+		case 0x2e: /* GNU_args_size */
+			(void)rd_uleb(r);
+			continue;
+		case 0x2f: /* GNU_negative_offset_extended */
+			reg = rd_uleb(r);
+			off = -(int64_t)rd_uleb(r) * daf;
+			ha_cfa_set(s, reg, 1, off);
+			continue;
+		default: /* set_loc and anything newer */
+			return -1;
+		}
+advance:
+		if (*loc + delta > target)
+			return 1;
+		*loc += delta;
+	}
+	return r->bad || s->bad ? -1 : 0;
+}
+
+/* Work out the rule for return address IP from the unwind tables. An address
+ * inside an object's code that no FDE covers is where libgcc's unwinder (so
+ * glibc's backtrace()) ends the stack: ld.so's _dl_start_user running the
+ * constructors, the makecontext trampoline. It ends here too (HA_RULE_END). An
+ * address in no object at all (generated code) is left to libunwind. */
+static struct ha_rule ha_rule_find(uintptr_t ip)
+{
+	struct ha_rule rule = { 0, 0, HA_RULE_BAD, 0 };
+	struct ha_cfa_state s, init;
+	uintptr_t hdr, pc = ip - 1, loc, start, range;
+	int in_object;
+	const uint8_t *fde = ha_fde_find(pc, &hdr, &in_object), *cie, *aug;
+	struct ha_rd r;
+	uint64_t len, caf;
+	int64_t daf;
+	uint8_t fde_enc = PE_absptr;
+	int has_z = 0, res;
+
+	if (!fde) {
+		if (in_object)
+			rule.kind = HA_RULE_END;
+		return rule;
+	}
+	len = *(const uint32_t *)fde;
+	if (len == 0 || len == 0xffffffffu)
+		return rule;
+	r.p = fde + 4;
+	r.end = fde + 4 + len;
+	r.bad = 0;
+	cie = r.p - *(const uint32_t *)r.p;   /* CIE pointer: back from this field */
+	r.p += 4;
+	/* the CIE */
+	{
+		struct ha_rd c;
+		uint64_t clen = *(const uint32_t *)cie;
+		uint8_t version;
+
+		if (clen == 0 || clen == 0xffffffffu || *(const uint32_t *)(cie + 4) != 0)
+			return rule;
+		c.p = cie + 8;
+		c.end = cie + 4 + clen;
+		c.bad = 0;
+		version = *c.p++;
+		if (version != 1 && version != 3)
+			return rule;
+		aug = c.p;
+		while (c.p < c.end && *c.p)
+			c.p++;
+		c.p++;
+		caf = rd_uleb(&c);
+		daf = rd_sleb(&c);
+		if (version == 1)
+			(void)rd_fixed(&c, 1);
+		else
+			(void)rd_uleb(&c);   /* return address column: 16 */
+		for (const uint8_t *a = aug; *a && !c.bad; a++) {
+			if (*a == 'z') {
+				(void)rd_uleb(&c);
+				has_z = 1;
+			} else if (*a == 'P') {
+				uint8_t enc = (uint8_t)rd_fixed(&c, 1);
+
+				(void)rd_ptr(&c, enc & 0x7f, hdr);
+			} else if (*a == 'L') {
+				(void)rd_fixed(&c, 1);
+			} else if (*a == 'R') {
+				fde_enc = (uint8_t)rd_fixed(&c, 1);
+			} else {
+				return rule;   /* 'S' (signal frame), or unknown */
+			}
+		}
+		if (c.bad || !has_z)
+			return rule;
+		memset(&init, 0, sizeof(init));
+		init.cfa_reg = -1;
+		init.ra_how = 2;
+		loc = 0;
+		/* the CIE's initial instructions: no location advances expected */
+		if (ha_cfa_run(&c, &loc, UINTPTR_MAX, caf, daf, &init, 0) != 0)
+			return rule;
+	}
+	start = (uintptr_t)rd_ptr(&r, fde_enc, hdr);
+	range = (uintptr_t)rd_ptr(&r, fde_enc & 0x0f, hdr);
+	if (r.bad)
+		return rule;
+	if (pc < start || pc - start >= range) {
+		rule.kind = HA_RULE_END;   /* between two functions' FDEs */
+		return rule;
+	}
+	if (has_z) {
+		uint64_t n = rd_uleb(&r);
+
+		if (n > (uint64_t)(r.end - r.p))
+			return rule;
+		r.p += n;
+	}
+	s = init;
+	loc = start;
+	res = ha_cfa_run(&r, &loc, pc, caf, daf, &s, &init);
+	if (res < 0 || s.bad)
+		return rule;
+	if (s.ra_how == 0) {
+		rule.kind = HA_RULE_END;
+		return rule;
+	}
+	if (s.ra_how != 1 || s.ra_off != -8 || s.bp_how == 2 ||
+	    (s.cfa_reg != DW_RSP && s.cfa_reg != DW_RBP) ||
+	    s.cfa_off < 8 || s.cfa_off >= (1 << 23) || (s.cfa_off & 7) ||
+	    (s.bp_how == 1 && (s.bp_off < INT16_MIN || s.bp_off > -16)))
+		return rule;
+	rule.kind = s.cfa_reg == DW_RSP ? HA_RULE_SP : HA_RULE_BP;
+	rule.off = (int32_t)s.cfa_off;
+	rule.bpsaved = s.bp_how == 1;
+	rule.bpoff = (int16_t)s.bp_off;
+	return rule;
+}
+
+/* The rule of IP, from the cache or the tables. */
+static inline struct ha_rule ha_rule_get(uintptr_t ip)
+{
+	unsigned i = ha_rule_slot(ip);
+	struct ha_rule r;
+
+	if (__atomic_load_n(&ha_rule_cache[i].ip, __ATOMIC_ACQUIRE) == ip) {
+		uint64_t w = __atomic_load_n(&ha_rule_cache[i].rule, __ATOMIC_ACQUIRE);
+
+		if (__atomic_load_n(&ha_rule_cache[i].ip, __ATOMIC_RELAXED) == ip &&
+		    w >> 44 == ha_rule_tag(ip))
+			return ha_rule_unpack(w);
+	}
+	r = ha_rule_find(ip);
+	if (!__atomic_exchange_n(&ha_rule_lock, 1, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&ha_rule_cache[i].ip, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&ha_rule_cache[i].rule, ha_rule_pack(r, ip), __ATOMIC_RELEASE);
+		__atomic_store_n(&ha_rule_cache[i].ip, ip, __ATOMIC_RELEASE);
+		__atomic_store_n(&ha_rule_lock, 0, __ATOMIC_RELEASE);
+	}
+	return r;
+}
+
+/* ---- the walk, with the previous stack of the thread ---------------------- */
+
+/* One frame's unwind state and the rbp slot its step read (0: none). */
+struct ha_frame {
+	uintptr_t ip, sp, bp, bpslot;
+};
+
+/* A thread's previous capture: frames[0..n), innermost first. COMPLETE when
+ * the walk ended at the outermost frame rather than at its limit. */
+struct ha_prev {
+	unsigned cap, n;
+	int complete;
+	struct ha_frame f[];
+};
+
+static __thread struct ha_prev *ha_prev_mine;
+static pthread_key_t ha_prev_key;
+static int ha_prev_key_ok;
+
+static void ha_prev_release(void *p)
+{
+	ha_real_free(p);
+}
+
+/* This thread's previous-stack record with room for CAP frames, or NULL. */
+static struct ha_prev *ha_prev_get(unsigned cap)
+{
+	struct ha_prev *p = ha_prev_mine;
+
+	if (__builtin_expect(p && p->cap >= cap, 1))
+		return p;
+	if (!ha_prev_key_ok)
+		return 0;
+	if (p)
+		ha_real_free(p);
+	p = ha_real_malloc(sizeof(*p) + cap * sizeof(p->f[0]));
+	ha_prev_mine = p;
+	pthread_setspecific(ha_prev_key, p);
+	if (p) {
+		p->cap = cap;
+		p->n = 0;
+		p->complete = 0;
+	}
+	return p;
+}
+
+void ha_cfi_init(void)
+{
+	ha_prev_key_ok = pthread_key_create(&ha_prev_key, ha_prev_release) == 0;
+}
+
+/* Frames stepped and frames copied from the previous stack, counted only when
+ * a white-box test includes this file with HA_CFI_COUNT defined. */
+#ifdef HA_CFI_COUNT
+static unsigned long ha_cfi_stepped, ha_cfi_copied;
+#define HA_COUNT(var, n) ((var) += (n))
+#else
+#define HA_COUNT(var, n) ((void)0)
+#endif
+
+/* Frames walked before a match with the previous stack is looked for no more. */
+#define HA_SCRATCH 32
+
+/* The walk reads stack words of other frames by design (in a white-box test
+ * built with AddressSanitizer, some of them are in redzones of frames above). */
+#define HA_RAW_STACK __attribute__((no_sanitize_address))
+
+/* Would the previous walk's frames from M on be walked again from there? Every
+ * word those steps read must still hold what they read. OUT gets their ips. */
+HA_RAW_STACK static int ha_prev_verify(const struct ha_prev *pv, unsigned m, uintptr_t *out, unsigned room)
+{
+	unsigned ok = 1, n = pv->n, k = 0;
+
+	for (unsigned j = m; j + 1 < n; j++) {
+		const struct ha_frame *a = &pv->f[j], *b = &pv->f[j + 1];
+
+		ok &= ((const uintptr_t *)b->sp)[-1] == b->ip;
+		if (a->bpslot)
+			ok &= *(const uintptr_t *)a->bpslot == b->bp;
+	}
+	if (!ok)
+		return 0;
+	for (unsigned j = m; j < n && k < room; j++)
+		out[k++] = pv->f[j].ip;
+	return 1;
+}
+
+__attribute__((noinline)) HA_RAW_STACK
+int ha_cfi_backtrace(uintptr_t *out, unsigned max)
+{
+	struct ha_frame cur, scratch[HA_SCRATCH];
+	struct ha_prev *pv = ha_prev_get(max);
+	struct ha_frame *fr = scratch;   /* where frame k is kept (NULL: nowhere) */
+	unsigned k = 0, m = 0;
+	int matching = pv != 0 && pv->n != 0, complete = 0;
+	uintptr_t *fa = __builtin_frame_address(0);
+
+	/* this function keeps a frame pointer: its CFA is rbp + 16 */
+	cur.ip = (uintptr_t)__builtin_return_address(0);
+	cur.sp = (uintptr_t)fa + 16;
+	cur.bp = fa[0];
+	while (k < max) {
+		struct ha_rule rule;
+		uintptr_t cfa, bpslot;
+
+		if (matching) {
+			while (m < pv->n && pv->f[m].sp < cur.sp)
+				m++;
+			if (m < pv->n && pv->f[m].sp == cur.sp && pv->f[m].ip == cur.ip &&
+			    pv->f[m].bp == cur.bp) {
+				unsigned tail = pv->n - m, n;
+
+				matching = 0;
+				if (ha_prev_verify(pv, m, out + k, max - k)) {
+					/* the new inner frames in front of the old outer ones */
+					n = k + tail < max ? k + tail : max;
+					if (k != m)
+						memmove(&pv->f[k], &pv->f[m], (n - k) * sizeof(pv->f[0]));
+					memcpy(pv->f, scratch, k * sizeof(scratch[0]));
+					pv->n = n;
+					HA_COUNT(ha_cfi_copied, n - k);
+					if (pv->complete || k + tail >= max) {
+						pv->complete = pv->complete && k + tail <= max;
+						return (int)n;
+					}
+					/* the previous walk stopped short: go on from its last frame */
+					fr = pv->f;
+					k = n - 1;
+					cur = fr[k];
+					goto step;
+				}
+			}
+		}
+		if (fr == scratch && k == HA_SCRATCH) {
+			/* no match near the top: this walk replaces the previous one */
+			matching = 0;
+			fr = pv ? memcpy(pv->f, scratch, sizeof(scratch)) : 0;
+		}
+		out[k] = cur.ip;
+		if (fr)
+			fr[k] = cur;
+step:
+		HA_COUNT(ha_cfi_stepped, 1);
+		rule = ha_rule_get(cur.ip);
+		if (rule.kind == HA_RULE_END) {
+			complete = 1;
+			k++;
+			break;
+		}
+		if (rule.kind == HA_RULE_BAD)
+			goto fail;
+		cfa = (rule.kind == HA_RULE_BP ? cur.bp : cur.sp) + (uintptr_t)(intptr_t)rule.off;
+		/* the stack grows down: a frame above is higher, and not absurdly so */
+		if (cfa <= cur.sp || cfa - cur.sp > (256u << 20) || (cfa & 7))
+			goto fail;
+		bpslot = rule.bpsaved ? cfa + (uintptr_t)(intptr_t)rule.bpoff : 0;
+		if (fr)
+			fr[k].bpslot = bpslot;
+		k++;
+		if (bpslot)
+			cur.bp = *(const uintptr_t *)bpslot;
+		cur.ip = ((const uintptr_t *)cfa)[-1];
+		cur.sp = cfa;
+		if (cur.ip == 0)
+			break;   /* an end, but read from memory: not one to reuse blindly */
+	}
+	if (pv) {
+		if (fr == scratch)
+			memcpy(pv->f, scratch, k * sizeof(scratch[0]));
+		pv->n = k;
+		pv->complete = complete;
+	}
+	return (int)k;
+fail:
+	if (pv)
+		pv->n = 0;
+	return -1;
+}
+#endif

@@ -1,0 +1,221 @@
+/* t_cfi.c - the x86-64 CFI walker of annotate/cfi.c on its own, without the
+ * preload and without libunwind behind it: the rules it derives from the
+ * unwind tables (rsp-based, rbp-based, the outermost frame), its stacks against
+ * glibc's backtrace() as the chain changes, that it reuses the previous stack's
+ * outer frames only after checking them, and that a signal frame sends it back
+ * (-1) rather than guessing. Includes the source: white-box. */
+#include <execinfo.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* cfi.c allocates its per-thread record through the real allocator. */
+#include <stddef.h>
+void *ha_real_malloc(size_t size);
+void ha_real_free(void *p);
+void *ha_real_malloc(size_t size) { return malloc(size); }
+void ha_real_free(void *p) { free(p); }
+
+#define HA_CFI_COUNT 1
+#include "../../annotate/cfi.c"
+#include "check.h"
+
+#if HA_HAVE_CFI
+#define NOINLINE __attribute__((noinline, noclone))
+#define MAXF 300
+
+/* One capture by the walker and one by backtrace(), from the same frame. */
+struct cap {
+	uintptr_t f[MAXF];
+	int n;
+	void *bt[MAXF];
+	int nbt;
+	int max;          /* the walker's limit (0: MAXF) */
+};
+
+static NOINLINE void probe(struct cap *c)
+{
+	c->n = ha_cfi_backtrace(c->f, c->max ? (unsigned)c->max : MAXF);
+	c->nbt = backtrace(c->bt, MAXF);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Same chain: frames 1.. equal, and as many. backtrace()'s frame 0 is the call
+ * after the walker's, or (AddressSanitizer intercepts backtrace) its own. */
+static int same_stack(const struct cap *c)
+{
+	int j = 1;
+
+	while (j < 3 && j < c->nbt && (uintptr_t)c->bt[j] != c->f[1])
+		j++;
+	if (c->n < 2 || c->n - 1 != c->nbt - j)
+		return 0;
+	for (int i = 1; i < c->n; i++)
+		if (c->f[i] != (uintptr_t)c->bt[j + i - 1])
+			return 0;
+	return 1;
+}
+
+static NOINLINE void chain(struct cap *c, int n);
+
+static NOINLINE void with_vla(struct cap *c, int n)
+{
+	volatile char buf[16 + (n & 0x70)];
+
+	buf[0] = (char)n;
+	chain(c, n - 1);
+	__asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+static NOINLINE void chain(struct cap *c, int n)
+{
+	if (n <= 0) {
+		probe(c);
+		return;
+	}
+	if (n % 3 == 0)
+		with_vla(c, n);
+	else
+		chain(c, n - 1);
+	__asm__ volatile("");
+}
+
+/* Two callers, identical frames, one callee: same stack height, other caller. */
+static NOINLINE void common(struct cap *c)
+{
+	probe(c);
+	__asm__ volatile("");
+}
+
+static NOINLINE void caller_a(struct cap *c)
+{
+	volatile int x[4] = { 1 };
+
+	common(c);
+	__asm__ volatile("" : : "r"(x[0]));
+}
+
+static NOINLINE void caller_b(struct cap *c)
+{
+	volatile int x[4] = { 2 };
+
+	common(c);
+	__asm__ volatile("" : : "r"(x[0] + 1));
+}
+
+static struct cap sigcap;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	probe(&sigcap);
+}
+
+/* The return address of the call to chain() in chain() itself (rsp rule) and
+ * of the call in with_vla() (rbp rule): taken from a capture at depth 6
+ * (chain 6 -> with_vla 6 -> chain 5 -> chain 4 -> with_vla 3 ... ). */
+static void check_rules(const struct cap *c)
+{
+	struct ha_rule r;
+	int sp = 0, bp = 0, end;
+
+	for (int i = 1; i < c->n; i++) {
+		r = ha_rule_find(c->f[i]);
+		sp += r.kind == HA_RULE_SP;
+		bp += r.kind == HA_RULE_BP && r.bpsaved && r.bpoff == -16 && r.off == 16;
+	}
+	r = ha_rule_find(c->f[c->n - 1]);
+	end = r.kind == HA_RULE_END;
+	CHECK("rules: every frame but the last is rsp- or rbp-based", sp + bp == c->n - 2);
+#ifndef __SANITIZE_ADDRESS__   /* that build keeps frame pointers everywhere */
+	CHECK("rules: ordinary frames are CFA = rsp + constant", sp >= 4);
+#endif
+	CHECK("rules: a VLA frame is CFA = rbp + 16, rbp saved at CFA-16", bp >= 2);
+	CHECK("rules: the outermost frame (_start) ends the stack", end);
+	r = ha_rule_find((uintptr_t)&sigcap);   /* data, not code: no FDE, no object code */
+	CHECK("rules: an address in no function's FDE is not followed", r.kind != HA_RULE_SP &&
+	      r.kind != HA_RULE_BP);
+}
+
+int main(void)
+{
+	static struct cap c, d;
+	int ok, copied = 0, cut;
+	unsigned long stepped = 0;
+
+	ha_cfi_init();
+	chain(&c, 6);
+	CHECK("walker: a 6-deep chain with VLA frames (no fallback)", c.n > 0);
+	CHECK("walker: equals backtrace() frame for frame", same_stack(&c));
+	check_rules(&c);
+
+	/* the same chain twice from one call site: the second reuses the record
+	 * of the first */
+	{
+		struct cap *both[2] = { &c, &d };
+
+		for (volatile int i = 0; i < 2; i++) {   /* one call site, not unrolled */
+			stepped = ha_cfi_stepped;
+			copied = (int)ha_cfi_copied;
+			chain(both[i], 6);
+		}
+		stepped = ha_cfi_stepped - stepped;
+		copied = (int)ha_cfi_copied - copied;
+	}
+	CHECK("again: the same stack", same_stack(&d) && d.n == c.n &&
+	      memcmp(d.f + 1, c.f + 1, (size_t)(c.n - 1) * sizeof(c.f[0])) == 0);
+	CHECK("again: at most 2 frames stepped, the rest copied", stepped <= 2 &&
+	      copied == d.n - (int)stepped);
+	CHECK("again: the thread's record holds it", ha_prev_mine && ha_prev_mine->n == (unsigned)d.n &&
+	      ha_prev_mine->complete);
+
+	/* random depths: every stack equals backtrace() */
+	ok = 0;
+	for (int i = 0; i < 500; i++) {
+		chain(&c, (i * 7919) % 61);
+		ok += same_stack(&c);
+	}
+	CHECK("500 chains of depth 0..60, changing every time", ok == 500);
+
+	/* the previous stack's outer frames are copied only after their check */
+	ok = 0;
+	for (int i = 0; i < 200; i++) {
+		if (i & 1)
+			caller_a(&c);
+		else
+			caller_b(&c);
+		ok += same_stack(&c);   /* frame 3 is the caller, a or b */
+	}
+	CHECK("two callers at one stack height: 200 of 200 right", ok == 200);
+
+	/* a capture limited to 4 frames, then a full one from the same chain:
+	 * the record it finds ends at the limit, so the walk goes on past it */
+	c.max = 4;
+	chain(&c, 12);
+	cut = c.n == 4 && !ha_prev_mine->complete;
+	chain(&d, 12);
+	CHECK("a capture cut at 4 frames is marked incomplete", cut);
+	CHECK("... and a full capture after it is whole", same_stack(&d));
+	c.max = 0;
+
+	/* a signal frame: the walker says so instead of guessing */
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigaction(SIGUSR1, &sa, NULL);
+		raise(SIGUSR1);
+		CHECK("signal handler: -1 (the caller falls back to libunwind)", sigcap.n == -1);
+		chain(&c, 5);
+		CHECK("... and the next stack is whole again", c.n > 0 && same_stack(&c));
+	}
+	return CHECK_DONE();
+}
+#else
+int main(void)
+{
+	CHECK("no CFI walker on this target (x86-64 only)", 1);
+	return CHECK_DONE();
+}
+#endif
