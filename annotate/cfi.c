@@ -44,20 +44,25 @@ enum {
 
 /* One return address's rule. */
 struct ha_rule {
-	int32_t off;        /* CFA offset from sp or bp: 8 .. 2^23-1 */
-	int16_t bpoff;      /* where rbp is saved, from the CFA (when bpsaved) */
+	int32_t off;        /* CFA offset from sp or bp: 8 .. 8 MiB, a multiple of 8 */
+	int16_t bpoff;      /* where rbp is saved, from the CFA: -1024 .. -8, a multiple of 8 */
 	uint8_t kind;       /* HA_RULE_* */
 	uint8_t bpsaved;    /* 1: rbp restored from CFA + bpoff */
 };
 
 /* The rule cache: shared by all threads, direct-mapped on the return address.
- * A slot holds the address and its rule packed in one word with a 20-bit tag
- * of the address (bits 0-23 off, 24-39 bpoff, 40-42 kind, 43 bpsaved, 44-63
- * tag). Writers (a miss, rare) take a try-lock and skip caching when it is
- * busy; each writes ip=0, rule, ip. A reader believes a rule only when the
- * slot's ip matches before and after it loads the word, and the word's tag is
- * the address's: a slot rewritten meanwhile, even back to the same address,
- * cannot hand it another address's rule. */
+ * A slot holds the address and its rule packed in one word: bits 0-19 off/8,
+ * 20-27 bpoff/8, 28-30 kind, 31 bpsaved, 32-63 a tag. Writers (a miss, rare)
+ * take a try-lock and skip caching when it is busy; each writes ip=0, rule,
+ * ip. A reader believes a rule only when the slot's ip matches before and
+ * after it loads the word, and the word's tag is the one it computes: a slot
+ * rewritten meanwhile cannot hand it another address's rule.
+ *
+ * The tag of a rule that steps (rsp or rbp) also covers the 4 code bytes
+ * before the return address (the call instruction). A library unloaded with
+ * dlclose and another loaded at the same address has other code there, so
+ * the first's rules stop matching instead of walking the second's frames
+ * wrongly. (Rules that end or give up read nothing and are not tied to code.) */
 #define HA_RULE_SLOTS (1u << 14)
 static struct {
 	uintptr_t ip;
@@ -70,25 +75,35 @@ static inline unsigned ha_rule_slot(uintptr_t ip)
 	return (unsigned)((ip * 0x9E3779B97F4A7C15ULL) >> 50) & (HA_RULE_SLOTS - 1);
 }
 
-static inline uint64_t ha_rule_tag(uintptr_t ip)
+static inline int ha_rule_steps(unsigned kind)
 {
-	return (ip * 0xC2B2AE3D27D4EB4FULL) >> 44;
+	return kind == HA_RULE_SP || kind == HA_RULE_BP;
+}
+
+/* The tag of IP's rule of kind KIND (see above). */
+static inline uint64_t ha_rule_tag(uintptr_t ip, unsigned kind)
+{
+	uint64_t code = ha_rule_steps(kind) ? *(const uint32_t *)(ip - 4) : 0;
+
+	return ((ip ^ code << 13) * 0xC2B2AE3D27D4EB4FULL) >> 32;
 }
 
 static inline uint64_t ha_rule_pack(struct ha_rule r, uintptr_t ip)
 {
-	return ((uint64_t)(uint32_t)r.off & 0xffffff) | (uint64_t)(uint16_t)r.bpoff << 24 |
-	       (uint64_t)(r.kind & 7) << 40 | (uint64_t)(r.bpsaved & 1) << 43 | ha_rule_tag(ip) << 44;
+	return ((uint64_t)(uint32_t)(r.off / 8) & 0xfffff) |
+	       ((uint64_t)(uint8_t)(int8_t)(r.bpoff / 8)) << 20 |
+	       (uint64_t)(r.kind & 7) << 28 | (uint64_t)(r.bpsaved & 1) << 31 |
+	       ha_rule_tag(ip, r.kind) << 32;
 }
 
 static inline struct ha_rule ha_rule_unpack(uint64_t w)
 {
 	struct ha_rule r;
 
-	r.off = (int32_t)(w & 0xffffff);
-	r.bpoff = (int16_t)(uint16_t)(w >> 24);
-	r.kind = (uint8_t)(w >> 40 & 7);
-	r.bpsaved = (uint8_t)(w >> 43 & 1);
+	r.off = (int32_t)(w & 0xfffff) * 8;
+	r.bpoff = (int16_t)((int8_t)(uint8_t)(w >> 20) * 8);
+	r.kind = (uint8_t)(w >> 28 & 7);
+	r.bpsaved = (uint8_t)(w >> 31 & 1);
 	return r;
 }
 
@@ -531,7 +546,7 @@ static struct ha_rule ha_rule_find(uintptr_t ip)
 	if (s.ra_how != 1 || s.ra_off != -8 || s.bp_how == 2 ||
 	    (s.cfa_reg != DW_RSP && s.cfa_reg != DW_RBP) ||
 	    s.cfa_off < 8 || s.cfa_off >= (1 << 23) || (s.cfa_off & 7) ||
-	    (s.bp_how == 1 && (s.bp_off < INT16_MIN || s.bp_off > -16)))
+	    (s.bp_how == 1 && (s.bp_off < -1024 || s.bp_off > -16 || (s.bp_off & 7))))
 		return rule;
 	rule.kind = s.cfa_reg == DW_RSP ? HA_RULE_SP : HA_RULE_BP;
 	rule.off = (int32_t)s.cfa_off;
@@ -550,7 +565,7 @@ static inline struct ha_rule ha_rule_get(uintptr_t ip)
 		uint64_t w = __atomic_load_n(&ha_rule_cache[i].rule, __ATOMIC_ACQUIRE);
 
 		if (__atomic_load_n(&ha_rule_cache[i].ip, __ATOMIC_RELAXED) == ip &&
-		    w >> 44 == ha_rule_tag(ip))
+		    w >> 32 == ha_rule_tag(ip, (unsigned)(w >> 28 & 7)))
 			return ha_rule_unpack(w);
 	}
 	r = ha_rule_find(ip);
@@ -565,17 +580,20 @@ static inline struct ha_rule ha_rule_get(uintptr_t ip)
 
 /* ---- the walk, with the previous stack of the thread ---------------------- */
 
-/* One frame's unwind state and the rbp slot its step read (0: none). */
-struct ha_frame {
-	uintptr_t ip, sp, bp, bpslot;
+/* Frames as columns: frame j's state is (ip[j], sp[j], bp[j]); bps[j] is the
+ * rbp slot its step read (0: none). Columns, so that copying the ips out and
+ * checking the slots are straight runs over memory. */
+struct ha_cols {
+	uintptr_t *ip, *sp, *bp, *bps;
 };
 
-/* A thread's previous capture: frames[0..n), innermost first. COMPLETE when
+/* A thread's previous capture: frames [0, n), innermost first. COMPLETE when
  * the walk ended at the outermost frame rather than at its limit. */
 struct ha_prev {
 	unsigned cap, n;
 	int complete;
-	struct ha_frame f[];
+	struct ha_cols c;
+	uintptr_t data[];   /* the four columns, CAP words each */
 };
 
 static __thread struct ha_prev *ha_prev_mine;
@@ -598,13 +616,17 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 		return 0;
 	if (p)
 		ha_real_free(p);
-	p = ha_real_malloc(sizeof(*p) + cap * sizeof(p->f[0]));
+	p = ha_real_malloc(sizeof(*p) + 4 * (size_t)cap * sizeof(uintptr_t));
 	ha_prev_mine = p;
 	pthread_setspecific(ha_prev_key, p);
 	if (p) {
 		p->cap = cap;
 		p->n = 0;
 		p->complete = 0;
+		p->c.ip = p->data;
+		p->c.sp = p->data + cap;
+		p->c.bp = p->data + 2 * (size_t)cap;
+		p->c.bps = p->data + 3 * (size_t)cap;
 	}
 	return p;
 }
@@ -631,57 +653,71 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
 #define HA_RAW_STACK __attribute__((no_sanitize_address))
 
 /* Would the previous walk's frames from M on be walked again from there? Every
- * word those steps read must still hold what they read. OUT gets their ips. */
-HA_RAW_STACK static int ha_prev_verify(const struct ha_prev *pv, unsigned m, uintptr_t *out, unsigned room)
+ * word those steps read must still hold what they read. */
+HA_RAW_STACK static int ha_prev_verify(const struct ha_prev *pv, unsigned m)
 {
-	unsigned ok = 1, n = pv->n, k = 0;
+	const uintptr_t *ip = pv->c.ip, *sp = pv->c.sp, *bp = pv->c.bp, *bps = pv->c.bps;
+	unsigned ok = 1;
 
-	for (unsigned j = m; j + 1 < n; j++) {
-		const struct ha_frame *a = &pv->f[j], *b = &pv->f[j + 1];
-
-		ok &= ((const uintptr_t *)b->sp)[-1] == b->ip;
-		if (a->bpslot)
-			ok &= *(const uintptr_t *)a->bpslot == b->bp;
+	for (unsigned j = m + 1; j < pv->n; j++) {
+		ok &= ((const uintptr_t *)sp[j])[-1] == ip[j];
+		if (bps[j - 1])
+			ok &= *(const uintptr_t *)bps[j - 1] == bp[j];
 	}
-	if (!ok)
-		return 0;
-	for (unsigned j = m; j < n && k < room; j++)
-		out[k++] = pv->f[j].ip;
-	return 1;
+	return (int)ok;
+}
+
+/* Move frames [FROM, FROM+N) of every column to TO. */
+static void ha_cols_move(struct ha_cols *c, unsigned to, unsigned from, unsigned n)
+{
+	memmove(c->ip + to, c->ip + from, n * sizeof(uintptr_t));
+	memmove(c->sp + to, c->sp + from, n * sizeof(uintptr_t));
+	memmove(c->bp + to, c->bp + from, n * sizeof(uintptr_t));
+	memmove(c->bps + to, c->bps + from, n * sizeof(uintptr_t));
+}
+
+/* Copy frames [0, N) of every column of S to D. */
+static void ha_cols_copy(struct ha_cols *d, const struct ha_cols *s, unsigned n)
+{
+	memcpy(d->ip, s->ip, n * sizeof(uintptr_t));
+	memcpy(d->sp, s->sp, n * sizeof(uintptr_t));
+	memcpy(d->bp, s->bp, n * sizeof(uintptr_t));
+	memcpy(d->bps, s->bps, n * sizeof(uintptr_t));
 }
 
 __attribute__((noinline)) HA_RAW_STACK
 int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 {
-	struct ha_frame cur, scratch[HA_SCRATCH];
+	uintptr_t s_sp[HA_SCRATCH], s_bp[HA_SCRATCH], s_bps[HA_SCRATCH];
+	struct ha_cols scratch = { out, s_sp, s_bp, s_bps };   /* the ips go to OUT directly */
 	struct ha_prev *pv = ha_prev_get(max);
-	struct ha_frame *fr = scratch;   /* where frame k is kept (NULL: nowhere) */
+	struct ha_cols *fr = &scratch;   /* where frame k is kept (NULL: nowhere) */
 	unsigned k = 0, m = 0;
 	int matching = pv != 0 && pv->n != 0, complete = 0;
 	uintptr_t *fa = __builtin_frame_address(0);
+	uintptr_t ip, sp, bp;
 
 	/* this function keeps a frame pointer: its CFA is rbp + 16 */
-	cur.ip = (uintptr_t)__builtin_return_address(0);
-	cur.sp = (uintptr_t)fa + 16;
-	cur.bp = fa[0];
+	ip = (uintptr_t)__builtin_return_address(0);
+	sp = (uintptr_t)fa + 16;
+	bp = fa[0];
 	while (k < max) {
 		struct ha_rule rule;
 		uintptr_t cfa, bpslot;
 
 		if (matching) {
-			while (m < pv->n && pv->f[m].sp < cur.sp)
+			while (m < pv->n && pv->c.sp[m] < sp)
 				m++;
-			if (m < pv->n && pv->f[m].sp == cur.sp && pv->f[m].ip == cur.ip &&
-			    pv->f[m].bp == cur.bp) {
-				unsigned tail = pv->n - m, n;
+			if (m < pv->n && pv->c.sp[m] == sp && pv->c.ip[m] == ip && pv->c.bp[m] == bp) {
+				unsigned tail = pv->n - m, n = k + tail < max ? k + tail : max;
 
 				matching = 0;
-				if (ha_prev_verify(pv, m, out + k, max - k)) {
+				if (ha_prev_verify(pv, m)) {
 					/* the new inner frames in front of the old outer ones */
-					n = k + tail < max ? k + tail : max;
 					if (k != m)
-						memmove(&pv->f[k], &pv->f[m], (n - k) * sizeof(pv->f[0]));
-					memcpy(pv->f, scratch, k * sizeof(scratch[0]));
+						ha_cols_move(&pv->c, k, m, n - k);
+					ha_cols_copy(&pv->c, &scratch, k);
+					memcpy(out + k, pv->c.ip + k, (n - k) * sizeof(uintptr_t));
 					pv->n = n;
 					HA_COUNT(ha_cfi_copied, n - k);
 					if (pv->complete || k + tail >= max) {
@@ -689,24 +725,34 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 						return (int)n;
 					}
 					/* the previous walk stopped short: go on from its last frame */
-					fr = pv->f;
+					fr = &pv->c;
 					k = n - 1;
-					cur = fr[k];
+					ip = fr->ip[k];
+					sp = fr->sp[k];
+					bp = fr->bp[k];
 					goto step;
 				}
 			}
 		}
-		if (fr == scratch && k == HA_SCRATCH) {
+		if (fr == &scratch && k == HA_SCRATCH) {
 			/* no match near the top: this walk replaces the previous one */
 			matching = 0;
-			fr = pv ? memcpy(pv->f, scratch, sizeof(scratch)) : 0;
+			if (pv) {
+				ha_cols_copy(&pv->c, &scratch, k);
+				fr = &pv->c;
+			} else {
+				fr = 0;
+			}
 		}
-		out[k] = cur.ip;
-		if (fr)
-			fr[k] = cur;
+		out[k] = ip;
+		if (fr) {
+			fr->ip[k] = ip;
+			fr->sp[k] = sp;
+			fr->bp[k] = bp;
+		}
 step:
 		HA_COUNT(ha_cfi_stepped, 1);
-		rule = ha_rule_get(cur.ip);
+		rule = ha_rule_get(ip);
 		if (rule.kind == HA_RULE_END) {
 			complete = 1;
 			k++;
@@ -714,24 +760,24 @@ step:
 		}
 		if (rule.kind == HA_RULE_BAD)
 			goto fail;
-		cfa = (rule.kind == HA_RULE_BP ? cur.bp : cur.sp) + (uintptr_t)(intptr_t)rule.off;
+		cfa = (rule.kind == HA_RULE_BP ? bp : sp) + (uintptr_t)(intptr_t)rule.off;
 		/* the stack grows down: a frame above is higher, and not absurdly so */
-		if (cfa <= cur.sp || cfa - cur.sp > (256u << 20) || (cfa & 7))
+		if (cfa <= sp || cfa - sp > (256u << 20) || (cfa & 7))
 			goto fail;
 		bpslot = rule.bpsaved ? cfa + (uintptr_t)(intptr_t)rule.bpoff : 0;
 		if (fr)
-			fr[k].bpslot = bpslot;
+			fr->bps[k] = bpslot;
 		k++;
 		if (bpslot)
-			cur.bp = *(const uintptr_t *)bpslot;
-		cur.ip = ((const uintptr_t *)cfa)[-1];
-		cur.sp = cfa;
-		if (cur.ip == 0)
+			bp = *(const uintptr_t *)bpslot;
+		ip = ((const uintptr_t *)cfa)[-1];
+		sp = cfa;
+		if (ip == 0)
 			break;   /* an end, but read from memory: not one to reuse blindly */
 	}
 	if (pv) {
-		if (fr == scratch)
-			memcpy(pv->f, scratch, k * sizeof(scratch[0]));
+		if (fr == &scratch)
+			ha_cols_copy(&pv->c, &scratch, k);
 		pv->n = k;
 		pv->complete = complete;
 	}

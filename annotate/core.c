@@ -144,8 +144,10 @@ static void ha_guard_check(const void *user, const struct ha_hdr_view *v)
 static void *ha_alloc(size_t align, size_t size, int zero, uintptr_t ra)
 {
 	unsigned max = ha_opt.depth;
-	uintptr_t frames[HA_FRAMES_ROOM(max)];
-	unsigned depth = ha_stack_capture(frames, max, ra);
+	uintptr_t buf[HA_FRAMES_ROOM(max)];
+	unsigned first;
+	unsigned depth = ha_stack_capture(buf, max, ra, &first);
+	const uintptr_t *frames = buf + first;
 	unsigned guard = ha_opt.guard;
 	size_t off = ha_hdr_offset(depth, align);
 	size_t total;
@@ -370,8 +372,10 @@ static void *ha_realloc_aligned(void *p, const struct ha_hdr_view *v, size_t siz
 static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, uintptr_t ra)
 {
 	unsigned max = ha_opt.depth;
-	uintptr_t frames[HA_FRAMES_ROOM(max)];
-	unsigned depth = ha_stack_capture(frames, max, ra);
+	uintptr_t buf[HA_FRAMES_ROOM(max)];
+	unsigned first;
+	unsigned depth = ha_stack_capture(buf, max, ra, &first);
+	const uintptr_t *frames = buf + first;
 	unsigned guard = ha_opt.guard;
 	size_t hbytes = (size_t)heapann_header_bytes(v->depth, HA_W);
 	size_t keep = v->size < size ? v->size : size;

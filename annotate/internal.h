@@ -56,12 +56,13 @@ void ha_stack_init(void);
  * first): small, so malloc stays light on the caller's stack. */
 #define HA_FRAMES_ROOM(max) ((max) + HA_SKIP_MAX)
 
-/* Store up to MAX return addresses at the start of OUT (HA_FRAMES_ROOM(MAX)
- * words), innermost first, starting at CALLER_RA: the return address of the
- * exported entry point, i.e. the caller's frame, so no wrapper frame is kept.
- * Returns how many were stored. Never allocates through the public malloc
- * (the guard is held by the caller). */
-unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra);
+/* Store up to MAX return addresses in BUF (HA_FRAMES_ROOM(MAX) words),
+ * innermost first, starting at CALLER_RA: the return address of the exported
+ * entry point, i.e. the caller's frame, so no wrapper frame is kept. They start
+ * at BUF[*FIRST] (the wrapper frames before it are left in place rather than
+ * moved). Returns how many were stored. Never allocates through the public
+ * malloc (the guard is held by the caller). */
+unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, unsigned *first);
 
 /* ---- the x86-64 CFI walker (cfi.c; not in the static kit) ---- */
 #if defined(__x86_64__) && !defined(HEAPANN_STATIC)

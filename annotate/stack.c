@@ -318,11 +318,11 @@ static unsigned ha_fp_walk(uintptr_t *buf, unsigned max)
 }
 
 __attribute__((noinline))
-unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra)
+unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, unsigned *first)
 {
-	uintptr_t *buf = out;
 	unsigned n = 0, start;
 
+	*first = 0;
 	if (max == 0 || !ha_stack_ready)
 		return 0;
 	switch (ha_opt.unwind) {
@@ -373,20 +373,18 @@ unsigned ha_stack_capture(uintptr_t *out, unsigned max, uintptr_t caller_ra)
 			break;
 	if (start == n || start == HA_SKIP_MAX) {
 		/* The unwinder lost the chain inside our frames: keep what is sure. */
-		out[0] = caller_ra;
+		buf[0] = caller_ra;
 		return 1;
 	}
 	n -= start;
-	if (n > max)
-		n = max;
-	if (start)
-		memmove(out, buf + start, n * sizeof(*out));   /* down in place */
-	return n;
+	*first = start;
+	return n > max ? max : n;
 }
 
 void ha_stack_init(void)
 {
 	uintptr_t prime[HA_FRAMES_ROOM(4)];
+	unsigned first;
 
 	switch (ha_opt.unwind) {
 	case HA_UNWIND_CFI:
@@ -423,5 +421,5 @@ void ha_stack_init(void)
 	ha_stack_ready = 1;
 	/* Prime the unwinder (its first-call allocations and table look-ups happen
 	 * now, under the guard the caller holds). */
-	ha_stack_capture(prime, 4, 0);
+	ha_stack_capture(prime, 4, 0, &first);
 }
