@@ -80,20 +80,23 @@ static inline int ha_rule_steps(unsigned kind)
 	return kind == HA_RULE_SP || kind == HA_RULE_BP;
 }
 
-/* The tag of IP's rule of kind KIND (see above). */
-static inline uint64_t ha_rule_tag(uintptr_t ip, unsigned kind)
+/* The tag of IP's rule of kind KIND (see above), in code generation GEN. */
+static inline uint64_t ha_rule_tag(uintptr_t ip, unsigned kind, unsigned gen)
 {
-	uint64_t code = ha_rule_steps(kind) ? *(const uint32_t *)(ip - 4) : 0;
+	uint32_t code = 0;
 
-	return ((ip ^ code << 13) * 0xC2B2AE3D27D4EB4FULL) >> 32;
+	if (ha_rule_steps(kind))
+		memcpy(&code, (const void *)(ip - 4), sizeof(code));   /* unaligned */
+
+	return ((ip ^ (uint64_t)code << 13 ^ (uint64_t)gen << 45) * 0xC2B2AE3D27D4EB4FULL) >> 32;
 }
 
-static inline uint64_t ha_rule_pack(struct ha_rule r, uintptr_t ip)
+static inline uint64_t ha_rule_pack(struct ha_rule r, uintptr_t ip, unsigned gen)
 {
 	return ((uint64_t)(uint32_t)(r.off / 8) & 0xfffff) |
 	       ((uint64_t)(uint8_t)(int8_t)(r.bpoff / 8)) << 20 |
 	       (uint64_t)(r.kind & 7) << 28 | (uint64_t)(r.bpsaved & 1) << 31 |
-	       ha_rule_tag(ip, r.kind) << 32;
+	       ha_rule_tag(ip, r.kind, gen) << 32;
 }
 
 static inline struct ha_rule ha_rule_unpack(uint64_t w)
@@ -555,8 +558,8 @@ static struct ha_rule ha_rule_find(uintptr_t ip)
 	return rule;
 }
 
-/* The rule of IP, from the cache or the tables. */
-static inline struct ha_rule ha_rule_get(uintptr_t ip)
+/* The rule of IP in code generation GEN, from the cache or the tables. */
+static inline struct ha_rule ha_rule_get(uintptr_t ip, unsigned gen)
 {
 	unsigned i = ha_rule_slot(ip);
 	struct ha_rule r;
@@ -565,13 +568,13 @@ static inline struct ha_rule ha_rule_get(uintptr_t ip)
 		uint64_t w = __atomic_load_n(&ha_rule_cache[i].rule, __ATOMIC_ACQUIRE);
 
 		if (__atomic_load_n(&ha_rule_cache[i].ip, __ATOMIC_RELAXED) == ip &&
-		    w >> 32 == ha_rule_tag(ip, (unsigned)(w >> 28 & 7)))
+		    w >> 32 == ha_rule_tag(ip, (unsigned)(w >> 28 & 7), gen))
 			return ha_rule_unpack(w);
 	}
 	r = ha_rule_find(ip);
 	if (!__atomic_exchange_n(&ha_rule_lock, 1, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&ha_rule_cache[i].ip, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&ha_rule_cache[i].rule, ha_rule_pack(r, ip), __ATOMIC_RELEASE);
+		__atomic_store_n(&ha_rule_cache[i].rule, ha_rule_pack(r, ip, gen), __ATOMIC_RELEASE);
 		__atomic_store_n(&ha_rule_cache[i].ip, ip, __ATOMIC_RELEASE);
 		__atomic_store_n(&ha_rule_lock, 0, __ATOMIC_RELEASE);
 	}
@@ -592,6 +595,7 @@ struct ha_cols {
 struct ha_prev {
 	unsigned cap, n;
 	int complete;
+	unsigned gen;       /* ha_code_gen when it was taken */
 	struct ha_cols c;
 	uintptr_t data[];   /* the four columns, CAP words each */
 };
@@ -692,8 +696,8 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 	struct ha_cols scratch = { out, s_sp, s_bp, s_bps };   /* the ips go to OUT directly */
 	struct ha_prev *pv = ha_prev_get(max);
 	struct ha_cols *fr = &scratch;   /* where frame k is kept (NULL: nowhere) */
-	unsigned k = 0, m = 0;
-	int matching = pv != 0 && pv->n != 0, complete = 0;
+	unsigned k = 0, m = 0, gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
+	int matching = pv != 0 && pv->n != 0 && pv->gen == gen, complete = 0;
 	uintptr_t *fa = __builtin_frame_address(0);
 	uintptr_t ip, sp, bp;
 
@@ -752,7 +756,7 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 		}
 step:
 		HA_COUNT(ha_cfi_stepped, 1);
-		rule = ha_rule_get(ip);
+		rule = ha_rule_get(ip, gen);
 		if (rule.kind == HA_RULE_END) {
 			complete = 1;
 			k++;
@@ -780,6 +784,7 @@ step:
 			ha_cols_copy(&pv->c, &scratch, k);
 		pv->n = k;
 		pv->complete = complete;
+		pv->gen = gen;
 	}
 	return (int)k;
 fail:

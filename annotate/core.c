@@ -197,6 +197,7 @@ void *ha_calloc(size_t n, size_t size, uintptr_t ra)
 		errno = ENOMEM;
 		return 0;
 	}
+	ha_code_note(ra, total);   /* ld.so making a new link_map? */
 	if (HA_UNLIKELY(ha_busy))
 		return ha_real_calloc(n, size);
 	if (HA_UNLIKELY(ha_state != 2))

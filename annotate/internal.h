@@ -64,6 +64,23 @@ void ha_stack_init(void);
  * malloc (the guard is held by the caller). */
 unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, unsigned *first);
 
+/* ---- code loaded at an address where other code was (stack.c) ----
+ * Unwind caches are keyed by code address; a library unloaded with dlclose and
+ * another loaded at the same address would inherit the first one's entries.
+ * Every new library gets its link_map from ld.so by calloc (a block of 1 KiB
+ * or more, before its segments are mapped), and ld.so's calloc is ours: such a
+ * call bumps ha_code_gen, which retires the CFI walker's rules and flushes
+ * libunwind's cache. Other ld.so allocations (a thread's DTV, about 256 bytes)
+ * do not. */
+extern unsigned ha_code_gen;
+extern uintptr_t ha_ldso_lo, ha_ldso_len;   /* ld.so's mapping (0, 0 until known) */
+#define HA_LINK_MAP_MIN 512u
+static inline void ha_code_note(uintptr_t ra, size_t bytes)
+{
+	if (__builtin_expect(ra - ha_ldso_lo < ha_ldso_len, 0) && bytes >= HA_LINK_MAP_MIN)
+		__atomic_add_fetch(&ha_code_gen, 1, __ATOMIC_RELEASE);
+}
+
 /* ---- the x86-64 CFI walker (cfi.c; not in the static kit) ---- */
 #if defined(__x86_64__) && !defined(HEAPANN_STATIC)
 #define HA_HAVE_CFI 1

@@ -13,16 +13,26 @@
 #include <unwind.h>
 #ifndef HEAPANN_STATIC
 #include <dlfcn.h>
+#include <link.h>
 #endif
 
 #include "hdr.h"
 #include "internal.h"
 
 typedef int (*ha_unw_backtrace_fn)(void **buffer, int size);
+typedef void (*ha_unw_flush_fn)(void *as, uintptr_t lo, uintptr_t hi);
 typedef _Unwind_Reason_Code (*ha_gcc_backtrace_fn)(_Unwind_Trace_Fn fn, void *arg);
 typedef _Unwind_Ptr (*ha_gcc_getip_fn)(struct _Unwind_Context *ctx);
 
+#ifndef HEAPANN_STATIC
 static ha_unw_backtrace_fn ha_unw_bt;
+static ha_unw_flush_fn ha_unw_flush;   /* unw_flush_cache, when present */
+static void *ha_unw_as;                /* unw_local_addr_space */
+static unsigned ha_unw_gen;            /* ha_code_gen at libunwind's last flush */
+#endif
+
+unsigned ha_code_gen;
+uintptr_t ha_ldso_lo, ha_ldso_len;
 static ha_gcc_backtrace_fn ha_gcc_bt;
 static ha_gcc_getip_fn ha_gcc_getip;
 /* Set once the chosen unwinder is loaded; before that no frames are taken. */
@@ -68,7 +78,34 @@ static int ha_stack_load_libunwind(void)
 		ha_unw_bt = 0;
 		return -1;
 	}
+	ha_unw_as = *as;
+	ha_unw_flush = (ha_unw_flush_fn)dlsym(h, "_U" HA_UNW_ARCH "_flush_cache");
 	return 0;
+}
+
+/* libunwind's backtrace, its cache flushed first when code was loaded since. */
+static unsigned ha_unw_backtrace(uintptr_t *buf, unsigned n)
+{
+	unsigned gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(gen != ha_unw_gen, 0) && ha_unw_flush) {
+		ha_unw_flush(ha_unw_as, 0, 0);
+		ha_unw_gen = gen;
+	}
+	return (unsigned)ha_unw_bt((void **)buf, (int)n);
+}
+
+/* Note where ld.so is mapped (see ha_code_note). */
+static void ha_ldso_find(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
+	struct dl_find_object fo;
+
+	if (_dl_find_object(&_r_debug, &fo) == 0) {
+		ha_ldso_lo = (uintptr_t)fo.dlfo_map_start;
+		ha_ldso_len = (uintptr_t)fo.dlfo_map_end - ha_ldso_lo;
+	}
+#endif
 }
 
 /* Load libgcc_s's unwinder. Returns 0 on success. */
@@ -104,6 +141,17 @@ static int ha_stack_load_gcc(void)
 static int ha_stack_load_libunwind(void)
 {
 	return -1;
+}
+
+static unsigned ha_unw_backtrace(uintptr_t *buf, unsigned n)
+{
+	(void)buf;
+	(void)n;
+	return 0;
+}
+
+static void ha_ldso_find(void)
+{
 }
 #endif
 
@@ -336,7 +384,7 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, uns
 			if (got >= 0) {
 				n = (unsigned)got;
 			} else if (ha_unw_bt) {
-				n = (unsigned)ha_unw_bt((void **)buf, (int)(max + HA_SKIP_MAX));
+				n = ha_unw_backtrace(buf, max + HA_SKIP_MAX);
 			} else {
 				struct ha_gcc_walk w = { buf, 0, max + HA_SKIP_MAX };
 
@@ -349,7 +397,7 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, uns
 		break;
 	case HA_UNWIND_LIBUNWIND:
 		ha_unwind_enter();
-		n = (unsigned)ha_unw_bt((void **)buf, (int)(max + HA_SKIP_MAX));
+		n = ha_unw_backtrace(buf, max + HA_SKIP_MAX);
 		ha_unwind_leave();
 		break;
 	case HA_UNWIND_GCC: {
@@ -417,6 +465,7 @@ void ha_stack_init(void)
 #if HA_SYNC_SLOTS
 	ha_sync_fence = ha_sync_fence_init();
 #endif
+	ha_ldso_find();
 	pthread_atfork(ha_fork_prepare, ha_fork_parent, ha_fork_child);
 	ha_stack_ready = 1;
 	/* Prime the unwinder (its first-call allocations and table look-ups happen

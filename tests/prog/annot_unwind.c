@@ -6,11 +6,14 @@
  * callers with the same frame size calling the same function from the same
  * stack height, longjmp out of deep chains, libc frames (qsort's comparator),
  * signal handlers (also on an alternate stack), coroutines on stacks of their
- * own (swapcontext) and threads. Built without frame pointers, like most code.
+ * own (swapcontext), threads, and two plugins unloaded and loaded in turn at
+ * the same address (`annot_unwind PLUGIN_A.so PLUGIN_B.so`, see
+ * annot_plugin.c). Built without frame pointers, like most code.
  *
  * Every check: the header's depth is backtrace()'s length clipped to
  * HEAPANN_DEPTH, and frames 1.. equal backtrace()'s (frame 0 is the malloc
  * call, backtrace()'s frame 0 the call after it). */
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -254,6 +257,42 @@ static void co_body(int who)
 		co_descend((i * 7 + who * 3) % 13, who);
 }
 
+/* ---- plugins: dlclose, then another library at the same address ---- */
+static struct tally plug_tally;
+
+static void plug_cb(void *arg)
+{
+	probe(arg);
+}
+
+/* Load, call and unload PATHS[0] and PATHS[1] in turn, ROUNDS times each.
+ * Returns how many loads put the other plugin's code where the previous one's
+ * was, or -1 when a plugin does not load. */
+static int run_plugins(char **paths, int rounds)
+{
+	uintptr_t last = 0;
+	int same = 0;
+
+	for (int i = 0; i < 2 * rounds; i++) {
+		void *h = dlopen(paths[i & 1], RTLD_NOW | RTLD_LOCAL);
+		void (*entry)(void (*)(void *), void *);
+
+		if (!h)
+			return -1;
+		Dl_info di;
+
+		*(void **)&entry = dlsym(h, "plugin_entry");
+		if (!entry || !dladdr(*(void **)&entry, &di))
+			return -1;
+		same += (uintptr_t)di.dli_fbase == last;
+		last = (uintptr_t)di.dli_fbase;
+		for (int j = 0; j < 3; j++)
+			entry(plug_cb, &plug_tally);
+		dlclose(h);
+	}
+	return same;
+}
+
 /* ---- threads ---- */
 static struct tally thr_tally;
 
@@ -263,7 +302,7 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *d = getenv("HEAPANN_DEPTH");
 	static struct tally chains, same_height, jumps, qs, co;
@@ -349,6 +388,14 @@ int main(void)
 		for (int i = 0; i < 4; i++)
 			pthread_join(th[i], NULL);
 		report("4 threads on chains at once", &thr_tally);
+	}
+
+	if (argc == 3) {
+		int same = run_plugins(argv + 1, 20);
+
+		CHECK("plugins load", same >= 0);
+		printf("# %d of 39 plugin loads reused the other plugin's address\n", same);
+		report("plugins unloaded and another loaded in their place", &plug_tally);
 	}
 	return CHECK_DONE();
 }
