@@ -69,9 +69,8 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, uns
  * another loaded at the same address would inherit the first one's entries.
  * Every new library gets its link_map from ld.so by calloc (a block of 1 KiB
  * or more, before its segments are mapped), and ld.so's calloc is ours: such a
- * call bumps ha_code_gen, which retires the CFI walker's rules and flushes
- * libunwind's cache. Other ld.so allocations (a thread's DTV, about 256 bytes)
- * do not. */
+ * call bumps ha_code_gen, which retires the CFI walker's rules and records.
+ * Other ld.so allocations (a thread's DTV, about 256 bytes) do not. */
 extern unsigned ha_code_gen;
 extern uintptr_t ha_ldso_lo, ha_ldso_len;   /* ld.so's mapping (0, 0 until known) */
 #define HA_LINK_MAP_MIN 512u

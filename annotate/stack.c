@@ -20,15 +20,11 @@
 #include "internal.h"
 
 typedef int (*ha_unw_backtrace_fn)(void **buffer, int size);
-typedef void (*ha_unw_flush_fn)(void *as, uintptr_t lo, uintptr_t hi);
 typedef _Unwind_Reason_Code (*ha_gcc_backtrace_fn)(_Unwind_Trace_Fn fn, void *arg);
 typedef _Unwind_Ptr (*ha_gcc_getip_fn)(struct _Unwind_Context *ctx);
 
 #ifndef HEAPANN_STATIC
 static ha_unw_backtrace_fn ha_unw_bt;
-static ha_unw_flush_fn ha_unw_flush;   /* unw_flush_cache, when present */
-static void *ha_unw_as;                /* unw_local_addr_space */
-static unsigned ha_unw_gen;            /* ha_code_gen at libunwind's last flush */
 #endif
 
 unsigned ha_code_gen;
@@ -78,20 +74,15 @@ static int ha_stack_load_libunwind(void)
 		ha_unw_bt = 0;
 		return -1;
 	}
-	ha_unw_as = *as;
-	ha_unw_flush = (ha_unw_flush_fn)dlsym(h, "_U" HA_UNW_ARCH "_flush_cache");
 	return 0;
 }
 
-/* libunwind's backtrace, its cache flushed first when code was loaded since. */
+/* libunwind's backtrace. Its per-thread trace cache is keyed by code address
+ * and survives unw_flush_cache (measured): after a dlclose and another library
+ * at the same address it can walk the new code with the old rules (README,
+ * "Known limits"). The CFI walker does not. */
 static unsigned ha_unw_backtrace(uintptr_t *buf, unsigned n)
 {
-	unsigned gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
-
-	if (__builtin_expect(gen != ha_unw_gen, 0) && ha_unw_flush) {
-		ha_unw_flush(ha_unw_as, 0, 0);
-		ha_unw_gen = gen;
-	}
 	return (unsigned)ha_unw_bt((void **)buf, (int)n);
 }
 
