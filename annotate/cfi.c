@@ -52,17 +52,13 @@ struct ha_rule {
 
 /* The rule cache: shared by all threads, direct-mapped on the return address.
  * A slot holds the address and its rule packed in one word: bits 0-19 off/8,
- * 20-27 bpoff/8, 28-30 kind, 31 bpsaved, 32-63 a tag. Writers (a miss, rare)
- * take a try-lock and skip caching when it is busy; each writes ip=0, rule,
- * ip. A reader believes a rule only when the slot's ip matches before and
- * after it loads the word, and the word's tag is the one it computes: a slot
- * rewritten meanwhile cannot hand it another address's rule.
- *
- * The tag of a rule that steps (rsp or rbp) also covers the 4 code bytes
- * before the return address (the call instruction). A library unloaded with
- * dlclose and another loaded at the same address has other code there, so
- * the first's rules stop matching instead of walking the second's frames
- * wrongly. (Rules that end or give up read nothing and are not tied to code.) */
+ * 20-27 bpoff/8, 28-30 kind, 31 bpsaved, 32-63 a tag of the address and of
+ * the code generation (ha_code_gen: rules learnt before ld.so loaded a library
+ * do not match after it, since the new one may sit where an unloaded one was).
+ * Writers (a miss, rare) take a try-lock and skip caching when it is busy;
+ * each writes ip=0, rule, ip. A reader believes a rule when the slot's ip is
+ * its address and the word's tag is the one it computes: a slot rewritten
+ * between its two loads holds another address's tag. */
 #define HA_RULE_SLOTS (1u << 14)
 static struct {
 	uintptr_t ip;
@@ -70,25 +66,17 @@ static struct {
 } ha_rule_cache[HA_RULE_SLOTS];
 static int ha_rule_lock;
 
+/* Return addresses differ in their low bits; a shift and an xor keep the
+ * look-up off the multiplier (it is on every step's critical path). */
 static inline unsigned ha_rule_slot(uintptr_t ip)
 {
-	return (unsigned)((ip * 0x9E3779B97F4A7C15ULL) >> 50) & (HA_RULE_SLOTS - 1);
+	return (unsigned)(ip ^ ip >> 14) & (HA_RULE_SLOTS - 1);
 }
 
-static inline int ha_rule_steps(unsigned kind)
+/* The tag of IP's rule in code generation GEN (see above). */
+static inline uint64_t ha_rule_tag(uintptr_t ip, unsigned gen)
 {
-	return kind == HA_RULE_SP || kind == HA_RULE_BP;
-}
-
-/* The tag of IP's rule of kind KIND (see above), in code generation GEN. */
-static inline uint64_t ha_rule_tag(uintptr_t ip, unsigned kind, unsigned gen)
-{
-	uint32_t code = 0;
-
-	if (ha_rule_steps(kind))
-		memcpy(&code, (const void *)(ip - 4), sizeof(code));   /* unaligned */
-
-	return ((ip ^ (uint64_t)code << 13 ^ (uint64_t)gen << 45) * 0xC2B2AE3D27D4EB4FULL) >> 32;
+	return ((ip ^ (uint64_t)gen << 47) * 0xC2B2AE3D27D4EB4FULL) >> 32;
 }
 
 static inline uint64_t ha_rule_pack(struct ha_rule r, uintptr_t ip, unsigned gen)
@@ -96,7 +84,7 @@ static inline uint64_t ha_rule_pack(struct ha_rule r, uintptr_t ip, unsigned gen
 	return ((uint64_t)(uint32_t)(r.off / 8) & 0xfffff) |
 	       ((uint64_t)(uint8_t)(int8_t)(r.bpoff / 8)) << 20 |
 	       (uint64_t)(r.kind & 7) << 28 | (uint64_t)(r.bpsaved & 1) << 31 |
-	       ha_rule_tag(ip, r.kind, gen) << 32;
+	       ha_rule_tag(ip, gen) << 32;
 }
 
 static inline struct ha_rule ha_rule_unpack(uint64_t w)
@@ -446,7 +434,7 @@ advance:
  * glibc's backtrace()) ends the stack: ld.so's _dl_start_user running the
  * constructors, the makecontext trampoline. It ends here too (HA_RULE_END). An
  * address in no object at all (generated code) is left to libunwind. */
-static struct ha_rule ha_rule_find(uintptr_t ip)
+static __attribute__((noinline, cold)) struct ha_rule ha_rule_find(uintptr_t ip)
 {
 	struct ha_rule rule = { 0, 0, HA_RULE_BAD, 0 };
 	struct ha_cfa_state s, init;
@@ -558,20 +546,13 @@ static struct ha_rule ha_rule_find(uintptr_t ip)
 	return rule;
 }
 
-/* The rule of IP in code generation GEN, from the cache or the tables. */
-static inline struct ha_rule ha_rule_get(uintptr_t ip, unsigned gen)
+/* A miss: the rule of IP from the tables, cached in slot I. Out of line, so
+ * the walk's loop keeps its registers. */
+static __attribute__((noinline, cold)) struct ha_rule ha_rule_miss(uintptr_t ip, unsigned gen,
+								  unsigned i)
 {
-	unsigned i = ha_rule_slot(ip);
-	struct ha_rule r;
+	struct ha_rule r = ha_rule_find(ip);
 
-	if (__atomic_load_n(&ha_rule_cache[i].ip, __ATOMIC_ACQUIRE) == ip) {
-		uint64_t w = __atomic_load_n(&ha_rule_cache[i].rule, __ATOMIC_ACQUIRE);
-
-		if (__atomic_load_n(&ha_rule_cache[i].ip, __ATOMIC_RELAXED) == ip &&
-		    w >> 32 == ha_rule_tag(ip, (unsigned)(w >> 28 & 7), gen))
-			return ha_rule_unpack(w);
-	}
-	r = ha_rule_find(ip);
 	if (!__atomic_exchange_n(&ha_rule_lock, 1, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&ha_rule_cache[i].ip, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&ha_rule_cache[i].rule, ha_rule_pack(r, ip, gen), __ATOMIC_RELEASE);
@@ -579,6 +560,20 @@ static inline struct ha_rule ha_rule_get(uintptr_t ip, unsigned gen)
 		__atomic_store_n(&ha_rule_lock, 0, __ATOMIC_RELEASE);
 	}
 	return r;
+}
+
+/* The rule of IP in code generation GEN, from the cache or the tables. */
+static inline struct ha_rule ha_rule_get(uintptr_t ip, unsigned gen)
+{
+	unsigned i = ha_rule_slot(ip);
+
+	if (__builtin_expect(__atomic_load_n(&ha_rule_cache[i].ip, __ATOMIC_ACQUIRE) == ip, 1)) {
+		uint64_t w = __atomic_load_n(&ha_rule_cache[i].rule, __ATOMIC_ACQUIRE);
+
+		if (__builtin_expect(w >> 32 == ha_rule_tag(ip, gen), 1))
+			return ha_rule_unpack(w);
+	}
+	return ha_rule_miss(ip, gen, i);
 }
 
 /* ---- the walk, with the previous stack of the thread ---------------------- */

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh - `make bench`: the allocation benchmark side by side (plain, libheapann in
-# each unwind mode, heaptrack), then the core-reading benchmark (bench/core.sh) and
-# the symbolizer comparison slot. Benchmarks, not tests: figures are ratios measured
+# each unwind mode, heaptrack), one stack capture per unwinding method
+# (bench/unwind.c), then the core-reading benchmark (bench/core.sh) and the
+# symbolizer comparison slot. Benchmarks, not tests: figures are ratios measured
 # in one run, configurations interleaved and repeated, medians reported.
 #
 # Environment (defaults in brackets):
@@ -17,7 +18,7 @@
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
 #   B [build]                   build directory
-# Usage: sh bench/run.sh [alloc] [core] [sym]   (default: all three sections)
+# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym]   (default: all four sections)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -225,14 +226,29 @@ symbolizer_bench() {
 	fi
 }
 
+# unwind_bench: one stack capture per method at depths 10 and 40 (bench/unwind.c,
+# x86-64 only: it runs libheapann's CFI walker outside the preload).
+unwind_bench() {
+	if [ "$(uname -m)" != x86_64 ]; then
+		echo "== unwind: the CFI walker is x86-64 only: skipped"
+		return
+	fi
+	$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Iinclude -Iannotate -fno-optimize-sibling-calls \
+		-o "$BB/unwind" bench/unwind.c -ldl || return 1
+	for d in $DEPTHS; do
+		"$BB/unwind" "$d" || echo "bench: unwind at depth $d failed" >&2
+	done
+}
+
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc core sym}
+sections=${*:-alloc unwind core sym}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
+	unwind) unwind_bench ;;
 	core) [ "${BENCH_CORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/core.sh ;;
 	sym) symbolizer_bench ;;
-	*) echo "bench: unknown section '$sec' (alloc, core, sym)" >&2; exit 2 ;;
+	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym)" >&2; exit 2 ;;
 	esac
 	echo
 done
