@@ -579,8 +579,10 @@ static inline struct ha_rule ha_rule_get(uintptr_t ip, unsigned gen)
 /* ---- the walk, with the previous stack of the thread ---------------------- */
 
 /* Frames as columns: frame j's state is (ip[j], sp[j], bp[j]); bps[j] is the
- * rbp slot its step read (0: none). Columns, so that copying the ips out and
- * checking the slots are straight runs over memory. */
+ * rbp slot its step read (0: none), with bit 0 set when its CFA was rbp-based
+ * (HA_BPS_CFA). Columns, so that copying the ips out and checking the slots
+ * are straight runs over memory. */
+#define HA_BPS_CFA ((uintptr_t)1)
 struct ha_cols {
 	uintptr_t *ip, *sp, *bp, *bps;
 };
@@ -652,18 +654,40 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
 #define HA_RAW_STACK __attribute__((no_sanitize_address))
 
 /* Would the previous walk's frames from M on be walked again from there? Every
- * word those steps read must still hold what they read. */
+ * word those steps read must still hold what they read: each return address,
+ * and each saved rbp that a later step still uses (an rbp-based CFA before the
+ * next reload; code without frame pointers keeps anything in rbp, a loop
+ * counter say, and what it held does not change the walk). Backwards, so
+ * whether rbp is still used is known at each slot. */
 HA_RAW_STACK static int ha_prev_verify(const struct ha_prev *pv, unsigned m)
 {
 	const uintptr_t *ip = pv->c.ip, *sp = pv->c.sp, *bp = pv->c.bp, *bps = pv->c.bps;
-	unsigned ok = 1;
+	unsigned ok = 1, used = !pv->complete;   /* is bp[j] used? (a walk resumes from n-1) */
 
-	for (unsigned j = m + 1; j < pv->n; j++) {
+	for (unsigned j = pv->n - 1; j > m; j--) {
+		uintptr_t slot = bps[j - 1] & ~HA_BPS_CFA;
+
+		used = (bps[j] & HA_BPS_CFA) || (used && !(bps[j] & ~HA_BPS_CFA));
 		ok &= ((const uintptr_t *)sp[j])[-1] == ip[j];
-		if (bps[j - 1])
-			ok &= *(const uintptr_t *)bps[j - 1] == bp[j];
+		if (slot && used)
+			ok &= *(const uintptr_t *)slot == bp[j];
 	}
 	return (int)ok;
+}
+
+/* Does the previous walk from frame M on depend on rbp's value at M? Only if a
+ * frame's CFA is rbp-based before some frame reloads rbp from its slot (or the
+ * walk would resume past the record's end). A state that differs only in an
+ * rbp nobody uses must still match. */
+static int ha_prev_needs_bp(const struct ha_prev *pv, unsigned m)
+{
+	for (unsigned j = m; j < pv->n; j++) {
+		if (pv->c.bps[j] & HA_BPS_CFA)
+			return 1;
+		if (pv->c.bps[j])
+			return 0;
+	}
+	return !pv->complete;
 }
 
 /* Move frames [FROM, FROM+N) of every column to TO. */
@@ -707,11 +731,18 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 		if (matching) {
 			while (m < pv->n && pv->c.sp[m] < sp)
 				m++;
-			if (m < pv->n && pv->c.sp[m] == sp && pv->c.ip[m] == ip && pv->c.bp[m] == bp) {
+			if (m < pv->n && pv->c.sp[m] == sp && pv->c.ip[m] == ip &&
+			    (pv->c.bp[m] == bp || !ha_prev_needs_bp(pv, m))) {
 				unsigned tail = pv->n - m, n = k + tail < max ? k + tail : max;
 
 				matching = 0;
 				if (ha_prev_verify(pv, m)) {
+					/* rbp as it is now, up to the frame that reloads it */
+					for (unsigned j = m; j < pv->n && pv->c.bp[j] != bp; j++) {
+						pv->c.bp[j] = bp;
+						if (pv->c.bps[j])
+							break;
+					}
 					/* the new inner frames in front of the old outer ones */
 					if (k != m)
 						ha_cols_move(&pv->c, k, m, n - k);
@@ -753,6 +784,8 @@ step:
 		HA_COUNT(ha_cfi_stepped, 1);
 		rule = ha_rule_get(ip, gen);
 		if (rule.kind == HA_RULE_END) {
+			if (fr)
+				fr->bps[k] = 0;
 			complete = 1;
 			k++;
 			break;
@@ -765,7 +798,7 @@ step:
 			goto fail;
 		bpslot = rule.bpsaved ? cfa + (uintptr_t)(intptr_t)rule.bpoff : 0;
 		if (fr)
-			fr->bps[k] = bpslot;
+			fr->bps[k] = bpslot | (rule.kind == HA_RULE_BP ? HA_BPS_CFA : 0);
 		k++;
 		if (bpslot)
 			bp = *(const uintptr_t *)bpslot;

@@ -107,6 +107,50 @@ static NOINLINE void caller_b(struct cap *c)
 	__asm__ volatile("" : : "r"(x[0] + 1));
 }
 
+#ifndef __SANITIZE_ADDRESS__   /* needs rbp as an ordinary register */
+/* Saves rbp and keeps a constant in it across the call: the state it passes
+ * down has the same rbp whoever called it, while the slot it saved rbp in
+ * holds its caller's (realigned's) rbp. */
+static NOINLINE void keeps_rbp(struct cap *c)
+{
+	register uintptr_t v __asm__("rbp") = 0x5eed;
+
+	__asm__ volatile("" : "+r"(v));
+	probe(c);
+	__asm__ volatile("" : "+r"(v));
+}
+
+/* Realigns the stack (a 64-byte aligned local): CFA = rbp + 16, rsp rounded
+ * down, so callers at stack heights 16 bytes apart put the frames below it at
+ * the same place, and only the rbp saved by keeps_rbp tells them apart. */
+static NOINLINE void realigned(struct cap *c)
+{
+	volatile char buf[64] __attribute__((aligned(64)));
+
+	buf[0] = 1;
+	keeps_rbp(c);
+	__asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+static NOINLINE void shift_a(struct cap *c, int pad)
+{
+	volatile char *p = __builtin_alloca((size_t)pad);
+
+	p[0] = 0;
+	realigned(c);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+static NOINLINE void shift_b(struct cap *c, int pad)
+{
+	volatile char *p = __builtin_alloca((size_t)pad);
+
+	p[0] = 1;
+	realigned(c);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+#endif
+
 static struct cap sigcap;
 
 static void on_signal(int sig)
@@ -145,6 +189,7 @@ int main(void)
 {
 	static struct cap c, d;
 	int ok, copied = 0, cut;
+	struct cap *both_caps[2] = { &c, &d };
 	unsigned long stepped = 0;
 
 	ha_cfi_init();
@@ -209,6 +254,46 @@ int main(void)
 		ok += same_stack(&c);   /* frame 3 is the caller, a or b */
 	}
 	CHECK("two callers at one stack height: 200 of 200 right", ok == 200);
+
+#ifndef __SANITIZE_ADDRESS__
+	/* a realigned frame entered at other heights, from another caller: the
+	 * frames below it land where they were, a stale return address may still
+	 * sit where the old one was; only the saved rbp shows the difference */
+	ok = 0;
+	for (int i = 0; i < 64; i++) {
+		if (i & 1)
+			shift_b(&c, 16 + 16 * (i % 8));
+		else
+			shift_a(&c, 16 + 16 * ((i / 2) % 8));
+		ok += same_stack(&c);
+	}
+	CHECK("realigned frames from two callers at shifting heights: 64 of 64 right", ok == 64);
+
+	/* the saved-rbp check itself: the same capture twice is reused; once the
+	 * record says the slot keeps_rbp saved held another rbp, it is not */
+	{
+		int j, r = -1;
+
+		for (volatile int i = 0; i < 3; i++) {   /* one call site: i is volatile */
+			if (i == 2 && r >= 0)
+				ha_prev_mine->c.bp[r] ^= 0x40;   /* "realigned's rbp was elsewhere" */
+			stepped = ha_cfi_stepped;
+			copied = (int)ha_cfi_copied;
+			shift_a(both_caps[i & 1], 32);
+			stepped = ha_cfi_stepped - stepped;
+			copied = (int)ha_cfi_copied - copied;
+			if (i == 0)   /* realigned: rbp-based CFA, its rbp in the slot below */
+				for (j = 1; j < (int)ha_prev_mine->n; j++)
+					if ((ha_prev_mine->c.bps[j] & HA_BPS_CFA) &&
+					    (ha_prev_mine->c.bps[j - 1] & ~HA_BPS_CFA))
+						r = j;
+			if (i == 1)
+				CHECK("realigned: the same capture again is reused", r > 0 && copied > 0);
+		}
+		CHECK("realigned: a saved rbp that differs stops the reuse", copied == 0 &&
+		      stepped == (unsigned long)c.n && same_stack(&c));
+	}
+#endif
 
 	/* a capture limited to 4 frames, then a full one from the same chain:
 	 * the record it finds ends at the limit, so the walk goes on past it */
