@@ -82,6 +82,8 @@ static void ha_options_load(void)
 #endif
 	if (u && strcmp(u, "libunwind") == 0)
 		ha_opt.unwind = HA_UNWIND_LIBUNWIND;
+	else if (u && strcmp(u, "cfi-verify") == 0 && HA_HAVE_CFI)
+		ha_opt.unwind = HA_UNWIND_CFI_VERIFY;
 	else if (u && strcmp(u, "fp") == 0)
 		ha_opt.unwind = HA_UNWIND_FP;
 	else if (u && strcmp(u, "gcc") == 0)

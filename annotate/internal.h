@@ -29,6 +29,7 @@ void ha_real_init(void);
 /* ---- options (HEAPANN_* environment variables, read without allocating) ---- */
 enum ha_unwind {
 	HA_UNWIND_CFI,          /* our own CFI walker (cfi.c), libunwind behind it (default, x86-64) */
+	HA_UNWIND_CFI_VERIFY,   /* the walker, each stack checked against libgcc's (a self-test) */
 	HA_UNWIND_LIBUNWIND,    /* libunwind unw_backtrace, per-thread cache (default elsewhere) */
 	HA_UNWIND_FP,           /* frame-pointer walk (opt-in; skips frames without FP) */
 	HA_UNWIND_GCC,          /* libgcc _Unwind_Backtrace */
@@ -99,6 +100,10 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max);
  * report.c. Never allocates. */
 void ha_report_guard(const void *user, size_t size, unsigned bad, unsigned guard);
 void ha_report_bad_free(const char *what, const void *user);
+/* HEAPANN_UNWIND=cfi-verify: the walker's stack differs from libgcc's at frame
+ * K (0 = the caller of malloc): A is the walker's return address there, B
+ * libgcc's (0 past a stack's end); NA and NB the two depths. */
+void ha_report_unwind_mismatch(unsigned k, uintptr_t a, uintptr_t b, unsigned na, unsigned nb);
 
 /* ---- the core (core.c): the exported functions call these ---- */
 void ha_init(void);

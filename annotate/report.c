@@ -76,3 +76,21 @@ void ha_report_bad_free(const char *what, const void *user)
 	ha_line_num(&l, (uintptr_t)user, 16);
 	ha_line_send(&l);
 }
+
+void ha_report_unwind_mismatch(unsigned k, uintptr_t a, uintptr_t b, unsigned na, unsigned nb)
+{
+	struct ha_line l = { .len = 0 };
+
+	ha_line_str(&l, "heapann: cfi-verify: frame ");
+	ha_line_num(&l, k, 10);
+	ha_line_str(&l, " is ");
+	ha_line_num(&l, a, 16);
+	ha_line_str(&l, ", libgcc says ");
+	ha_line_num(&l, b, 16);
+	ha_line_str(&l, " (depth ");
+	ha_line_num(&l, na, 10);
+	ha_line_str(&l, " vs ");
+	ha_line_num(&l, nb, 10);
+	ha_line_str(&l, ")");
+	ha_line_send(&l);
+}

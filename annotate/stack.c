@@ -356,6 +356,56 @@ static unsigned ha_fp_walk(uintptr_t *buf, unsigned max)
 	return n;
 }
 
+#if HA_HAVE_CFI
+/* Where CALLER_RA is among the N frames of BUF (within the wrapper frames),
+ * or N. */
+static unsigned ha_caller_index(const uintptr_t *buf, unsigned n, uintptr_t caller_ra)
+{
+	unsigned i;
+
+	for (i = 0; i < n && i < HA_SKIP_MAX; i++)
+		if (buf[i] == caller_ra)
+			return i;
+	return n;
+}
+#endif
+
+/* HEAPANN_UNWIND=cfi-verify: walk with the CFI walker and with libgcc's
+ * unwinder, report the first frame where they differ (up to 20 reports), keep
+ * the walker's. A stack the walker gives up on (a signal frame) is libgcc's. */
+static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller_ra)
+{
+#if HA_HAVE_CFI
+	static unsigned reports;
+	uintptr_t ref[HA_FRAMES_ROOM(max)];
+	struct ha_gcc_walk w = { ref, 0, max + HA_SKIP_MAX };
+	int got = ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
+	unsigned i, j, na, nb, k;
+
+	ha_gcc_bt(ha_gcc_step, &w);
+	if (got < 0) {
+		memcpy(buf, ref, w.n * sizeof(*ref));
+		return w.n;
+	}
+	i = ha_caller_index(buf, (unsigned)got, caller_ra);
+	j = ha_caller_index(ref, w.n, caller_ra);
+	na = (unsigned)got - i;
+	nb = w.n - j;
+	na = na > max ? max : na;
+	nb = nb > max ? max : nb;
+	for (k = 0; k < na && k < nb && buf[i + k] == ref[j + k]; k++)
+		;
+	if ((k < na || k < nb) && __atomic_fetch_add(&reports, 1, __ATOMIC_RELAXED) < 20)
+		ha_report_unwind_mismatch(k, k < na ? buf[i + k] : 0, k < nb ? ref[j + k] : 0, na, nb);
+	return (unsigned)got;
+#else
+	(void)buf;
+	(void)max;
+	(void)caller_ra;
+	return 0;
+#endif
+}
+
 __attribute__((noinline))
 unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, unsigned *first)
 {
@@ -384,6 +434,11 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, uns
 			}
 		}
 #endif
+		ha_unwind_leave();
+		break;
+	case HA_UNWIND_CFI_VERIFY:
+		ha_unwind_enter();
+		n = ha_cfi_verify(buf, max, caller_ra);
 		ha_unwind_leave();
 		break;
 	case HA_UNWIND_LIBUNWIND:
@@ -426,6 +481,15 @@ void ha_stack_init(void)
 	unsigned first;
 
 	switch (ha_opt.unwind) {
+	case HA_UNWIND_CFI_VERIFY:
+#if HA_HAVE_CFI
+		if (ha_stack_load_gcc() == 0) {
+			ha_cfi_init();
+			break;
+		}
+#endif
+		ha_opt.unwind = HA_UNWIND_FP;
+		break;
 	case HA_UNWIND_CFI:
 #if HA_HAVE_CFI
 		/* libunwind backs the walker up, or libgcc's unwinder without it */

@@ -82,6 +82,9 @@ for m in cfi libunwind gcc; do
 		passes "changing stacks equal backtrace(), HEAPANN_UNWIND=$m depth $d" "$TMP/u.$m.$d"
 	done
 done
+HEAPANN_UNWIND=cfi-verify LD_PRELOAD=$SO $TO "$TMP/unwind" $PLUGS > "$TMP/u.verify" 2>&1
+passes "changing stacks, HEAPANN_UNWIND=cfi-verify" "$TMP/u.verify"
+check "changing stacks: cfi-verify found no difference with libgcc" sh -c "! grep -q 'cfi-verify' '$TMP/u.verify'"
 LD_LIBRARY_PATH=$TMP/fakeunw LD_PRELOAD=$SO $TO "$TMP/unwind" $PLUGS > "$TMP/u.fake" 2>&1
 passes "changing stacks equal backtrace(), libgcc behind the walker" "$TMP/u.fake"
 check_grep "changing stacks: all 12 checks ran" '^12 passed, 0 failed$' "$TMP/u.cfi.256"
@@ -153,7 +156,10 @@ check_eq "damaged header: reported with the block address" \
 
 # ---- real programs: identical output, clean stderr ----
 # same NAME CMD...: run CMD plain and preloaded; stdout and exit status equal,
-# preloaded stderr equal to the plain one.
+# preloaded stderr equal to the plain one. Then once more with
+# HEAPANN_UNWIND=cfi-verify: every stack the CFI walker took (and every outer
+# part it reused) compared with libgcc's unwinder, which prints a line for any
+# difference.
 same() {
 	what=$1; shift
 	$TO "$@" > "$TMP/plain.out" 2> "$TMP/plain.err"; rc1=$?
@@ -161,6 +167,12 @@ same() {
 	check_eq "$what: exit status" "$rc1" "$rc2"
 	check "$what: identical stdout ($(wc -c < "$TMP/plain.out") bytes)" cmp -s "$TMP/plain.out" "$TMP/pre.out"
 	check "$what: identical stderr" cmp -s "$TMP/plain.err" "$TMP/pre.err"
+	if [ "$(uname -m)" = x86_64 ]; then
+		HEAPANN_UNWIND=cfi-verify LD_PRELOAD=$SO $TO "$@" > /dev/null 2> "$TMP/verify.err"
+		check "$what: every stack of the CFI walker equals libgcc's" \
+			sh -c "! grep -q 'cfi-verify' '$TMP/verify.err'"
+		grep 'cfi-verify' "$TMP/verify.err" | head -n 3 | sed 's/^/    # /'
+	fi
 }
 
 if command -v python3 >/dev/null; then
@@ -202,5 +214,7 @@ check_grep "C++ new[]: block annotated" '^annotated yes$' "$TMP/probe.out"
 check_grep "C++ new[]: frame 0 inside operator new (libstdc++)" '^frame0 libstdc\+\+\.so' "$TMP/probe.out"
 check_grep "C++ new[]: frame 1 in the function that called new" '^frame1 in probe_site yes$' "$TMP/probe.out"
 same "ls -l of the build" ls -l "$B"
+same "cc1 compiling one of our sources" $CC -O2 -g -Iinclude -Icoreparse -Isym -Imi -Ianalysis \
+	-c analysis/tables.c -o "$TMP/tables.o"
 
 done_testing
