@@ -3,12 +3,12 @@
  * thread's previous stack reused when they are provably unchanged.
  *
  * Why: libunwind's unw_backtrace costs 6-12 ns per frame; a program allocating
- * at depth 40 spends most of libheapann's time there, walking the same outer
+ * at depth 40 spent most of libheapann's time there, walking the same outer
  * frames again and again.
  *
  * The unwind state of a frame is (ip, sp, bp): its return address, the stack
  * pointer in it (the CFA of the frame below) and rbp. One step applies the rule
- * of ip (found in .eh_frame through .eh_frame_hdr, see ha_cfi_rule_find):
+ * of ip (found in .eh_frame through .eh_frame_hdr, see ha_rule_find):
  *     cfa = (rule uses rbp ? bp : sp) + off
  *     ip' = *(cfa - 8)                       the return address slot
  *     bp' = rule saves rbp ? *(cfa + bpoff) : bp
@@ -18,13 +18,15 @@
  * this thread, and every word the previous capture read above that point still
  * holds the value it read, the rest of the walk would repeat the previous one
  * exactly: its frames are copied instead of stepped. Checking a word is one
- * load at a known address; the loads do not depend on each other.
+ * load at a known address; the loads do not depend on each other. rbp is part
+ * of the state only while a later step uses it (see ha_prev_verify).
  *
  * Rules cover what compilers emit at call sites: CFA = rsp or rbp plus a
  * constant, rbp saved at a CFA offset or untouched, the return address at
- * CFA-8. Anything else (signal frames, DWARF expressions, code without
- * unwind tables) makes the capture go back to libunwind for the whole stack
- * (stack.c), so stacks are never worse than libunwind's. */
+ * CFA-8. Anything else (signal frames, DWARF expressions, code outside every
+ * loaded object, an object without .eh_frame_hdr) makes the capture go back to
+ * libunwind for the whole stack (stack.c). Code inside an object that no FDE
+ * covers ends the stack, as libgcc's unwinder (glibc's backtrace()) ends it. */
 #if defined(__x86_64__) && !defined(HEAPANN_STATIC)
 #include <dlfcn.h>
 #include <pthread.h>
@@ -45,7 +47,7 @@ enum {
 /* One return address's rule. */
 struct ha_rule {
 	int32_t off;        /* CFA offset from sp or bp: 8 .. 8 MiB, a multiple of 8 */
-	int16_t bpoff;      /* where rbp is saved, from the CFA: -1024 .. -8, a multiple of 8 */
+	int16_t bpoff;      /* where rbp is saved, from the CFA: -1024 .. -16, a multiple of 8 */
 	uint8_t kind;       /* HA_RULE_* */
 	uint8_t bpsaved;    /* 1: rbp restored from CFA + bpoff */
 };
@@ -601,8 +603,13 @@ static __thread struct ha_prev *ha_prev_mine;
 static pthread_key_t ha_prev_key;
 static int ha_prev_key_ok;
 
+/* Thread exit (the key's destructor, run by the exiting thread itself). A
+ * malloc from a later destructor makes a new record, and glibc calls this
+ * again for it. */
 static void ha_prev_release(void *p)
 {
+	if (ha_prev_mine == p)
+		ha_prev_mine = 0;
 	ha_real_free(p);
 }
 

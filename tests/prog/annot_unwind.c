@@ -294,11 +294,27 @@ static int run_plugins(char **paths, int rounds)
 }
 
 /* ---- threads ---- */
-static struct tally thr_tally;
+static struct tally thr_tally, dtor_tally;
+static pthread_key_t late_key;
+
+/* A thread-specific destructor that allocates, at thread exit: it may run
+ * after libheapann's own key has released the thread's walker record. */
+static void late_dtor(void *arg)
+{
+	void *keep[64];
+
+	(void)arg;
+	for (int i = 0; i < 64; i++)
+		keep[i] = malloc(16 + 24 * (size_t)i);   /* reuses what was just freed */
+	run_chains(&dtor_tally, 99, 20);
+	for (int i = 0; i < 64; i++)
+		free(keep[i]);
+}
 
 static void *thread_main(void *arg)
 {
-	run_chains(&thr_tally, (uint64_t)(uintptr_t)arg, 1500);
+	pthread_setspecific(late_key, arg);
+	run_chains(&thr_tally, (uint64_t)(uintptr_t)arg, 400);
 	return NULL;
 }
 
@@ -382,12 +398,16 @@ int main(int argc, char **argv)
 	{
 		pthread_t th[4];
 
-		for (int i = 0; i < 4; i++)
-			pthread_create(&th[i], NULL, thread_main, (void *)(uintptr_t)(i * 7 + 1));
-		run_chains(&chains, 77, 500);
-		for (int i = 0; i < 4; i++)
-			pthread_join(th[i], NULL);
-		report("4 threads on chains at once", &thr_tally);
+		pthread_key_create(&late_key, late_dtor);
+		for (int round = 0; round < 8; round++) {
+			for (int i = 0; i < 4; i++)
+				pthread_create(&th[i], NULL, thread_main, (void *)(uintptr_t)(i * 7 + 1));
+			run_chains(&chains, 77, 60);
+			for (int i = 0; i < 4; i++)
+				pthread_join(th[i], NULL);
+		}
+		report("8 x 4 threads on chains at once", &thr_tally);
+		report("allocations in a thread-specific destructor at thread exit", &dtor_tally);
 	}
 
 	if (argc == 3) {
