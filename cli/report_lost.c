@@ -30,18 +30,72 @@ struct lost_ctx {
 	int raw_roots;          /* roots of a raw dump came from the ELF */
 };
 
-/* Add the writable PT_LOADs of a raw dump's ELF as roots. Returns 0 (also when the
- * ELF cannot be read: the caller says there are no roots), -1 out of memory. */
+/* The ELF's global offset tables (.got, .got.plt): up to MAX ranges into
+ * start[]/end[]. Returns how many. */
+static size_t raw_got_ranges(Elf *e, uint64_t *start, uint64_t *end, size_t max)
+{
+	size_t shstrndx, n = 0;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return 0;
+	while (n < max && (scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !sh.sh_size)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (name && (strcmp(name, ".got") == 0 || strcmp(name, ".got.plt") == 0)) {
+			start[n] = sh.sh_addr;
+			end[n++] = sh.sh_addr + sh.sh_size;
+		}
+	}
+	return n;
+}
+
+/* Add root *R less the ranges [gs[i], ge[i]) for i < NG. Returns 0, or -1 out of
+ * memory. */
+static int raw_root_add_less(struct lost_ctx *x, struct an_root r, const uint64_t *gs,
+			     const uint64_t *ge, size_t ng)
+{
+	for (size_t i = 0; i < ng; i++) {
+		if (ge[i] <= r.start || gs[i] >= r.end)
+			continue;
+		if (gs[i] > r.start) {
+			struct an_root lo = r;
+
+			lo.end = gs[i];
+			if (raw_root_add_less(x, lo, gs + i + 1, ge + i + 1, ng - i - 1) < 0)
+				return -1;
+		}
+		r.start = ge[i];
+		if (r.start >= r.end)
+			return 0;
+	}
+	return an_roots_add(&x->roots, &r);
+}
+
+/* Add the writable PT_LOADs of a raw dump's ELF as roots, less its global offset
+ * tables: they hold addresses of symbols and code, never of heap blocks, but
+ * MIPS's also hold 64 KiB page addresses (%got(page)), and in a firmware whose
+ * heap is a static pool such an entry lands inside a block (a regenerated MIPS
+ * fixture showed one of main's blocks "possibly lost" that way). Returns 0 (also
+ * when the ELF cannot be read: the caller says there are no roots), -1 out of
+ * memory. */
 static int raw_roots_add(struct lost_ctx *x)
 {
 	Elf *e = NULL;
-	size_t n = 0;
+	size_t n = 0, ng = 0;
+	uint64_t gs[4], ge[4];
 	int fd = open(x->o->prog, O_RDONLY | O_CLOEXEC), rc = 0;
 
 	if (fd < 0)
 		return 0;
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e)
+		ng = raw_got_ranges(e, gs, ge, 4);
 	if (e && elf_getphdrnum(e, &n) == 0) {
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			GElf_Phdr ph;
@@ -53,7 +107,7 @@ static int raw_roots_add(struct lost_ctx *x)
 			r.start = ph.p_vaddr;
 			r.end = ph.p_vaddr + ph.p_memsz;
 			r.module = x->o->prog;
-			rc = an_roots_add(&x->roots, &r);
+			rc = raw_root_add_less(x, r, gs, ge, ng);
 			x->raw_roots++;
 		}
 	}
