@@ -189,7 +189,6 @@ int main(void)
 {
 	static struct cap c, d;
 	int ok, copied = 0, cut;
-	struct cap *both_caps[2] = { &c, &d };
 	unsigned long stepped = 0;
 
 	ha_cfi_init();
@@ -272,6 +271,7 @@ int main(void)
 	/* the saved-rbp check itself: the same capture twice is reused; once the
 	 * record says the slot keeps_rbp saved held another rbp, it is not */
 	{
+		struct cap *both_caps[2] = { &c, &d };
 		int j, r = -1;
 
 		for (volatile int i = 0; i < 3; i++) {   /* one call site: i is volatile */
