@@ -23,12 +23,13 @@ typedef int (*ha_unw_backtrace_fn)(void **buffer, int size);
 typedef _Unwind_Reason_Code (*ha_gcc_backtrace_fn)(_Unwind_Trace_Fn fn, void *arg);
 typedef _Unwind_Ptr (*ha_gcc_getip_fn)(struct _Unwind_Context *ctx);
 
+/* The code generation and ld.so's mapping (internal.h, ha_code_note). */
+unsigned ha_code_gen;
+uintptr_t ha_ldso_lo, ha_ldso_len;
+
 #ifndef HEAPANN_STATIC
 static ha_unw_backtrace_fn ha_unw_bt;
 #endif
-
-unsigned ha_code_gen;
-uintptr_t ha_ldso_lo, ha_ldso_len;
 static ha_gcc_backtrace_fn ha_gcc_bt;
 static ha_gcc_getip_fn ha_gcc_getip;
 /* Set once the chosen unwinder is loaded; before that no frames are taken. */
@@ -356,19 +357,16 @@ static unsigned ha_fp_walk(uintptr_t *buf, unsigned max)
 	return n;
 }
 
-#if HA_HAVE_CFI
-/* Where CALLER_RA is among the N frames of BUF (within the wrapper frames),
- * or N. */
+/* Where CALLER_RA is among the N frames of BUF, looking only as far as the
+ * wrapper frames go (HA_SKIP_MAX); N when it is not there. ARM's _Unwind_GetIP
+ * clears the Thumb bit that a return address carries. */
 static unsigned ha_caller_index(const uintptr_t *buf, unsigned n, uintptr_t caller_ra)
 {
-	unsigned i;
-
-	for (i = 0; i < n && i < HA_SKIP_MAX; i++)
-		if (buf[i] == caller_ra)
+	for (unsigned i = 0; i < n && i < HA_SKIP_MAX; i++)
+		if ((buf[i] | HA_THUMB_BIT) == (caller_ra | HA_THUMB_BIT))
 			return i;
 	return n;
 }
-#endif
 
 /* HEAPANN_UNWIND=cfi-verify: walk with the CFI walker and with libgcc's
  * unwinder, report the first frame where they differ (up to 20 reports), keep
@@ -460,12 +458,9 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, uns
 	case HA_UNWIND_NONE:
 		return 0;
 	}
-	/* Our frames end where the caller's return address appears (ARM's
-	 * _Unwind_GetIP clears the Thumb bit that a return address carries). */
-	for (start = 0; start < n && start < HA_SKIP_MAX; start++)
-		if ((buf[start] | HA_THUMB_BIT) == (caller_ra | HA_THUMB_BIT))
-			break;
-	if (start == n || start == HA_SKIP_MAX) {
+	/* Our frames end where the caller's return address appears. */
+	start = ha_caller_index(buf, n, caller_ra);
+	if (start == n) {
 		/* The unwinder lost the chain inside our frames: keep what is sure. */
 		buf[0] = caller_ra;
 		return 1;
