@@ -27,13 +27,14 @@
  * loaded object, an object without .eh_frame_hdr) makes the capture go back to
  * libunwind for the whole stack (stack.c). Code inside an object that no FDE
  * covers ends the stack, as libgcc's unwinder (glibc's backtrace()) ends it. */
-#if defined(__x86_64__) && !defined(HEAPANN_STATIC)
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
+
+#if HA_HAVE_CFI
 
 /* ---- rules ----------------------------------------------------------------- */
 

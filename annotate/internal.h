@@ -81,8 +81,10 @@ static inline void ha_code_note(uintptr_t ra, size_t bytes)
 		__atomic_add_fetch(&ha_code_gen, 1, __ATOMIC_RELEASE);
 }
 
-/* ---- the x86-64 CFI walker (cfi.c; not in the static kit) ---- */
-#if defined(__x86_64__) && !defined(HEAPANN_STATIC)
+/* ---- the x86-64 CFI walker (cfi.c; not in the static kit; glibc 2.35 or
+ * later, for _dl_find_object) ---- */
+#if defined(__x86_64__) && !defined(HEAPANN_STATIC) && defined(__GLIBC__) && \
+	(__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
 #define HA_HAVE_CFI 1
 /* Set up the per-thread records (a pthread key). Called from ha_stack_init. */
 void ha_cfi_init(void);
