@@ -140,6 +140,15 @@ static void ha_guard_check(const void *user, const struct ha_hdr_view *v)
 	}
 }
 
+/* A block of the real allocator: SIZE bytes aligned to ALIGN (a power of two),
+ * zeroed when ZERO (only asked with HA_MIN_ALIGN: calloc has no aligned form). */
+static inline void *ha_real_get(size_t align, size_t size, int zero)
+{
+	if (align > HA_MIN_ALIGN)
+		return ha_real_memalign(align, size);
+	return zero ? ha_real_calloc(1, size) : ha_real_malloc(size);
+}
+
 /* Annotate a new block of SIZE bytes whose user pointer is aligned to ALIGN (a
  * power of two; HA_MIN_ALIGN for the plain family). ZERO asks for zeroed
  * memory. Called with the guard held. Returns NULL with errno set on failure. */
@@ -160,54 +169,48 @@ static void *ha_alloc(size_t align, size_t size, int zero, uintptr_t ra)
 		errno = ENOMEM;
 		return 0;
 	}
-	if (align > HA_MIN_ALIGN)
-		raw = ha_real_memalign(align, total);
-	else if (zero)
-		raw = ha_real_calloc(1, total);
-	else
-		raw = ha_real_malloc(total);
+	raw = ha_real_get(align, total, zero);
 	if (HA_UNLIKELY(!raw))
 		return 0;
-	if (zero && align > HA_MIN_ALIGN)
-		memset(raw + off, 0, size);
 	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);
 	ha_hdr_write(raw + off, off, size, depth, frames, seq, guard);
 	ha_hook_alloc(raw + off, size, seq, depth, frames);
 	return raw + off;
 }
 
-void *ha_malloc(size_t size, uintptr_t ra)
+/* What every allocating entry point does once its arguments are checked: the
+ * real allocator, unannotated, when this thread is already inside one of ours
+ * (the unwinder's own allocations, a signal handler's); otherwise an annotated
+ * block, with the guard held. */
+static inline void *ha_enter(size_t align, size_t size, int zero, uintptr_t ra)
 {
 	void *p;
 
 	if (HA_UNLIKELY(ha_busy))
-		return ha_real_malloc(size);
+		return ha_real_get(align, size, zero);
 	if (HA_UNLIKELY(ha_state != 2))
 		ha_early();
 	ha_busy = 1;
-	p = ha_alloc(HA_MIN_ALIGN, size, 0, ra);
+	p = ha_alloc(align, size, zero, ra);
 	ha_busy = 0;
 	return p;
+}
+
+void *ha_malloc(size_t size, uintptr_t ra)
+{
+	return ha_enter(HA_MIN_ALIGN, size, 0, ra);
 }
 
 void *ha_calloc(size_t n, size_t size, uintptr_t ra)
 {
 	size_t total;
-	void *p;
 
 	if (HA_UNLIKELY(__builtin_mul_overflow(n, size, &total))) {
 		errno = ENOMEM;
 		return 0;
 	}
 	ha_code_note(ra, total);   /* ld.so making a new link_map? */
-	if (HA_UNLIKELY(ha_busy))
-		return ha_real_calloc(n, size);
-	if (HA_UNLIKELY(ha_state != 2))
-		ha_early();
-	ha_busy = 1;
-	p = ha_alloc(HA_MIN_ALIGN, total, 1, ra);
-	ha_busy = 0;
-	return p;
+	return ha_enter(HA_MIN_ALIGN, total, 1, ra);
 }
 
 /* Aligned allocation with glibc's memalign rules: alignments up to the
@@ -215,8 +218,6 @@ void *ha_calloc(size_t n, size_t size, uintptr_t ra)
  * two, absurd ones fail with EINVAL. */
 void *ha_memalign(size_t align, size_t size, uintptr_t ra)
 {
-	void *p;
-
 	if (align <= HA_MIN_ALIGN)
 		return ha_malloc(size, ra);
 	if (align > SIZE_MAX / 2 + 1) {
@@ -229,14 +230,7 @@ void *ha_memalign(size_t align, size_t size, uintptr_t ra)
 			a <<= 1;
 		align = a;
 	}
-	if (HA_UNLIKELY(ha_busy))
-		return ha_real_memalign(align, size);
-	if (HA_UNLIKELY(ha_state != 2))
-		ha_early();
-	ha_busy = 1;
-	p = ha_alloc(align, size, 0, ra);
-	ha_busy = 0;
-	return p;
+	return ha_enter(align, size, 0, ra);
 }
 
 int ha_posix_memalign(void **out, size_t align, size_t size, uintptr_t ra)
