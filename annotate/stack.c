@@ -333,6 +333,16 @@ static _Unwind_Reason_Code ha_gcc_step(struct _Unwind_Context *ctx, void *arg)
 	return _URC_NO_REASON;
 }
 
+/* Up to MAX return addresses into BUF by libgcc's _Unwind_Backtrace. Returns
+ * how many. */
+static unsigned ha_gcc_backtrace(uintptr_t *buf, unsigned max)
+{
+	struct ha_gcc_walk w = { buf, 0, max };
+
+	ha_gcc_bt(ha_gcc_step, &w);
+	return w.n;
+}
+
 /* Frame-pointer walk from this function's frame. Assumes the ABI frame layout
  * (saved FP, then the return address) and stops at the first frame pointer
  * that does not move up the stack by a sane amount: code built without frame
@@ -376,19 +386,17 @@ static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller_ra)
 #if HA_HAVE_CFI
 	static unsigned reports;
 	uintptr_t ref[HA_FRAMES_ROOM(max)];
-	struct ha_gcc_walk w = { ref, 0, max + HA_SKIP_MAX };
 	int got = ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
-	unsigned i, j, na, nb, k;
+	unsigned nref = ha_gcc_backtrace(ref, max + HA_SKIP_MAX), i, j, na, nb, k;
 
-	ha_gcc_bt(ha_gcc_step, &w);
 	if (got < 0) {
-		memcpy(buf, ref, w.n * sizeof(*ref));
-		return w.n;
+		memcpy(buf, ref, nref * sizeof(*ref));
+		return nref;
 	}
 	i = ha_caller_index(buf, (unsigned)got, caller_ra);
-	j = ha_caller_index(ref, w.n, caller_ra);
+	j = ha_caller_index(ref, nref, caller_ra);
 	na = (unsigned)got - i;
-	nb = w.n - j;
+	nb = nref - j;
 	na = na > max ? max : na;
 	nb = nb > max ? max : nb;
 	for (k = 0; k < na && k < nb && buf[i + k] == ref[j + k]; k++)
@@ -420,16 +428,12 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, uns
 			int got = ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
 
 			/* a frame beyond the walker: another unwinder takes the whole stack */
-			if (got >= 0) {
+			if (got >= 0)
 				n = (unsigned)got;
-			} else if (ha_unw_bt) {
+			else if (ha_unw_bt)
 				n = ha_unw_backtrace(buf, max + HA_SKIP_MAX);
-			} else {
-				struct ha_gcc_walk w = { buf, 0, max + HA_SKIP_MAX };
-
-				ha_gcc_bt(ha_gcc_step, &w);
-				n = w.n;
-			}
+			else
+				n = ha_gcc_backtrace(buf, max + HA_SKIP_MAX);
 		}
 #endif
 		ha_unwind_leave();
@@ -444,14 +448,11 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, uns
 		n = ha_unw_backtrace(buf, max + HA_SKIP_MAX);
 		ha_unwind_leave();
 		break;
-	case HA_UNWIND_GCC: {
-		struct ha_gcc_walk w = { buf, 0, max + HA_SKIP_MAX };
+	case HA_UNWIND_GCC:
 		ha_unwind_enter();
-		ha_gcc_bt(ha_gcc_step, &w);
+		n = ha_gcc_backtrace(buf, max + HA_SKIP_MAX);
 		ha_unwind_leave();
-		n = w.n;
 		break;
-	}
 	case HA_UNWIND_FP:
 		n = ha_fp_walk(buf, max + HA_SKIP_MAX);
 		break;
