@@ -34,6 +34,18 @@
 
 #include "internal.h"
 
+#ifdef HA_CFI_STANDALONE
+/* Built into a white-box test or a benchmark (tests/unit/t_cfi.c,
+ * bench/unwind.c) without the rest of the library: the real allocator is
+ * libc's, and the code generation and ld.so's range are left for the includer
+ * to set (stack.c owns them in the library). */
+#include <stdlib.h>
+void *ha_real_malloc(size_t size) { return malloc(size); }
+void ha_real_free(void *p) { free(p); }
+unsigned ha_code_gen;
+uintptr_t ha_ldso_lo, ha_ldso_len;
+#endif
+
 #if HA_HAVE_CFI
 
 /* ---- rules ----------------------------------------------------------------- */

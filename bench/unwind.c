@@ -14,14 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include <stddef.h>
-void *ha_real_malloc(size_t size);
-void ha_real_free(void *p);
-void *ha_real_malloc(size_t size) { return malloc(size); }
-void ha_real_free(void *p) { free(p); }
-unsigned ha_code_gen;
-uintptr_t ha_ldso_lo, ha_ldso_len;
-
+#define HA_CFI_STANDALONE 1   /* the walker without the rest of the library */
 #include "../annotate/cfi.c"
 
 #define NOINLINE __attribute__((noinline, noclone))

@@ -9,17 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cfi.c allocates its per-thread record through the real allocator. */
-#include <stddef.h>
-void *ha_real_malloc(size_t size);
-void ha_real_free(void *p);
-void *ha_real_malloc(size_t size) { return malloc(size); }
-void ha_real_free(void *p) { free(p); }
-/* stack.c's: the code generation (bumped below to retire rules) */
-#include <stdint.h>
-unsigned ha_code_gen;
-uintptr_t ha_ldso_lo, ha_ldso_len;
-
+#define HA_CFI_STANDALONE 1   /* the walker without the rest of the library */
 #define HA_CFI_COUNT 1
 #include "../../annotate/cfi.c"
 #include "check.h"
