@@ -15,37 +15,10 @@ exe=$TMP/corrupt_overflow
 cc -g -O0 -o "$exe" tests/prog/corrupt_overflow.c || skip "cannot compile the test program"
 
 # jcheck NAME JSON OUT EXPR: EXPR (Python) holds over the report d and the program's
-# printed values o (o["culprit"] etc., integers; o(prefix, name) for prefixed ones).
+# printed values o (o["culprit"] etc., integers; o(prefix, name) for prefixed ones);
+# the names EXPR sees are listed in tests/jcheck.py.
 jcheck() {
-	check "$1" python3 -c '
-import json, sys
-try:
-    d = json.load(open(sys.argv[1]))
-except (OSError, ValueError) as e:
-    sys.exit("%s: %s" % (sys.argv[1], e))
-vals = {}
-for line in open(sys.argv[2]):
-    k, _, v = line.strip().partition("=")
-    if v:
-        vals[k] = int(v, 0)
-class O(dict):
-    def __call__(self, p, k): return self[p + k]
-o = O(vals)
-C = d.get("corruption", {})
-def hx(s): return int(s, 16) if s else None
-def guard(a): return next((g for g in C.get("guards", []) if hx(g["address"]) == a), None)
-def damaged(a): return next((x for x in C.get("damaged", []) if hx(x["address"]) == a), None)
-def fn(x): return x["frames"][0]["function"] if x and x.get("frames") else None
-def addr(a): return next((x for x in d.get("addresses", []) if hx(x["addr"]) == a), None)
-try:
-    ok = eval(sys.argv[3])
-except (KeyError, TypeError, IndexError, ValueError) as e:
-    ok = False
-    sys.stderr.write("%s: %r\n" % (type(e).__name__, e))
-if not ok:
-    sys.stderr.write("failed: %s\n" % sys.argv[3])
-sys.exit(0 if ok else 1)
-' "$2" "$3" "$4"
+	check "$1" python3 tests/jcheck.py "$2" "$3" "$4"
 }
 
 # run_wait OUT CORE ARGS...: run the program under the preload until it prints

@@ -18,33 +18,10 @@ command -v python3 >/dev/null || skip "python3 not installed"
 command -v gzip >/dev/null || skip "gzip not installed"
 
 # jcheck NAME JSON INFO EXPR: EXPR (Python) holds over the report d and the
-# fixture's values I (I["culprit"], I["line.g"]: integers).
+# fixture's values I (I["culprit"], I["line.g"]: integers); the names EXPR sees
+# are listed in tests/jcheck.py.
 jcheck() {
-	check "$1" python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-I = {}
-for line in open(sys.argv[2]):
-    k, _, v = line.strip().partition("=")
-    if v and not k.startswith("#"):
-        try:
-            I[k] = int(v, 0)
-        except ValueError:
-            I[k] = v
-C = d.get("corruption", {})
-def hx(s): return int(s, 16) if s else None
-def fl(x, n=1): return [(f["function"], f["line"]) for f in x["frames"][:n]] if x and x.get("frames") else None
-def addr(a): return next((x for x in d.get("addresses", []) if hx(x["addr"]) == a), None)
-def lost(cat, fn): return sum(r["bytes"] for r in d["lost"]["records"] if r["category"] == cat and r["frames"] and r["frames"][0]["function"] == fn)
-try:
-    ok = eval(sys.argv[3])
-except (KeyError, TypeError, IndexError, ValueError) as e:
-    ok = False
-    sys.stderr.write("%s: %r\n" % (type(e).__name__, e))
-if not ok:
-    sys.stderr.write("failed: %s\n" % sys.argv[3])
-sys.exit(0 if ok else 1)
-' "$2" "$3" "$4"
+	check "$1" python3 tests/jcheck.py "$2" "$3" "$4"
 }
 
 # val INFO KEY: KEY's value in a fixture's NAME.info
