@@ -300,6 +300,19 @@ static void ha_cfa_set(struct ha_cfa_state *s, uint64_t reg, int how, int64_t of
 	}
 }
 
+/* DW_CFA_restore: REG's rule back to the CIE's (INIT). Only rbp and the return
+ * address are tracked; other registers' rules do not matter here. */
+static void ha_cfa_restore(struct ha_cfa_state *s, uint64_t reg, const struct ha_cfa_state *init)
+{
+	if (reg == DW_RBP) {
+		s->bp_how = init->bp_how;
+		s->bp_off = init->bp_off;
+	} else if (reg == DW_RA) {
+		s->ra_how = init->ra_how;
+		s->ra_off = init->ra_off;
+	}
+}
+
 /* Run the CFA program [P, END) until the location passes TARGET. LOC is the
  * program's start address; INIT is the CIE's state (for DW_CFA_restore).
  * Returns 1 when TARGET was passed (the state is TARGET's row), 0 at the end
@@ -326,9 +339,7 @@ static int ha_cfa_run(struct ha_rd *r, uintptr_t *loc, uintptr_t target, uint64_
 		case 3:
 			if (!init)
 				return -1;
-			reg = op & 0x3f;
-			ha_cfa_set(s, reg, reg == DW_RBP ? init->bp_how : init->ra_how,
-				   reg == DW_RBP ? init->bp_off : init->ra_off);
+			ha_cfa_restore(s, op & 0x3f, init);
 			continue;
 		}
 		switch (op) {
@@ -351,8 +362,7 @@ static int ha_cfa_run(struct ha_rd *r, uintptr_t *loc, uintptr_t target, uint64_
 			reg = rd_uleb(r);
 			if (!init)
 				return -1;
-			ha_cfa_set(s, reg, reg == DW_RBP ? init->bp_how : init->ra_how,
-				   reg == DW_RBP ? init->bp_off : init->ra_off);
+			ha_cfa_restore(s, reg, init);
 			continue;
 		case 0x07: /* undefined */
 			reg = rd_uleb(r);
@@ -366,6 +376,8 @@ static int ha_cfa_run(struct ha_rd *r, uintptr_t *loc, uintptr_t target, uint64_
 			ha_cfa_set(s, reg, reg == DW_RBP ? 0 : 2, 0);
 			continue;
 		case 0x09: /* register */
+		case 0x14: /* val_offset */
+		case 0x15: /* val_offset_sf (an sleb skips as a uleb does) */
 			reg = rd_uleb(r);
 			(void)rd_uleb(r);
 			ha_cfa_set(s, reg, 2, 0);
@@ -375,13 +387,10 @@ static int ha_cfa_run(struct ha_rd *r, uintptr_t *loc, uintptr_t target, uint64_
 				return -1;
 			stack[sp++] = *s;
 			continue;
-		case 0x0b: /* restore_state */
+		case 0x0b: /* restore_state (the CFA rule is part of the row too) */
 			if (sp == 0)
 				return -1;
-			{
-				/* the CFA rule is part of the row too */
-				*s = stack[--sp];
-			}
+			*s = stack[--sp];
 			continue;
 		case 0x0c: /* def_cfa */
 			s->cfa_reg = (int)rd_uleb(r);
@@ -413,16 +422,6 @@ static int ha_cfa_run(struct ha_rd *r, uintptr_t *loc, uintptr_t target, uint64_
 					return -1;
 				r->p += n;
 			}
-			ha_cfa_set(s, reg, 2, 0);
-			continue;
-		case 0x14: /* val_offset */
-			reg = rd_uleb(r);
-			(void)rd_uleb(r);
-			ha_cfa_set(s, reg, 2, 0);
-			continue;
-		case 0x15: /* val_offset_sf */
-			reg = rd_uleb(r);
-			(void)rd_sleb(r);
 			ha_cfa_set(s, reg, 2, 0);
 			continue;
 		case 0x2e: /* GNU_args_size */
@@ -760,7 +759,7 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 					/* rbp as it is now, up to the frame that reloads it */
 					for (unsigned j = m; j < pv->n && pv->c.bp[j] != bp; j++) {
 						pv->c.bp[j] = bp;
-						if (pv->c.bps[j])
+						if (pv->c.bps[j] & ~HA_BPS_CFA)
 							break;
 					}
 					/* the new inner frames in front of the old outer ones */
