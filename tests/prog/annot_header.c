@@ -14,35 +14,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "heapann_block.h"
+#include "annot_hdr.h"
 
 #define BT_MAX 300
-
-static void *launder(const void *p)
-{
-	uintptr_t a = (uintptr_t)p;
-
-	__asm__("" : "+r"(a));
-	return (void *)a;
-}
-
-/* The header in front of user pointer P, or NULL when P has no valid one. */
-static uintptr_t *header_of(void *p)
-{
-	uintptr_t *u = launder(p);
-	uintptr_t end = u[-1];
-	unsigned d = end & HEAPANN_END_DEPTH_MASK;
-	uintptr_t *h;
-
-	if ((end & ~(uintptr_t)HEAPANN_END_DEPTH_MASK) != HEAPANN_END_LIVE64 || d > HEAPANN_MAX_DEPTH)
-		return NULL;
-	h = u - (7 + d);
-	if (h[HEAPANN_W_START] != HEAPANN_START_LIVE64 || h[HEAPANN_W_DEPTH] != d ||
-	    h[HEAPANN_W_CHECK] != heapann_check((uintptr_t)h, h[HEAPANN_W_SIZE], d,
-						 h[HEAPANN_W_SEQ], h[HEAPANN_W_INFO], 8))
-		return NULL;
-	return h;
-}
 
 /* What one allocation site saw: the block and glibc's backtrace() right after. */
 struct site {

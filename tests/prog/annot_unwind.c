@@ -25,36 +25,12 @@
 #include <ucontext.h>
 
 #include "check.h"
-#include "heapann_block.h"
+#include "annot_hdr.h"
 
 #define NOINLINE __attribute__((noinline, noclone))
 #define BT_MAX 300
 
 static unsigned limit;   /* HEAPANN_DEPTH */
-
-static void *launder(const void *p)
-{
-	uintptr_t a = (uintptr_t)p;
-
-	__asm__("" : "+r"(a));
-	return (void *)a;
-}
-
-/* The header in front of user pointer P, or NULL when P has no valid one. */
-static const uintptr_t *header_of(void *p)
-{
-	uintptr_t *u = launder(p);
-	uintptr_t end = u[-1];
-	unsigned d = end & HEAPANN_END_DEPTH_MASK;
-	uintptr_t *h;
-
-	if ((end & ~(uintptr_t)HEAPANN_END_DEPTH_MASK) != HEAPANN_END_LIVE64 || d > HEAPANN_MAX_DEPTH)
-		return NULL;
-	h = u - (7 + d);
-	if (h[HEAPANN_W_START] != HEAPANN_START_LIVE64 || h[HEAPANN_W_DEPTH] != d)
-		return NULL;
-	return h;
-}
 
 /* Stacks seen and stacks that differed, per scenario (threads add atomically). */
 struct tally {
