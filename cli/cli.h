@@ -12,7 +12,9 @@
 #include "cp_stats.h"
 #include "tables.h"
 
-enum cli_format { FMT_TEXT, FMT_JSON };
+/* Output formats (--format). Text and JSON print the reports; the others export
+ * the live heap for another tool (export_*.c, issue 12). */
+enum cli_format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_PPROF, FMT_MASSIF, FMT_HTML, FMT_SVG };
 
 /* Reports a run can produce (--report=LIST). */
 enum cli_report {
@@ -63,6 +65,9 @@ struct cli_options {
 	unsigned leak_depth;
 	int call_sites;
 	int quiet;
+	const char *output;        /* -o FILE, NULL: standard output */
+	int weight_blocks;         /* --weight blocks (folded, svg): count blocks, not bytes */
+	int folded_lines;          /* --folded-lines: frames as "function (file:line)" */
 };
 
 /* A loaded profile: owns the image, the scan and the symbolizer. */
@@ -77,6 +82,12 @@ struct cli_profile {
 	struct cp_stats stats;           /* libheapann's statistics region (report_tables.c) */
 	int have_stats;                  /* 1 when the image holds one */
 };
+
+/* Load o's image (core or raw dump), scan it, read its statistics region and name
+ * its return addresses into *p. Returns 0, or -1 after printing the one-line error
+ * (main.c). Release *p with cli_profile_release() either way. */
+int cli_profile_load(const struct cli_options *o, struct cli_profile *p);
+void cli_profile_release(struct cli_profile *p);
 
 /* The target of a program or firmware ELF (target.c). */
 #define CLI_MAX_TEXT 16
@@ -159,6 +170,21 @@ int report_stacks_json(struct json *j, const struct cli_options *o, const struct
 
 /* ---- corruption and --addr (issue 6: report_corruption.c, report_addr.c) ---- */
 #include "corrupt.h"
+
+/* ---- exports for other tools (issue 12: export_*.c) ----
+ * Each writes the live heap of p (clusters st, corruption findings c) in one
+ * format to f, which the caller opened (o->output or standard output) and closes.
+ * Return 0, or -1 after printing a one-line error on stderr. */
+int export_folded(FILE *f, const struct cli_options *o, const struct cli_profile *p,
+		  const struct an_stacks *st, const struct an_corrupt *c);
+int export_svg(FILE *f, const struct cli_options *o, const struct cli_profile *p,
+	       const struct an_stacks *st, const struct an_corrupt *c);
+int export_pprof(FILE *f, const struct cli_options *o, const struct cli_profile *p,
+		 const struct an_stacks *st, const struct an_corrupt *c);
+int export_massif(FILE *f, const struct cli_options *o, const struct cli_profile *p,
+		  const struct an_stacks *st, const struct an_corrupt *c);
+int export_html(FILE *f, const struct cli_options *o, const struct cli_profile *p,
+		const struct an_stacks *st, const struct an_corrupt *c);
 
 /* The frames of cp stack 'stack' with the allocator's frames stripped, one per line
  * after indent; "(no frames recorded)" when there are none. */

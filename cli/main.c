@@ -46,7 +46,11 @@ static const char usage_text[] =
 "                      ADDR alive, or the lost block holding it (repeatable)\n"
 "  --refs ADDR         lost: every word pointing into the block at ADDR, and\n"
 "                      where it lives (repeatable)\n"
-"  --format text|json  output format (default text)\n"
+"  --format FMT        text (default), json, or an export for another tool:\n"
+"                      folded, pprof, massif, html, svg\n"
+"  -o FILE             write the report or export to FILE, not standard output\n"
+"  --weight bytes|blocks  folded, svg: what a stack weighs (default bytes)\n"
+"  --folded-lines      folded: frames as \"function (file:line)\"\n"
 "  --top N             show the N largest stacks (text default 25; 0: all)\n"
 "  --threshold PCT     leave out stacks below PCT percent of the bytes\n"
 "  --alloc-fn NAME     treat NAME as part of the allocator (repeatable)\n"
@@ -128,6 +132,7 @@ enum {
 	OPT_ADDR,
 	OPT_WHY, OPT_REFS,
 	OPT_LEAKDEPTH, OPT_CALLSITES,
+	OPT_WEIGHT, OPT_FOLDEDLINES,
 };
 
 static void parse_args(int argc, char **argv, struct cli_options *o)
@@ -154,6 +159,9 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 		{ "refs", required_argument, 0, OPT_REFS },
 		{ "leak-depth", required_argument, 0, OPT_LEAKDEPTH },
 		{ "call-sites", no_argument, 0, OPT_CALLSITES },
+		{ "output", required_argument, 0, 'o' },
+		{ "weight", required_argument, 0, OPT_WEIGHT },
+		{ "folded-lines", no_argument, 0, OPT_FOLDEDLINES },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -166,7 +174,7 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 	o->symbolizer = "dw";
 	o->reports = REP_STACKS;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_RAW: o->raw = optarg; break;
 		case OPT_ELF: o->prog = optarg; break;
@@ -200,14 +208,33 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 			o->reports = parse_reports(optarg);
 			o->reports_given = 1;
 			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				o->format = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o->format = FMT_JSON;
-			else
-				usage_error("--format must be text or json, not %s", optarg);
+		case OPT_FORMAT: {
+			static const char *const fmts[] = {
+				[FMT_TEXT] = "text", [FMT_JSON] = "json", [FMT_FOLDED] = "folded",
+				[FMT_PPROF] = "pprof", [FMT_MASSIF] = "massif", [FMT_HTML] = "html",
+				[FMT_SVG] = "svg",
+			};
+			size_t i;
+
+			for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
+				if (!strcmp(optarg, fmts[i]))
+					break;
+			if (i == sizeof(fmts) / sizeof(fmts[0]))
+				usage_error("--format must be text, json, folded, pprof, massif, html or svg, not %s",
+					    optarg);
+			o->format = (enum cli_format)i;
 			break;
+		}
+		case 'o': o->output = optarg; break;
+		case OPT_WEIGHT:
+			if (!strcmp(optarg, "bytes"))
+				o->weight_blocks = 0;
+			else if (!strcmp(optarg, "blocks"))
+				o->weight_blocks = 1;
+			else
+				usage_error("--weight must be bytes or blocks, not %s", optarg);
+			break;
+		case OPT_FOLDEDLINES: o->folded_lines = 1; break;
 		case OPT_TOP: o->top = (long)parse_u64(optarg, "--top"); break;
 		case OPT_THRESHOLD: {
 			char *end;
@@ -279,9 +306,7 @@ static void scan_progress(void *arg, uint64_t done, uint64_t total)
 			total >> 20);
 }
 
-/* Load the image, scan it, and name its return addresses. Returns 0, or -1 after
- * printing the one-line error. */
-static int profile_load(const struct cli_options *o, struct cli_profile *p)
+int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 {
 	struct cp_error cerr = { 0 };
 	struct sym_error serr = { 0 };
@@ -364,7 +389,7 @@ cerror:
 	return -1;
 }
 
-static void profile_release(struct cli_profile *p)
+void cli_profile_release(struct cli_profile *p)
 {
 	sym_free(p->sym);
 	cp_stats_free(&p->stats);
@@ -553,20 +578,21 @@ int main(int argc, char **argv)
 	struct an_stacks st = { 0 };
 	struct an_corrupt corr = { 0 };
 	char snap_exe[4096], snap_core[4096];
+	FILE *out = stdout;
 	int status = 0;
 
 	if (argc > 1 && !strcmp(argv[1], "snapshot") &&
 	    !snapshot(&argc, argv, snap_exe, sizeof(snap_exe), snap_core, sizeof(snap_core)))
 		return 0;
 	parse_args(argc, argv, &o);
-	if (profile_load(&o, &p) < 0) {
-		profile_release(&p);
+	if (cli_profile_load(&o, &p) < 0) {
+		cli_profile_release(&p);
 		return EXIT_BADINPUT;
 	}
 	if (an_stacks_build(&p.in, &p.filter, &st) < 0 ||
 	    an_corrupt_build(p.img, &p.scan, &corr) < 0) {
 		fputs("mprof-core: out of memory\n", stderr);
-		profile_release(&p);
+		cli_profile_release(&p);
 		return EXIT_BADINPUT;
 	}
 	/* issue 6: corruption shows by default whenever some is found; --addr alone
@@ -577,10 +603,30 @@ int main(int argc, char **argv)
 		o.reports = 0;
 	if (!o.reports_given && an_corrupt_found(&corr))
 		o.reports |= REP_CORRUPTION;
-	if (o.format == FMT_JSON) {
+	if (o.output && !(out = fopen(o.output, "w"))) {
+		fprintf(stderr, "mprof-core: %s: %s\n", o.output, strerror(errno));
+		status = EXIT_BADINPUT;
+		goto done;
+	}
+	if (o.format == FMT_PPROF && isatty(fileno(out))) {
+		fputs("mprof-core: --format pprof writes binary data: give -o FILE\n", stderr);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if (o.format >= FMT_FOLDED) {
+		static int (*const exporters[])(FILE *, const struct cli_options *,
+						const struct cli_profile *, const struct an_stacks *,
+						const struct an_corrupt *) = {
+			[FMT_FOLDED] = export_folded, [FMT_PPROF] = export_pprof,
+			[FMT_MASSIF] = export_massif, [FMT_HTML] = export_html, [FMT_SVG] = export_svg,
+		};
+
+		if (exporters[o.format](out, &o, &p, &st, &corr) < 0)
+			status = EXIT_BADINPUT;
+	} else if (o.format == FMT_JSON) {
 		struct json j;
 
-		json_init(&j, stdout);
+		json_init(&j, out);
 		json_obj_begin(&j);
 		summary_json(&j, &o, &p, &st);
 		if ((o.reports & REP_STACKS) && report_stacks_json(&j, &o, &p, &st) < 0)
@@ -597,28 +643,38 @@ int main(int argc, char **argv)
 			status = EXIT_BADINPUT;
 		json_obj_end(&j);
 	} else {
-		summary_text(stdout, &p, &st);
-		if ((o.reports & REP_STACKS) && report_stacks_text(stdout, &o, &p, &st) < 0)
+		summary_text(out, &p, &st);
+		if ((o.reports & REP_STACKS) && report_stacks_text(out, &o, &p, &st) < 0)
 			status = EXIT_BADINPUT;
-		if ((o.reports & REP_CORRUPTION) && report_corruption_text(stdout, &p, &corr) < 0)
+		if ((o.reports & REP_CORRUPTION) && report_corruption_text(out, &p, &corr) < 0)
 			status = EXIT_BADINPUT;
-		if (o.naddrs && report_addr_text(stdout, &o, &p) < 0)
+		if (o.naddrs && report_addr_text(out, &o, &p) < 0)
 			status = EXIT_BADINPUT;
-		if (((o.reports & REP_LOST) && report_lost_text(stdout, &o, &p, &st) < 0) ||   /* issue 7 */
-		    (o.nwhy && report_why_text(stdout, &o, &p) < 0) ||
-		    (o.nrefs && report_refs_text(stdout, &o, &p) < 0))
+		if (((o.reports & REP_LOST) && report_lost_text(out, &o, &p, &st) < 0) ||   /* issue 7 */
+		    (o.nwhy && report_why_text(out, &o, &p) < 0) ||
+		    (o.nrefs && report_refs_text(out, &o, &p) < 0))
 			status = EXIT_BADINPUT;
-		if (report_tables_text(stdout, &o, &p) < 0)   /* issue 5 and the tree */
+		if (report_tables_text(out, &o, &p) < 0)   /* issue 5 and the tree */
 			status = EXIT_BADINPUT;
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fputs("mprof-core: error writing the report\n", stderr);
-		status = EXIT_BADINPUT;
-	} else if (status == 0 && an_corrupt_found(&corr)) {
-		status = EXIT_CORRUPTION;
+	{
+		int bad = fflush(out) != 0 || ferror(out);
+
+		if (out != stdout && fclose(out) != 0)
+			bad = 1;
+		out = stdout;
+		if (bad) {
+			fprintf(stderr, "mprof-core: error writing %s\n", o.output ? o.output : "the report");
+			status = EXIT_BADINPUT;
+		} else if (status == 0 && an_corrupt_found(&corr)) {
+			status = EXIT_CORRUPTION;
+		}
 	}
+done:
+	if (out != stdout)
+		fclose(out);
 	an_corrupt_release(&corr);
 	an_stacks_release(&st);
-	profile_release(&p);
+	cli_profile_release(&p);
 	return status;
 }
