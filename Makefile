@@ -2,7 +2,7 @@
 # everything built into build/. See README.md for the targets.
 #
 #   make                 build/libheapann.so, build/libheapann.a, build/mprof-core
-#   make check           every test; ends with "N passed, N failed"
+#   make check           every test; ends with "N passed, N failed" (T=NAME: only tests whose name has NAME)
 #   make demo            run the bundled example under the preload and report its core
 #   make bench           benchmarks (not tests)
 #   make SANITIZE=1      analyzer and tests under ASan+UBSan (into build-san/)
@@ -134,7 +134,7 @@ $(B)/tests/tools/%: tests/tools/%.c $(B)/libmprof.a
 	$(CC) $(MP_CFLAGS) -Itests -o $@ $< $(B)/libmprof.a $(MP_LIBS)
 
 check: all $(UNIT_BIN) $(TOOL_BIN)
-	@B=$(B) sh tests/runall.sh
+	@B=$(B) sh tests/runall.sh $(T)
 
 demo: all
 	@sh scripts/demo.sh
