@@ -48,6 +48,6 @@ expect "raw: --elf is random" 1 "^mprof-core: $TMP/random: .*not an ELF" --raw "
 expect "raw: missing dump" 1 "^mprof-core: $TMP/nope: " --raw "$TMP/nope" --elf "$prog" --base 0x1000
 # usage errors
 expect "no arguments" 2 "need PROG and CORE"
-expect "bad --format" 2 "--format must be text or json" --format=xml "$prog" "$TMP/core"
+expect "bad --format" 2 "--format must be text, json, folded" --format=xml "$prog" "$TMP/core"
 expect "--raw without --base" 2 "--raw needs --base" --raw "$TMP/random" --elf "$prog"
 done_testing
