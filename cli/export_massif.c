@@ -125,12 +125,16 @@ static int write_node(struct msf *m, uint32_t i, unsigned depth, uint64_t extra_
 			fputs("???", m->f);
 		fputc('\n', m->f);
 	}
-	for (uint32_t x = 0; x < k; x++)
-		if (write_node(m, n->children[x], depth + 1, 0) < 0)
+	for (uint32_t x = 0; x <= k; x++) {
+		/* the blocks without frames in their place by size, as a child */
+		if (extra_sig && (x == k || extra_bytes >= m->t->v[n->children[x]].bytes)) {
+			fprintf(m->f, "%*sn0: %" PRIu64 " (blocks without frames: allocated before "
+				"libheapann started)\n", (int)depth + 1, "", extra_bytes);
+			extra_sig = 0;
+		}
+		if (x < k && write_node(m, n->children[x], depth + 1, 0) < 0)
 			return -1;
-	if (extra_sig)
-		fprintf(m->f, "%*sn0: %" PRIu64 " (blocks without frames: allocated before libheapann "
-			"started)\n", (int)depth + 1, "", extra_bytes);
+	}
 	if (places)
 		insig_line(m, depth + 1, rest, places);
 	return 0;
