@@ -177,6 +177,28 @@ check_eq "$tn: no alloc_big (freed)" 0 "$(grep -c alloc_big "$f")"
 check_grep "$tn: ms_print: one detailed snapshot, not a peak" '^ Detailed snapshots: \[4\]$' "$TMP/$tn.ms"
 check_grep "$tn: ms_print: the peak row" '^  2 +8,000 +8,000 +8,000 +0 +0$' "$TMP/$tn.ms"
 
+# ---- more events than the timeline keeps: the peak in its place among the samples ----
+tn=many
+check "$tn: core written" kcore "$TMP/$tn.core" "$exe" many abort
+export_ok $tn "$exe" "$TMP/$tn.core"
+f=$TMP/$tn.massif
+check_eq "$tn: the peak (40000 B at time 40000) once, the largest" "1 40000" \
+	"$($MS "$f" snaps | awk '$2 == 40000 && $3 == 40000 { n++ } $3 > m { m = $3 } END { print n, m }')"
+check_eq "$tn: the core's moment: 2000 x 10 B + 7 B at time 60007" "60007 20007 detailed" \
+	"$($MS "$f" snaps | tail -n 1 | cut -d' ' -f2,3,5)"
+# the snapshots before it are time 0 and the timeline of the JSON report (the
+# samples and the peak in its place), one for one
+"$B/mprof-core" -q --format json --report timeline "$exe" "$TMP/$tn.core" >"$TMP/$tn.json"
+check "$tn: the snapshots are the JSON timeline's points, in order" python3 -c '
+import json, subprocess, sys
+tl = [(e["time"], e["live_bytes"]) for e in json.load(open(sys.argv[1]))["timeline"]]
+snaps = [l.split() for l in subprocess.check_output(["python3", "tests/ms_check.py", sys.argv[2], "snaps"], text=True).splitlines()]
+now = int(snaps[-1][1])
+want = ([(0, 0)] if not tl or tl[0][0] > 0 else []) + [x for x in tl if x[0] < now]
+got = [(int(x[1]), int(x[2])) for x in snaps[:-1]]
+sys.exit(0 if got == want and len(got) > 1000 else 1)
+' "$TMP/$tn.json" "$f"
+
 # ---- inlined frames: one node per inline level, all with the call's address ----
 tn=inline
 check "$tn: core written" kcore "$TMP/$tn.core" "$exe" inline abort

@@ -8,6 +8,10 @@
  *   ms_prog inline abort|wait  3000 B through two always-inlined functions
  *                              (make_node inlined into make_list inlined into
  *                              build), 700 B from build directly
+ *   ms_prog many abort|wait    4000 blocks of 10 B (the peak: 40000 B at time
+ *                              40000), frees every other one, then 7 B: more
+ *                              events than the timeline keeps samples of, so
+ *                              the peak need not be one of them
  * abort: stop with abort() (a kernel core); wait: print "ready" and wait for a
  * line on stdin (time for gcore). No stdio: its buffers would be live blocks. The
  * MARK comments let the test find the line numbers. */
@@ -16,6 +20,7 @@
 #include <unistd.h>
 
 static void *keep[8];
+static void *many[4000];
 
 /* The empty asm after the call keeps it from being a tail call at -O2, so the
  * function stays on the stack. */
@@ -90,6 +95,12 @@ int main(int argc, char **argv)
 		keep[0] = alloc_mid(); /* MARK:main-mid */
 		free(big);
 		keep[1] = alloc_small(); /* MARK:main-small */
+	} else if (!strcmp(argv[1], "many")) {
+		for (int i = 0; i < 4000; i++)
+			many[i] = malloc(10);
+		for (int i = 0; i < 4000; i += 2)
+			free(many[i]);
+		keep[0] = malloc(7);
 	} else if (!strcmp(argv[1], "inline")) {
 		build(); /* MARK:main-build */
 	} else {
