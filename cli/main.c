@@ -53,6 +53,7 @@ static const char usage_text[] =
 "  --folded-lines      folded: frames as \"function (file:line)\"\n"
 "  --top N             show the N largest stacks (text default 25; 0: all)\n"
 "  --threshold PCT     leave out stacks below PCT percent of the bytes\n"
+"                      (massif: tree entries below PCT of heap + extra, default 1%)\n"
 "  --alloc-fn NAME     treat NAME as part of the allocator (repeatable)\n"
 "  --ignore-fn NAME    leave out blocks allocated under NAME (repeatable)\n"
 "  --blocks            JSON: list every live block\n"
