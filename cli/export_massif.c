@@ -37,6 +37,20 @@ static void put_clean(FILE *f, const char *s)
 		fputc(*s == '#' || *s == '\n' || *s == '\r' ? '_' : *s, f);
 }
 
+/* The same for a path in the desc: and cmd: lines, the last MAX_PATH_SHOWN bytes
+ * of it: massif-visualizer reads those lines into a 4 KiB buffer. */
+#define MAX_PATH_SHOWN 1024
+static void put_path(FILE *f, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > MAX_PATH_SHOWN) {
+		fputs("...", f);
+		s += n - MAX_PATH_SHOWN;
+	}
+	put_clean(f, s);
+}
+
 /* 1 when a child of 'bytes' stands on its own line: ms_print's test, so that
  * ms_print at the same threshold shows exactly the lines written here. */
 static int significant(const struct msf *m, uint64_t bytes)
@@ -93,7 +107,9 @@ static void insig_line(const struct msf *m, unsigned depth, uint64_t bytes, uint
 }
 
 /* Node i at depth (the root at 0) and everything under it. extra_bytes (root
- * only): bytes of blocks without frames, a line of their own. */
+ * only): bytes of blocks without frames (allocated before libheapann started, such
+ * as libstdc++'s emergency pool, or with HEAPANN_DEPTH=0), a line of their own so
+ * that the root's children add up to it. */
 static int write_node(struct msf *m, uint32_t i, unsigned depth, uint64_t extra_bytes)
 {
 	const struct an_tnode *n = &m->t->v[i];
@@ -128,8 +144,8 @@ static int write_node(struct msf *m, uint32_t i, unsigned depth, uint64_t extra_
 	for (uint32_t x = 0; x <= k; x++) {
 		/* the blocks without frames in their place by size, as a child */
 		if (extra_sig && (x == k || extra_bytes >= m->t->v[n->children[x]].bytes)) {
-			fprintf(m->f, "%*sn0: %" PRIu64 " (blocks without frames: allocated before "
-				"libheapann started)\n", (int)depth + 1, "", extra_bytes);
+			fprintf(m->f, "%*sn0: %" PRIu64 " (no frames recorded)\n", (int)depth + 1, "",
+				extra_bytes);
 			extra_sig = 0;
 		}
 		if (x < k && write_node(m, n->children[x], depth + 1, 0) < 0)
@@ -156,7 +172,7 @@ static void write_desc(FILE *f, const struct cli_options *o, const struct cli_pr
 	const struct cp_stats *s = &p->stats;
 
 	fputs("desc: mprof-core --format massif ", f);
-	put_clean(f, p->image_path);
+	put_path(f, p->image_path);
 	if (!p->have_stats) {
 		fputs("; no statistics region in the image: one snapshot, the live blocks "
 		      "(time unknown, written as 0)", f);
@@ -221,7 +237,7 @@ int export_massif(FILE *f, const struct cli_options *o, const struct cli_profile
 	}
 	write_desc(f, o, p, st, peak_now, dropped);
 	fputs("cmd: ", f);
-	put_clean(f, p->img->prpsinfo_args[0] ? p->img->prpsinfo_args : o->prog);
+	put_path(f, p->img->prpsinfo_args[0] ? p->img->prpsinfo_args : o->prog);
 	fputs("\ntime_unit: B\n", f);
 
 	if (p->have_stats) {

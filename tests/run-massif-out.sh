@@ -141,6 +141,13 @@ export_ok ign "$exe" "$c" --ignore-fn f
 check_grep "ignore-fn f: 14000 bytes in the tree" '^n2: 14000 ' "$TMP/ign.massif"
 check_grep "ignore-fn f: desc names what was left out" '^desc: .*--ignore-fn left out 2 blocks \(6000 B\)' "$TMP/ign.massif"
 
+# ---- a core path longer than massif-visualizer's 4 KiB line buffer allows ----
+d=$TMP; while [ ${#d} -lt 3000 ]; do d=$d/dddddddddddddddddddddddddddddddddddddddddddddddddd; done
+mkdir -p "$d" && cp "$c" "$d/core"
+export_ok longpath "$exe" "$d/core"
+check_eq "long path: desc line under 4 KiB, the path's end kept" yes \
+	"$(awk 'NR == 1 { print (length($0) < 4000 && index($0, "desc: mprof-core --format massif ...ddd") == 1 && index($0, "/core;") ? "yes" : "no") }' "$TMP/longpath.massif")"
+
 # ---- no statistics region: one detailed snapshot, time unknown ----
 tn=nostats
 rm -f "$TMP/core"
@@ -241,7 +248,7 @@ check_eq "$tn: no allocator frame in the tree" 0 "$(grep -c 'operator new\|: mal
 # tree shows it as a line of its own, so the children add up to the root
 heap=$(field "$f" heap last)
 check_eq "$tn: the program's 5616 bytes plus the blocks without frames are the heap" "$heap" \
-	"$((5616 + $(sed -n 's/^ n0: \([0-9]*\) (blocks without frames.*/\1/p' "$f" | grep . || echo 0)))"
+	"$((5616 + $(sed -n 's/^ n0: \([0-9]*\) (no frames recorded)$/\1/p' "$f" | grep . || echo 0)))"
 if command -v valgrind >/dev/null; then
 	(cd "$TMP" && valgrind -q --tool=massif --threshold=0 --massif-out-file="$TMP/vg-cxx.massif" "$exe" wait </dev/null >/dev/null 2>&1)
 	$MS "$TMP/vg-cxx.massif" paths peak ms_cxx.cc >"$TMP/vg-cxx.paths"
