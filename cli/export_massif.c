@@ -167,7 +167,8 @@ static void snap_head(struct msf *m, uint64_t time, uint64_t heap, uint64_t extr
 /* The one "desc:" line (massif-visualizer reads exactly one): where the numbers
  * come from and what is not known. */
 static void write_desc(FILE *f, const struct cli_options *o, const struct cli_profile *p,
-		       const struct an_stacks *st, int peak_now, size_t dropped)
+		       const struct an_stacks *st, const struct an_corrupt *c, int peak_now,
+		       size_t dropped)
 {
 	const struct cp_stats *s = &p->stats;
 
@@ -195,9 +196,10 @@ static void write_desc(FILE *f, const struct cli_options *o, const struct cli_pr
 	if (st->ignored_blocks)
 		fprintf(f, "; --ignore-fn left out %" PRIu64 " blocks (%" PRIu64 " B)",
 			st->ignored_blocks, st->ignored_bytes);
-	if (p->scan.ndamaged)
+	/* c leaves out the stale header copies in threads' stacks the scan also lists */
+	if (c->ndamaged)
 		fprintf(f, "; %zu damaged headers: their blocks are not in the tree "
-			"(--report=corruption)", p->scan.ndamaged);
+			"(--report=corruption)", c->ndamaged);
 	fputc('\n', f);
 }
 
@@ -212,7 +214,6 @@ int export_massif(FILE *f, const struct cli_options *o, const struct cli_profile
 	int peak_now = 0, peak_done = 1, rc = -1;
 	size_t dropped = 0;
 
-	(void)c;   /* damaged headers are counted in the scan; their blocks are not live */
 	if (an_usage_from_scan(&p->in, &p->filter, &u) < 0)
 		goto nomem;
 	if (an_tree_build(&p->in, &u, &t) < 0) {
@@ -235,7 +236,7 @@ int export_massif(FILE *f, const struct cli_options *o, const struct cli_profile
 		for (size_t i = 0; i < s->nsamples; i++)
 			dropped += s->samples[i].time > now;
 	}
-	write_desc(f, o, p, st, peak_now, dropped);
+	write_desc(f, o, p, st, c, peak_now, dropped);
 	fputs("cmd: ", f);
 	put_path(f, p->img->prpsinfo_args[0] ? p->img->prpsinfo_args : o->prog);
 	fputs("\ntime_unit: B\n", f);

@@ -84,6 +84,7 @@ for opt in -O0 -O2; do
 		check_eq "$tn: the last snapshot is the peak" "13 20000 20000 $ov peak" \
 			"$($MS "$f" snaps | tail -n 1)"
 		check_grep "$tn: desc says the image is the peak" '^desc: .*taken at the peak' "$f"
+		check_eq "$tn: desc names no damage in a clean core" 0 "$(grep -c 'damaged' "$f")"
 		# the tree in the file, Massif's node lines
 		check_grep "$tn: root" '^n3: 20000 \(heap allocation functions\) malloc/new/new\[\], --alloc-fns, etc\.$' "$f"
 		check_grep "$tn: main's 10 blocks" "^ n0: 10000 0x[0-9A-F]+: main \\(massif_example\\.c:$Lm\\)\$" "$f"
@@ -287,4 +288,10 @@ check_eq "$tn: the damaged block is not in the tree" 0 "$(grep -c alloc_next "$f
 "$B/mprof-core" -q --format massif -o "$TMP/no/such/dir/x.massif" "$TMP/massif-O2" "$TMP/ex-O2-kernel.core" 2>"$TMP/bad.err"
 check_eq "unwritable -o: exit 1" 1 $?
 check_grep "unwritable -o: names the file" "^mprof-core: $TMP/no/such/dir/x.massif: No such file or directory\$" "$TMP/bad.err"
+# ---- a full disk: the write error is reported, not a truncated file passed as good ----
+if [ -w /dev/full ]; then
+	"$B/mprof-core" -q --format massif -o /dev/full "$TMP/massif-O2" "$TMP/ex-O2-kernel.core" 2>"$TMP/full.err"
+	check_eq "/dev/full: exit 1" 1 $?
+	check_grep "/dev/full: one line naming it" '^mprof-core: error writing /dev/full$' "$TMP/full.err"
+fi
 done_testing
