@@ -233,7 +233,7 @@ fi
 
 # ---- C++: operator new, new[], a member function, a template ----
 exe=$TMP/ms_cxx
-c++ -g -O0 -o "$exe" "$csrc" || skip "no C++ compiler"
+check "cxx: compiles (g++ is a build dependency)" c++ -g -O0 -o "$exe" "$csrc"
 tn=cxx
 gcore_waiting "$TMP/$tn.core" "$exe" wait
 check "$tn: gcore written" test -s "$TMP/$tn.core"
