@@ -696,8 +696,8 @@ static int profile_encode(struct pprof *pp, const struct an_stacks *st, struct p
 	return b->failed ? -1 : 0;
 }
 
-/* gzip data[0..len) onto f. Returns 0, -1 on a write error (errno set), -2 when
- * zlib fails (out of memory). */
+/* gzip data[0..len) onto f. Returns 0, -1 on a write error (ferror(f) is set),
+ * -2 when zlib fails (out of memory). */
 static int gzip_write(FILE *f, const unsigned char *data, size_t len)
 {
 	unsigned char out[65536];
@@ -786,8 +786,7 @@ int export_pprof(FILE *f, const struct cli_options *o, const struct cli_profile 
 		rc = 0;
 		break;
 	case -1:
-		fprintf(stderr, "mprof-core: %s: %s\n", o->output ? o->output : "standard output",
-			strerror(errno));
+		/* a write error: main reports it once it sees ferror(f) */
 		break;
 	default:
 		fputs("mprof-core: out of memory compressing the pprof profile\n", stderr);

@@ -671,7 +671,7 @@ int main(int argc, char **argv)
 		}
 	}
 done:
-	if (out != stdout)
+	if (out && out != stdout)   /* NULL when -o FILE could not be opened */
 		fclose(out);
 	an_corrupt_release(&corr);
 	an_stacks_release(&st);
