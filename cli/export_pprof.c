@@ -179,7 +179,8 @@ struct pprof {
 	/* ids are index + 1 */
 	struct pp_mapping *maps;
 	size_t nmaps, cap_maps;
-	struct umap map_ids;    /* NT_FILE index, or (1 << 63 | module string << 16 | phdr) */
+	struct umap map_ids;    /* NT_FILE index, or (1 << 63 | module string << 16 | phdr);
+				 * phdr 0xffff: the module's file was read (value UINT32_MAX) */
 	struct pp_location *locs;
 	size_t nlocs, cap_locs;
 	struct umap loc_ids;    /* addr_idx << 32 | level */
@@ -195,6 +196,7 @@ struct pprof {
 	uint32_t *stack_sample; /* per cp stack: sample index + 1, 0 not yet, UINT32_MAX ignored */
 	struct an_frame *fr;    /* MAX_FRAMES scratch frames */
 	uint32_t *chain;        /* MAX_FRAMES scratch location ids */
+	int oom;                /* an allocation failed where 0 could also mean "none" */
 };
 
 static uint64_t str_hash(const char *s)
@@ -236,7 +238,7 @@ static int64_t str_index(struct pprof *pp, const char *s)
 	return (int64_t)pp->nstrs - 1;
 }
 
-/* A new mapping (id returned, 0 out of memory) named path, with the build-id id
+/* A new mapping (id returned; 0 and pp->oom set when out of memory) named path, with the build-id id
  * of idlen bytes (idlen 0: none) as lower-case hex. */
 static uint32_t mapping_add(struct pprof *pp, uint64_t key, uint64_t start, uint64_t limit,
 			    uint64_t offset, const char *path, const unsigned char *id, size_t idlen)
@@ -253,8 +255,10 @@ static uint32_t mapping_add(struct pprof *pp, uint64_t key, uint64_t start, uint
 	fn = str_index(pp, path ? path : "");
 	if (idlen)
 		bid = str_index(pp, hex);
-	if (fn < 0 || bid < 0 || grow(&pp->maps, &pp->cap_maps, pp->nmaps + 1, sizeof(*pp->maps)) < 0)
+	if (fn < 0 || bid < 0 || grow(&pp->maps, &pp->cap_maps, pp->nmaps + 1, sizeof(*pp->maps)) < 0) {
+		pp->oom = 1;
 		return 0;
+	}
 	m = &pp->maps[pp->nmaps];
 	memset(m, 0, sizeof(*m));
 	m->start = start;
@@ -262,8 +266,10 @@ static uint32_t mapping_add(struct pprof *pp, uint64_t key, uint64_t start, uint
 	m->offset = offset;
 	m->filename = (uint32_t)fn;
 	m->build_id = (uint32_t)bid;
-	if (umap_put(&pp->map_ids, key, (uint32_t)pp->nmaps + 1) < 0)
+	if (umap_put(&pp->map_ids, key, (uint32_t)pp->nmaps + 1) < 0) {
+		pp->oom = 1;
 		return 0;
+	}
 	return (uint32_t)++pp->nmaps;
 }
 
@@ -285,20 +291,35 @@ static uint32_t mapping_of_file(struct pprof *pp, const struct cp_mapping *fm)
 }
 
 /* The mapping of a module the image has no file mapping for (the firmware ELF of
- * a raw dump): the executable PT_LOAD of the file that holds modoff, placed at
- * addr, and the file's build-id. 0 when the file cannot be read. */
+ * a raw dump), for the frame at addr (modoff into the module): the file is read
+ * once, and each executable PT_LOAD becomes a mapping, placed where addr says the
+ * module is loaded, with the file's build-id. 0 when the file cannot be read or
+ * no executable PT_LOAD holds modoff. */
 static uint32_t mapping_of_module(struct pprof *pp, const char *module, uint64_t addr,
 				  uint64_t modoff)
 {
 	int64_t si = str_index(pp, module);
+	uint64_t read_key = 1ull << 63 | (uint64_t)si << 16 | 0xffff;
 	char *file_name = NULL;
 	Elf *elf = NULL;
 	size_t nph = 0;
 	uint32_t id = 0;
 	int fd;
 
-	if (si < 0)
+	if (si < 0) {
+		pp->oom = 1;
 		return 0;
+	}
+	for (size_t i = 0; i < pp->nmaps; i++)
+		if (pp->maps[i].filename == (uint32_t)si && addr >= pp->maps[i].start &&
+		    addr < pp->maps[i].limit)
+			return (uint32_t)i + 1;
+	if (umap_get(&pp->map_ids, read_key))
+		return 0;     /* read before: no executable segment holds this frame */
+	if (umap_put(&pp->map_ids, read_key, UINT32_MAX) < 0) {
+		pp->oom = 1;
+		return 0;
+	}
 	fd = module[0] == '/' ? sym_module_open(pp->o->sysroot, module, &file_name)
 			      : open(module, O_RDONLY | O_CLOEXEC);
 	free(file_name);
@@ -307,22 +328,23 @@ static uint32_t mapping_of_module(struct pprof *pp, const char *module, uint64_t
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_getphdrnum(elf, &nph) == 0) {
+		const void *bid = NULL;
+		ssize_t blen = dwelf_elf_gnu_build_id(elf, &bid);
+		uint64_t bias = addr - modoff;   /* where the module is loaded */
+
 		for (size_t i = 0; i < nph && i < 0xffff; i++) {
 			GElf_Phdr ph;
-			uint64_t key = 1ull << 63 | (uint64_t)si << 16 | i;
-			const void *bid = NULL;
-			ssize_t blen;
+			uint32_t m;
 
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
-			    modoff < ph.p_vaddr || modoff - ph.p_vaddr >= ph.p_memsz)
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
 				continue;
-			if ((id = umap_get(&pp->map_ids, key)))
+			m = mapping_add(pp, 1ull << 63 | (uint64_t)si << 16 | i, bias + ph.p_vaddr,
+					bias + ph.p_vaddr + ph.p_memsz, ph.p_offset, module, bid,
+					blen > 0 ? (size_t)blen : 0);
+			if (!m)
 				break;
-			blen = dwelf_elf_gnu_build_id(elf, &bid);
-			id = mapping_add(pp, key, addr - (modoff - ph.p_vaddr),
-					 addr - (modoff - ph.p_vaddr) + ph.p_memsz, ph.p_offset, module,
-					 bid, blen > 0 ? (size_t)blen : 0);
-			break;
+			if (modoff >= ph.p_vaddr && modoff - ph.p_vaddr < ph.p_memsz)
+				id = m;
 		}
 	}
 	elf_end(elf);
@@ -779,7 +801,7 @@ int export_pprof(FILE *f, const struct cli_options *o, const struct cli_profile 
 		    (main_mod = cp_image_mapping(p->img, p->img->auxv[2 * i + 1])) &&
 		    !mapping_of_file(&pp, main_mod))
 			goto oom;
-	if (samples_build(&pp, st) < 0 || profile_encode(&pp, st, &b) < 0)
+	if (samples_build(&pp, st) < 0 || profile_encode(&pp, st, &b) < 0 || pp.oom)
 		goto oom;
 	switch (gzip_write(f, b.data, b.len)) {
 	case 0:
