@@ -23,6 +23,10 @@ pprof() { go tool pprof "$@" 2>>"$TMP/pprof.err"; }
 R() { r_name=$1; shift; check "$r_name" python3 tests/pprof_raw.py "$@"; }
 # raw NAME: go tool pprof -raw of $TMP/NAME.pb.gz into $TMP/NAME.raw
 raw() { pprof -raw "$TMP/$1.pb.gz" >"$TMP/$1.raw"; }
+# gcore_waiting after removing the previous program's output: lib.sh's helper
+# waits for $TMP/out to be non-empty, and the old one would let it take the core
+# before the new program is ready
+gw() { rm -f "$TMP/out"; gcore_waiting "$@"; }
 # readelf's build-id of FILE
 buildid() { readelf -n "$1" 2>/dev/null | sed -n 's/^ *Build ID: *//p' | head -n 1; }
 # every mapping's build-id equals the one readelf reads from its file
@@ -97,7 +101,7 @@ R "massif kernel core: a comment names the core" "$TMP/mk.raw" comment "from cor
 R "massif kernel core: a comment says where alloc_* comes from" "$TMP/mk.raw" comment \
 	"^alloc_\*: every allocation since start, from libheapann's statistics region \(13 allocations, 20,000 bytes\)"
 
-gcore_waiting "$TMP/gcore" "$exe" wait
+gw "$TMP/gcore" "$exe" wait
 check "massif: gcore written" test -s "$TMP/gcore"
 "$B/mprof-core" --format pprof -o "$TMP/mg.pb.gz" "$exe" "$TMP/gcore" 2>"$TMP/err"
 check_eq "massif gcore: exit 0" 0 $?
@@ -150,7 +154,7 @@ Lch=$(line churn $psrc); Lv=$(line victims $psrc)
 Lmb=$(line main-build $psrc); Lmc=$(line main-churn $psrc); Lmv=$(line main-victims $psrc)
 pexe=$TMP/pprof_prog
 cc -g -O2 -o "$pexe" "$psrc"
-gcore_waiting "$TMP/pcore" "$pexe" wait
+gw "$TMP/pcore" "$pexe" wait
 check "inline program: gcore written" test -s "$TMP/pcore"
 "$B/mprof-core" --format pprof -o "$TMP/p.pb.gz" "$pexe" "$TMP/pcore" 2>"$TMP/err"
 check_eq "inline program: exit 0" 0 $?
@@ -178,8 +182,7 @@ check_grep "-top inuse_space: churn 1920 B" '^ +1920B +46\.60% +46\.60% +1920B +
 check_grep "-top inuse_space: node_alloc 1200 B (inlined, its own line)" '^ +1200B +29\.13% .* node_alloc \(inline\)$' "$TMP/top"
 
 # without the statistics region: the two inuse types only
-rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
-HEAPANN_STATS=0 gcore_waiting "$TMP/ncore" "$pexe" wait
+HEAPANN_STATS=0 gw "$TMP/ncore" "$pexe" wait
 "$B/mprof-core" -q --format pprof -o "$TMP/n.pb.gz" "$pexe" "$TMP/ncore"
 check_eq "no statistics region: exit 0" 0 $?
 raw n
@@ -197,7 +200,7 @@ R "--ignore-fn churn: a comment says what was left out" "$TMP/i.raw" comment \
 	'^--ignore-fn left out 30 blocks, 1,920 bytes$'
 
 # ---- a damaged header ----
-gcore_waiting "$TMP/dcore" "$pexe" wait damage
+gw "$TMP/dcore" "$pexe" wait damage
 check "damaged: gcore written" test -s "$TMP/dcore"
 "$B/mprof-core" -q --format pprof -o "$TMP/d.pb.gz" "$pexe" "$TMP/dcore"
 check_eq "damaged: exit 3 (corruption found), the profile written all the same" 3 $?
@@ -220,7 +223,7 @@ if command -v g++ >/dev/null; then
 	Lmain_w=$(L tests/prog/e2e_main.cc main-widgets)
 	cc -g -O1 -fPIC -shared -o "$TMP/libe2e.so" tests/prog/e2e_lib.c
 	g++ -g -O1 -pie -fPIE -o "$TMP/e2e" tests/prog/e2e_main.cc -L"$TMP" -le2e -Wl,-rpath,"$TMP" -pthread
-	gcore_waiting "$TMP/ecore" "$TMP/e2e" wait
+	gw "$TMP/ecore" "$TMP/e2e" wait
 	check "C++: gcore written" test -s "$TMP/ecore"
 	"$B/mprof-core" -q --format pprof -o "$TMP/e.pb.gz" "$TMP/e2e" "$TMP/ecore"
 	check_eq "C++: exit 0" 0 $?
@@ -252,18 +255,20 @@ fi
 if [ -f /usr/lib/x86_64-linux-gnu/libc.a ] && [ -f "$B/heapann-static.pc" ]; then
 	sexe=$TMP/massif-static
 	cc -g -O1 -static -o "$sexe" "$src" $(PKG_CONFIG_PATH=$B pkg-config --libs heapann-static)
-	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
-	"$sexe" wait <"$TMP/fifo" >"$TMP/out" &
+	rm -f "$TMP/fifo" "$TMP/sout"; mkfifo "$TMP/fifo"
+	"$sexe" wait <"$TMP/fifo" >"$TMP/sout" &
 	pid=$!
 	exec 9>"$TMP/fifo"
-	n=0; while [ ! -s "$TMP/out" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+	n=0; while [ ! -s "$TMP/sout" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
 	heap=$(grep '\[heap\]' /proc/$pid/maps | head -n 1)
+	check "raw dump: the static program has a heap" test -n "$heap"
 	start=0x${heap%%-*}
 	rest=${heap#*-}; end=0x${rest%% *}
 	gdb -batch -nx -q -iex 'set auto-load off' -iex 'set debuginfod enabled off' -p $pid \
 		-ex "dump binary memory $TMP/heap.bin $start $end" -ex detach >/dev/null 2>&1
 	echo >&9; exec 9>&-
 	wait $pid
+	check "raw dump: heap dumped" test -s "$TMP/heap.bin"
 	"$B/mprof-core" -q --format pprof -o "$TMP/r.pb.gz" --raw "$TMP/heap.bin" --elf "$sexe" --base "$start"
 	check_eq "raw dump: exit 0" 0 $?
 	raw r
