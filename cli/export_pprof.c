@@ -238,8 +238,9 @@ static int64_t str_index(struct pprof *pp, const char *s)
 	return (int64_t)pp->nstrs - 1;
 }
 
-/* A new mapping (id returned; 0 and pp->oom set when out of memory) named path, with the build-id id
- * of idlen bytes (idlen 0: none) as lower-case hex. */
+/* A new mapping under key in map_ids, named path, with the build-id id of idlen
+ * bytes (idlen 0: none) as lower-case hex. Returns its id; 0 with pp->oom set
+ * when out of memory. */
 static uint32_t mapping_add(struct pprof *pp, uint64_t key, uint64_t start, uint64_t limit,
 			    uint64_t offset, const char *path, const unsigned char *id, size_t idlen)
 {
