@@ -42,7 +42,7 @@ MP_LIB_SRC := $(wildcard coreparse/*.c sym/*.c mi/*.c analysis/*.c)
 MP_LIB_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_LIB_SRC))
 MP_CLI_SRC := $(wildcard cli/*.c)
 MP_CLI_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_CLI_SRC))
-MP_LIBS := -lelf -ldw -lpthread -lm
+MP_LIBS := -lelf -ldw -lpthread -lm -lz
 
 # ---- tests -----------------------------------------------------------------
 UNIT_SRC := $(wildcard tests/unit/t_*.c)
@@ -103,6 +103,8 @@ $(B)/tests/%: tests/unit/%.c $(B)/libmprof.a tests/check.h
 	$(CC) $(MP_CFLAGS) -Itests -Iannotate -o $@ $< $(B)/libmprof.a $(MP_LIBS)
 # t_cfi includes the walker's source (white-box)
 $(B)/tests/t_cfi: annotate/cfi.c annotate/internal.h
+# t_pb includes the pprof export's protobuf writer (white-box)
+$(B)/tests/t_pb: cli/pb.c cli/pb.h
 
 # ---- cross builds of the static annotator kit (issue 8) ----------------------
 ifdef TARGET
