@@ -43,6 +43,8 @@ MP_LIB_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_LIB_SRC))
 MP_CLI_SRC := $(wildcard cli/*.c)
 MP_CLI_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_CLI_SRC))
 MP_LIBS := -lelf -ldw -lpthread -lm
+# compressed cores (.zst, .gz, .xz): coreparse/zcore.c
+MP_LIBS += -lzstd -llzma -lz
 
 # ---- tests -----------------------------------------------------------------
 UNIT_SRC := $(wildcard tests/unit/t_*.c)

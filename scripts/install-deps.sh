@@ -2,6 +2,8 @@
 # install-deps.sh - install the Debian 12 packages the build, tests and benches need.
 # Idempotent: installs only what is missing. Needs root (or sudo) when something is.
 PKGS="${*:-gcc g++ make pkg-config libc6-dev binutils file libelf-dev libdw-dev libunwind-dev gdb valgrind python3 perl}"
+# compressed cores (.zst, .gz, .xz) need the three decompression libraries
+[ $# -eq 0 ] && PKGS="$PKGS libzstd-dev liblzma-dev zlib1g-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
