@@ -22,6 +22,7 @@ static const char usage_text[] =
 "       mprof-core snapshot PID [-o FILE] [--no-report] [OPTIONS]\n"
 "Find every block annotated by libheapann in a core or a raw memory dump and\n"
 "report them by allocation stack.\n"
+"CORE and DUMP may be compressed with zstd, gzip or xz (decompressed under $TMPDIR).\n"
 "\n"
 "input:\n"
 "  --raw DUMP          a raw memory dump (with --elf and --base)\n"
