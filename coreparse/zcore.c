@@ -228,6 +228,15 @@ out:
 	return rc;
 }
 
+/* inflate() failed with ret: out of memory or damaged data. Returns -1. */
+static int zc_gzip_fail(const struct zc_in *in, const struct zc_out *o, const z_stream *z, int ret,
+			struct cp_error *err)
+{
+	if (ret == Z_MEM_ERROR)
+		return cp_error_set(err, CP_ENOMEM, in->path, "out of memory");
+	return zc_corrupt(in, o, "gzip", z->msg ? z->msg : "inflate failed", err);
+}
+
 static int zc_gzip(struct zc_in *in, struct zc_out *o, struct cp_error *err)
 {
 	z_stream z;
@@ -249,8 +258,10 @@ static int zc_gzip(struct zc_in *in, struct zc_out *o, struct cp_error *err)
 			 * may end only after a complete member */
 			if (z.avail_in == 0 && in->eof)
 				break;
-			if (inflateReset(&z) != Z_OK)
-				goto bad;
+			if ((ret = inflateReset(&z)) != Z_OK) {
+				zc_gzip_fail(in, o, &z, ret, err);
+				goto out;
+			}
 			member_end = 0;
 		}
 		if (zc_room(o, err) < 0)
@@ -275,16 +286,12 @@ static int zc_gzip(struct zc_in *in, struct zc_out *o, struct cp_error *err)
 				     (unsigned long long)in->fsize);
 			goto out;
 		}
-		if (ret != Z_OK && ret != Z_BUF_ERROR)
-			goto bad;
+		if (ret != Z_OK && ret != Z_BUF_ERROR) {
+			zc_gzip_fail(in, o, &z, ret, err);
+			goto out;
+		}
 	}
 	rc = 0;
-	goto out;
-bad:
-	if (ret == Z_MEM_ERROR)
-		cp_error_set(err, CP_ENOMEM, in->path, "out of memory");
-	else
-		zc_corrupt(in, o, "gzip", z.msg ? z.msg : "inflate failed", err);
 out:
 	inflateEnd(&z);
 	return rc;
