@@ -42,7 +42,8 @@ MP_LIB_SRC := $(wildcard coreparse/*.c sym/*.c mi/*.c analysis/*.c)
 MP_LIB_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_LIB_SRC))
 MP_CLI_SRC := $(wildcard cli/*.c)
 MP_CLI_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_CLI_SRC))
-MP_LIBS := -lelf -ldw -lpthread -lm -lz
+# -lz: gzip for pprof and .gz cores; -lzstd -llzma: .zst and .xz cores (coreparse/zcore.c)
+MP_LIBS := -lelf -ldw -lpthread -lm -lzstd -llzma -lz
 
 # ---- tests -----------------------------------------------------------------
 UNIT_SRC := $(wildcard tests/unit/t_*.c)

@@ -16,9 +16,10 @@
 #   BENCH_HEAPANN_DEPTH [64]    HEAPANN_DEPTH for every libheapann run
 #   BENCH_HEAPTRACK [1]         0 skips heaptrack
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
+#   BENCH_ZCORE [1]             0 skips bench/zcore.sh (a 1 GB core, zstd'ed: read time)
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
 #   B [build]                   build directory
-# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym]   (default: all four sections)
+# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [zcore]   (default: all five sections)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -241,14 +242,15 @@ unwind_bench() {
 }
 
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc unwind core sym}
+sections=${*:-alloc unwind core sym zcore}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
 	unwind) unwind_bench ;;
 	core) [ "${BENCH_CORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/core.sh ;;
 	sym) symbolizer_bench ;;
-	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym)" >&2; exit 2 ;;
+	zcore) [ "${BENCH_ZCORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/zcore.sh ;;   # issue 12: a 1 GB .zst core
+	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, zcore)" >&2; exit 2 ;;
 	esac
 	echo
 done

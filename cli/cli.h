@@ -242,9 +242,12 @@ struct cli_symref {
 struct cli_datasym;
 
 /* Open a naming session for the image of o (its core with o->prog as the main
- * module, or the firmware ELF o->prog of a raw dump). Returns it, or NULL with
- * err filled; release with cli_datasym_free(). */
-struct cli_datasym *cli_datasym_open(const struct cli_options *o, struct cp_error *err);
+ * module, or the firmware ELF o->prog of a raw dump). img (borrowed, may be NULL)
+ * is the core's open image: its bytes are read through cp_image_data_path(), so a
+ * compressed core is not decompressed again. Returns it, or NULL with err filled;
+ * release with cli_datasym_free(). */
+struct cli_datasym *cli_datasym_open(const struct cli_options *o, const struct cp_image *img,
+				     struct cp_error *err);
 
 /* Name addr into *out. Returns 0 when a module holds it (out->name may still be
  * NULL), -1 when none does (or d is NULL). */

@@ -68,7 +68,8 @@ void cli_datasym_free(struct cli_datasym *d)
 	free(d);
 }
 
-struct cli_datasym *cli_datasym_open(const struct cli_options *o, struct cp_error *err)
+struct cli_datasym *cli_datasym_open(const struct cli_options *o, const struct cp_image *img,
+				     struct cp_error *err)
 {
 	struct cli_datasym *d = calloc(1, sizeof(*d));
 	const char *what = o->core ? o->core : o->prog;
@@ -98,7 +99,7 @@ struct cli_datasym *cli_datasym_open(const struct cli_options *o, struct cp_erro
 		goto fail;
 	dwfl_report_begin(d->dwfl);
 	if (o->core) {
-		d->core_fd = open(o->core, O_RDONLY | O_CLOEXEC);
+		d->core_fd = open(img ? cp_image_data_path(img) : o->core, O_RDONLY | O_CLOEXEC);
 		if (d->core_fd < 0) {
 			code = CP_EIO;
 			goto fail;

@@ -22,6 +22,7 @@ static const char usage_text[] =
 "       mprof-core snapshot PID [-o FILE] [--no-report] [OPTIONS]\n"
 "Find every block annotated by libheapann in a core or a raw memory dump and\n"
 "report them by allocation stack.\n"
+"CORE and DUMP may be compressed with zstd, gzip or xz (decompressed under $TMPDIR).\n"
 "\n"
 "input:\n"
 "  --raw DUMP          a raw memory dump (with --elf and --base)\n"
@@ -360,7 +361,7 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		return -1;
 
 	so.exe = o->prog;
-	so.core = o->core;
+	so.core = o->core ? cp_image_data_path(p->img) : NULL;   /* compressed: its temporary file */
 	so.sysroot = o->sysroot;
 	so.debug_dirs = o->ndebug_dirs ? o->debug_dirs : NULL;
 	p->sym = !strcmp(o->symbolizer, "gdb") ? sym_gdb_open(&so, &serr) : sym_dw_open(&so, &serr);
@@ -442,8 +443,11 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 	const struct cp_scan *sc = &p->scan;
 	char a[32], b[32], c[32];
 
-	fprintf(f, "%s: %s, %u-bit %s-endian %s", p->image_path,
-		img->kind == CP_KIND_RAW ? "raw dump" : "core", img->wsize * 8,
+	fprintf(f, "%s: %s", p->image_path, img->kind == CP_KIND_RAW ? "raw dump" : "core");
+	if (img->compression != CP_COMP_NONE)   /* issue 12: compressed cores */
+		fprintf(f, " (%s-compressed, %s bytes uncompressed)",
+			cp_compression_name(img->compression), fmt_num(a, img->map_size));
+	fprintf(f, ", %u-bit %s-endian %s", img->wsize * 8,
 		img->big_endian ? "big" : "little", machine_name(img->machine));
 	if (img->kind == CP_KIND_CORE)
 		fprintf(f, ", %zu thread%s", img->nthreads, img->nthreads == 1 ? "" : "s");
@@ -483,6 +487,8 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_str(j, p->image_path);
 	json_key(j, "kind");
 	json_str(j, img->kind == CP_KIND_RAW ? "raw" : "core");
+	json_key(j, "compression");   /* issue 12: "none", "zstd", "gzip" or "xz" */
+	json_str(j, cp_compression_name(img->compression));
 	json_key(j, "word_size");
 	json_u64(j, img->wsize);
 	json_key(j, "byte_order");

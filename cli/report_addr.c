@@ -41,7 +41,7 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 		struct cp_error err = { 0 };
 
 		*ds_tried = 1;
-		*ds = cli_datasym_open(o, &err);
+		*ds = cli_datasym_open(o, p->img, &err);
 		if (!*ds && !o->quiet)
 			fprintf(stderr, "mprof-core: note: no symbols for --addr: %s\n", err.msg);
 	}

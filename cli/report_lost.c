@@ -152,7 +152,7 @@ static struct cli_datasym *lost_ds(struct lost_ctx *x)
 		struct cp_error err = { 0 };
 
 		x->ds_tried = 1;
-		x->ds = cli_datasym_open(x->o, &err);
+		x->ds = cli_datasym_open(x->o, x->p->img, &err);
 		if (!x->ds && !x->o->quiet)
 			fprintf(stderr, "mprof-core: note: no symbols for root names: %s\n", err.msg);
 	}

@@ -57,6 +57,9 @@ struct cp_thread {
 
 enum cp_kind { CP_KIND_CORE, CP_KIND_RAW };
 
+/* How the file on disk is compressed (found by its magic, not its name). */
+enum cp_compression { CP_COMP_NONE = 0, CP_COMP_ZSTD, CP_COMP_GZIP, CP_COMP_XZ };
+
 /* A mapped image. All pointers are owned by the image and live until cp_image_free(). */
 struct cp_image {
 	enum cp_kind kind;
@@ -82,20 +85,38 @@ struct cp_image {
 	uint64_t truncated_bytes; /* of missing_bytes, those the core should hold (filesz)
 				   * but the file lacks; the rest the core never held
 				   * (p_filesz < p_memsz: not dumped by design) */
+	enum cp_compression compression; /* CP_COMP_NONE, or the file was decompressed
+				   * into an unlinked temporary file that map holds */
+	uint64_t file_size;       /* bytes of the file on disk (compressed size) */
+	int data_fd;              /* compressed only: the temporary file, open until
+				   * cp_image_free() */
+	char data_path[48];       /* compressed only: /proc/PID/fd/N of data_fd */
 };
 
-/* Open an ELF core (kernel or gcore; ELF32/ELF64, either byte order).
+/* Open an ELF core (kernel or gcore; ELF32/ELF64, either byte order), plain or
+ * compressed with zstd, gzip or xz (decompressed into an unlinked temporary file
+ * under $TMPDIR, zero pages as holes, which lives as long as the image).
  * Returns a new image, or NULL with err filled. The caller frees it with cp_image_free(). */
 struct cp_image *cp_image_open_core(const char *path, struct cp_error *err);
 
 /* Open a raw dump whose first byte is at address base. wsize (4 or 8), big_endian
  * and machine describe the target (normally taken from its ELF by the caller).
+ * A dump compressed with zstd, gzip or xz is decompressed as for a core.
  * Returns a new image, or NULL with err filled. */
 struct cp_image *cp_image_open_raw(const char *path, uint64_t base, unsigned wsize,
 				   int big_endian, uint16_t machine, struct cp_error *err);
 
-/* Release the image and its mapping. NULL is accepted. */
+/* Release the image and its mapping (and its temporary file). NULL is accepted. */
 void cp_image_free(struct cp_image *img);
+
+/* A path where other readers (libdwfl, gdb, a second cp_image_open_core) find the
+ * image's bytes uncompressed: img->path for a plain file, else the /proc/PID/fd
+ * link of the temporary file, valid (also for child processes) while img lives.
+ * Owned by the image. */
+const char *cp_image_data_path(const struct cp_image *img);
+
+/* "zstd", "gzip", "xz" or "none". A static string. */
+const char *cp_compression_name(enum cp_compression c);
 
 /* A pointer to len bytes at target address addr, or NULL unless all of them are in
  * the file. The pointer lives as long as the image. */

@@ -1,4 +1,4 @@
-/* cp_priv.h - coreparse internals shared by image.c, notes.c and scan.c; not for
+/* cp_priv.h - coreparse internals shared by image.c, notes.c, scan.c and zcore.c; not for
  * other modules. Helpers here are small and inline because the scanner calls them
  * for every candidate header.
  */
@@ -56,5 +56,19 @@ int cp_notes_parse(struct cp_image *img, const unsigned char *p, size_t len, str
  * returns 0; -1 when there is none. */
 int cp_notes_buildid(const unsigned char *p, size_t len, int big, unsigned char *out,
 		     size_t cap, size_t *outlen);
+
+/* The compression of a file that starts with the n bytes at p, by their magic:
+ * zstd 28 b5 2f fd, gzip 1f 8b 08, xz fd 37 7a 58 5a 00 (zcore.c). */
+enum cp_compression cp_compression_detect(const unsigned char *p, size_t n);
+
+/* Decompress the whole file open on fd (compressed as c; path names it in
+ * messages) into a new unlinked temporary file under $TMPDIR (else /tmp), zero
+ * pages left as holes. With want_elf, data that does not start with the ELF
+ * magic fails early with "PATH: not an ELF file", as a plain file would. Returns
+ * 0 with *out_fd (the caller's, close-on-exec, positioned anywhere) and
+ * *out_size, or -1 with err filled: CP_EFORMAT for truncated or corrupt data,
+ * CP_EIO for the temporary file (no space...), CP_ENOMEM. fd stays the caller's. */
+int cp_zcore_inflate(int fd, const char *path, enum cp_compression c, int want_elf,
+		     int *out_fd, uint64_t *out_size, struct cp_error *err);
 
 #endif /* CP_PRIV_H */

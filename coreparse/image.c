@@ -1,7 +1,8 @@
 /* image.c - open an ELF core or a raw dump: libelf reads the ELF and program
  * headers (it translates their byte order), the file itself is mmap'd read-only
  * and never copied. Every segment is bounded by what the file really holds, so a
- * core truncated by a size limit opens fine and says what is missing.
+ * core truncated by a size limit opens fine and says what is missing. A compressed
+ * file is decompressed once (zcore.c) and its temporary file is mapped instead.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,10 +49,18 @@ static int map_cmp(const void *a, const void *b)
 }
 
 /* Open path read-only and map it whole. Fills img->path, map, map_size. A regular,
- * non-empty file is required. Returns 0 and the open descriptor in *fdp, or -1. */
-static int image_map_file(struct cp_image *img, const char *path, int *fdp, struct cp_error *err)
+ * non-empty file is required. A compressed file (by its magic) is decompressed
+ * first and its temporary file is mapped instead (img->compression, data_fd);
+ * want_elf makes a compressed non-ELF fail early, as open_core would fail it.
+ * Returns 0 and an open descriptor of the mapped bytes in *fdp (the caller
+ * closes it), or -1. */
+static int image_map_file(struct cp_image *img, const char *path, int want_elf, int *fdp,
+			  struct cp_error *err)
 {
 	struct stat st;
+	unsigned char magic[6];
+	uint64_t size;
+	ssize_t n;
 	int fd;
 	void *m;
 
@@ -75,18 +84,43 @@ static int image_map_file(struct cp_image *img, const char *path, int *fdp, stru
 		cp_error_set(err, CP_EFORMAT, path, "empty file");
 		goto fail;
 	}
-	if ((uint64_t)st.st_size > SIZE_MAX) {
+	img->file_size = (uint64_t)st.st_size;
+	size = (uint64_t)st.st_size;
+	n = pread(fd, magic, sizeof(magic), 0);
+	if (n < 0) {
+		cp_error_set(err, CP_EIO, path, "%s", strerror(errno));
+		goto fail;
+	}
+	img->compression = cp_compression_detect(magic, (size_t)n);
+	if (img->compression != CP_COMP_NONE) {
+		int tfd;
+
+		if (cp_zcore_inflate(fd, path, img->compression, want_elf, &tfd, &size, err) < 0)
+			goto fail;
+		close(fd);
+		img->data_fd = tfd;
+		snprintf(img->data_path, sizeof(img->data_path), "/proc/%ld/fd/%d", (long)getpid(), tfd);
+		fd = fcntl(tfd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return cp_error_set(err, CP_EIO, path, "%s", strerror(errno));
+		if (size == 0) {
+			cp_error_set(err, CP_EFORMAT, path, "empty file once decompressed (%s)",
+				     cp_compression_name(img->compression));
+			goto fail;
+		}
+	}
+	if (size > SIZE_MAX) {
 		cp_error_set(err, CP_EFORMAT, path, "file too large to map");
 		goto fail;
 	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (m == MAP_FAILED) {
 		cp_error_set(err, errno == ENOMEM ? CP_ENOMEM : CP_EIO, path, "cannot map: %s",
 			     strerror(errno));
 		goto fail;
 	}
 	img->map = m;
-	img->map_size = (size_t)st.st_size;
+	img->map_size = (size_t)size;
 	*fdp = fd;
 	return 0;
 fail:
@@ -98,8 +132,10 @@ static struct cp_image *image_new(const char *path, struct cp_error *err)
 {
 	struct cp_image *img = calloc(1, sizeof(*img));
 
-	if (img)
+	if (img) {
 		img->path = strdup(path);
+		img->data_fd = -1;
+	}
 	if (!img || !img->path) {
 		free(img);
 		cp_error_set(err, CP_ENOMEM, path, "out of memory");
@@ -167,7 +203,7 @@ struct cp_image *cp_image_open_core(const char *path, struct cp_error *err)
 	if (!img)
 		return NULL;
 	img->kind = CP_KIND_CORE;
-	if (image_map_file(img, path, &fd, err) < 0)
+	if (image_map_file(img, path, 1, &fd, err) < 0)
 		goto fail;
 	id = img->map;
 	if (img->map_size < 4 || memcmp(id, ELFMAG, SELFMAG) != 0) {
@@ -286,7 +322,7 @@ struct cp_image *cp_image_open_raw(const char *path, uint64_t base, unsigned wsi
 	img->wsize = wsize;
 	img->big_endian = !!big_endian;
 	img->machine = machine;
-	if (image_map_file(img, path, &fd, err) < 0)
+	if (image_map_file(img, path, 0, &fd, err) < 0)
 		goto fail;
 	close(fd);
 	if (img->map_size - 1 > UINT64_MAX - base) {
@@ -324,6 +360,8 @@ void cp_image_free(struct cp_image *img)
 		return;
 	if (img->map)
 		munmap((void *)img->map, img->map_size);
+	if (img->compression != CP_COMP_NONE && img->data_fd >= 0)
+		close(img->data_fd);
 	for (i = 0; i < img->nfiles; i++)
 		free((char *)img->files[i].path);
 	free(img->files);
@@ -332,6 +370,11 @@ void cp_image_free(struct cp_image *img)
 	free(img->auxv);
 	free(img->path);
 	free(img);
+}
+
+const char *cp_image_data_path(const struct cp_image *img)
+{
+	return img->compression != CP_COMP_NONE && img->data_path[0] ? img->data_path : img->path;
 }
 
 /* How many of the n elements of v (stride bytes each, sorted by the uint64_t at

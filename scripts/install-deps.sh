@@ -1,7 +1,7 @@
 #!/bin/sh
 # install-deps.sh - install the Debian 12 packages the build, tests and benches need.
 # Idempotent: installs only what is missing. Needs root (or sudo) when something is.
-PKGS="${*:-gcc g++ make pkg-config libc6-dev binutils file libelf-dev libdw-dev libunwind-dev zlib1g-dev gdb valgrind python3 perl}"
+PKGS="${*:-gcc g++ make pkg-config libc6-dev binutils file libelf-dev libdw-dev libunwind-dev zlib1g-dev libzstd-dev liblzma-dev gdb valgrind python3 perl}"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
