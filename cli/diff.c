@@ -282,12 +282,25 @@ static void diff_json(FILE *f, const struct cli_options *o, const struct cli_pro
 	json_obj_end(&j);
 }
 
+/* 1 when the two images are of one process: the statistics region at one address
+ * and some thread (the main thread's id is the process id) in both. */
+static int same_process(const struct cli_profile *p)
+{
+	if (p[0].stats.addr != p[1].stats.addr)
+		return 0;
+	for (size_t i = 0; i < p[0].img->nthreads; i++)
+		for (size_t k = 0; k < p[1].img->nthreads; k++)
+			if (p[0].img->threads[i].tid == p[1].img->threads[k].tid)
+				return 1;
+	return 0;
+}
+
 /* The counts of NEW's statistics are those of OLD plus what happened in between
- * only when the two are moments of one run: every count must have grown. */
+ * only when the two are moments of one run: one process, and every count grown. */
 static int stats_between(const struct cli_profile *p, const struct cli_fold *fo,
 			 const struct cli_fold *fn)
 {
-	if (!p[0].have_stats || !p[1].have_stats ||
+	if (!p[0].have_stats || !p[1].have_stats || !same_process(p) ||
 	    p[1].stats.allocs < p[0].stats.allocs || p[1].stats.frees < p[0].stats.frees)
 		return 0;
 	for (size_t i = 0; i < fo->n; i++) {
@@ -342,8 +355,8 @@ int cli_diff_main(int argc, char **argv)
 	}
 	between = stats_between(p, &fold[0], &fold[1]);
 	if (!between && p[0].have_stats && p[1].have_stats && !o.quiet)
-		fputs("mprof-core: note: NEW's statistics do not continue OLD's (not two moments of "
-		      "one run?): no allocations and frees in between\n", stderr);
+		fputs("mprof-core: note: OLD and NEW are not two moments of one process: "
+		      "no allocations and frees in between\n", stderr);
 	if ((n = rows_join(&o, &fold[0], &fold[1], between, &rows)) < 0 || !(fr = cli_fold_frames_alloc()))
 		goto oom;
 	if (o.output && !(out = fopen(o.output, "w"))) {
