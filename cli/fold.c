@@ -127,10 +127,18 @@ int cli_fold_cmp(const char *a, const char *b)
 	}
 }
 
+/* By key, then by stack and skip: equal keys merge into the entry of the lowest
+ * stack whatever qsort does, so the representative frames are reproducible. */
 static int entry_cmp(const void *a, const void *b)
 {
-	return cli_fold_cmp(((const struct cli_fold_entry *)a)->key,
-			    ((const struct cli_fold_entry *)b)->key);
+	const struct cli_fold_entry *x = a, *y = b;
+	int c = cli_fold_cmp(x->key, y->key);
+
+	if (c)
+		return c;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->skip < y->skip ? -1 : x->skip > y->skip;
 }
 
 void cli_fold_sort(struct cli_fold *f)
@@ -140,7 +148,7 @@ void cli_fold_sort(struct cli_fold *f)
 	if (!f->n)
 		return;
 	qsort(f->v, f->n, sizeof(f->v[0]), entry_cmp);
-	/* merge equal keys; the first one's stack stays the representative */
+	/* merge equal keys into the first */
 	for (size_t i = 1; i < f->n; i++) {
 		if (!strcmp(f->v[k].key, f->v[i].key)) {
 			f->v[k].bytes += f->v[i].bytes;
