@@ -18,7 +18,8 @@
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
 #   B [build]                   build directory
-# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym]   (default: all four sections)
+#   BENCH_EXPORT [1]            0 skips bench/export.sh (export time per --format)
+# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [export]   (default: all sections)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -241,14 +242,15 @@ unwind_bench() {
 }
 
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc unwind core sym}
+sections=${*:-alloc unwind core sym export}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
 	unwind) unwind_bench ;;
 	core) [ "${BENCH_CORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/core.sh ;;
 	sym) symbolizer_bench ;;
-	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym)" >&2; exit 2 ;;
+	export) [ "${BENCH_EXPORT:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/export.sh ;;   # issue 12
+	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, export)" >&2; exit 2 ;;
 	esac
 	echo
 done
