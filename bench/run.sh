@@ -19,7 +19,8 @@
 #   BENCH_ZCORE [1]             0 skips bench/zcore.sh (a 1 GB core, zstd'ed: read time)
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
 #   B [build]                   build directory
-# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [zcore]   (default: all five sections)
+#   BENCH_EXPORT [1]            0 skips bench/export.sh (export time per --format)
+# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [zcore] [export]   (default: all sections)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -242,7 +243,7 @@ unwind_bench() {
 }
 
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc unwind core sym zcore}
+sections=${*:-alloc unwind core sym zcore export}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
@@ -250,7 +251,8 @@ for sec in $sections; do
 	core) [ "${BENCH_CORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/core.sh ;;
 	sym) symbolizer_bench ;;
 	zcore) [ "${BENCH_ZCORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/zcore.sh ;;   # issue 12: a 1 GB .zst core
-	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, zcore)" >&2; exit 2 ;;
+	export) [ "${BENCH_EXPORT:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/export.sh ;;   # issue 12
+	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, zcore, export)" >&2; exit 2 ;;
 	esac
 	echo
 done

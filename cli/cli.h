@@ -286,4 +286,85 @@ const char *cli_types_names(const struct cli_types *t, uint64_t size, char *buf,
 void cli_types_json(const struct cli_types *t, uint64_t size, struct json *j);
 void cli_types_free(struct cli_types *t);
 
+/* ---- folded stacks: the key of --format folded, svg and diff (fold.c) ---- */
+
+/* A growing string; s is NUL-terminated once anything was added. After a failed
+ * allocation oom is set and further adds do nothing. Free with cli_buf_release(). */
+struct cli_buf {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
+int cli_buf_add(struct cli_buf *b, const char *s, size_t n);   /* 0, or -1 out of memory */
+int cli_buf_str(struct cli_buf *b, const char *s);
+void cli_buf_release(struct cli_buf *b);
+
+/* How a frame is written: the function name (an unnamed frame: module+0xOFFSET,
+ * or 0xADDR without a module), with ';' written as ':' and control characters as
+ * '?'; FOLD_LINES appends " (file:line)", FOLD_SPLIT "\x1f" "file:line" (internal:
+ * the SVG splits name and place there). */
+enum cli_fold_mode { FOLD_NAMES, FOLD_LINES, FOLD_SPLIT };
+
+/* The text of a stack without frames. */
+#define CLI_FOLD_NO_FRAMES "[no frames recorded]"
+
+/* One folded stack. key is owned by the entry. */
+struct cli_fold_entry {
+	char *key;              /* frames root first, joined by ';' */
+	uint64_t bytes, blocks; /* live */
+	uint64_t allocs, frees; /* diff: from the statistics region */
+	uint32_t stack, skip;   /* a cp stack folding to key, and its allocator frames */
+};
+
+/* Folded stacks, sorted by cli_fold_cmp once built. Owns v and its keys. */
+struct cli_fold {
+	struct cli_fold_entry *v;
+	size_t n, cap;
+};
+
+/* Append fr's text (see enum cli_fold_mode) to b. */
+void cli_fold_frame(struct cli_buf *b, const struct an_frame *fr, enum cli_fold_mode mode);
+
+/* The folded text of cp stack 'stack' after 'skip' allocator frames into b (b->s;
+ * CLI_FOLD_NO_FRAMES when none are left). fr is scratch room from
+ * cli_fold_frames_alloc() (the caller frees it). Returns 0, or -1 out of memory. */
+int cli_fold_key(const struct cli_profile *p, uint32_t stack, uint32_t skip,
+		 enum cli_fold_mode mode, struct an_frame *fr, struct cli_buf *b);
+struct an_frame *cli_fold_frames_alloc(void);
+
+/* strcmp, except that ';' sorts before any other byte (a frame's callees stay
+ * right after it). */
+int cli_fold_cmp(const char *a, const char *b);
+
+/* The clusters of st folded into *out (zeroed first): one entry per distinct text
+ * with the live bytes and blocks of every cluster folding to it, sorted by
+ * cli_fold_cmp. Returns 0, or -1 out of memory (*out released). */
+int cli_fold_build(const struct cli_profile *p, const struct an_stacks *st,
+		   enum cli_fold_mode mode, struct cli_fold *out);
+
+/* Append an entry with a copy of key and zero counts; cli_fold_sort() sorts the
+ * entries and merges equal keys (adding their counts). push returns 0 or -1. */
+int cli_fold_push(struct cli_fold *f, const char *key, uint32_t stack, uint32_t skip);
+void cli_fold_sort(struct cli_fold *f);
+
+/* The entry of key in sorted f, or NULL (borrowed). */
+struct cli_fold_entry *cli_fold_find(const struct cli_fold *f, const char *key);
+void cli_fold_release(struct cli_fold *f);
+
+/* On stderr (unless -q): what an export of p leaves out, damaged headers and
+ * --ignore-fn blocks. what names the export ("--format folded"). */
+void cli_export_note_skipped(const struct cli_options *o, const struct cli_profile *p,
+			     const struct an_stacks *st, const char *what);
+
+/* ---- mprof-core diff (diff.c) ---- */
+
+/* Parse the command line into *o (main.c; exits with status 2 on bad usage). With
+ * third NULL the positional arguments are PROG CORE; otherwise PROG OLD NEW, NEW
+ * stored in *third and OLD in o->core. */
+void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **third);
+
+/* mprof-core diff [OPTIONS] PROG OLD NEW (argv[1] is "diff"). Returns the exit
+ * status: 0, 1 bad input (different builds, unreadable cores), 2 bad usage. */
+int cli_diff_main(int argc, char **argv);
+
 #endif

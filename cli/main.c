@@ -20,6 +20,7 @@ static const char usage_text[] =
 "usage: mprof-core [OPTIONS] PROG CORE\n"
 "       mprof-core [OPTIONS] --raw DUMP --elf ELF --base ADDR\n"
 "       mprof-core snapshot PID [-o FILE] [--no-report] [OPTIONS]\n"
+"       mprof-core diff [OPTIONS] PROG OLD NEW\n"
 "Find every block annotated by libheapann in a core or a raw memory dump and\n"
 "report them by allocation stack.\n"
 "CORE and DUMP may be compressed with zstd, gzip or xz (decompressed under $TMPDIR).\n"
@@ -63,6 +64,9 @@ static const char usage_text[] =
 "snapshot: attach gdb to the running process PID, write its core to FILE\n"
 "  (default core.PID), detach (the process goes on), then report the core;\n"
 "  --no-report only writes it.\n"
+"diff: the live heap of two cores of one build (two moments of one run) per\n"
+"  stack, largest growth first; --format json or folded (\"stack OLD NEW\");\n"
+"  allocations and frees in between when both have the statistics region.\n"
 "exit status: 0 done, 1 bad input, 2 bad usage, 3 heap corruption found\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -137,7 +141,7 @@ enum {
 	OPT_WEIGHT, OPT_FOLDEDLINES,
 };
 
-static void parse_args(int argc, char **argv, struct cli_options *o)
+void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **third)
 {
 	static const struct option longopts[] = {
 		{ "raw", required_argument, 0, OPT_RAW },
@@ -291,9 +295,15 @@ static void parse_args(int argc, char **argv, struct cli_options *o)
 			usage_error("%s needs --base ADDR", "--raw");
 		if (optind != argc)
 			usage_error("unexpected argument '%s' with --raw", argv[optind]);
+		if (third)
+			usage_error("%s compares two cores, not raw dumps", "diff");
 		return;
 	}
-	if (argc - optind != 2)
+	if (third) {   /* diff PROG OLD NEW */
+		if (argc - optind != 3)
+			usage_error("%s needs PROG OLD NEW", "diff");
+		*third = argv[optind + 2];
+	} else if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2 ? "need PROG and CORE" : "too many arguments");
 	o->prog = argv[optind];
 	o->core = argv[optind + 1];
@@ -591,7 +601,9 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "snapshot") &&
 	    !snapshot(&argc, argv, snap_exe, sizeof(snap_exe), snap_core, sizeof(snap_core)))
 		return 0;
-	parse_args(argc, argv, &o);
+	if (argc > 1 && !strcmp(argv[1], "diff"))   /* issue 12: diff.c */
+		return cli_diff_main(argc, argv);
+	cli_parse_args(argc, argv, &o, NULL);
 	if (cli_profile_load(&o, &p) < 0) {
 		cli_profile_release(&p);
 		return EXIT_BADINPUT;
