@@ -42,6 +42,9 @@ MP_LIB_SRC := $(wildcard coreparse/*.c sym/*.c mi/*.c analysis/*.c)
 MP_LIB_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_LIB_SRC))
 MP_CLI_SRC := $(wildcard cli/*.c)
 MP_CLI_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_CLI_SRC))
+# issue 12: the HTML report's script and style (cli/html/), embedded as C strings
+HTML_ASSETS := cli/html/report.css cli/html/report.js
+MP_CLI_OBJ += $(B)/obj/mp/gen/html_assets.o
 MP_LIBS := -lelf -ldw -lpthread -lm
 
 # ---- tests -----------------------------------------------------------------
@@ -97,6 +100,14 @@ $(B)/libmprof.a: $(MP_LIB_OBJ)
 
 $(B)/mprof-core: $(MP_CLI_OBJ) $(B)/libmprof.a
 	$(CC) $(SAN) -pthread -o $@ $(MP_CLI_OBJ) $(B)/libmprof.a $(MP_LIBS)
+
+$(B)/gen/html_assets.c: $(HTML_ASSETS) cli/html/embed.sh
+	@mkdir -p $(dir $@)
+	sh cli/html/embed.sh $(HTML_ASSETS) >$@.tmp && mv $@.tmp $@
+
+$(B)/obj/mp/gen/html_assets.o: $(B)/gen/html_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MP_CFLAGS) -c $< -o $@
 
 $(B)/tests/%: tests/unit/%.c $(B)/libmprof.a tests/check.h
 	@mkdir -p $(dir $@)
