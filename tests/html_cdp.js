@@ -10,8 +10,10 @@
  *   node tests/html_cdp.js open ROUNDS FILE.html...
  *       load each file ROUNDS times in turn (one browser); prints per file
  *       "open FILE wall_ms=MEDIAN page_ms=MEDIAN": wall time from the navigation
- *       command to the page's data-open-ms marker (or its load event when the page
- *       has no marker), and the page's own figure (data-open-ms)
+ *       command to the page's data-painted-ms marker (set once the report is drawn
+ *       and painted; for a page without it, its load event), and the page's own
+ *       figure (data-painted-ms, or performance.now() at its load event: ms since
+ *       the navigation started)
  * Environment: CHROMIUM (default /usr/bin/chromium). Exits 1 on any failure. */
 'use strict';
 const { spawn } = require('child_process');
@@ -90,7 +92,7 @@ async function open(s, url, marker) {
 	const t0 = process.hrtime.bigint();
 	await send('Page.navigate', { url }, s);
 	for (let k = 0; ; k++) {
-		if (marker && loaded && await evaluate(s, 'document.documentElement.hasAttribute("data-open-ms")'))
+		if (marker && loaded && await evaluate(s, 'document.documentElement.hasAttribute("data-painted-ms")'))
 			break;
 		if (!marker && loaded)
 			break;
@@ -158,7 +160,7 @@ async function openBench(rounds, files) {
 			await open(s, 'about:blank', false);
 			const marker = fs.readFileSync(files[k], 'utf8').indexOf('mprof-data') >= 0;
 			times[k].wall.push(await open(s, url, marker));
-			times[k].page.push(marker ? Number(await evaluate(s, 'document.documentElement.getAttribute("data-open-ms")')) :
+			times[k].page.push(marker ? Number(await evaluate(s, 'document.documentElement.getAttribute("data-painted-ms")')) :
 				await evaluate(s, 'performance.now()'));
 		}
 	}

@@ -4,7 +4,8 @@
  * into the binary by cli/html/embed.sh; it loads nothing and sends nothing.
  * Every text from the core goes in through textContent, never as markup.
  * When done it sets data-rendered (ms spent here) and data-open-ms (ms since the
- * navigation started) on the html element: the tests and bench/html.sh wait for it.
+ * navigation started) on the html element, and data-painted-ms after the first
+ * frame is painted: the tests and bench/html.sh wait for them.
  * (No double slash anywhere in this file: the tests grep the page for URLs.) */
 (function () {
 	'use strict';
@@ -63,17 +64,16 @@
 	add(app, el('h1', null, 'Heap of ' + base(sm.program) + ' (mprof-core)'));
 	(function () {
 		var s = section('Summary', 'summary');
-		var t = add(s, el('table', 'summary'));
+		var t = add(s, el('div', 'summary'));
 		function row(label, value, id, cls) {
-			var tr = add(t, el('tr'));
-			add(tr, el('td', null, label));
-			var td = add(tr, el('td', cls, value));
-			td.id = id;
+			var kv = add(t, el('div', 'kv'));
+			add(kv, el('span', 'k', label));
+			add(kv, el('span', cls, value)).id = id;
 		}
 		var img = sm.kind + ', ' + sm.bits + '-bit ' + sm.endian + '-endian ' + sm.machine;
 		if (sm.threads !== null) img += ', ' + plural(sm.threads, 'thread');
 		row('program', sm.program, 'sum-program');
-		row('image', sm.image + ': ' + img, 'sum-image');
+		row('image', sm.image + ' (' + img + ')', 'sum-image');
 		row('threads', sm.threads === null ? '(raw dump)' : num(sm.threads), 'sum-threads');
 		row('live blocks', num(sm.blocks), 'sum-blocks');
 		row('requested bytes', num(sm.bytes), 'sum-bytes');
@@ -181,12 +181,12 @@
 		var frag = document.createDocumentFragment(), rows = maxDepth + 1;
 		var zb = bytes[zoom] || 1;
 		function box(n, x, w, anc) {
+			/* no text in a box too narrow to show any: laying it out costs the most */
 			var d = el('div', 'fg' + (n === 0 ? ' root' : '') + (frm[n] === -2 ? ' oth' : '') +
-				(anc ? ' anc' : '') + (matched && isMatch(n) ? ' hl' : ''), label(n));
-			d.style.left = (100 * x) + '%';
-			d.style.width = (100 * w) + '%';
-			d.style.top = (depth[n] * ROW) + 'px';
-			if (n > 0 && frm[n] >= 0) d.style.background = color(n);
+				(n > 0 && frm[n] >= 0 && fInl(frm[n]) ? ' inl' : '') +
+				(anc ? ' anc' : '') + (matched && isMatch(n) ? ' hl' : ''), w * W >= 16 ? label(n) : null);
+			d.style.cssText = 'left:' + (100 * x) + '%;width:' + (100 * w) + '%;top:' + (depth[n] * ROW) + 'px' +
+				(n > 0 && frm[n] >= 0 ? ';background:' + color(n) : '');
 			d.setAttribute('data-n', n);
 			frag.appendChild(d);
 		}
@@ -364,11 +364,21 @@
 		c.guards.forEach(function (g) {
 			var f = add(s, el('div', 'finding'));
 			add(f, el('div', null, 'overflow: block ' + g.address + ' (' + num(g.size) + ' bytes, seq ' + g.seq +
-				') wrote past its end: ' + g.guard_bytes_differ + ' of ' + g.guard_len +
+				') wrote past its end: ' + (g.overrun_exact ? g.guard_bytes_differ + ' of ' + g.guard_len :
+				(g.guard_bytes_differ === g.guard_len ? 'all ' : '') + g.guard_bytes_differ) +
 				' guard bytes differ, the overrun is ' + (g.overrun_exact ? '' : 'at least ') +
 				plural(g.overrun, 'byte')));
-			if (g.next_damaged) add(f, el('div', null, 'the next header, at ' + g.next_damaged + ', is damaged' +
-				(g.overrun_if_contiguous ? ': at least ' + num(g.overrun_if_contiguous) + ' bytes if one overflow' : '')));
+			if (g.next_damaged) {
+				add(f, el('div', null, 'the next header, at ' + g.next_header + ', is damaged' +
+					(g.overrun_if_contiguous ? ': at least ' + num(g.overrun_if_contiguous) + ' bytes if one overflow' : '')));
+			} else if (g.next_block) {
+				add(f, el('div', null, 'the next header found, at ' + g.next_header + ', is intact: block ' + g.next_block));
+				if (g.lost_seqs) add(f, el('div', null, (g.lost_seqs === 1 ? 'the allocation between them, seq ' +
+					g.first_lost_seq + ', is' : num(g.lost_seqs) + ' allocations between them (seq ' + g.first_lost_seq +
+					' and on) are') + ' found nowhere in the image: perhaps the neighbour whose header this overflow erased'));
+			} else if (!g.overrun_exact && !g.lost_neighbour) {
+				add(f, el('div', null, 'no annotated header follows it in the same memory segment'));
+			}
 			if (g.lost_neighbour) {
 				add(f, el('div', null, 'the next block, ' + g.lost_neighbour.address +
 					', is known only by its end word; it was allocated at:'));
@@ -438,4 +448,8 @@
 	var root = document.documentElement;
 	root.setAttribute('data-rendered', (performance.now() - t0).toFixed(1));
 	root.setAttribute('data-open-ms', performance.now().toFixed(1));
+	/* and once the browser has laid it out and painted it */
+	requestAnimationFrame(function () {
+		setTimeout(function () { root.setAttribute('data-painted-ms', performance.now().toFixed(1)); }, 0);
+	});
 })();
