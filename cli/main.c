@@ -605,6 +605,7 @@ int main(int argc, char **argv)
 		o.reports |= REP_CORRUPTION;
 	if (o.output && !(out = fopen(o.output, "w"))) {
 		fprintf(stderr, "mprof-core: %s: %s\n", o.output, strerror(errno));
+		out = stdout;   /* done: closes out unless it is stdout: never fclose(NULL) */
 		status = EXIT_BADINPUT;
 		goto done;
 	}

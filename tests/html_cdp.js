@@ -117,7 +117,7 @@ async function interact(file, fn, query) {
 	const url = 'file://' + path.resolve(file);
 	await open(s, url, true);
 	const frameSel = 'Array.prototype.find.call(document.querySelectorAll("#flame .fg"), function (e) {' +
-		' return e.textContent === ' + JSON.stringify(fn) + '; })';
+		' return (e.textContent || e.getAttribute("data-label")) === ' + JSON.stringify(fn) + '; })';
 	const at = await center(s, frameSel);
 	if (!at) throw new Error('no icicle frame labelled ' + fn);
 	/* hover: the tooltip */

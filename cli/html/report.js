@@ -181,10 +181,12 @@
 		var frag = document.createDocumentFragment(), rows = maxDepth + 1;
 		var zb = bytes[zoom] || 1;
 		function box(n, x, w, anc) {
-			/* no text in a box too narrow to show any: laying it out costs the most */
+			/* no text in a box too narrow to show any (laying it out costs the most):
+			 * its label goes in data-label, for the tooltip's readers and the tests */
 			var d = el('div', 'fg' + (n === 0 ? ' root' : '') + (frm[n] === -2 ? ' oth' : '') +
 				(n > 0 && frm[n] >= 0 && fInl(frm[n]) ? ' inl' : '') +
 				(anc ? ' anc' : '') + (matched && isMatch(n) ? ' hl' : ''), w * W >= 16 ? label(n) : null);
+			if (w * W < 16) d.setAttribute('data-label', label(n));
 			d.style.cssText = 'left:' + (100 * x) + '%;width:' + (100 * w) + '%;top:' + (depth[n] * ROW) + 'px' +
 				(n > 0 && frm[n] >= 0 ? ';background:' + color(n) : '');
 			d.setAttribute('data-n', n);
