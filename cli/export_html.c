@@ -145,6 +145,7 @@ struct html_ctx {
 	struct hframe *fr;           /* by id */
 	size_t nfr, frcap;
 	uint32_t *base;              /* per scan address: id of its level 0, or UINT32_MAX */
+	uint32_t noframes;           /* id of "(no frames recorded)", or UINT32_MAX */
 	struct an_frame *tmp;        /* scratch, HTML_MAX_FRAMES */
 	/* the tree: node 0 is the root */
 	struct hnode {
@@ -258,6 +259,31 @@ static uint32_t tree_child(struct html_ctx *x, uint32_t parent, uint32_t frame)
 	return (uint32_t)x->nnodes++;
 }
 
+/* The frame id of "(no frames recorded)": blocks allocated before libheapann's
+ * unwinder was ready, or with HEAPANN_UNWIND=none. UINT32_MAX: out of memory. */
+static uint32_t noframes_id(struct html_ctx *x)
+{
+	struct hframe *h;
+
+	if (x->noframes != UINT32_MAX)
+		return x->noframes;
+	if (x->nfr == x->frcap) {
+		size_t nc = (x->frcap + 1) * 2;
+		struct hframe *v = realloc(x->fr, nc * sizeof(*v));
+
+		if (!v)
+			return UINT32_MAX;
+		x->fr = v;
+		x->frcap = nc;
+	}
+	h = &x->fr[x->nfr];
+	memset(h, 0, sizeof(*h));
+	h->out = UINT32_MAX;
+	if ((h->fn = strtab_add(&x->s, "(no frames recorded)")) == UINT32_MAX)
+		return UINT32_MAX;
+	return x->noframes = (uint32_t)x->nfr++;
+}
+
 /* Every cluster of st into the tree, outermost frame first. */
 static int tree_build(struct html_ctx *x, const struct an_stacks *st)
 {
@@ -273,6 +299,14 @@ static int tree_build(struct html_ctx *x, const struct an_stacks *st)
 
 		if (nf > HTML_MAX_FRAMES)
 			nf = HTML_MAX_FRAMES;
+		if (!nf) {   /* its bytes get a box of their own, not a hole under the root */
+			uint32_t id = noframes_id(x);
+
+			if (id == UINT32_MAX || (node = tree_child(x, 0, id)) == UINT32_MAX)
+				return -1;
+			x->nodes[node].bytes += c->bytes;
+			x->nodes[node].blocks += c->blocks;
+		}
 		for (size_t k = nf; k-- > 0;) {
 			uint32_t id = frame_id(x, x->tmp[k].addr_idx, x->tmp[k].level);
 
@@ -705,6 +739,7 @@ int export_html(FILE *f, const struct cli_options *o, const struct cli_profile *
 
 	memset(&x, 0, sizeof(x));
 	x.p = p;
+	x.noframes = UINT32_MAX;
 	x.tmp = malloc(HTML_MAX_FRAMES * sizeof(*x.tmp));
 	x.base = malloc((p->scan.naddrs ? p->scan.naddrs : 1) * sizeof(*x.base));
 	if (!x.tmp || !x.base)
