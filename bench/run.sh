@@ -2,7 +2,8 @@
 # run.sh - `make bench`: the allocation benchmark side by side (plain, libheapann in
 # each unwind mode, heaptrack), one stack capture per unwinding method
 # (bench/unwind.c), then the core-reading benchmark (bench/core.sh) and the
-# symbolizer comparison slot. Benchmarks, not tests: figures are ratios measured
+# symbolizer comparison slot, and the HTML report's open time (bench/html.sh).
+# Benchmarks, not tests: figures are ratios measured
 # in one run, configurations interleaved and repeated, medians reported.
 #
 # Environment (defaults in brackets):
@@ -18,7 +19,7 @@
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
 #   B [build]                   build directory
-# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym]   (default: all four sections)
+# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [html]   (default: all sections)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -241,14 +242,15 @@ unwind_bench() {
 }
 
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc unwind core sym}
+sections=${*:-alloc unwind core sym html}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
 	unwind) unwind_bench ;;
 	core) [ "${BENCH_CORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/core.sh ;;
 	sym) symbolizer_bench ;;
-	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym)" >&2; exit 2 ;;
+	html) B=$B sh bench/html.sh ;;   # issue 12: HTML report open time
+	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, html)" >&2; exit 2 ;;
 	esac
 	echo
 done
