@@ -145,8 +145,10 @@ struct html_ctx {
 	struct hframe *fr;           /* by id */
 	size_t nfr, frcap;
 	uint32_t *base;              /* per scan address: id of its level 0, or UINT32_MAX */
+	uint32_t *nlev;              /* per scan address seen: its inline levels */
 	uint32_t noframes;           /* id of "(no frames recorded)", or UINT32_MAX */
-	struct an_frame *tmp;        /* scratch, HTML_MAX_FRAMES */
+	struct an_frame *tmp;        /* scratch for a stack, HTML_MAX_FRAMES */
+	struct an_frame *one;        /* scratch for one address's inline chain, as many */
 	/* the tree: node 0 is the root */
 	struct hnode {
 		uint32_t parent, frame;
@@ -159,15 +161,17 @@ struct html_ctx {
 	size_t nslot;
 };
 
-/* The frame id of scan address ai at inline level 'level', filling the table the
- * first time the address is seen. UINT32_MAX when out of memory. */
+/* The frame id of scan address ai at inline level 'level' (clamped to the levels
+ * the address has), filling the table the first time the address is seen.
+ * UINT32_MAX when out of memory. */
 static uint32_t frame_id(struct html_ctx *x, uint32_t ai, uint32_t level)
 {
 	if (x->base[ai] == UINT32_MAX) {
-		struct an_frame one[64];
-		size_t n = an_frames_at(&x->p->in, ai, one, 64);
+		size_t n = an_frames_at(&x->p->in, ai, x->one, HTML_MAX_FRAMES);
 		char buf[64];
 
+		if (!n)   /* never: a bare frame at least */
+			return UINT32_MAX;
 		if (x->nfr + n > x->frcap) {
 			size_t nc = (x->frcap + n) * 2;
 			struct hframe *v = realloc(x->fr, nc * sizeof(*v));
@@ -177,31 +181,32 @@ static uint32_t frame_id(struct html_ctx *x, uint32_t ai, uint32_t level)
 			x->fr = v;
 			x->frcap = nc;
 		}
-		x->base[ai] = (uint32_t)x->nfr;
 		for (size_t k = 0; k < n; k++) {
-			struct hframe *h = &x->fr[x->nfr++];
-			const char *label = one[k].function;
+			struct hframe *h = &x->fr[x->nfr + k];
+			const struct an_frame *o = &x->one[k];
+			const char *label = o->function;
 
-			if (!label && one[k].module) {
-				snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, fmt_base(one[k].module), one[k].modoff);
+			if (!label && o->module) {
+				snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, fmt_base(o->module), o->modoff);
 				label = buf;
 			} else if (!label) {
-				snprintf(buf, sizeof(buf), "0x%" PRIx64, one[k].addr);
+				snprintf(buf, sizeof(buf), "0x%" PRIx64, o->addr);
 				label = buf;
 			}
 			h->fn = strtab_add(&x->s, label);
-			h->file = strtab_add(&x->s, one[k].file);
-			h->module = strtab_add(&x->s, fmt_base(one[k].module));
-			h->line = one[k].line;
-			h->inlined = one[k].inlined;
+			h->file = strtab_add(&x->s, o->file);
+			h->module = strtab_add(&x->s, fmt_base(o->module));
+			h->line = o->line;
+			h->inlined = o->inlined;
 			h->out = UINT32_MAX;
 			if (h->fn == UINT32_MAX || h->file == UINT32_MAX || h->module == UINT32_MAX)
 				return UINT32_MAX;
 		}
-		if (!n)   /* cannot happen (a bare frame at least), but never index past it */
-			return UINT32_MAX;
+		x->base[ai] = (uint32_t)x->nfr;
+		x->nlev[ai] = (uint32_t)n;
+		x->nfr += n;
 	}
-	return x->base[ai] + level;
+	return x->base[ai] + (level < x->nlev[ai] ? level : x->nlev[ai] - 1);
 }
 
 static int tree_grow(struct html_ctx *x)
@@ -528,7 +533,7 @@ static void stacks_json(struct json *j, struct html_ctx *x, const struct an_stac
 		json_u64(j, c->max_size);
 		json_arr_begin(j);
 		for (size_t k = 0; k < nf; k++)
-			json_u64(j, x->fr[x->base[x->tmp[k].addr_idx] + x->tmp[k].level].out);
+			json_u64(j, x->fr[frame_id(x, x->tmp[k].addr_idx, x->tmp[k].level)].out);
 		json_arr_end(j);
 		json_arr_end(j);
 	}
@@ -545,22 +550,26 @@ static void stacks_json(struct json *j, struct html_ctx *x, const struct an_stac
 	json_arr_end(j);
 }
 
-/* A report writer's JSON ({"key": ...}) captured in memory, as *buf (owned by the
- * caller, free()). Returns 0, or -1 when out of memory or the writer failed. */
-static int capture(char **buf, size_t *len,
-		   int (*fn)(struct json *, const void *, const void *, const void *),
-		   const void *a, const void *b, const void *c)
+/* A report writer's JSON object ({"corruption": ...}, {"lost": ...}) written to
+ * memory instead of the page, so that it can go into the blob. capture_begin opens
+ * *buf (NULL on failure); capture_end closes it and returns 0, or -1 (and frees
+ * *buf) when the writer returned rc < 0 or the stream failed. */
+static FILE *capture_begin(struct json *j, char **buf, size_t *len)
 {
 	FILE *m = open_memstream(buf, len);
-	struct json j;
-	int rc;
 
-	if (!m)
-		return -1;
-	json_init(&j, m);
-	json_obj_begin(&j);
-	rc = fn(&j, a, b, c);
-	json_obj_end(&j);
+	if (m) {
+		json_init(j, m);
+		json_obj_begin(j);
+	}
+	return m;
+}
+
+static int capture_end(FILE *m, struct json *j, int rc, char **buf)
+{
+	json_obj_end(j);
+	if (ferror(m))
+		rc = -1;
 	if (fclose(m) != 0)
 		rc = -1;
 	if (rc < 0) {
@@ -568,17 +577,6 @@ static int capture(char **buf, size_t *len,
 		*buf = NULL;
 	}
 	return rc;
-}
-
-static int corruption_fn(struct json *j, const void *p, const void *c, const void *unused)
-{
-	(void)unused;
-	return report_corruption_json(j, p, c);
-}
-
-static int lost_fn(struct json *j, const void *o, const void *p, const void *st)
-{
-	return report_lost_json(j, o, p, st);
 }
 
 /* The blob: everything the script draws. Written to a memory stream first so that
@@ -741,22 +739,30 @@ int export_html(FILE *f, const struct cli_options *o, const struct cli_profile *
 	x.p = p;
 	x.noframes = UINT32_MAX;
 	x.tmp = malloc(HTML_MAX_FRAMES * sizeof(*x.tmp));
+	x.one = malloc(HTML_MAX_FRAMES * sizeof(*x.one));
 	x.base = malloc((p->scan.naddrs ? p->scan.naddrs : 1) * sizeof(*x.base));
-	if (!x.tmp || !x.base)
+	x.nlev = malloc((p->scan.naddrs ? p->scan.naddrs : 1) * sizeof(*x.nlev));
+	if (!x.tmp || !x.one || !x.base || !x.nlev)
 		goto nomem;
 	memset(x.base, 0xff, (p->scan.naddrs ? p->scan.naddrs : 1) * sizeof(*x.base));
 	if (tree_build(&x, st) < 0 || tree_min_bytes(&x, &min_bytes) < 0 ||
 	    stacks_mark(&x, st, nshown) < 0)
 		goto nomem;
-	if (an_corrupt_found(c) &&
-	    capture(&corr, &corr_len, corruption_fn, p, c, NULL) < 0)
-		goto nomem;
-	if (o->reports & REP_LOST) {
+	if (an_corrupt_found(c)) {
+		struct json j;
+
+		if (!(m = capture_begin(&j, &corr, &corr_len)) ||
+		    capture_end(m, &j, report_corruption_json(&j, p, c), &corr) < 0)
+			goto nomem;
+	}
+	if (o->reports & REP_LOST) {   /* the mark phase costs time: only when asked */
 		struct cli_options lo = *o;
+		struct json j;
 
 		if (lo.top < 0)
 			lo.top = HTML_LOST_TOP_DEFAULT;
-		if (capture(&lost, &lost_len, lost_fn, &lo, p, st) < 0)
+		if (!(m = capture_begin(&j, &lost, &lost_len)) ||
+		    capture_end(m, &j, report_lost_json(&j, &lo, p, st), &lost) < 0)
 			goto nomem;
 	}
 	if (!(m = open_memstream(&blob, &blob_len)))
@@ -789,7 +795,9 @@ out:
 	free(corr);
 	free(lost);
 	free(x.tmp);
+	free(x.one);
 	free(x.base);
+	free(x.nlev);
 	free(x.fr);
 	free(x.nodes);
 	free(x.slot);

@@ -274,6 +274,21 @@ check_grep "fan: the page says what was pruned" \
 Lbig=$(grep -n 'big = malloc' "$TMP/fan.c" | cut -d: -f1)
 check_grep "fan: #1 is the big block" "^stack 1: 8,388,608 1 \| main \(fan\.c:$Lbig\) \|" "$TMP/f.txt"
 check_grep "fan: 50 rows, then how many more" "^stacks-rest=\.\.\. 951 more stacks with [0-9,]+ bytes in 951 blocks" "$TMP/f.txt"
+# the node cap: 10,000 stacks of 32 bytes through 2 tail functions: every node
+# weighs 0.01% or more, 30,000 of them exactly 32 bytes, more than the 20,000 kept:
+# only the heavier ones are (the fan levels above), 1,000 "other" nodes hold the rest
+sh tests/html_fan.sh 10 4 1 0 2 >"$TMP/tail.c"
+cc -g -O0 -o "$TMP/tail" "$TMP/tail.c"
+run_until_ready "$TMP/tail.out" "$TMP/tail.core" "$TMP/tail"
+"$MP" --format html -o "$TMP/t.html" "$TMP/tail" "$TMP/tail.core" 2>/dev/null
+check_eq "node cap: exit 0" 0 $?
+blob t "d['pruned']['min_bytes'] == 33 and d['pruned']['nodes'] == 30000 and d['pruned']['other_nodes'] == 1000"
+blob t "d['pruned']['of'] - d['pruned']['nodes'] <= 20000 and d['other'] == [10] * 1000 and d['pruned']['bytes'] == 320000"
+render t
+has "node cap: 10,000 blocks" "$TMP/t.txt" "sum-blocks=10,000"
+check_grep "node cap: the page says what was pruned" \
+	"^fg-pruned=.* 30,000 of 31,[0-9]{3} tree nodes below 33 bytes .* folded into 1,000 \"other\" nodes \(320,000 bytes\)\.$" "$TMP/t.txt"
+
 # the file grows with the tree, not with the blocks: the same 1,000 stacks with 1
 # block each, then 20 (no big block: the same proportions, the same pruning)
 for per in 1 20; do
