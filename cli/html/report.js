@@ -152,8 +152,9 @@
 	add(fs, el('p', 'note', 'Outermost frame on top, allocation site at the bottom; width is live ' +
 		'requested bytes. Hover for details, click a frame to zoom into it, click the top bar or ' +
 		'"Reset zoom" to go back. ' + (pr.nodes ? num(pr.nodes) + ' of ' + num(pr.of) +
-		' tree nodes below ' + num(pr.min_bytes) + ' bytes (0.01% of the live bytes, or the ' +
-		num(pr.max_nodes) + ' largest nodes) are folded into ' + plural(pr.other_nodes, '"other" node') +
+		' tree nodes below ' + num(pr.min_bytes) + ' bytes (' + (pr.min_bytes > Math.ceil(total / 10000) ?
+		'raised from 0.01% of the live bytes to keep at most ' + num(pr.max_nodes) + ' nodes' :
+		'0.01% of the live bytes') + ') are folded into ' + plural(pr.other_nodes, '"other" node') +
 		' (' + num(pr.bytes) + ' bytes).' : 'No frame was pruned (' + num(pr.of) + ' tree nodes).'))).id = 'fg-pruned';
 
 	var zoom = 0, query = '', matched = null;
