@@ -361,6 +361,10 @@
 	/* ---- corruption findings ---- */
 	if (D.corruption) (function () {
 		var c = D.corruption.corruption;
+		/* the words of the text report (report_corruption.c) for each kind of damage */
+		var KIND = { check: 'check word or fields wrong', end: 'end magic overwritten',
+			start: 'start magic overwritten, found by its end word', version: 'unknown format version',
+			bounds: 'size or depth out of bounds, or not fully dumped' };
 		var s = section('Heap corruption', 'corruption');
 		add(s, el('p', 'bad', 'heap corruption: ' + plural(c.guards.length, 'block') + ' overflowed ' +
 			(c.guards.length === 1 ? 'its' : 'their') + ' guard, ' + plural(c.damaged.length, 'damaged header')));
@@ -373,7 +377,7 @@
 				plural(g.overrun, 'byte')));
 			if (g.next_damaged) {
 				add(f, el('div', null, 'the next header, at ' + g.next_header + ', is damaged' +
-					(g.overrun_if_contiguous ? ': at least ' + num(g.overrun_if_contiguous) + ' bytes if one overflow' : '')));
+					(g.reach ? ' up to ' + g.reach : '') + (g.overrun_if_contiguous ? ': at least ' + num(g.overrun_if_contiguous) + ' bytes if one overflow' : '')));
 			} else if (g.next_block) {
 				add(f, el('div', null, 'the next header found, at ' + g.next_header + ', is intact: block ' + g.next_block));
 				if (g.lost_seqs) add(f, el('div', null, (g.lost_seqs === 1 ? 'the allocation between them, seq ' +
@@ -392,7 +396,7 @@
 		});
 		c.damaged.forEach(function (d) {
 			var f = add(s, el('div', 'finding'));
-			add(f, el('div', null, 'damaged header at ' + d.header + ' (' + d.kind + ')' +
+			add(f, el('div', null, 'damaged header at ' + d.header + ' (' + (KIND[d.kind] || d.kind) + ')' +
 				(d.address ? ': block ' + d.address : '') +
 				(d.size !== null ? ', ' + num(d.size) + ' bytes, seq ' + d.seq : '')));
 			if (d.frames) {
@@ -408,7 +412,8 @@
 				var sp = d.suspect;
 				add(f, el('div', 'bad', 'suspect: ' + sp.state + ' block ' + sp.address +
 					(sp.size !== null && sp.size !== undefined ? ' (' + num(sp.size) + ' bytes, seq ' + sp.seq + ')' : '') +
-					' just before it' + (sp.guard_broken ? '; its guard is broken' : '')));
+					' just before it' + (sp.gap >= 0 ? ', ' + num(sp.gap) + ' bytes between its guard and this header' : '') +
+					(sp.guard_broken ? '; its guard is broken' : '')));
 				add(f, el('div', null, 'allocated at:'));
 				objFrames(f, sp.frames);
 			} else {
