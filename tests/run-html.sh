@@ -43,6 +43,7 @@ self_contained() {
 	check_eq "$1: no failed or blocked load in Chromium's log" 0 \
 		"$(grep -Eic 'failed to load|net::ERR|ERR_FILE|not allowed to load|refused to' "$TMP/$1.log")"
 	check "$1: the page drew itself (data-rendered set)" grep -q '^attr data-rendered=[0-9]' "$TMP/$1.txt"
+	check_eq "$1: no script error in Chromium's log" 0 "$(grep -c 'Uncaught' "$TMP/$1.log")"
 }
 # blob NAME EXPR: EXPR (Python) holds over the JSON blob d of $TMP/NAME.html, read
 # as the page reads it (the text of the script element, "<\/" and all)
@@ -297,6 +298,21 @@ import re; s = open('$TMP/e.dom', encoding='utf-8').read()
 print(re.sub(r'<script[^>]*>.*?</script>', '', s, flags=re.S).count('<b>'))")"
 check_grep "hostile path: the stacks table still names main's line" \
 	"^stack 1: 10,000 10 \| main \(massif_example\.c:$Lm\) \| " "$TMP/e.txt"
+
+# ---- nothing live: the page still draws, with zeros ----
+printf '%s\n' '#include <stdlib.h>' '#include <unistd.h>' \
+	'int main(void) { char c; free(malloc(10)); if (write(1, "ready\n", 6) != 6) return 1;' \
+	'while (read(0, &c, 1) == 1 && c != 0x0a); return 0; }' >"$TMP/none.c"
+cc -g -o "$TMP/none" "$TMP/none.c"
+gcore_waiting "$TMP/none.core" "$TMP/none"
+"$MP" --format html -o "$TMP/n.html" "$TMP/none" "$TMP/none.core" 2>/dev/null
+check_eq "no live block: exit 0" 0 $?
+render n
+self_contained n
+has "no live block: 0 blocks" "$TMP/n.txt" "sum-blocks=0"
+has "no live block: the freed one seen" "$TMP/n.txt" "sum-freed=1"
+has "no live block: the root box says 0 bytes" "$TMP/n.txt" "fg fg root: all: 0 bytes in 0 blocks"
+check_grep "no live block: the table says so" "No live blocks\." "$TMP/n.dom"
 
 # ---- --top N: N rows, and what is left ----
 "$MP" --format html --top 2 -o "$TMP/top.html" "$exe" "$TMP/massif.core" 2>/dev/null
