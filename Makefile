@@ -44,6 +44,9 @@ MP_CLI_SRC := $(wildcard cli/*.c)
 MP_CLI_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_CLI_SRC))
 # -lz: gzip for pprof and .gz cores; -lzstd -llzma: .zst and .xz cores (coreparse/zcore.c)
 MP_LIBS := -lelf -ldw -lpthread -lm -lzstd -llzma -lz
+# issue 12: the HTML report's script and style (cli/html/), embedded as C strings
+HTML_ASSETS := cli/html/report.css cli/html/report.js
+MP_CLI_OBJ += $(B)/obj/mp/gen/html_assets.o
 
 # ---- tests -----------------------------------------------------------------
 UNIT_SRC := $(wildcard tests/unit/t_*.c)
@@ -98,6 +101,14 @@ $(B)/libmprof.a: $(MP_LIB_OBJ)
 
 $(B)/mprof-core: $(MP_CLI_OBJ) $(B)/libmprof.a
 	$(CC) $(SAN) -pthread -o $@ $(MP_CLI_OBJ) $(B)/libmprof.a $(MP_LIBS)
+
+$(B)/gen/html_assets.c: $(HTML_ASSETS) cli/html/embed.sh
+	@mkdir -p $(dir $@)
+	sh cli/html/embed.sh $(HTML_ASSETS) >$@.tmp && mv $@.tmp $@
+
+$(B)/obj/mp/gen/html_assets.o: $(B)/gen/html_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MP_CFLAGS) -c $< -o $@
 
 $(B)/tests/%: tests/unit/%.c $(B)/libmprof.a tests/check.h
 	@mkdir -p $(dir $@)

@@ -2,7 +2,8 @@
 # run.sh - `make bench`: the allocation benchmark side by side (plain, libheapann in
 # each unwind mode, heaptrack), one stack capture per unwinding method
 # (bench/unwind.c), then the core-reading benchmark (bench/core.sh) and the
-# symbolizer comparison slot. Benchmarks, not tests: figures are ratios measured
+# symbolizer comparison slot, and the HTML report's open time (bench/html.sh).
+# Benchmarks, not tests: figures are ratios measured
 # in one run, configurations interleaved and repeated, medians reported.
 #
 # Environment (defaults in brackets):
@@ -20,7 +21,7 @@
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
 #   B [build]                   build directory
 #   BENCH_EXPORT [1]            0 skips bench/export.sh (export time per --format)
-# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [zcore] [export]   (default: all sections)
+# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [zcore] [export] [html]   (default: all sections)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -243,7 +244,7 @@ unwind_bench() {
 }
 
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc unwind core sym zcore export}
+sections=${*:-alloc unwind core sym zcore export html}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
@@ -252,7 +253,8 @@ for sec in $sections; do
 	sym) symbolizer_bench ;;
 	zcore) [ "${BENCH_ZCORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/zcore.sh ;;   # issue 12: a 1 GB .zst core
 	export) [ "${BENCH_EXPORT:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/export.sh ;;   # issue 12
-	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, zcore, export)" >&2; exit 2 ;;
+	html) B=$B sh bench/html.sh ;;   # issue 12: HTML report open time
+	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, zcore, export, html)" >&2; exit 2 ;;
 	esac
 	echo
 done

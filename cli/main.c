@@ -53,6 +53,9 @@ static const char usage_text[] =
 "  -o FILE             write the report or export to FILE, not standard output\n"
 "  --weight bytes|blocks  folded, svg: what a stack weighs (default bytes)\n"
 "  --folded-lines      folded: frames as \"function (file:line)\"\n"
+"  --format html       one self-contained page (no network): summary, icicle,\n"
+"                      timeline, --top stacks (default 50), corruption; the\n"
+"                      lost summary only with --report=lost\n"
 "  --top N             show the N largest stacks (text default 25; 0: all)\n"
 "  --threshold PCT     leave out stacks below PCT percent of the bytes\n"
 "                      (massif: tree entries below PCT of heap + extra, default 1%)\n"
@@ -624,6 +627,7 @@ int main(int argc, char **argv)
 		o.reports |= REP_CORRUPTION;
 	if (o.output && !(out = fopen(o.output, "w"))) {
 		fprintf(stderr, "mprof-core: %s: %s\n", o.output, strerror(errno));
+		out = stdout;   /* done: closes out unless it is stdout: never fclose(NULL) */
 		status = EXIT_BADINPUT;
 		goto done;
 	}
