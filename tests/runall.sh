@@ -2,6 +2,7 @@
 # runall.sh - run every unit test binary and every tests/run-*.sh script, show
 # their "ok"/"not ok" lines, and end with the total "N passed, N failed".
 # A test that exits 77 is skipped (a tool it needs is missing). Logs: $B/tests/log/.
+# Each script's name is printed before it runs, so that no long stretch is silent.
 # Usage: B=build [SKIP="name ..."] sh tests/runall.sh [NAME-FILTER]
 B=${B:-build}
 filter=${1:-}
@@ -14,6 +15,8 @@ run_one() {
 	case "$name" in *"$filter"*) ;; *) return ;; esac
 	for sk in $skip_names; do [ "$sk" = "$name" ] && return; done
 	out=$log/$name.out
+	# the scripts can run for half a minute: say which one is running
+	case "$name" in run-*) echo "$name ..." ;; esac
 	t0=$(date +%s)
 	"$@" >"$out" 2>"$log/$name.err" </dev/null
 	rc=$?
@@ -48,5 +51,6 @@ for s in tests/run-*.sh; do
 	run_one "$(basename "$s" .sh)" env B="$B" sh "$s"
 done
 [ $skipped -gt 0 ] && echo "($skipped test programs skipped)"
+echo "(full output of each test: $log/NAME.out and NAME.err)"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
