@@ -186,18 +186,18 @@ INSTALLED := $(BINDIR)/mprof-core $(BINDIR)/heapann $(LIBDIR)/libheapann.so $(LI
 	$(MANDIR)/man7/libheapann.7 $(COMPDIR)/mprof-core $(COMPDIR)/heapann \
 	$(DOCDIR)/LICENSE $(DOCDIR)/README.md
 
-$(B)/install/heapann-static.pc: annotate/heapann-static.pc.in Makefile VERSION
-	@mkdir -p $(dir $@)
-	sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@WRAP@|$(foreach s,$(HA_WRAP_SYMS),-Wl$(comma)--wrap=$(s))|g' \
-		-e 's|@LIBS@|-lpthread -ldl|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
-
-install: all $(B)/install/heapann-static.pc
+# the .pc file is written straight from its template with this install's LIBDIR
+# (a copy kept in build/ would go stale when PREFIX changes)
+install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)
 	install -m 755 $(B)/mprof-core $(B)/heapann $(DESTDIR)$(BINDIR)/
 	install -m 755 $(B)/libheapann.so $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(B)/libheapann.a $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(B)/install/heapann-static.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@WRAP@|$(foreach s,$(HA_WRAP_SYMS),-Wl$(comma)--wrap=$(s))|g' \
+		-e 's|@LIBS@|-lpthread -ldl|g' -e 's|@VERSION@|$(VERSION)|g' annotate/heapann-static.pc.in \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/heapann-static.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/heapann-static.pc
 	install -m 644 doc/mprof-core.1 doc/heapann.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 doc/libheapann.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 completion/mprof-core completion/heapann $(DESTDIR)$(COMPDIR)/
