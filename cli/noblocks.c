@@ -83,7 +83,16 @@ int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char 
 			     "region: ", img->path);
 	if (n >= cap)
 		return -1;
-	if (find_preload(img, pre, sizeof(pre)) && strstr(pre, "heapann")) {
+	if (img->nfiles && !dynamic) {
+		/* no loader: an LD_PRELOAD in its environment never mattered; the kit's
+		 * blocks could hide in memory the core lacks */
+		if (img->truncated || missing)
+			return 0;
+		snprintf(msg + n, cap - n, "%s is statically linked, so LD_PRELOAD cannot reach it: "
+			 "link it with the static kit (pkg-config --libs heapann-static)", prog);
+	} else if (!img->nfiles && (img->truncated || missing)) {
+		return 0;
+	} else if (find_preload(img, pre, sizeof(pre)) && strstr(pre, "heapann")) {
 		if (pre[0] != '/')
 			snprintf(msg + n, cap - n, "its environment has LD_PRELOAD=%s, a relative path "
 				 "that the loader looked for from the program's working directory and "
@@ -91,14 +100,6 @@ int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char 
 		else
 			snprintf(msg + n, cap - n, "its environment has LD_PRELOAD=%s, but the loader "
 				 "did not load it (is the file there, built for this machine?)", pre);
-	} else if (img->nfiles && !dynamic) {
-		/* the kit's blocks could hide in memory the core lacks */
-		if (img->truncated || missing)
-			return 0;
-		snprintf(msg + n, cap - n, "%s is statically linked, so LD_PRELOAD cannot reach it: "
-			 "link it with the static kit (pkg-config --libs heapann-static)", prog);
-	} else if (!dynamic && (img->truncated || missing)) {
-		return 0;
 	} else {
 		snprintf(msg + n, cap - n, "the program ran without libheapann: run it as heapann %s "
 			 "or with LD_PRELOAD=/absolute/path/libheapann.so (a relative LD_PRELOAD that "
