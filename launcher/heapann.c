@@ -66,16 +66,20 @@ enum {
 /* mprof-core's report options that heapann passes through (keep in step with
  * cli/main.c's longopts; input options such as --raw make no sense here). */
 static const char *const pass_arg[] = {
-	"report", "format", "output", "top", "threshold", "leak-depth", "addr", "why",
-	"refs", "alloc-fn", "ignore-fn", "weight", "sysroot", "debug-dir", "symbolizer",
-	"threads",
+	"--report", "--format", "--output", "--top", "--threshold", "--leak-depth", "--addr",
+	"--why", "--refs", "--alloc-fn", "--ignore-fn", "--weight", "--sysroot", "--debug-dir",
+	"--symbolizer", "--threads",
 };
-static const char *const pass_flag[] = { "call-sites", "blocks", "folded-lines", "quiet" };
+static const char *const pass_flag[] = { "--call-sites", "--blocks", "--folded-lines", "--quiet" };
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The child heapann waits for (the program, then mprof-core); 0 while none.
  * Signals that reach heapann are forwarded to it. */
 static volatile pid_t child_pid;
+
+/* mprof-core's argv: the passed-on options (pointers into argv and to static
+ * strings), then PROG and CORE. Allocated once, lives until exit. */
+static const char **mp_argv;
 
 static void forward_signal(int sig, siginfo_t *si, void *ctx)
 {
@@ -360,7 +364,6 @@ int main(int argc, char **argv)
 	char self[PATH_MAX], lib[PATH_MAX], mprof[PATH_MAX], dir[PATH_MAX];
 	char prog_path[PATH_MAX], prog_exe[PATH_MAX], core[PATH_MAX * 2], sig[32];
 	const char *keep = NULL, *depth = NULL, *snaplist = DEFAULT_SNAPSHOT;
-	const char **mp_argv;
 	int report = 1, mp_argc = 1, c, errpipe[2], prog_status, st, exec_err = 0;
 	struct snap *snaps = NULL;
 	size_t nsnaps, nmine = 0, last = 0;
@@ -368,13 +371,14 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	for (size_t i = 0; i < NELEM(pass_arg); i++)
-		longopts[6 + i] = (struct option){ pass_arg[i], required_argument, 0,
+		longopts[6 + i] = (struct option){ pass_arg[i] + 2, required_argument, 0,
 						   OPT_PASS_ARG + (int)i };
 	for (size_t i = 0; i < NELEM(pass_flag); i++)
-		longopts[6 + NELEM(pass_arg) + i] = (struct option){ pass_flag[i], no_argument, 0,
+		longopts[6 + NELEM(pass_arg) + i] = (struct option){ pass_flag[i] + 2, no_argument, 0,
 								     OPT_PASS_FLAG + (int)i };
-	/* at most one mprof-core word per heapann word, plus PROG, CORE and NULL */
-	mp_argv = calloc((size_t)argc + 4, sizeof(*mp_argv));
+	/* at most two mprof-core words per heapann word, plus PROG, CORE and NULL;
+	 * kept until exit (a static, so that it is never a leak) */
+	mp_argv = calloc(2 * (size_t)argc + 4, sizeof(*mp_argv));
 	if (!mp_argv) {
 		fputs("heapann: out of memory\n", stderr);
 		return EXIT_SELF;
@@ -401,44 +405,17 @@ int main(int argc, char **argv)
 			break;
 		case OPT_VERSION: printf("heapann %s\n", HA_PACKAGE_VERSION); return 0;
 		case 'h': fputs(usage_text, stdout); return 0;
-		case 'o':
-		case 'q': {
-			/* rebuilt as one word so that mprof-core reads it the same way */
-			size_t len = (c == 'o' ? strlen(optarg) : 0) + 16;
-			char *w = malloc(len);
-
-			if (!w) {
-				fputs("heapann: out of memory\n", stderr);
-				return EXIT_SELF;
-			}
-			if (c == 'o')
-				snprintf(w, len, "--output=%s", optarg);
-			else
-				snprintf(w, len, "--quiet");
-			mp_argv[mp_argc++] = w;
+		case 'o':   /* passed on as two words: mprof-core reads them the same way */
+			mp_argv[mp_argc++] = "-o";
+			mp_argv[mp_argc++] = optarg;
 			break;
-		}
+		case 'q': mp_argv[mp_argc++] = "--quiet"; break;
 		default:
 			if (c >= OPT_PASS_ARG && c < OPT_PASS_ARG + (int)NELEM(pass_arg)) {
-				const char *name = pass_arg[c - OPT_PASS_ARG];
-				size_t len = strlen(name) + strlen(optarg) + 4;
-				char *w = malloc(len);
-
-				if (!w) {
-					fputs("heapann: out of memory\n", stderr);
-					return EXIT_SELF;
-				}
-				snprintf(w, len, "--%s=%s", name, optarg);
-				mp_argv[mp_argc++] = w;
+				mp_argv[mp_argc++] = pass_arg[c - OPT_PASS_ARG];
+				mp_argv[mp_argc++] = optarg;
 			} else if (c >= OPT_PASS_FLAG && c < OPT_PASS_FLAG + (int)NELEM(pass_flag)) {
-				char *w = malloc(strlen(pass_flag[c - OPT_PASS_FLAG]) + 3);
-
-				if (!w) {
-					fputs("heapann: out of memory\n", stderr);
-					return EXIT_SELF;
-				}
-				sprintf(w, "--%s", pass_flag[c - OPT_PASS_FLAG]);
-				mp_argv[mp_argc++] = w;
+				mp_argv[mp_argc++] = pass_flag[c - OPT_PASS_FLAG];
 			} else {
 				usage_error("bad option or missing argument: %s", argv[optind - 1]);
 			}
