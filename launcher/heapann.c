@@ -93,24 +93,33 @@ static void forward_signal(int sig, siginfo_t *si, void *ctx)
 }
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+/* those heapann was started with ignored (a shell ignores INT and QUIT for a
+ * command run with &): left ignored, for heapann and the program alike */
+static int ignored[NELEM(forwarded)];
 
 static void signals_catch(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, old;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < NELEM(forwarded); i++)
+	for (size_t i = 0; i < NELEM(forwarded); i++) {
+		if (sigaction(forwarded[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) {
+			ignored[i] = 1;
+			continue;
+		}
 		sigaction(forwarded[i], &sa, NULL);
+	}
 }
 
-/* In a new child, before exec: default actions and an open mask. */
+/* In a new child, before exec: the actions heapann was started with, and its mask. */
 static void signals_reset(const sigset_t *old)
 {
 	for (size_t i = 0; i < NELEM(forwarded); i++)
-		signal(forwarded[i], SIG_DFL);
+		if (!ignored[i])
+			signal(forwarded[i], SIG_DFL);
 	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
@@ -630,10 +639,18 @@ int main(int argc, char **argv)
 		return prog_status;
 	}
 	if (!keep) {
-		for (size_t i = 0; i < nsnaps; i++) {
-			snprintf(core, sizeof(core), "%s/%s", dir, snaps[i].name);
-			unlink(core);
-		}
+		/* the directory is heapann's own: everything in it goes (the cores, and
+		 * whatever a writer that died left) */
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		while (d && (e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				snprintf(core, sizeof(core), "%s/%s", dir, e->d_name);
+				unlink(core);
+			}
+		if (d)
+			closedir(d);
 		if (rmdir(dir) < 0)
 			fprintf(stderr, "heapann: %s was not removed: %s\n", dir, strerror(errno));
 	}

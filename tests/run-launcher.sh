@@ -44,10 +44,23 @@ rm -f "$TMP/out"
 "$H" sh "$TMP/loop.sh" >"$TMP/out" 2>"$TMP/e" &
 hp=$!
 n=0; while [ ! -s "$TMP/out" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
-kill -INT $hp
+kill -HUP $hp
 wait $hp
-check_eq "SIGINT to heapann: the program died of it (128+2)" 130 $?
-check_grep "SIGINT to heapann: heapann lived to report it" '^heapann: sh was killed by signal 2 ' "$TMP/e"
+check_eq "SIGHUP to heapann: the program died of it (128+1)" 129 $?
+check_grep "SIGHUP to heapann: heapann lived to report it" '^heapann: sh was killed by signal 1 ' "$TMP/e"
+# run with & by a shell, heapann starts with INT ignored: so does the program
+# (as it would without heapann), and heapann does not die of it either
+# (SigIgn: bit 1 is SIGINT, bit 2 SIGQUIT)
+intquit() {
+	v=$(sed -n 's/^SigIgn:[[:space:]]*//p' "$1")
+	v=${v#"${v%????}"}   # the low 16 signals are enough
+	[ -n "$v" ] && [ $((0x$v & 6)) -eq 6 ] && echo ignored || echo caught
+}
+"$H" grep SigIgn /proc/self/status >"$TMP/out" 2>"$TMP/e"
+check_eq "INT and QUIT: not ignored in the program run in the foreground" caught "$(intquit "$TMP/out")"
+"$H" grep SigIgn /proc/self/status >"$TMP/out" 2>"$TMP/e" &
+wait $!
+check_eq "INT and QUIT ignored by the shell (&): ignored in the program too" ignored "$(intquit "$TMP/out")"
 
 # ---- what the program gets -------------------------------------------------------------
 "$H" -- sh -c 'echo "$LD_PRELOAD"' >"$TMP/out" 2>"$TMP/e"

@@ -104,10 +104,12 @@ n=0; while [ ! -e go ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 [ -e go ] && echo "ok 1 - went" && echo "1 passed, 0 failed" && exit 0
 echo "not ok 1 - went"; echo "0 passed, 1 failed"; exit 1
 EOF
-(cd "$TMP/r" && B=b sh tests/runall.sh >out 2>&1) &
+(cd "$TMP/r" && B=b HEARTBEAT=1 sh tests/runall.sh >out 2>&1) &
 rp=$!
 n=0; while ! grep -q '^run-slow \.\.\.$' "$TMP/r/out" 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
 check "runall: 'run-slow ...' shown while it runs" grep -q '^run-slow \.\.\.$' "$TMP/r/out"
+n=0; while ! grep -q '^run-slow \.\.\. 2s' "$TMP/r/out" && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+check_grep "runall: and that it still runs, every HEARTBEAT seconds" '^run-slow \.\.\. 2s, 0 checks passed so far$' "$TMP/r/out"
 touch "$TMP/r/go"
 wait $rp
 check_grep "runall: then its result" '^run-slow: 1 passed, 0 failed' "$TMP/r/out"
