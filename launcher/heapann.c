@@ -342,6 +342,25 @@ static void snapshot_signal(const char *list, char *out, size_t cap)
 	}
 }
 
+/* Remove heapann's private directory and everything in it (the cores, and
+ * whatever a writer that died left); says so when it cannot. */
+static void remove_private(const char *dir)
+{
+	char path[PATH_MAX * 2];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
+	if (rmdir(dir) < 0)
+		fprintf(stderr, "heapann: %s was not removed: %s\n", dir, strerror(errno));
+}
+
 static int list_has(const char *list, const char *word)
 {
 	size_t wl = strlen(word);
@@ -508,7 +527,6 @@ int main(int argc, char **argv)
 		setenv("LD_PRELOAD", preload, 1);
 		setenv("HEAPANN_SNAPSHOT", snaplist, 1);
 		setenv("HEAPANN_SNAPSHOT_DIR", dir, 1);
-		unsetenv("HEAPANN_SNAPSHOT_WAIT");   /* the exit core must be complete when PROG is gone */
 		if (depth)
 			setenv("HEAPANN_DEPTH", depth, 1);
 		execv(prog_path, argv + optind);
@@ -581,11 +599,14 @@ int main(int argc, char **argv)
 		else
 			fprintf(stderr, "heapann: no snapshot of pid %ld in %s (did it exit with _exit(), "
 				"exec another program or clear LD_PRELOAD?)\n", (long)pid, dir);
-		if (nsnaps)
+		if (nsnaps && keep)
 			fprintf(stderr, "heapann: %zu snapshots of other processes (its children) are "
 				"in %s\n", nsnaps, dir);
-		else if (!keep)
-			rmdir(dir);
+		else if (nsnaps)
+			fprintf(stderr, "heapann: %zu snapshots of other processes (its children) were "
+				"taken: --keep-core DIR keeps them\n", nsnaps);
+		if (!keep)
+			remove_private(dir);
 		free(snaps);
 		return prog_status;
 	}
@@ -638,22 +659,8 @@ int main(int argc, char **argv)
 		free(snaps);
 		return prog_status;
 	}
-	if (!keep) {
-		/* the directory is heapann's own: everything in it goes (the cores, and
-		 * whatever a writer that died left) */
-		DIR *d = opendir(dir);
-		struct dirent *e;
-
-		while (d && (e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-				snprintf(core, sizeof(core), "%s/%s", dir, e->d_name);
-				unlink(core);
-			}
-		if (d)
-			closedir(d);
-		if (rmdir(dir) < 0)
-			fprintf(stderr, "heapann: %s was not removed: %s\n", dir, strerror(errno));
-	}
+	if (!keep)
+		remove_private(dir);
 	free(snaps);
 	return prog_status;
 }

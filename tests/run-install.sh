@@ -106,7 +106,7 @@ fi
 # M/bin/mprof-core by its own location, nothing in the build tree
 M=$TMP/prefix-moved
 mv "$A" "$M"
-"$M/bin/heapann" grep -m1 -o '/[^ ]*libheapann\.so' /proc/self/maps >"$TMP/out" 2>"$TMP/e"
+"$M/bin/heapann" -o "$TMP/rep" grep -m1 -o '/[^ ]*libheapann\.so' /proc/self/maps >"$TMP/out" 2>"$TMP/e"
 check_eq "moved: the program gets the moved prefix's library" "$M/lib/libheapann.so" "$(cat "$TMP/out")"
 "$M/bin/heapann" sh -c 'exit 3' 2>"$TMP/e"
 check_eq "moved: the program's status" 3 $?

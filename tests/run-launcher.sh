@@ -56,33 +56,33 @@ intquit() {
 	v=${v#"${v%????}"}   # the low 16 signals are enough
 	[ -n "$v" ] && [ $((0x$v & 6)) -eq 6 ] && echo ignored || echo caught
 }
-"$H" grep SigIgn /proc/self/status >"$TMP/out" 2>"$TMP/e"
+"$H" -o "$TMP/rep" grep SigIgn /proc/self/status >"$TMP/out" 2>"$TMP/e"
 check_eq "INT and QUIT: not ignored in the program run in the foreground" caught "$(intquit "$TMP/out")"
-"$H" grep SigIgn /proc/self/status >"$TMP/out" 2>"$TMP/e" &
+"$H" -o "$TMP/rep" grep SigIgn /proc/self/status >"$TMP/out" 2>"$TMP/e" &
 wait $!
 check_eq "INT and QUIT ignored by the shell (&): ignored in the program too" ignored "$(intquit "$TMP/out")"
 
 # ---- what the program gets -------------------------------------------------------------
-"$H" -- sh -c 'echo "$LD_PRELOAD"' >"$TMP/out" 2>"$TMP/e"
+"$H" -o "$TMP/rep" -- sh -c 'echo "$LD_PRELOAD"' >"$TMP/out" 2>"$TMP/e"
 check_eq "LD_PRELOAD: the library's absolute path" "$LIB" "$(cat "$TMP/out")"
-LD_PRELOAD=libother.so "$H" sh -c 'echo "$LD_PRELOAD"' >"$TMP/out" 2>"$TMP/e"
+LD_PRELOAD=libother.so "$H" -o "$TMP/rep" sh -c 'echo "$LD_PRELOAD"' >"$TMP/out" 2>"$TMP/e"
 check_eq "LD_PRELOAD: one already set stays, after ours" "$LIB:libother.so" "$(cat "$TMP/out")"
-"$H" grep -m1 -o '/[^ ]*libheapann\.so' /proc/self/maps >"$TMP/out" 2>"$TMP/e"
+"$H" -o "$TMP/rep" grep -m1 -o '/[^ ]*libheapann\.so' /proc/self/maps >"$TMP/out" 2>"$TMP/e"
 check_eq "the library is really loaded in the program" "$LIB" "$(cat "$TMP/out")"
-HEAPANN_SNAPSHOT_WAIT=0 "$H" sh -c 'echo "$HEAPANN_SNAPSHOT ${HEAPANN_SNAPSHOT_WAIT-unset} $HEAPANN_DEPTH"; test -d "$HEAPANN_SNAPSHOT_DIR"' >"$TMP/out" 2>"$TMP/e"
-check_eq "HEAPANN_SNAPSHOT=exit,signal, no WAIT=0, its directory exists" "exit,signal unset " "$(cat "$TMP/out")"
-"$H" --depth 7 --snapshot exit sh -c 'echo "$HEAPANN_SNAPSHOT $HEAPANN_DEPTH"' >"$TMP/out" 2>"$TMP/e"
+HEAPANN_SNAPSHOT_WAIT=0 "$H" -o "$TMP/rep" sh -c 'echo "$HEAPANN_SNAPSHOT ${HEAPANN_SNAPSHOT_WAIT-unset} $HEAPANN_DEPTH"; test -d "$HEAPANN_SNAPSHOT_DIR"' >"$TMP/out" 2>"$TMP/e"
+check_eq "HEAPANN_SNAPSHOT=exit,signal, WAIT passed on, its directory exists" "exit,signal 0 " "$(cat "$TMP/out")"
+"$H" -o "$TMP/rep" --depth 7 --snapshot exit sh -c 'echo "$HEAPANN_SNAPSHOT $HEAPANN_DEPTH"' >"$TMP/out" 2>"$TMP/e"
 check_eq "--depth 7 --snapshot exit" "exit 7" "$(cat "$TMP/out")"
 check "--snapshot exit: no kill -USR2 advice" sh -c "! grep -q 'kill -' '$TMP/e'"
 "$H" --snapshot signal:SIGUSR1 true 2>"$TMP/e"
 check_grep "--snapshot signal:SIGUSR1: the advice names USR1" 'take one now with: kill -USR1 [0-9]+$' "$TMP/e"
 # arguments reach the program untouched; options after PROG are the program's
-"$H" -- printf '%s|' a 'b c' --report -- "" >"$TMP/out" 2>"$TMP/e"
+"$H" -o "$TMP/rep" -- printf '%s|' a 'b c' --report -- "" >"$TMP/out" 2>"$TMP/e"
 check_eq "arguments untouched" "a|b c|--report|--||" "$(cat "$TMP/out")"
-"$H" --top 3 printf '%s|' --depth x >"$TMP/out" 2>"$TMP/e"
+"$H" -o "$TMP/rep" --top 3 printf '%s|' --depth x >"$TMP/out" 2>"$TMP/e"
 check_eq "options after PROG are the program's" "--depth|x|" "$(cat "$TMP/out")"
 # the pid it announces is the program's, with the advice to snapshot it
-"$H" sh -c 'echo $$' >"$TMP/out" 2>"$TMP/e"
+"$H" -o "$TMP/rep" sh -c 'echo $$' >"$TMP/out" 2>"$TMP/e"
 p=$(cat "$TMP/out")
 check_grep "announces the program's pid and kill -USR2 PID" "^heapann: sh runs as pid $p; snapshots go to $TMP/heapann\.[A-Za-z0-9]+; take one now with: kill -USR2 $p\$" "$TMP/e"
 d=$(sed -n 's/.*snapshots go to \([^;]*\);.*/\1/p' "$TMP/e")
