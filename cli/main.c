@@ -633,6 +633,14 @@ int main(int argc, char **argv)
 		o.reports = 0;
 	if (!o.reports_given && an_corrupt_found(&corr))
 		o.reports |= REP_CORRUPTION;
+	/* issue 13: an exit snapshot of a program that freed everything reports
+	 * nothing by default; the statistics still hold the whole run */
+	if (!o.reports_given && !o.quiet && st.blocks == 0 && !st.ignored_blocks && p.have_stats &&
+	    p.stats.allocs && p.stats.allocs == p.stats.frees && o.reports == REP_STACKS &&
+	    o.format == FMT_TEXT)
+		fprintf(stderr, "mprof-core: note: no live block in %s (all %" PRIu64 " allocations "
+			"were freed); the whole run: --report=direct,leaks,graph,timeline\n",
+			p.image_path, p.stats.allocs);
 	if (o.output && !(out = fopen(o.output, "w"))) {
 		fprintf(stderr, "mprof-core: %s: %s\n", o.output, strerror(errno));
 		status = EXIT_BADINPUT;

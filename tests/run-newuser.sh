@@ -74,6 +74,38 @@ if command -v gdb >/dev/null 2>&1; then
 	check_eq "with the library: exit 0" 0 $?
 	check_grep "with the library: its 13 blocks" '^live blocks: 13, requested bytes: 20,000' "$TMP/out"
 
+	# every block freed (an exit snapshot's usual state): a note points at the statistics
+	cat >"$TMP/freed.c" <<'EOF'
+#include <stdlib.h>
+#include <unistd.h>
+int main(void)
+{
+	void *p[7];
+	char c;
+
+	for (int i = 0; i < 7; i++)
+		p[i] = malloc(100 + i);
+	for (int i = 0; i < 7; i++)
+		free(p[i]);
+	if (write(1, "ready\n", 6) != 6)
+		return 1;
+	while (read(0, &c, 1) == 1 && c != '\n')
+		;
+	return 0;
+}
+EOF
+	cc -g -o "$TMP/freed" "$TMP/freed.c"
+	coreof "$TMP/c.freed" "$TOP/$B/libheapann.so" "$TMP/freed"
+	"$M" "$TMP/freed" "$TMP/c.freed" >"$TMP/out" 2>"$TMP/err"
+	check_eq "all freed: exit 0" 0 $?
+	check_grep "all freed: no live block" '^live blocks: 0, requested bytes: 0,' "$TMP/out"
+	check_eq "all freed: a note says where the run is" "mprof-core: note: no live block in $TMP/c.freed (all 7 allocations were freed); the whole run: --report=direct,leaks,graph,timeline" "$(cat "$TMP/err")"
+	"$M" --report=direct "$TMP/freed" "$TMP/c.freed" >"$TMP/out" 2>"$TMP/err"
+	check_grep "all freed: --report=direct: main's 7 calls, 721 bytes" '^ *100\.00% +721 +0 +7 .* main$' "$TMP/out"
+	check_eq "all freed: no note once a report is chosen" "" "$(cat "$TMP/err")"
+	"$M" -q "$TMP/freed" "$TMP/c.freed" >"$TMP/out" 2>"$TMP/err"
+	check_eq "all freed: -q: no note" "" "$(cat "$TMP/err")"
+
 	# ---- snapshot --prog: the program file replaced since the process started ------------------
 	cp "$TMP/prog" "$TMP/prog.copy"
 	rm -f "$TMP/fifo" "$TMP/o"; mkfifo "$TMP/fifo"
