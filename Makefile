@@ -1,7 +1,9 @@
 # Hand-written Makefile: wildcard sources per module, generated dependencies,
 # everything built into build/. See README.md for the targets.
 #
-#   make                 build/libheapann.so, build/libheapann.a, build/mprof-core
+#   make                 build/libheapann.so, build/libheapann.a, build/mprof-core, build/heapann
+#   make deps            install the build dependencies (Debian); make check-deps: the test tools
+#   make install         PREFIX=/usr/local DESTDIR=; make uninstall removes the same files
 #   make check           every test; ends with "N passed, N failed" (T=NAME: only tests whose name has NAME)
 #   make demo            run the bundled example under the preload and report its core
 #   make bench           benchmarks (not tests)
@@ -11,6 +13,8 @@
 CC ?= cc
 B ?= build
 PREFIX ?= /usr/local
+# One version string for both commands, the pkg-config file and the man pages.
+VERSION := $(shell cat VERSION)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CSTD := -std=c11 -D_GNU_SOURCE
@@ -57,16 +61,24 @@ TOOL_BIN := $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(TOOL_SRC))
 
 .DEFAULT_GOAL := all
 
-# On a fresh Debian 12 machine the first build installs the missing packages.
-$(B)/.deps-ok: scripts/install-deps.sh
+# Build dependencies, checked with pkg-config before the first compile (nothing is
+# installed: `make deps` does that). One PKGCONFIG-NAME:DEBIAN-PACKAGE word each;
+# add yours on a line of its own: BUILD_DEPS += zlib:zlib1g-dev
+BUILD_DEPS := libelf:libelf-dev libdw:libdw-dev
+# pprof and .gz cores (zlib), .zst and .xz cores (libzstd, liblzma)
+BUILD_DEPS += zlib:zlib1g-dev libzstd:libzstd-dev liblzma:liblzma-dev
+# What `make deps` installs besides them, and what `make check-deps` installs.
+BUILD_TOOLS_DEB := gcc make pkg-config libc6-dev binutils
+TEST_DEPS_DEB := g++ file gdb valgrind python3 perl libunwind-dev man-db
+$(B)/.deps-ok: scripts/check-build-deps.sh Makefile
 	@mkdir -p $(B)
-	@sh scripts/install-deps.sh
+	@CC="$(CC)" sh scripts/check-build-deps.sh $(BUILD_DEPS)
 	@touch $@
 
 ifdef TARGET
 all: cross
 else
-all: $(B)/libheapann.so $(B)/libheapann.a $(B)/heapann-static.pc $(B)/mprof-core
+all: $(B)/libheapann.so $(B)/libheapann.a $(B)/heapann-static.pc $(B)/mprof-core $(B)/heapann
 endif
 
 $(B)/obj/so/%.o: %.c | $(B)/.deps-ok
@@ -87,7 +99,7 @@ $(B)/libheapann.a: $(HA_A_OBJ)
 $(B)/heapann-static.pc: annotate/heapann-static.pc.in Makefile
 	@mkdir -p $(B)
 	sed -e 's|@LIBDIR@|$(abspath $(B))|g' -e 's|@WRAP@|$(foreach s,$(HA_WRAP_SYMS),-Wl$(comma)--wrap=$(s))|g' \
-		-e 's|@LIBS@|-lpthread -ldl|g' $< > $@
+		-e 's|@LIBS@|-lpthread -ldl|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
 comma := ,
 
@@ -101,6 +113,17 @@ $(B)/libmprof.a: $(MP_LIB_OBJ)
 
 $(B)/mprof-core: $(MP_CLI_OBJ) $(B)/libmprof.a
 	$(CC) $(SAN) -pthread -o $@ $(MP_CLI_OBJ) $(B)/libmprof.a $(MP_LIBS)
+$(B)/obj/mp/cli/main.o: MP_CFLAGS += -DHA_PACKAGE_VERSION='"$(VERSION)"'
+$(B)/obj/mp/cli/main.o: VERSION
+
+# ---- heapann: launcher/ (issue 13) -------------------------------------------
+# The one-command profiler: runs PROG under the preload, then mprof-core on its
+# snapshot. It finds both beside itself (build/) or in ../lib (installed).
+$(B)/obj/launcher/%.o: launcher/%.c VERSION | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SAN) -DHA_PACKAGE_VERSION='"$(VERSION)"' -c $< -o $@
+$(B)/heapann: $(patsubst launcher/%.c,$(B)/obj/launcher/%.o,$(wildcard launcher/*.c))
+	$(CC) $(SAN) -o $@ $^
 
 $(B)/gen/html_assets.c: $(HTML_ASSETS) cli/html/embed.sh
 	@mkdir -p $(dir $@)
@@ -139,7 +162,7 @@ $(XB)/libheapann.a: $(XA_OBJ)
 $(XB)/heapann-static.pc: annotate/heapann-static.pc.in Makefile
 	@mkdir -p $(XB)
 	sed -e 's|@LIBDIR@|$(abspath $(XB))|g' -e 's|@WRAP@|$(foreach s,$(HA_WRAP_SYMS),-Wl$(comma)--wrap=$(s))|g' \
-		-e 's|@LIBS@|-lpthread|g' $< > $@
+		-e 's|@LIBS@|-lpthread|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 -include $(shell find $(XB)/obj -name '*.d' 2>/dev/null)
 endif
 
@@ -148,6 +171,7 @@ $(B)/tests/tools/%: tests/tools/%.c $(B)/libmprof.a
 	$(CC) $(MP_CFLAGS) -Itests -o $@ $< $(B)/libmprof.a $(MP_LIBS)
 
 check: all $(UNIT_BIN) $(TOOL_BIN)
+	@sh scripts/install-deps.sh $(TEST_DEPS_DEB)
 	@B=$(B) sh tests/runall.sh $(T)
 
 demo: all
@@ -156,12 +180,49 @@ demo: all
 bench: all
 	@sh bench/run.sh
 
+# the build dependencies of BUILD_DEPS (their Debian names) and the tools to build
 deps:
-	@sh scripts/install-deps.sh
+	@sh scripts/install-deps.sh $(BUILD_TOOLS_DEB) $(foreach d,$(BUILD_DEPS),$(word 2,$(subst :, ,$(d))))
 
-clean:
-	rm -rf build build-san
+# the tools the tests use (gdb, valgrind, python3, perl, g++, man...); `make check` runs it
+check-deps:
+	@sh scripts/install-deps.sh $(TEST_DEPS_DEB)
 
-.PHONY: all check demo bench deps clean cross
+# ---- install (issue 13) --------------------------------------------------------
+# heapann finds libheapann.so in ../lib beside its bin/: keep BINDIR and LIBDIR
+# siblings under PREFIX. DESTDIR is prepended to every path, never written into
+# the installed files (the .pc file names LIBDIR).
+BINDIR := $(PREFIX)/bin
+LIBDIR := $(PREFIX)/lib
+MANDIR := $(PREFIX)/share/man
+COMPDIR := $(PREFIX)/share/bash-completion/completions
+DOCDIR := $(PREFIX)/share/doc/heapann
+INSTALLED := $(BINDIR)/mprof-core $(BINDIR)/heapann $(LIBDIR)/libheapann.so $(LIBDIR)/libheapann.a \
+	$(LIBDIR)/pkgconfig/heapann-static.pc $(MANDIR)/man1/mprof-core.1 $(MANDIR)/man1/heapann.1 \
+	$(MANDIR)/man7/libheapann.7 $(COMPDIR)/mprof-core $(COMPDIR)/heapann \
+	$(DOCDIR)/LICENSE $(DOCDIR)/README.md
+
+# the .pc file is written straight from its template with this install's LIBDIR
+# (a copy kept in build/ would go stale when PREFIX changes)
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)
+	install -m 755 $(B)/mprof-core $(B)/heapann $(DESTDIR)$(BINDIR)/
+	install -m 755 $(B)/libheapann.so $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(B)/libheapann.a $(DESTDIR)$(LIBDIR)/
+	sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@WRAP@|$(foreach s,$(HA_WRAP_SYMS),-Wl$(comma)--wrap=$(s))|g' \
+		-e 's|@LIBS@|-lpthread -ldl|g' -e 's|@VERSION@|$(VERSION)|g' annotate/heapann-static.pc.in \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/heapann-static.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/heapann-static.pc
+	install -m 644 doc/mprof-core.1 doc/heapann.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 doc/libheapann.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 completion/mprof-core completion/heapann $(DESTDIR)$(COMPDIR)/
+	install -m 644 LICENSE README.md $(DESTDIR)$(DOCDIR)/
+
+# removes exactly the files install wrote (directories stay: they may be shared)
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+
+.PHONY: all check demo bench deps check-deps install uninstall clean cross
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

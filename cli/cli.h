@@ -105,6 +105,14 @@ struct cli_target {
  * problem") when it is missing, not an ELF, or a core rather than a program. */
 int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err);
 
+/* Why a core holds no annotated block, no damaged header and no statistics region
+ * (the program ran without libheapann): fills msg with one line, "CORE: no block
+ * annotated ...: CAUSE", the likely cause found in the core (an LD_PRELOAD that was
+ * not loaded, a static program, or the list of causes), and returns -1; returns 0
+ * with msg empty when the core has something of libheapann's, or when memory it
+ * lacks could hold it (issue 13). */
+int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char *msg, size_t cap);
+
 /* Why a raw dump gave no valid block, or why its stacks do not fit the ELF: fills
  * msg with one line ("DUMP: no valid block found: ...") naming the likely wrong
  * option (--endian, --ptr-size, --base, --elf) and returns -1 when the dump should

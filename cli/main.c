@@ -16,10 +16,14 @@
 #define EXIT_USAGE 2
 #define EXIT_CORRUPTION 3
 
+#ifndef HA_PACKAGE_VERSION
+#define HA_PACKAGE_VERSION "unknown"   /* the Makefile passes VERSION */
+#endif
+
 static const char usage_text[] =
 "usage: mprof-core [OPTIONS] PROG CORE\n"
 "       mprof-core [OPTIONS] --raw DUMP --elf ELF --base ADDR\n"
-"       mprof-core snapshot PID [-o FILE] [--no-report] [OPTIONS]\n"
+"       mprof-core snapshot [--prog FILE] PID [-o FILE] [--no-report] [OPTIONS]\n"
 "       mprof-core diff [OPTIONS] PROG OLD NEW\n"
 "Find every block annotated by libheapann in a core or a raw memory dump and\n"
 "report them by allocation stack.\n"
@@ -64,13 +68,16 @@ static const char usage_text[] =
 "  --blocks            JSON: list every live block\n"
 "  -q, --quiet         no notes on stderr\n"
 "  -h, --help          this text\n"
+"  --version           the version\n"
 "snapshot: attach gdb to the running process PID, write its core to FILE\n"
 "  (default core.PID), detach (the process goes on), then report the core;\n"
-"  --no-report only writes it.\n"
+"  --no-report only writes it; --prog FILE: the program file, when the\n"
+"  process's own was rebuilt or deleted since it started.\n"
 "diff: the live heap of two cores of one build (two moments of one run) per\n"
 "  stack, largest growth first; --format json or folded (\"stack OLD NEW\");\n"
 "  allocations and frees in between when both have the statistics region.\n"
-"exit status: 0 done, 1 bad input, 2 bad usage, 3 heap corruption found\n";
+"exit status: 0 done, 1 bad input (also: a core without any annotated block),\n"
+"  2 bad usage, 3 heap corruption found\n";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -142,6 +149,7 @@ enum {
 	OPT_WHY, OPT_REFS,
 	OPT_LEAKDEPTH, OPT_CALLSITES,
 	OPT_WEIGHT, OPT_FOLDEDLINES,
+	OPT_VERSION,
 };
 
 void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **third)
@@ -173,6 +181,7 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		{ "folded-lines", no_argument, 0, OPT_FOLDEDLINES },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, OPT_VERSION },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -288,6 +297,7 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		case OPT_CALLSITES: o->call_sites = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
+		case OPT_VERSION: printf("mprof-core %s\n", HA_PACKAGE_VERSION); exit(0);
 		default: usage_error("bad option or missing argument: %s", argv[optind - 1]);
 		}
 	}
@@ -372,6 +382,14 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	}
 	if (cli_stats_load(o, p) < 0)   /* issue 5: before naming, it adds stacks */
 		return -1;
+	{
+		char msg[2048];   /* issue 13: a core of a program run without the library */
+
+		if (!o->raw && cli_core_diagnose_empty(p, o->prog, msg, sizeof(msg)) < 0) {
+			fprintf(stderr, "mprof-core: %s\n", msg);
+			return -1;
+		}
+	}
 
 	so.exe = o->prog;
 	so.core = o->core ? cp_image_data_path(p->img) : NULL;   /* compressed: its temporary file */
@@ -544,7 +562,7 @@ static void summary_json(struct json *j, const struct cli_options *o,
 static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out, size_t out_cap)
 {
 	struct mi_error err = { 0 };
-	const char *pidarg = NULL, *outarg = NULL;
+	const char *pidarg = NULL, *outarg = NULL, *progarg = NULL;
 	int report = 1, k = 1;
 	long pid;
 	char *end;
@@ -555,6 +573,10 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 			outarg = argv[++i];
 		else if (!strcmp(argv[i], "--no-report"))
 			report = 0;
+		else if (!strcmp(argv[i], "--prog") && i + 1 < *argc)   /* issue 13 */
+			progarg = argv[++i];
+		else if (!strncmp(argv[i], "--prog=", 7))
+			progarg = argv[i] + 7;
 		else if (!pidarg && argv[i][0] != '-')
 			pidarg = argv[i];
 		else
@@ -566,8 +588,16 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 	pid = strtol(pidarg, &end, 10);
 	if (errno || *end || pid <= 0)
 		usage_error("snapshot: '%s' is not a process id", pidarg);
-	if (mi_process_exe((pid_t)pid, exe, exe_cap, &err) < 0) {
-		fprintf(stderr, "mprof-core: %s\n", err.msg);
+	if (progarg) {
+		/* the file is checked against the core's build-id when it is read */
+		if (strlen(progarg) >= exe_cap)
+			usage_error("snapshot: program path too long: %s", progarg);
+		snprintf(exe, exe_cap, "%s", progarg);
+	} else if (mi_process_exe((pid_t)pid, exe, exe_cap, &err) < 0) {
+		if (err.code == MI_EIO)
+			fprintf(stderr, "mprof-core: %s (mprof-core snapshot --prog FILE %ld)\n", err.msg, pid);
+		else
+			fprintf(stderr, "mprof-core: %s\n", err.msg);
 		exit(EXIT_BADINPUT);
 	}
 	if (outarg && strlen(outarg) >= out_cap)
@@ -625,6 +655,14 @@ int main(int argc, char **argv)
 		o.reports = 0;
 	if (!o.reports_given && an_corrupt_found(&corr))
 		o.reports |= REP_CORRUPTION;
+	/* issue 13: an exit snapshot of a program that freed everything reports
+	 * nothing by default; the statistics still hold the whole run */
+	if (!o.reports_given && !o.quiet && st.blocks == 0 && !st.ignored_blocks && p.have_stats &&
+	    p.stats.allocs && p.stats.allocs == p.stats.frees && o.reports == REP_STACKS &&
+	    o.format == FMT_TEXT)
+		fprintf(stderr, "mprof-core: note: no live block in %s (all %" PRIu64 " allocations "
+			"were freed); the whole run: --report=direct,leaks,graph,timeline\n",
+			p.image_path, p.stats.allocs);
 	if (o.output && !(out = fopen(o.output, "w"))) {
 		fprintf(stderr, "mprof-core: %s: %s\n", o.output, strerror(errno));
 		out = stdout;   /* done: closes out unless it is stdout: never fclose(NULL) */

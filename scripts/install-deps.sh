@@ -1,7 +1,16 @@
 #!/bin/sh
-# install-deps.sh - install the Debian 12 packages the build, tests and benches need.
+# install-deps.sh - install Debian packages the build, tests and benches need.
 # Idempotent: installs only what is missing. Needs root (or sudo) when something is.
+# Usage: sh scripts/install-deps.sh [PKG...]   (no PKG: the build and test set)
+# `make deps` passes the build dependencies, `make check-deps` the test tools.
+# Without dpkg/apt-get (not Debian) nothing is installed: it says what it would
+# have wanted and succeeds, since pkg-config (make) and the tests' own checks
+# decide what is really missing there.
 PKGS="${*:-gcc g++ make pkg-config libc6-dev binutils file libelf-dev libdw-dev libunwind-dev zlib1g-dev libzstd-dev liblzma-dev gdb valgrind python3 perl}"
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-deps: no dpkg/apt-get here (not Debian?): not installing; the Debian names are: $PKGS" >&2
+	exit 0
+fi
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -28,8 +28,15 @@ expect "random bytes" 1 "^mprof-core: $TMP/random: .*not an ELF" "$prog" "$TMP/r
 expect "directory" 1 "^mprof-core: $TMP/dir: .*directory" "$prog" "$TMP/dir"
 expect "ELF that is not a core" 1 "^mprof-core: $prog: .*not a core" "$prog" "$prog"
 
-# a real core for the rest
+# a core of the program run without libheapann: says so, and why, with exit 1
+# (issue 13: it used to be an empty report and exit 0)
 (cd "$TMP" && ulimit -c unlimited && "$prog" abort) 2>/dev/null
+check "kernel core of a plain run written" test -s "$TMP/core"
+expect "core without the library" 1 "^mprof-core: $TMP/core: no block annotated by libheapann and no statistics region: the program ran without libheapann: run it as heapann $prog or with LD_PRELOAD=/absolute/path/libheapann.so" "$prog" "$TMP/core"
+mv "$TMP/core" "$TMP/core.plain"
+
+# a real core for the rest, of the program under the preload
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" "$prog" abort) 2>/dev/null
 check "kernel core written" test -s "$TMP/core"
 expect "core of another program" 1 "^mprof-core: $TMP/core: core of another program: .*/prog \(build-id [0-9a-f]+\), not $other \(build-id [0-9a-f]+\)$" "$other" "$TMP/core"
 expect "missing program" 1 "^mprof-core: $TMP/nope: " "$TMP/nope" "$TMP/core"
@@ -39,6 +46,10 @@ head -c $((size / 2)) "$TMP/core" >"$TMP/half"
 "$M" "$prog" "$TMP/half" >"$TMP/out" 2>"$TMP/err"
 check_eq "truncated core: still reports (exit 0)" 0 $?
 check_grep "truncated core: says what is missing" "missing from the image: .*truncated" "$TMP/out"
+# a plain run's core cut in half: libheapann is not among its mapped files, so it
+# was not there (the file list is in the notes, at the start)
+head -c $(($(stat -c %s "$TMP/core.plain") / 2)) "$TMP/core.plain" >"$TMP/half.plain"
+expect "truncated core without the library" 1 "^mprof-core: $TMP/half.plain: no block annotated by libheapann" "$prog" "$TMP/half.plain"
 # cut inside the ELF headers: an error, not a crash
 head -c 100 "$TMP/core" >"$TMP/tiny"
 expect "core cut in its headers" 1 "^mprof-core: $TMP/tiny: " "$prog" "$TMP/tiny"

@@ -1,0 +1,110 @@
+/* noblocks.c - why a core holds nothing of libheapann's (issue 13). A core of a
+ * program that ran without the library is the commonest first-time mistake, and
+ * an empty report with exit 0 looks like a program that allocates nothing. The
+ * core itself tells the likely cause: the environment on the main stack
+ * (LD_PRELOAD set but not loaded, e.g. a relative path), or no dynamic loader
+ * mapped (a static program, which LD_PRELOAD cannot reach). */
+#include <elf.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* A basename of path that starts with prefix. */
+static int base_starts(const char *path, const char *prefix)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strncmp(b, prefix, strlen(prefix));
+}
+
+/* The value of LD_PRELOAD in the environment strings of the core, searched in the
+ * stack segments of its threads (the environment sits at the top of the main
+ * thread's stack), into out. Returns 1 when found. */
+static int find_preload(const struct cp_image *img, char *out, size_t cap)
+{
+	static const char key[] = "LD_PRELOAD=";
+
+	for (size_t t = 0; t < img->nthreads; t++) {
+		const struct cp_segment *s = cp_image_segment(img, img->threads[t].sp);
+		const unsigned char *p, *end;
+
+		if (!s || !s->avail || s->offset + s->avail > img->map_size)
+			continue;
+		p = img->map + s->offset;
+		end = p + s->avail;
+		while (p < end) {
+			const unsigned char *hit = memmem(p, (size_t)(end - p), key, sizeof(key) - 1);
+			const unsigned char *v;
+			size_t n = 0;
+
+			if (!hit)
+				break;
+			p = hit + 1;
+			/* a string of its own: NUL before it (or the segment's start) */
+			if (hit > img->map + s->offset && hit[-1] != '\0')
+				continue;
+			v = hit + sizeof(key) - 1;
+			while (v + n < end && v[n] && n + 1 < cap)
+				n++;
+			memcpy(out, v, n);
+			out[n] = '\0';
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char *msg, size_t cap)
+{
+	const struct cp_image *img = p->img;
+	char pre[256];
+	size_t i;
+	int dynamic = 0, missing = 0;
+	size_t n;
+
+	msg[0] = '\0';
+	if (img->kind != CP_KIND_CORE || p->scan.nblocks || p->scan.ndamaged || p->scan.nstale ||
+	    p->have_stats)
+		return 0;
+	for (i = 0; i < img->nsegs; i++)
+		if ((img->segs[i].flags & PF_W) && img->segs[i].avail < img->segs[i].memsz)
+			missing = 1;
+	for (i = 0; i < img->nfiles; i++) {
+		/* loaded but nothing left (HEAPANN_STATS=0 and every block freed): a
+		 * real, empty answer */
+		if (base_starts(img->files[i].path, "libheapann"))
+			return 0;
+		if (base_starts(img->files[i].path, "ld-linux") || base_starts(img->files[i].path, "ld-musl") ||
+		    base_starts(img->files[i].path, "ld.so") || base_starts(img->files[i].path, "ld64.so"))
+			dynamic = 1;
+	}
+	n = (size_t)snprintf(msg, cap, "%s: no block annotated by libheapann and no statistics "
+			     "region: ", img->path);
+	if (n >= cap)
+		return -1;
+	if (img->nfiles && !dynamic) {
+		/* no loader: an LD_PRELOAD in its environment never mattered; the kit's
+		 * blocks could hide in memory the core lacks */
+		if (img->truncated || missing)
+			return 0;
+		snprintf(msg + n, cap - n, "%s is statically linked, so LD_PRELOAD cannot reach it: "
+			 "link it with the static kit (pkg-config --libs heapann-static)", prog);
+	} else if (!img->nfiles && (img->truncated || missing)) {
+		return 0;
+	} else if (find_preload(img, pre, sizeof(pre)) && strstr(pre, "heapann")) {
+		if (pre[0] != '/')
+			snprintf(msg + n, cap - n, "its environment has LD_PRELOAD=%s, a relative path "
+				 "that the loader looked for from the program's working directory and "
+				 "skipped; give an absolute path, or run heapann %s", pre, prog);
+		else
+			snprintf(msg + n, cap - n, "its environment has LD_PRELOAD=%s, but the loader "
+				 "did not load it (is the file there, built for this machine?)", pre);
+	} else {
+		snprintf(msg + n, cap - n, "the program ran without libheapann: run it as heapann %s "
+			 "or with LD_PRELOAD=/absolute/path/libheapann.so (a relative LD_PRELOAD that "
+			 "the loader cannot find is skipped; a static program needs the static kit)",
+			 prog);
+	}
+	return -1;
+}

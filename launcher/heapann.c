@@ -1,0 +1,666 @@
+/* heapann.c - the one-command profiler: heapann [OPTIONS] [--] PROG [ARGS].
+ * Runs PROG with libheapann preloaded and its snapshots on (at exit, on SIGUSR2),
+ * waits for it, runs mprof-core on the program's last snapshot and removes the
+ * private snapshot directory. libheapann.so and mprof-core are found relative to
+ * this file (/proc/self/exe), never through a compiled-in path: beside it in the
+ * build tree, or bin/../lib when installed. A C program rather than a sh script
+ * so that the program's pid, its exit status (128+N for a signal) and signal
+ * forwarding are exact, and no shell quoting stands between the user and PROG. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef HA_PACKAGE_VERSION
+#define HA_PACKAGE_VERSION "unknown"
+#endif
+
+/* heapann's own exit statuses; otherwise it exits with the program's */
+#define EXIT_USAGE 2       /* as mprof-core */
+#define EXIT_SELF 125      /* heapann failed before the program ran (as env(1)) */
+#define EXIT_NOEXEC 126    /* PROG found but not executable (as shells) */
+#define EXIT_NOTFOUND 127  /* PROG not found (as shells) */
+
+#define DEFAULT_SNAPSHOT "exit,signal"
+
+static const char usage_text[] =
+"usage: heapann [OPTIONS] [--] PROG [ARGS...]\n"
+"Run PROG under libheapann with snapshots on (when it exits, and on SIGUSR2),\n"
+"then report its heap with mprof-core. The exit status is PROG's (128+N when a\n"
+"signal N ended it).\n"
+"\n"
+"heapann options:\n"
+"  --keep-core DIR     write the snapshots to DIR and keep them (default: a\n"
+"                      private directory under $TMPDIR, removed after the report)\n"
+"  --no-report         only take the snapshots (kept; implies no removal)\n"
+"  --depth N           return addresses kept per block (HEAPANN_DEPTH, 0..256)\n"
+"  --snapshot LIST     when to snapshot (HEAPANN_SNAPSHOT, default exit,signal):\n"
+"                      exit, signal, signal:SIGNAME, abort\n"
+"  --version           print the version and exit\n"
+"  -h, --help          this text\n"
+"report options, passed to mprof-core (see mprof-core --help):\n"
+"  --report LIST  --format FMT  -o FILE  --top N  --threshold PCT\n"
+"  --leak-depth N  --call-sites  --addr ADDR  --why ADDR  --refs ADDR\n"
+"  --alloc-fn NAME  --ignore-fn NAME  --blocks  --weight bytes|blocks\n"
+"  --folded-lines  --sysroot DIR  --debug-dir DIR  --symbolizer dw|gdb\n"
+"  --threads N  -q, --quiet\n"
+"Other HEAPANN_* variables in the environment reach PROG unchanged.\n"
+"exit status: PROG's; 2 bad usage, 125 heapann failed before PROG ran,\n"
+"126 PROG not executable, 127 PROG not found\n";
+
+enum {
+	OPT_KEEP = 256, OPT_NOREPORT, OPT_DEPTH, OPT_SNAPSHOT, OPT_VERSION,
+	OPT_PASS_ARG,     /* mprof-core options with an argument: index + this */
+	OPT_PASS_FLAG = OPT_PASS_ARG + 64,
+};
+
+/* mprof-core's report options that heapann passes through (keep in step with
+ * cli/main.c's longopts; input options such as --raw make no sense here). */
+static const char *const pass_arg[] = {
+	"--report", "--format", "--output", "--top", "--threshold", "--leak-depth", "--addr",
+	"--why", "--refs", "--alloc-fn", "--ignore-fn", "--weight", "--sysroot", "--debug-dir",
+	"--symbolizer", "--threads",
+};
+static const char *const pass_flag[] = { "--call-sites", "--blocks", "--folded-lines", "--quiet" };
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The child heapann waits for (the program, then mprof-core); 0 while none.
+ * Signals that reach heapann are forwarded to it. */
+static volatile pid_t child_pid;
+
+/* mprof-core's argv: the passed-on options (pointers into argv and to static
+ * strings), then PROG and CORE. Allocated once, lives until exit. */
+static const char **mp_argv;
+
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	/* a signal from the terminal (Ctrl-C: SI_KERNEL) reached the whole
+	 * foreground process group, the child included: do not send it twice */
+	if (si && si->si_code == SI_KERNEL)
+		return;
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+/* those heapann was started with ignored (a shell ignores INT and QUIT for a
+ * command run with &): left ignored, for heapann and the program alike */
+static int ignored[NELEM(forwarded)];
+
+static void signals_catch(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < NELEM(forwarded); i++) {
+		if (sigaction(forwarded[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) {
+			ignored[i] = 1;
+			continue;
+		}
+		sigaction(forwarded[i], &sa, NULL);
+	}
+}
+
+/* In a new child, before exec: the actions heapann was started with, and its mask. */
+static void signals_reset(const sigset_t *old)
+{
+	for (size_t i = 0; i < NELEM(forwarded); i++)
+		if (!ignored[i])
+			signal(forwarded[i], SIG_DFL);
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fputs("heapann: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs(" (see heapann --help)\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+/* The directory of this program's file, from /proc/self/exe, into dir. */
+static int self_dir(char *dir, size_t cap)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, cap - 1);
+	char *slash;
+
+	if (n <= 0 || (size_t)n >= cap - 1)
+		return -1;
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
+/* The first of DIR/rel1, DIR/rel2 that exists (canonical) into out; -1 if none. */
+static int find_beside(const char *dir, const char *rel1, const char *rel2, char *out)
+{
+	const char *rels[2] = { rel1, rel2 };
+	char path[PATH_MAX];
+
+	for (int i = 0; i < 2; i++) {
+		if (!rels[i])
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, rels[i]) >= (int)sizeof(path))
+			continue;
+		if (access(path, R_OK) == 0 && realpath(path, out))
+			return 0;
+	}
+	return -1;
+}
+
+/* PROG's file: PROG itself when it has a '/', else the first executable PROG on
+ * $PATH, as execvp would run it. Returns 0, -ENOENT or -EACCES. */
+static int resolve_prog(const char *prog, char *out, size_t cap)
+{
+	const char *path = getenv("PATH");
+	int seen = 0;
+
+	if (strchr(prog, '/')) {
+		if (snprintf(out, cap, "%s", prog) >= (int)cap)
+			return -ENOENT;
+		if (access(out, F_OK) != 0)
+			return -ENOENT;
+		return access(out, X_OK) == 0 ? 0 : -EACCES;
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		struct stat st;
+
+		if (snprintf(out, cap, "%.*s%s%s", (int)len, path, len ? "/" : "", prog) < (int)cap &&
+		    stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(out, X_OK) == 0)
+				return 0;
+			seen = 1;
+		}
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return seen ? -EACCES : -ENOENT;
+}
+
+/* Whether the library file at path knows the snapshot variables at all (a
+ * libheapann.so built before snapshots would run the program and write nothing). */
+static int lib_has_snapshots(const char *path)
+{
+	static const char needle[] = "HEAPANN_SNAPSHOT";
+	struct stat st;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+		close(fd);
+		return 0;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return 0;
+	found = memmem(map, (size_t)st.st_size, needle, sizeof(needle) - 1) != NULL;
+	munmap(map, (size_t)st.st_size);
+	return found;
+}
+
+/* Wait for pid, retrying after signals. Returns the wait status, or -1. */
+static int wait_child(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return st;
+}
+
+/* The shell's view of a wait status: the exit code, or 128+N for signal N. */
+static int shell_status(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return EXIT_SELF;
+}
+
+/* One snapshot file in the directory: NAME.PID.N.core. */
+struct snap {
+	char name[NAME_MAX + 1];
+	long pid;
+	long n;
+};
+
+/* Parse "ANY.PID.N.core" (what libheapann writes). Returns 0 on a match. */
+static int snap_parse(const char *name, struct snap *s)
+{
+	size_t len = strlen(name);
+	const char *p;
+	char *end;
+
+	if (len < 10 || len > NAME_MAX || strcmp(name + len - 5, ".core"))
+		return -1;
+	/* walk back over ".N" and ".PID" */
+	p = name + len - 5;
+	while (p > name && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p == name + len - 5 || p == name || p[-1] != '.')
+		return -1;
+	s->n = strtol(p, &end, 10);
+	p--;
+	while (p > name && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p == name || p[-1] != '.' || *p == '.')
+		return -1;
+	s->pid = strtol(p, &end, 10);
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	return 0;
+}
+
+/* The snapshots in dir: *snaps (malloc'd, the caller frees) sorted by pid then N. */
+static int snap_cmp(const void *a, const void *b)
+{
+	const struct snap *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->n > y->n) - (x->n < y->n);
+}
+
+static size_t snaps_list(const char *dir, struct snap **snaps)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0, cap = 0;
+
+	*snaps = NULL;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		struct snap s;
+
+		if (snap_parse(e->d_name, &s) < 0)
+			continue;
+		if (n == cap) {
+			struct snap *grown = realloc(*snaps, (cap = cap ? 2 * cap : 8) * sizeof(s));
+
+			if (!grown)
+				break;
+			*snaps = grown;
+		}
+		(*snaps)[n++] = s;
+	}
+	closedir(d);
+	if (n)
+		qsort(*snaps, n, sizeof(**snaps), snap_cmp);
+	return n;
+}
+
+/* The signal named in a HEAPANN_SNAPSHOT list ("signal" is SIGUSR2, "signal:NAME"
+ * another) without its SIG prefix, into out; "" when the list takes no signal. */
+static void snapshot_signal(const char *list, char *out, size_t cap)
+{
+	const char *p = list;
+
+	out[0] = '\0';
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (len == 6 && !strncmp(p, "signal", 6)) {
+			snprintf(out, cap, "USR2");
+		} else if (len > 7 && !strncmp(p, "signal:", 7)) {
+			const char *name = p + 7;
+			size_t nlen = len - 7;
+
+			if (nlen > 3 && !strncmp(name, "SIG", 3)) {
+				name += 3;
+				nlen -= 3;
+			}
+			snprintf(out, cap, "%.*s", (int)nlen, name);
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+}
+
+/* Remove heapann's private directory and everything in it (the cores, and
+ * whatever a writer that died left); says so when it cannot. */
+static void remove_private(const char *dir)
+{
+	char path[PATH_MAX * 2];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
+	if (rmdir(dir) < 0)
+		fprintf(stderr, "heapann: %s was not removed: %s\n", dir, strerror(errno));
+}
+
+static int list_has(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == wl && !strncmp(p, word, wl))
+			return 1;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct option longopts[] = {
+		{ "keep-core", required_argument, 0, OPT_KEEP },
+		{ "no-report", no_argument, 0, OPT_NOREPORT },
+		{ "depth", required_argument, 0, OPT_DEPTH },
+		{ "snapshot", required_argument, 0, OPT_SNAPSHOT },
+		{ "version", no_argument, 0, OPT_VERSION },
+		{ "help", no_argument, 0, 'h' },
+		/* then pass_arg[] and pass_flag[], filled in below */
+		[6 + NELEM(pass_arg) + NELEM(pass_flag)] = { 0, 0, 0, 0 },
+	};
+	char self[PATH_MAX], lib[PATH_MAX], mprof[PATH_MAX], dir[PATH_MAX];
+	char prog_path[PATH_MAX], prog_exe[PATH_MAX], core[PATH_MAX * 2], sig[32];
+	const char *keep = NULL, *depth = NULL, *snaplist = DEFAULT_SNAPSHOT;
+	int report = 1, mp_argc = 1, c, errpipe[2], prog_status, st, exec_err = 0;
+	struct snap *snaps = NULL;
+	size_t nsnaps, nmine = 0, last = 0;
+	sigset_t block, old;
+	pid_t pid;
+
+	for (size_t i = 0; i < NELEM(pass_arg); i++)
+		longopts[6 + i] = (struct option){ pass_arg[i] + 2, required_argument, 0,
+						   OPT_PASS_ARG + (int)i };
+	for (size_t i = 0; i < NELEM(pass_flag); i++)
+		longopts[6 + NELEM(pass_arg) + i] = (struct option){ pass_flag[i] + 2, no_argument, 0,
+								     OPT_PASS_FLAG + (int)i };
+	/* at most two mprof-core words per heapann word, plus PROG, CORE and NULL;
+	 * kept until exit (a static, so that it is never a leak) */
+	mp_argv = calloc(2 * (size_t)argc + 4, sizeof(*mp_argv));
+	if (!mp_argv) {
+		fputs("heapann: out of memory\n", stderr);
+		return EXIT_SELF;
+	}
+	opterr = 0;
+	/* "+": stop at PROG, so that PROG's own options stay PROG's */
+	while ((c = getopt_long(argc, argv, "+ho:q", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_KEEP: keep = optarg; break;
+		case OPT_NOREPORT: report = 0; break;
+		case OPT_DEPTH: {
+			char *end;
+			long d = strtol(optarg, &end, 10);
+
+			if (!*optarg || *end || d < 0 || d > 256)
+				usage_error("--depth takes 0 to 256, not %s", optarg);
+			depth = optarg;
+			break;
+		}
+		case OPT_SNAPSHOT:
+			if (!*optarg)
+				usage_error("%s needs a list: exit, signal, signal:SIGNAME, abort", "--snapshot");
+			snaplist = optarg;
+			break;
+		case OPT_VERSION: printf("heapann %s\n", HA_PACKAGE_VERSION); return 0;
+		case 'h': fputs(usage_text, stdout); return 0;
+		case 'o':   /* passed on as two words: mprof-core reads them the same way */
+			mp_argv[mp_argc++] = "-o";
+			mp_argv[mp_argc++] = optarg;
+			break;
+		case 'q': mp_argv[mp_argc++] = "--quiet"; break;
+		default:
+			if (c >= OPT_PASS_ARG && c < OPT_PASS_ARG + (int)NELEM(pass_arg)) {
+				mp_argv[mp_argc++] = pass_arg[c - OPT_PASS_ARG];
+				mp_argv[mp_argc++] = optarg;
+			} else if (c >= OPT_PASS_FLAG && c < OPT_PASS_FLAG + (int)NELEM(pass_flag)) {
+				mp_argv[mp_argc++] = pass_flag[c - OPT_PASS_FLAG];
+			} else {
+				usage_error("bad option or missing argument: %s", argv[optind - 1]);
+			}
+		}
+	}
+	if (optind >= argc)
+		usage_error("%s", "no program to run: heapann [OPTIONS] [--] PROG [ARGS]");
+
+	/* libheapann.so and mprof-core: beside this file (build/), or installed as
+	 * PREFIX/bin/heapann with PREFIX/lib/libheapann.so */
+	if (self_dir(self, sizeof(self)) < 0) {
+		fputs("heapann: cannot read /proc/self/exe to find libheapann.so\n", stderr);
+		return EXIT_SELF;
+	}
+	if (find_beside(self, "libheapann.so", "../lib/libheapann.so", lib) < 0) {
+		fprintf(stderr, "heapann: libheapann.so is neither in %s nor in %s/../lib\n", self, self);
+		return EXIT_SELF;
+	}
+	if (report && (find_beside(self, "mprof-core", NULL, mprof) < 0 || access(mprof, X_OK) != 0)) {
+		fprintf(stderr, "heapann: mprof-core is not in %s (or --no-report)\n", self);
+		return EXIT_SELF;
+	}
+	if (!lib_has_snapshots(lib))
+		fprintf(stderr, "heapann: warning: %s cannot write snapshots (built before they "
+			"existed?): there will be nothing to report\n", lib);
+
+	switch (resolve_prog(argv[optind], prog_path, sizeof(prog_path))) {
+	case 0: break;
+	case -EACCES:
+		fprintf(stderr, "heapann: %s: not executable\n", argv[optind]);
+		return EXIT_NOEXEC;
+	default:
+		fprintf(stderr, "heapann: %s: %s\n", argv[optind],
+			strchr(argv[optind], '/') ? "no such file" : "command not found");
+		return EXIT_NOTFOUND;
+	}
+
+	/* where the snapshots go */
+	if (keep) {
+		if (mkdir(keep, 0777) < 0 && errno != EEXIST) {
+			fprintf(stderr, "heapann: --keep-core %s: %s\n", keep, strerror(errno));
+			return EXIT_SELF;
+		}
+		if (!realpath(keep, dir)) {
+			fprintf(stderr, "heapann: --keep-core %s: %s\n", keep, strerror(errno));
+			return EXIT_SELF;
+		}
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		if (!tmp || !*tmp)
+			tmp = "/tmp";
+		if (snprintf(dir, sizeof(dir), "%s/heapann.XXXXXX", tmp) >= (int)sizeof(dir) ||
+		    !mkdtemp(dir)) {
+			fprintf(stderr, "heapann: cannot make a directory under %s: %s\n", tmp,
+				strerror(errno));
+			return EXIT_SELF;
+		}
+	}
+
+	/* run PROG; a close-on-exec pipe brings back exec's errno */
+	if (pipe2(errpipe, O_CLOEXEC) < 0) {
+		fprintf(stderr, "heapann: pipe: %s\n", strerror(errno));
+		return EXIT_SELF;
+	}
+	signals_catch();
+	sigfillset(&block);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	pid = fork();
+	if (pid == 0) {
+		const char *pre = getenv("LD_PRELOAD");
+		char *preload = malloc(strlen(lib) + (pre ? strlen(pre) : 0) + 2);
+		int e;
+
+		close(errpipe[0]);
+		signals_reset(&old);
+		if (!preload)
+			_exit(EXIT_SELF);
+		/* ours first; a preload the user already had stays */
+		sprintf(preload, "%s%s%s", lib, pre && *pre ? ":" : "", pre && *pre ? pre : "");
+		setenv("LD_PRELOAD", preload, 1);
+		setenv("HEAPANN_SNAPSHOT", snaplist, 1);
+		setenv("HEAPANN_SNAPSHOT_DIR", dir, 1);
+		if (depth)
+			setenv("HEAPANN_DEPTH", depth, 1);
+		execv(prog_path, argv + optind);
+		e = errno;
+		if (write(errpipe[1], &e, sizeof(e)) != (ssize_t)sizeof(e))
+			e = errno;
+		_exit(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+	}
+	if (pid < 0) {
+		fprintf(stderr, "heapann: fork: %s\n", strerror(errno));
+		return EXIT_SELF;
+	}
+	child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(errpipe[1]);
+	while ((st = (int)read(errpipe[0], &exec_err, sizeof(exec_err))) < 0 && errno == EINTR)
+		;
+	close(errpipe[0]);
+	if (st == (int)sizeof(exec_err)) {
+		st = wait_child(pid);
+		fprintf(stderr, "heapann: %s: %s\n", prog_path, strerror(exec_err));
+		if (!keep)
+			rmdir(dir);
+		return exec_err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+	}
+	/* the file the process really runs (a script's interpreter): read now, gone
+	 * once it exits */
+	{
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%ld/exe", (long)pid);
+		n = readlink(link, prog_exe, sizeof(prog_exe) - 1);
+		if (n > 0 && (size_t)n < sizeof(prog_exe) - 1 && !strstr(prog_exe, " (deleted)")) {
+			prog_exe[n] = '\0';
+		} else if (!realpath(prog_path, prog_exe)) {
+			snprintf(prog_exe, sizeof(prog_exe), "%s", prog_path);
+		}
+	}
+	snapshot_signal(snaplist, sig, sizeof(sig));
+	if (sig[0])
+		fprintf(stderr, "heapann: %s runs as pid %ld; snapshots go to %s; take one now with: "
+			"kill -%s %ld\n", argv[optind], (long)pid, dir, sig, (long)pid);
+	else
+		fprintf(stderr, "heapann: %s runs as pid %ld; snapshots go to %s\n", argv[optind],
+			(long)pid, dir);
+
+	st = wait_child(pid);
+	child_pid = 0;
+	if (st < 0) {
+		fprintf(stderr, "heapann: waitpid: %s\n", strerror(errno));
+		return EXIT_SELF;
+	}
+	prog_status = shell_status(st);
+	if (WIFSIGNALED(st))
+		fprintf(stderr, "heapann: %s was killed by signal %d (%s)\n", argv[optind],
+			WTERMSIG(st), strsignal(WTERMSIG(st)));
+
+	nsnaps = snaps_list(dir, &snaps);
+	for (size_t i = 0; i < nsnaps; i++)
+		if (snaps[i].pid == (long)pid) {
+			nmine++;
+			last = i;   /* sorted by N: the last one is the latest */
+		}
+	if (!nmine) {
+		if (WIFSIGNALED(st) && !list_has(snaplist, "abort"))
+			fprintf(stderr, "heapann: no snapshot of pid %ld: it died of a signal before its "
+				"exit snapshot (--snapshot exit,signal,abort also takes one on a crash)\n",
+				(long)pid);
+		else
+			fprintf(stderr, "heapann: no snapshot of pid %ld in %s (did it exit with _exit(), "
+				"exec another program or clear LD_PRELOAD?)\n", (long)pid, dir);
+		if (nsnaps && keep)
+			fprintf(stderr, "heapann: %zu snapshots of other processes (its children) are "
+				"in %s\n", nsnaps, dir);
+		else if (nsnaps)
+			fprintf(stderr, "heapann: %zu snapshots of other processes (its children) were "
+				"taken: --keep-core DIR keeps them\n", nsnaps);
+		if (!keep)
+			remove_private(dir);
+		free(snaps);
+		return prog_status;
+	}
+	snprintf(core, sizeof(core), "%s/%s", dir, snaps[last].name);
+	if (nmine > 1) {
+		fprintf(stderr, "heapann: %zu snapshots of pid %ld; this is the last, %s\n", nmine,
+			(long)pid, core);
+		if (keep || !report) {
+			for (size_t i = 0; i < nsnaps; i++)
+				if (snaps[i].pid == (long)pid && i != last)
+					fprintf(stderr, "heapann:   the others: mprof-core %s %s/%s\n",
+						prog_exe, dir, snaps[i].name);
+		} else {
+			fprintf(stderr, "heapann: to report the others too, run with --keep-core DIR, "
+				"then: mprof-core %s DIR/FILE\n", prog_exe);
+		}
+	}
+	if (nsnaps > nmine)
+		fprintf(stderr, "heapann: %zu more snapshots, of its child processes, in %s%s\n",
+			nsnaps - nmine, dir, keep || !report ? "" : " (removed with it: --keep-core keeps them)");
+
+	if (!report) {
+		fprintf(stderr, "heapann: snapshot kept: %s; report it with: mprof-core %s %s\n", core,
+			prog_exe, core);
+		free(snaps);
+		return prog_status;
+	}
+
+	mp_argv[0] = mprof;
+	mp_argv[mp_argc++] = prog_exe;
+	mp_argv[mp_argc++] = core;
+	mp_argv[mp_argc] = NULL;
+	fflush(stdout);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	pid = fork();
+	if (pid == 0) {
+		signals_reset(&old);
+		execv(mprof, (char **)mp_argv);
+		fprintf(stderr, "heapann: %s: %s\n", mprof, strerror(errno));
+		_exit(EXIT_NOEXEC);
+	}
+	if (pid > 0)
+		child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	st = pid > 0 ? wait_child(pid) : -1;
+	child_pid = 0;
+	if (st < 0 || !WIFEXITED(st) || (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 3)) {
+		/* keep the cores to try again, and say where they are */
+		fprintf(stderr, "heapann: the report failed; the snapshot is kept: %s\n", core);
+		free(snaps);
+		return prog_status;
+	}
+	if (!keep)
+		remove_private(dir);
+	free(snaps);
+	return prog_status;
+}
