@@ -129,6 +129,18 @@ const char *fmt_num(char *buf, uint64_t n);
 /* The last path component of path (borrowed). */
 const char *fmt_base(const char *path);
 
+/* The name of ELF machine m ("x86-64", "ARM", ...; "unknown machine"): static. */
+const char *cli_machine_name(uint16_t m);
+
+/* Bytes of writable segments that img does not hold (blocks may hide there), and
+ * in how many segments (into *nsegs unless NULL). Kernels and gcore leave
+ * read-only file mappings (code) out of a core by design: those are not counted. */
+uint64_t cli_missing_writable(const struct cp_image *img, size_t *nsegs);
+
+/* How many of st's clusters a stacks listing shows: the first --top (o->top, or
+ * default_top when not given; 0 means all), cut further at --threshold percent. */
+size_t cli_stacks_shown(const struct cli_options *o, const struct an_stacks *st, long default_top);
+
 /* JSON writer state: commas and nesting handled for the caller. */
 struct json {
 	FILE *f;

@@ -369,27 +369,10 @@ static void summary_json(struct json *j, const struct cli_options *o, const stru
 			 const struct an_stacks *st)
 {
 	const struct cp_image *img = p->img;
-	uint64_t wr = 0;
-	size_t nwr = 0;
-	const char *mach;
+	size_t nwr;
+	uint64_t wr = cli_missing_writable(img, &nwr);
+	const char *mach = cli_machine_name(img->machine);
 
-	/* the same figures as main.c's summary_text, as numbers */
-	for (size_t i = 0; i < img->nsegs; i++) {
-		uint64_t miss = img->segs[i].memsz - img->segs[i].avail;
-
-		if (miss && (img->segs[i].flags & PF_W)) {
-			wr += miss;
-			nwr++;
-		}
-	}
-	switch (img->machine) {
-	case EM_X86_64: mach = "x86-64"; break;
-	case EM_386: mach = "i386"; break;
-	case EM_ARM: mach = "ARM"; break;
-	case EM_AARCH64: mach = "AArch64"; break;
-	case EM_MIPS: mach = "MIPS"; break;
-	default: mach = "unknown machine";
-	}
 	json_key(j, "summary");
 	json_obj_begin(j);
 	json_key(j, "program");
@@ -473,24 +456,6 @@ static void timeline_json(struct json *j, const struct cli_profile *p)
 	json_key(j, "bytes_allocated");
 	json_u64(j, s->bytes);
 	json_obj_end(j);
-}
-
-/* Rows of the stacks table: --top (0: all), default HTML_TOP_DEFAULT, and --threshold. */
-static size_t stacks_shown(const struct cli_options *o, const struct an_stacks *st)
-{
-	size_t n = st->n;
-	long top = o->top >= 0 ? o->top : HTML_TOP_DEFAULT;
-
-	if (top > 0 && (size_t)top < n)
-		n = (size_t)top;
-	if (o->threshold > 0 && st->bytes) {
-		size_t k = 0;
-
-		while (k < n && 100.0 * st->v[k].bytes / st->bytes >= o->threshold)
-			k++;
-		n = k;
-	}
-	return n;
 }
 
 /* The stacks table as [bytes, blocks, min size, max size, [frame ids]] rows, marking
@@ -731,7 +696,7 @@ int export_html(FILE *f, const struct cli_options *o, const struct cli_profile *
 	char *corr = NULL, *lost = NULL, *blob = NULL;
 	size_t corr_len = 0, lost_len = 0, blob_len = 0;
 	uint64_t min_bytes = 0;
-	size_t nshown = stacks_shown(o, st);
+	size_t nshown = cli_stacks_shown(o, st, HTML_TOP_DEFAULT);
 	FILE *m = NULL;
 	int rc = -1;
 

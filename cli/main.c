@@ -430,44 +430,6 @@ void cli_profile_release(struct cli_profile *p)
 	cp_image_free(p->img);
 }
 
-static const char *machine_name(uint16_t m)
-{
-	switch (m) {
-	case EM_X86_64: return "x86-64";
-	case EM_386: return "i386";
-	case EM_ARM: return "ARM";
-	case EM_AARCH64: return "AArch64";
-	case EM_MIPS: return "MIPS";
-	default: return "unknown machine";
-	}
-}
-
-/* Bytes of writable segments that the image does not hold (blocks may hide
- * there), and in how many segments. Kernels and gcore leave read-only file
- * mappings (code) out of a core by design: those are not counted here. */
-static uint64_t missing_writable_count(const struct cp_image *img, size_t *nsegs)
-{
-	uint64_t wr = 0;
-
-	*nsegs = 0;
-	for (size_t i = 0; i < img->nsegs; i++) {
-		uint64_t miss = img->segs[i].memsz - img->segs[i].avail;
-
-		if (miss && (img->segs[i].flags & PF_W)) {
-			wr += miss;
-			(*nsegs)++;
-		}
-	}
-	return wr;
-}
-
-static uint64_t missing_writable(const struct cp_image *img)
-{
-	size_t n;
-
-	return missing_writable_count(img, &n);
-}
-
 static void summary_text(FILE *f, const struct cli_profile *p, const struct an_stacks *st)
 {
 	const struct cp_image *img = p->img;
@@ -479,7 +441,7 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 		fprintf(f, " (%s-compressed, %s bytes uncompressed)",
 			cp_compression_name(img->compression), fmt_num(a, img->map_size));
 	fprintf(f, ", %u-bit %s-endian %s", img->wsize * 8,
-		img->big_endian ? "big" : "little", machine_name(img->machine));
+		img->big_endian ? "big" : "little", cli_machine_name(img->machine));
 	if (img->kind == CP_KIND_CORE)
 		fprintf(f, ", %zu thread%s", img->nthreads, img->nthreads == 1 ? "" : "s");
 	fputc('\n', f);
@@ -492,7 +454,7 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 			fmt_num(a, st->ignored_blocks), fmt_num(b, st->ignored_bytes));
 	{
 		size_t nwr = 0;
-		uint64_t wr = missing_writable_count(img, &nwr);
+		uint64_t wr = cli_missing_writable(img, &nwr);
 		uint64_t ro = img->missing_bytes > wr ? img->missing_bytes - wr : 0;
 
 		if (wr || img->truncated)
@@ -547,7 +509,7 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_key(j, "bytes");
 	json_u64(j, img->missing_bytes);
 	json_key(j, "writable_bytes");
-	json_u64(j, missing_writable(img));
+	json_u64(j, cli_missing_writable(img, NULL));
 	json_key(j, "segments");
 	json_u64(j, img->missing_segs);
 	json_key(j, "truncated");

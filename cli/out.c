@@ -1,5 +1,6 @@
 /* out.c - small output helpers for the reports: numbers with separators, and a
  * JSON writer that takes care of commas, nesting and string escaping. */
+#include <elf.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -165,4 +166,34 @@ void json_opt_u64(struct json *j, const char *key, int have, uint64_t v)
 		json_u64(j, v);
 	else
 		json_null(j);
+}
+
+const char *cli_machine_name(uint16_t m)
+{
+	switch (m) {
+	case EM_X86_64: return "x86-64";
+	case EM_386: return "i386";
+	case EM_ARM: return "ARM";
+	case EM_AARCH64: return "AArch64";
+	case EM_MIPS: return "MIPS";
+	default: return "unknown machine";
+	}
+}
+
+uint64_t cli_missing_writable(const struct cp_image *img, size_t *nsegs)
+{
+	uint64_t wr = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < img->nsegs; i++) {
+		uint64_t miss = img->segs[i].memsz - img->segs[i].avail;
+
+		if (miss && (img->segs[i].flags & PF_W)) {
+			wr += miss;
+			n++;
+		}
+	}
+	if (nsegs)
+		*nsegs = n;
+	return wr;
 }

@@ -55,11 +55,10 @@ void report_frames_json(struct json *j, const struct an_frame *fr, size_t n)
 	json_arr_end(j);
 }
 
-/* How many clusters to show: --top and --threshold, text defaults to 25. */
-static size_t shown(const struct cli_options *o, const struct an_stacks *st, int text)
+size_t cli_stacks_shown(const struct cli_options *o, const struct an_stacks *st, long default_top)
 {
 	size_t n = st->n;
-	long top = o->top >= 0 ? o->top : (text ? 25 : 0);
+	long top = o->top >= 0 ? o->top : default_top;
 
 	if (top > 0 && (size_t)top < n)
 		n = (size_t)top;
@@ -93,7 +92,7 @@ int report_stacks_text(FILE *f, const struct cli_options *o, const struct cli_pr
 		       const struct an_stacks *st)
 {
 	struct an_frame *fr = malloc(MAX_FRAMES * sizeof(*fr));
-	size_t n = shown(o, st, 1);
+	size_t n = cli_stacks_shown(o, st, 25);
 	uint64_t rest_bytes = 0, rest_blocks = 0;
 	char a[32], b[32];
 
@@ -132,7 +131,7 @@ int report_stacks_json(struct json *j, const struct cli_options *o, const struct
 		       const struct an_stacks *st)
 {
 	struct an_frame *fr = malloc(MAX_FRAMES * sizeof(*fr));
-	size_t n = shown(o, st, 0);
+	size_t n = cli_stacks_shown(o, st, 0);
 
 	if (!fr)
 		return -1;
