@@ -17,8 +17,9 @@
 #   BENCH_HEAPTRACK [1]         0 skips heaptrack
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
+#   BENCH_SNAP_MB ["100 1024"]  heap sizes (MiB) of the snapshot section (bench/snapshot.sh)
 #   B [build]                   build directory
-# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym]   (default: all four sections)
+# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [snapshot]   (default: all five sections)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -241,14 +242,15 @@ unwind_bench() {
 }
 
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc unwind core sym}
+sections=${*:-alloc unwind core sym snapshot}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
 	unwind) unwind_bench ;;
 	core) [ "${BENCH_CORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/core.sh ;;
 	sym) symbolizer_bench ;;
-	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym)" >&2; exit 2 ;;
+	snapshot) B=$B BENCH_LIB=$LIB sh bench/snapshot.sh ;;
+	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, snapshot)" >&2; exit 2 ;;
 	esac
 	echo
 done
