@@ -330,12 +330,20 @@ static int snap_has_anon_pages(struct snap_work *w, const struct snap_map *m)
 	return 0;
 }
 
+/* Is PATH shared memory rather than a file (POSIX or System V shared memory, a
+ * memfd, shared anonymous memory): the kernel dumps these as anonymous memory. */
+static int snap_is_shmem(const char *path)
+{
+	return snap_starts(path, "/dev/shm/") || snap_starts(path, "/memfd:") ||
+	       snap_starts(path, "/SYSV") || snap_starts(path, "/dev/zero");
+}
+
 /* What mapping M of the text contributes, as the kernel decides by default
- * (coredump_filter 0x33): anonymous memory, every writable mapping and every
- * private file mapping written since it was mapped whole; the first page of an
- * ELF file mapped at offset 0 (its headers and build-id note); other file
- * mappings, unreadable mappings, device memory, [vvar] and [vsyscall] described
- * with no bytes. */
+ * (coredump_filter 0x33): anonymous and shared memory, every private writable
+ * mapping and every private file mapping written since it was mapped, whole; the
+ * first page of an ELF file mapped at offset 0 (its headers and build-id note);
+ * other file mappings (a shared mapping of a file too: the file has it), unreadable
+ * mappings, device memory, [vvar] and [vsyscall] described with no bytes. */
 static void snap_classify(struct snap_work *w, struct snap_map *m, const char perms[4],
 			  uintptr_t inode)
 {
@@ -345,10 +353,11 @@ static void snap_classify(struct snap_work *w, struct snap_map *m, const char pe
 	m->anon = inode == 0 && perms[3] == 'p' && strcmp(m->path, "[vdso]") != 0;
 	if (perms[0] != 'r' || snap_starts(m->path, "[vvar") || snap_starts(m->path, "[vsyscall]"))
 		m->dump = 0;
-	else if (m->file && snap_starts(m->path, "/dev/") && !snap_starts(m->path, "/dev/zero") &&
-		 !snap_starts(m->path, "/dev/shm/"))
+	else if (!m->file || snap_is_shmem(m->path))
+		m->dump = 1;
+	else if (snap_starts(m->path, "/dev/"))
 		m->dump = 0;   /* device memory: reading it may have effects */
-	else if (!m->file || perms[1] == 'w' || (perms[3] == 'p' && snap_has_anon_pages(w, m)))
+	else if (perms[3] == 'p' && (perms[1] == 'w' || snap_has_anon_pages(w, m)))
 		m->dump = 1;
 	else if (m->pgoff == 0 && snap_is_elf(m->start))
 		m->dump = 2;
