@@ -45,7 +45,7 @@
 #define SNAP_MAX_SIGNALS 8
 #define SNAP_PAGE 4096u            /* x86-64 */
 #define SNAP_RUN_MAX (8u << 20)    /* bytes per pwrite */
-#define SNAP_MID_STACK (256u << 10) /* the middle process's stack (HEAPANN_SNAPSHOT_WAIT=0) */
+#define SNAP_CHILD_STACK (256u << 10) /* the writer's stack (and the middle process's) */
 
 /* ---- options (read once by the constructor, without allocating) ---- */
 static int snap_on_exit;                    /* "exit" */
@@ -68,7 +68,7 @@ struct snap_job {
 	siginfo_t info;             /* the signal's siginfo */
 	elf_gregset_t regs;         /* user_regs_struct order (NT_PRSTATUS pr_reg) */
 	elf_fpregset_t fpregs;      /* fxsave area (NT_PRFPREG), signal snapshots only */
-	uintptr_t skip_lo, skip_hi; /* a mapping of ours to leave out (the middle stack) */
+	uintptr_t skip_lo, skip_hi; /* the writer's own stack: left out of the core */
 };
 
 extern char **environ;
@@ -395,7 +395,7 @@ static void snap_add_clipped(struct snap_work *w, const struct snap_map *m, cons
 }
 
 /* Parse w->text into w->maps, leaving out the writer's own memory (its work
- * area, the maps text, J's middle stack). */
+ * area, the maps text, the writer's stack J names). */
 static int snap_parse_maps(struct snap_work *w, const struct snap_job *j)
 {
 	const uintptr_t skip[3][2] = {
@@ -811,9 +811,18 @@ static void snap_child(const struct snap_job *j)
 	_exit(0);
 }
 
+/* The writer, started by clone() on the stack of its own that snap_take made:
+ * whatever stack the snapshot thread was on (a small sigaltstack, a thread's
+ * short stack), the writer has room. */
+static int snap_writer(void *arg)
+{
+	snap_child(arg);
+}
+
 /* The middle process of HEAPANN_SNAPSHOT_WAIT=0: shares the parent's memory
  * (CLONE_VM | CLONE_VFORK: the parent is suspended until it exits), forks the
- * writer and exits at once, so the writer is re-parented to init (or the nearest
+ * writer (a copy of the memory as it is, the stack this runs on included) and
+ * exits at once, so the writer is re-parented to init (or the nearest
  * subreaper), which reaps it. */
 static int snap_middle(void *arg)
 {
@@ -837,56 +846,45 @@ static int snap_reap(pid_t pid)
 }
 
 /* Take snapshot J (registers filled by the caller). WAIT: wait for the writer.
- * Runs in a signal handler or at exit; keeps errno. Returns 0 or -1. */
+ * Runs in a signal handler or at exit; keeps errno. Returns 0 or -1.
+ * The child has exit signal 0: no SIGCHLD, and the program's waitpid(-1), which
+ * waits for ordinary children only (no __WALL), never sees it. */
 static int snap_take(struct snap_job *j, int wait)
 {
-	int saved = errno, rc = 0;
+	int saved = errno, rc = 0, pid, st;
+	char *stack;
 
 	j->n = __atomic_add_fetch(&snap_count, 1, __ATOMIC_RELAXED);
 	j->pid = getpid();
 	j->tid = (pid_t)syscall(SYS_gettid);
 	j->ppid = getppid();
-	j->skip_lo = j->skip_hi = 0;
-	if (wait) {
-		/* exit signal 0: no SIGCHLD, and waitpid(-1) without __WALL never sees it */
-		long pid = syscall(SYS_clone, 0ul, 0, 0, 0, 0);
-		int st;
-
-		if (pid == 0)
-			snap_child(j);
-		if (pid < 0) {
-			snap_fail(snap_dir, "clone", errno);
-			rc = -1;
-		} else if ((st = snap_reap((pid_t)pid)) >= 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-			rc = -1;
-			if (WIFSIGNALED(st)) {
-				struct snap_line l = { .len = 0 };
-
-				snap_str(&l, "heapann: snapshot failed: the writer was killed by signal ");
-				snap_num(&l, (unsigned long)WTERMSIG(st));
-				snap_send(&l);
-			}
-		}
-	} else {
-		char *stack = snap_mmap(SNAP_MID_STACK);
-		int pid;
-
-		if (!stack) {
-			snap_fail(snap_dir, "mmap", errno);
-			errno = saved;
-			return -1;
-		}
-		j->skip_lo = (uintptr_t)stack;
-		j->skip_hi = (uintptr_t)stack + SNAP_MID_STACK;
-		pid = clone(snap_middle, stack + SNAP_MID_STACK, CLONE_VM | CLONE_VFORK, j);
-		if (pid < 0) {
-			snap_fail(snap_dir, "clone", errno);
-			rc = -1;
-		} else {
-			snap_reap(pid);
-		}
-		munmap(stack, SNAP_MID_STACK);
+	stack = snap_mmap(SNAP_CHILD_STACK);
+	if (!stack) {
+		snap_fail(snap_dir, "mmap", errno);
+		errno = saved;
+		return -1;
 	}
+	/* the child's stack is not the program's: left out of the core */
+	j->skip_lo = (uintptr_t)stack;
+	j->skip_hi = (uintptr_t)stack + SNAP_CHILD_STACK;
+	if (wait)
+		pid = clone(snap_writer, stack + SNAP_CHILD_STACK, 0, j);
+	else
+		pid = clone(snap_middle, stack + SNAP_CHILD_STACK, CLONE_VM | CLONE_VFORK, j);
+	if (pid < 0) {
+		snap_fail(snap_dir, "clone", errno);
+		rc = -1;
+	} else if ((st = snap_reap(pid)) >= 0 && wait && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		rc = -1;
+		if (WIFSIGNALED(st)) {
+			struct snap_line l = { .len = 0 };
+
+			snap_str(&l, "heapann: snapshot failed: the writer was killed by signal ");
+			snap_num(&l, (unsigned long)WTERMSIG(st));
+			snap_send(&l);
+		}
+	}
+	munmap(stack, SNAP_CHILD_STACK);
 	errno = saved;
 	return rc;
 }
