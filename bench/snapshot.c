@@ -4,7 +4,10 @@
  *
  *   snap N   raise the snapshot signal (SIGUSR2) in this thread and print
  *            "pause_us=T" (the time raise() took: the handler runs before it
- *            returns, so this is the program's pause), then wait until
+ *            returns, so this is the program's pause), "self_cpu_us=C" (this
+ *            process's CPU time meanwhile: the clone's page-table copy) and
+ *            "child_cpu_us=C" (the CPU time of the children it reaped meanwhile:
+ *            the writer, when the handler waited for it), then wait until
  *            $HEAPANN_SNAPSHOT_DIR/snapbench.PID.N.core exists (it is renamed into
  *            place when complete) and print "ready_us=T" (from before the raise)
  *   quit     exit
@@ -15,9 +18,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* user + system CPU time of WHO, in microseconds */
+static double cpu_us(int who)
+{
+	struct rusage ru;
+
+	getrusage(who, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
 
 static double now_us(void)
 {
@@ -50,16 +63,19 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin)) {
 		unsigned n;
-		double t0, t1;
+		double t0, t1, s0, c0;
 		struct stat st;
 
 		if (sscanf(line, "snap %u", &n) != 1)
 			break;
 		snprintf(path, sizeof(path), "%s/snapbench.%d.%u.core", dir, (int)getpid(), n);
+		s0 = cpu_us(RUSAGE_SELF);
+		c0 = cpu_us(RUSAGE_CHILDREN);
 		t0 = now_us();
 		raise(SIGUSR2);
 		t1 = now_us();
-		printf("pause_us=%.0f\n", t1 - t0);
+		printf("pause_us=%.0f\nself_cpu_us=%.0f\nchild_cpu_us=%.0f\n", t1 - t0,
+		       cpu_us(RUSAGE_SELF) - s0, cpu_us(RUSAGE_CHILDREN) - c0);
 		fflush(stdout);
 		while (stat(path, &st) != 0)
 			usleep(1000);

@@ -21,6 +21,7 @@ SIZES=${BENCH_SNAP_MB:-"100 1024"}
 
 mkdir -p "$BB" || exit 1
 $CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$BB/snapbench" bench/snapshot.c || exit 1
+$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$BB/runner" bench/runner.c || exit 1
 D=${BENCH_SNAP_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/mprof-snapbench.XXXXXX")} || exit 1
 mkdir -p "$D"
 trap 'rm -rf "$D"' EXIT
@@ -49,7 +50,7 @@ start() {
 	rm -f "$D/fifo" "$D/out"
 	mkfifo "$D/fifo"
 	HEAPANN_SNAPSHOT=signal HEAPANN_SNAPSHOT_WAIT=$1 HEAPANN_SNAPSHOT_DIR=$D HEAPANN_QUIET=1 \
-		LD_PRELOAD=$LIB nice "$BB/snapbench" "$2" <"$D/fifo" >"$D/out" 2>"$D/err" &
+		LD_PRELOAD=$LIB "$BB/snapbench" "$2" <"$D/fifo" >"$D/out" 2>"$D/err" &
 	pid=$!
 	exec 9>"$D/fifo"
 	wait_line "$D/out" '^ready'
@@ -67,44 +68,48 @@ sizes() {
 		'BEGIN { printf "%.0f MB / %.0f MB", a / 1e6, b / 1e6 }'
 }
 
-row() { printf "%-7s | %-30s | %-13s | %-16s | %s\n" "$@"; }
+row() { printf "%-8s | %-26s | %-13s | %-13s | %-19s | %s\n" "$@"; }
+
+ms() { awk -v v="$1" 'BEGIN { if (v == "") print "-"; else printf "%.0f ms", v / 1000 }'; }
+
+# snap_row MB LABEL WAIT: one snapshot of a fresh snapbench MB; prints its row.
+snap_row() {
+	start "$3" "$1" || { echo "bench: snapbench $1 did not start"; return 1; }
+	echo "snap 1" >&9
+	wait_line "$D/out" '^ready_us='
+	get() { sed -n "s/^$1=//p" "$D/out" | tail -n 1; }
+	c=$D/snapbench.$pid.1.core
+	cpu="$(ms "$(get self_cpu_us)") + "
+	if [ "$3" = 1 ]; then cpu="$cpu$(ms "$(get child_cpu_us)")"; else cpu="${cpu}-"; fi
+	row "$1 MiB" "$2" "$(ms "$(get pause_us)")" "$(ms "$(get ready_us)")" "$cpu" "$(sizes "$c")"
+	rm -f "$c"
+}
 
 echo "== snapshot cost: HEAPANN_SNAPSHOT=signal against gcore of the same process"
 echo "   heap in 1 MiB blocks, every page non-zero; cores in $D"
-row heap method "program pause" "core complete" "core size / on disk"
-row ------- ------------------------------ ------------- ---------------- -------------------
+row heap method "program pause" "core complete" "CPU: program + writer" "core size / on disk"
+row -------- -------------------------- ------------- ------------- ------------------- -------------------
 for mb in $SIZES; do
-	start 0 "$mb" || { echo "bench: snapbench $mb did not start"; continue; }
-	echo "snap 1" >&9
-	wait_line "$D/out" '^ready_us='
-	p=$(sed -n 's/^pause_us=//p' "$D/out" | tail -n 1)
-	r=$(sed -n 's/^ready_us=//p' "$D/out" | tail -n 1)
-	c=$D/snapbench.$pid.1.core
-	row "$mb MiB" "snapshot, WAIT=0" "$(awk -v v="$p" 'BEGIN { printf "%.1f ms", v / 1000 }')" \
-		"$(awk -v v="$r" 'BEGIN { printf "%.0f ms", v / 1000 }')" "$(sizes "$c")"
-	rm -f "$c"
-	t0=$(now_ms)
-	gdb -batch -nx -q -iex 'set auto-load off' -iex 'set debuginfod enabled off' -p $pid \
-		-ex "gcore $D/gcore" -ex detach >"$D/gdb.log" 2>&1
-	t1=$(now_ms)
+	snap_row "$mb" "snapshot, default (waits)" 1
+	stop
+	snap_row "$mb" "snapshot, WAIT=0" 0 || continue
+	: >"$D/r.txt"
+	"$BB/runner" "$D/r.txt" gdb -batch -nx -q -iex 'set auto-load off' -iex 'set debuginfod enabled off' \
+		-p $pid -ex "gcore $D/gcore" -ex detach >"$D/gdb.log" 2>&1
+	wall=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' "$D/r.txt")
+	cpu=$(sed -n 's/^cpu_s=\([0-9.]*\).*/\1/p' "$D/r.txt")
 	if [ -s "$D/gcore" ]; then
-		row "$mb MiB" "gcore (gdb -batch -p)" "$((t1 - t0)) ms" "$((t1 - t0)) ms" "$(sizes "$D/gcore")"
+		row "$mb MiB" "gcore (gdb -batch -p)" "$(ms "$(awk -v w="$wall" 'BEGIN { print w * 1e6 }')")" \
+			"$(ms "$(awk -v w="$wall" 'BEGIN { print w * 1e6 }')")" \
+			"gdb $(ms "$(awk -v c="$cpu" 'BEGIN { print c * 1e6 }')")" "$(sizes "$D/gcore")"
 	else
-		row "$mb MiB" "gcore (gdb -batch -p)" "failed" "-" "$(tail -n 1 "$D/gdb.log")"
+		row "$mb MiB" "gcore (gdb -batch -p)" "failed" "-" "-" "$(tail -n 1 "$D/gdb.log")"
 	fi
 	rm -f "$D/gcore"
 	stop
-	start 1 "$mb" || continue
-	echo "snap 1" >&9
-	wait_line "$D/out" '^ready_us='
-	p=$(sed -n 's/^pause_us=//p' "$D/out" | tail -n 1)
-	r=$(sed -n 's/^ready_us=//p' "$D/out" | tail -n 1)
-	c=$D/snapbench.$pid.1.core
-	row "$mb MiB" "snapshot, default (waits)" "$(awk -v v="$p" 'BEGIN { printf "%.0f ms", v / 1000 }')" \
-		"$(awk -v v="$r" 'BEGIN { printf "%.0f ms", v / 1000 }')" "$(sizes "$c")"
-	rm -f "$c"
-	stop
 done
-echo "   program pause: the snapshot thread's raise(SIGUSR2) (capture, clone; with the"
-echo "   default, also the write); gcore stops the whole process from attach to detach,"
+echo "   program pause: the snapshot thread's raise(SIGUSR2) (capture and clone; by"
+echo "   default also the write); gcore stops the whole process from attach to detach,"
 echo "   gdb's start-up included. Core complete: until the core is renamed into place."
+echo "   CPU: the program's during the pause + the writer's (reaped by the program when"
+echo "   it waits; with WAIT=0 init reaps it: not measured); gcore: gdb's."
