@@ -8,10 +8,11 @@
  * exits; the parent waits for it, or (HEAPANN_SNAPSHOT_WAIT=0, signal snapshots)
  * goes on at once: then a vfork-like middle process forks the writer and exits,
  * so the writer is re-parented and reaped by init, never a zombie of ours.
- * The clone is a raw system call, not fork(): no atfork handler runs, no
- * allocator lock is taken, so a thread interrupted inside malloc cannot deadlock
- * it. After the clone only raw system calls run, into mmap'd memory: no malloc,
- * no stdio, no locks. Every handler is async-signal-safe and keeps errno.
+ * The child is made by clone(2) on a stack of its own, not by fork(): no atfork
+ * handler runs and no allocator lock is taken, so a thread interrupted inside
+ * malloc (or inside the unwinder) cannot deadlock it, nor can another thread
+ * holding either. In the child only system calls run, into mmap'd memory: no
+ * malloc, no stdio, no locks. Every handler is async-signal-safe and keeps errno.
  */
 #include "snapshot.h"
 
@@ -26,10 +27,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/procfs.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
