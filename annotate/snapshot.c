@@ -70,7 +70,20 @@ struct snap_job {
 	elf_gregset_t regs;         /* user_regs_struct order (NT_PRSTATUS pr_reg) */
 	elf_fpregset_t fpregs;      /* fxsave area (NT_PRFPREG), signal snapshots only */
 	uintptr_t skip_lo, skip_hi; /* the writer's own stack: left out of the core */
+	struct snap_thread *others; /* the other threads blocked in a system call */
+	unsigned nothers;
 };
+
+/* Another thread of the process, blocked in a system call when the snapshot was
+ * taken: what /proc/self/task/TID/syscall shows of it (its other registers are
+ * not known). Threads that were running are not listed. */
+struct snap_thread {
+	pid_t tid;
+	long nr;                    /* system call number, -1 when blocked outside one */
+	unsigned long args[6];      /* its arguments (rdi, rsi, rdx, r10, r8, r9) */
+	unsigned long sp, pc;
+};
+#define SNAP_THREADS_ROOM (64u << 10)  /* bytes of the writer's stack mapping for them */
 
 extern char **environ;
 
@@ -490,7 +503,8 @@ static int snap_build_notes(struct snap_work *w, const struct snap_job *j)
 	filesz = 2 * 8 + nfiles * 3 * 8 + names;
 	w->notes_cap = snap_note_size(sizeof(st)) + snap_note_size(sizeof(ps)) +
 		       snap_note_size(sizeof(siginfo_t)) + snap_note_size(w->auxv_len) +
-		       snap_note_size(filesz) + snap_note_size(sizeof(elf_fpregset_t)) + 2 * filesz;
+		       snap_note_size(filesz) + snap_note_size(sizeof(elf_fpregset_t)) + 2 * filesz +
+		       j->nothers * snap_note_size(sizeof(st));
 	w->notes_cap = (w->notes_cap + SNAP_PAGE - 1) & ~(size_t)(SNAP_PAGE - 1);
 	w->notes = snap_mmap(w->notes_cap);
 	if (!w->notes)
@@ -555,6 +569,30 @@ static int snap_build_notes(struct snap_work *w, const struct snap_job *j)
 	}
 	if (j->has_info)
 		snap_note(w, NT_PRFPREG, &j->fpregs, sizeof(j->fpregs));
+	/* the other threads blocked in a system call: their stack pointer, pc and the
+	 * call's number and arguments, as the kernel saved them; the rest reads 0 */
+	for (unsigned t = 0; t < j->nothers; t++) {
+		const struct snap_thread *o = &j->others[t];
+
+		memset(&st, 0, sizeof(st));
+		st.pr_pid = o->tid;
+		st.pr_ppid = j->ppid;
+		st.pr_pgrp = getpgrp();
+		st.pr_sid = getsid(0);
+		st.pr_reg[14] = o->args[0];   /* rdi */
+		st.pr_reg[13] = o->args[1];   /* rsi */
+		st.pr_reg[12] = o->args[2];   /* rdx */
+		st.pr_reg[7] = o->args[3];    /* r10 */
+		st.pr_reg[9] = o->args[4];    /* r8 */
+		st.pr_reg[8] = o->args[5];    /* r9 */
+		st.pr_reg[15] = (unsigned long)o->nr;  /* orig_rax */
+		st.pr_reg[16] = o->pc;
+		st.pr_reg[17] = 0x33;
+		st.pr_reg[18] = 0x202;
+		st.pr_reg[19] = o->sp;
+		st.pr_reg[20] = 0x2b;
+		snap_note(w, NT_PRSTATUS, &st, sizeof(st));
+	}
 	return 0;
 }
 
@@ -846,6 +884,103 @@ static int snap_reap(pid_t pid)
 	return st;
 }
 
+/* Parse an unsigned number (decimal, or hex after 0x) at *S; skips spaces before. */
+static unsigned long snap_ulong(const char **s)
+{
+	const char *p = *s;
+	unsigned long v = 0;
+
+	while (*p == ' ')
+		p++;
+	if (p[0] == '0' && p[1] == 'x') {
+		p += 2;
+		v = snap_hex(&p);
+	} else {
+		while (*p >= '0' && *p <= '9')
+			v = v * 10 + (unsigned long)(*p++ - '0');
+	}
+	*s = p;
+	return v;
+}
+
+/* Fill J's table (ROOM bytes at TAB) with the threads other than the caller that
+ * are blocked in a system call: their stack pointer and pc tell mprof-core and
+ * gdb where their stacks are live. Read from /proc/self/task/TID/syscall (a
+ * thread of the same process may read it: no ptrace permission involved); a
+ * thread that is running says "running" and is left out. System calls only. */
+static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, size_t dlen)
+{
+	int dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	unsigned cap = (unsigned)(room / sizeof(struct snap_thread));
+	long n;
+
+	j->others = tab;
+	j->nothers = 0;
+	if (dfd < 0)
+		return;
+	while ((n = syscall(SYS_getdents64, dfd, dbuf, dlen)) > 0) {
+		for (long off = 0; off < n;) {
+			/* struct linux_dirent64: ino, off, reclen (u16), type (u8), name */
+			unsigned short reclen;
+			const char *name = dbuf + off + 19, *p = name;
+			char path[64], text[256];
+			struct snap_line l = { .len = 0 };
+			ssize_t r;
+			pid_t tid = 0;
+			int fd;
+
+			memcpy(&reclen, dbuf + off + 16, sizeof(reclen));
+			off += reclen;
+			while (*p >= '0' && *p <= '9')
+				tid = tid * 10 + (*p++ - '0');
+			if (*p || tid <= 0 || tid == j->tid || j->nothers >= cap)
+				continue;
+			snap_str(&l, "/proc/self/task/");
+			snap_num(&l, (unsigned long)tid);
+			snap_str(&l, "/syscall");
+			if (l.len >= sizeof(path))
+				continue;
+			memcpy(path, l.buf, l.len);
+			path[l.len] = 0;
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			do
+				r = read(fd, text, sizeof(text) - 1);
+			while (r < 0 && errno == EINTR);
+			close(fd);
+			if (r <= 0)
+				continue;
+			text[r] = 0;
+			/* "NR ARG1..ARG6 SP PC", "-1 SP PC" or "running" */
+			{
+				struct snap_thread *o = &j->others[j->nothers];
+				const char *q = text;
+
+				if (*q == '-') {
+					q += 2;   /* "-1" */
+					o->nr = -1;
+				} else if (*q >= '0' && *q <= '9') {
+					o->nr = (long)snap_ulong(&q);
+					for (int a = 0; a < 6; a++)
+						o->args[a] = snap_ulong(&q);
+				} else {
+					continue;
+				}
+				if (o->nr < 0)
+					for (int a = 0; a < 6; a++)
+						o->args[a] = 0;
+				o->sp = snap_ulong(&q);
+				o->pc = snap_ulong(&q);
+				o->tid = tid;
+				if (o->sp && o->pc)
+					j->nothers++;
+			}
+		}
+	}
+	close(dfd);
+}
+
 /* Take snapshot J (registers filled by the caller). WAIT: wait for the writer.
  * Runs in a signal handler or at exit; keeps errno. Returns 0 or -1.
  * The child has exit signal 0: no SIGCHLD, and the program's waitpid(-1), which
@@ -865,9 +1000,11 @@ static int snap_take(struct snap_job *j, int wait)
 		errno = saved;
 		return -1;
 	}
-	/* the child's stack is not the program's: left out of the core */
+	/* the child's stack is not the program's: left out of the core. Its bottom
+	 * holds the other threads' table, and is the directory buffer meanwhile. */
 	j->skip_lo = (uintptr_t)stack;
 	j->skip_hi = (uintptr_t)stack + SNAP_CHILD_STACK;
+	snap_others(j, stack, SNAP_THREADS_ROOM, stack + SNAP_THREADS_ROOM, 32u << 10);
 	if (wait)
 		pid = clone(snap_writer, stack + SNAP_CHILD_STACK, 0, j);
 	else

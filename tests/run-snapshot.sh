@@ -9,7 +9,8 @@
 #    interrupted, waitpid(-1) sees no child); again with HEAPANN_SNAPSHOT_WAIT=0
 #    (no child left behind), signal:SIGUSR1 and signal:SIGRTMIN+3;
 #  - threads: 100 snapshots of tests/prog/snap_threads.c (8 threads allocating), no
-#    deadlock, then one of the settled process finds every block it holds;
+#    deadlock, then one of the settled process finds every block it holds, and
+#    has the 8 waiting threads (pc and stack pointer) for gdb and the lost report;
 #  - abort: an overflow caught by HEAPANN_CHECK_INTERVAL (SIGABRT) and one that
 #    crashes (SIGSEGV) leave our core, whose corruption report names the culprit,
 #    and the kernel's core still follows;
@@ -153,6 +154,14 @@ check_grep "signal: gdb: the core was made by SIGUSR2" "Program terminated with 
 check_grep "signal: gdb: g_na = 30 in core 2" '^\$1 = 30$' "$TMP/gdb2.out"
 check_grep "signal: gdb: g_nb = 5 in core 2" '^\$2 = 5$' "$TMP/gdb2.out"
 
+# the program's first page (ELF header, build-id note) is in the core, as in a
+# kernel core: a rebuilt program of the same name is refused by its build-id
+mkdir "$TMP/rebuilt"
+cc -g -O1 -o "$TMP/rebuilt/snap_grow" tests/prog/snap_grow.c
+"$B/mprof-core" "$TMP/rebuilt/snap_grow" "$c2" >/dev/null 2>"$TMP/rebuilt.err"
+check_eq "signal: a rebuilt program is refused (exit 1)" 1 $?
+check_grep "signal: ... by the build-id read from the core" "rebuilt since the core was made" "$TMP/rebuilt.err"
+
 run_grow nowait USR2 HEAPANN_SNAPSHOT=signal HEAPANN_SNAPSHOT_WAIT=0
 check_eq "signal, WAIT=0: exit status unchanged" "$(cat "$TMP/grow.refrc")" "$(cat "$TMP/nowait.rc")"
 check "signal, WAIT=0: output unchanged" cmp -s "$TMP/grow.ref" "$TMP/nowait.out"
@@ -222,6 +231,14 @@ check_eq "threads: every settled block found ($want)" "settle_alloc=$want worker
 	"$(sums "$TMP/t.json" settle_alloc worker_alloc)"
 check_eq "threads: all still reachable from the 8 threads' stacks" "$want" \
 	"$(lost_sums "$TMP/t.json" "still reachable" settle_alloc)"
+# the workers wait in a system call (the barrier's futex): the core has their pc
+# and stack pointer (/proc/self/task/TID/syscall), so gdb shows all 9 threads
+check_eq "threads: 9 threads in the settled core" 9 \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["threads"])' "$TMP/t.json")"
+gdb -batch -nx -q -iex 'set auto-load off' -iex 'set debuginfod enabled off' "$TMP/snap_threads" "$f" \
+	-ex 'thread apply all bt' >"$TMP/tgdb.out" 2>&1
+check_eq "threads: gdb's backtrace of each of the 8 workers reaches worker()" 8 \
+	"$(grep -c ' in worker (' "$TMP/tgdb.out")"
 
 # ---- abort: our core before the default action; the kernel's still follows ----
 kpat=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
@@ -277,6 +294,10 @@ mkdir "$TMP/q"
 check_eq "HEAPANN_QUIET=1: only the warning about the unknown item" \
 	"heapann: HEAPANN_SNAPSHOT: unknown item 'bogus' ignored" "$(cat "$TMP/q.err")"
 check_eq "default directory: the current one" 1 "$(ls "$TMP/q" | grep -c '^snap_sparse\.[0-9]*\.1\.core$')"
+mkdir "$TMP/q/sub"
+(cd "$TMP/q" && HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR=sub LD_PRELOAD=$LIB "$TMP/snap_sparse" >/dev/null 2>"$TMP/q.err")
+check_grep "a relative directory is taken from the start directory" \
+	"^heapann: snapshot written to $TMP/q/sub/snap_sparse\.[0-9]+\.1\.core$" "$TMP/q.err"
 rm -rf "$TMP/q"
 printf '\n\n' | HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/none" LD_PRELOAD=$LIB "$TMP/snap_grow" \
 	>"$TMP/none.out" 2>"$TMP/none.err"
