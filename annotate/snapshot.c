@@ -907,7 +907,10 @@ static unsigned long snap_ulong(const char **s)
  * are blocked in a system call: their stack pointer and pc tell mprof-core and
  * gdb where their stacks are live. Read from /proc/self/task/TID/syscall (a
  * thread of the same process may read it: no ptrace permission involved); a
- * thread that is running says "running" and is left out. System calls only. */
+ * thread that is running says "running" and is left out. System calls only, and
+ * little stack (this may run on a small sigaltstack); DBUF (DLEN bytes) is the
+ * directory buffer. A thread that returns from its call before the clone is
+ * recorded where it was. */
 static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, size_t dlen)
 {
 	int dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -923,8 +926,8 @@ static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, 
 			/* struct linux_dirent64: ino, off, reclen (u16), type (u8), name */
 			unsigned short reclen;
 			const char *name = dbuf + off + 19, *p = name;
-			char path[64], text[256];
-			struct snap_line l = { .len = 0 };
+			char path[64] = "/proc/self/task/", text[256];
+			size_t pl = 16;
 			ssize_t r;
 			pid_t tid = 0;
 			int fd;
@@ -935,13 +938,12 @@ static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, 
 				tid = tid * 10 + (*p++ - '0');
 			if (*p || tid <= 0 || tid == j->tid || j->nothers >= cap)
 				continue;
-			snap_str(&l, "/proc/self/task/");
-			snap_num(&l, (unsigned long)tid);
-			snap_str(&l, "/syscall");
-			if (l.len >= sizeof(path))
+			/* "/proc/self/task/" NAME "/syscall": NAME is all digits, short */
+			if ((size_t)(p - name) > 20)
 				continue;
-			memcpy(path, l.buf, l.len);
-			path[l.len] = 0;
+			memcpy(path + pl, name, (size_t)(p - name));
+			pl += (size_t)(p - name);
+			memcpy(path + pl, "/syscall", 9);
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 			if (fd < 0)
 				continue;
