@@ -230,6 +230,11 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 		for (size_t k = 0; k < scan->ndamaged; k++) {
 			long s = seg_index(img, scan->damaged[k].hdr);
 
+			/* on a thread's stack it is a copy (a signal frame, a spill), not
+			 * a heap header, as the corruption report says: still a stack */
+			for (size_t t = 0; s >= 0 && t < img->nthreads; t++)
+				if (seg_index(img, img->threads[t].sp) == s)
+					s = -1;
 			if (s >= 0) {
 				mark[s] |= 1;
 				if (scan->damaged[k].hdr < heap_first[s])

@@ -19,9 +19,10 @@
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
 #   BENCH_ZCORE [1]             0 skips bench/zcore.sh (a 1 GB core, zstd'ed: read time)
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
+#   BENCH_SNAP_MB ["100 1024"]  heap sizes (MiB) of the snapshot section (bench/snapshot.sh)
 #   B [build]                   build directory
 #   BENCH_EXPORT [1]            0 skips bench/export.sh (export time per --format)
-# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [zcore] [export] [html]   (default: all sections)
+# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [zcore] [export] [html] [snapshot]   (default: all sections)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -244,7 +245,7 @@ unwind_bench() {
 }
 
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc unwind core sym zcore export html}
+sections=${*:-alloc unwind core sym zcore export html snapshot}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
@@ -254,7 +255,8 @@ for sec in $sections; do
 	zcore) [ "${BENCH_ZCORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/zcore.sh ;;   # issue 12: a 1 GB .zst core
 	export) [ "${BENCH_EXPORT:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/export.sh ;;   # issue 12
 	html) B=$B sh bench/html.sh ;;   # issue 12: HTML report open time
-	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, zcore, export, html)" >&2; exit 2 ;;
+	snapshot) B=$B BENCH_LIB=$LIB sh bench/snapshot.sh ;;   # issue 13: libheapann's own cores against gcore
+	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, zcore, export, html, snapshot)" >&2; exit 2 ;;
 	esac
 	echo
 done

@@ -1,0 +1,1310 @@
+/* snapshot.c - HEAPANN_SNAPSHOT=exit,signal[:SIG],abort: libheapann writes an ELF
+ * core of its own process, with no kernel core_pattern, no ptrace and no gdb.
+ *
+ * The thread taking a snapshot notes its registers (the signal's ucontext, or
+ * getcontext at exit) and clone()s a child with no exit signal: a copy-on-write
+ * image of the whole process in one thread, invisible to the program's own
+ * waitpid(-1) and SIGCHLD. The child writes DIR/PROG.PID.N.core of itself and
+ * exits; the parent waits for it, or (HEAPANN_SNAPSHOT_WAIT=0, signal snapshots)
+ * goes on at once: then a vfork-like middle process forks the writer and exits,
+ * so the writer is re-parented and reaped by init, never a zombie of ours.
+ * The child is made by clone(2) on a stack of its own, not by fork(): no atfork
+ * handler runs and no allocator lock is taken, so a thread interrupted inside
+ * malloc (or inside the unwinder) cannot deadlock it, nor can another thread
+ * holding either. In the child only system calls run, into mmap'd memory: no
+ * malloc, no stdio, no locks. Every handler is async-signal-safe and keeps errno.
+ */
+#include "snapshot.h"
+
+#if HA_HAVE_SNAPSHOT
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/procfs.h>
+#include <sys/syscall.h>
+#include <sys/ucontext.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <asm/prctl.h>
+
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
+#ifndef NT_SIGINFO
+#define NT_SIGINFO 0x53494749
+#endif
+
+#define SNAP_MAX_SIGNALS 8
+#define SNAP_PAGE 4096u            /* x86-64 */
+#define SNAP_RUN_MAX (8u << 20)    /* bytes per pwrite */
+#define SNAP_CHILD_STACK (256u << 10) /* the writer's stack (and the middle process's) */
+
+/* ---- options (read once by the constructor, without allocating) ---- */
+static int snap_on_exit;                    /* "exit" */
+static int snap_on_abort;                   /* "abort" */
+static int snap_signals[SNAP_MAX_SIGNALS];  /* "signal[:SIG]" */
+static int snap_nsignals;
+static int snap_nowait;                     /* HEAPANN_SNAPSHOT_WAIT=0 */
+static int snap_quiet;                      /* HEAPANN_QUIET=1 */
+static char snap_dir[PATH_MAX];             /* absolute, no trailing slash (except "/") */
+static char snap_prog[256];                 /* basename of /proc/self/exe */
+static unsigned snap_count;                 /* snapshots of this process so far */
+
+/* What the writer needs from the thread that took the snapshot. Lives on that
+ * thread's stack; the child reads its own copy. */
+struct snap_job {
+	unsigned n;                 /* this snapshot's number N (from 1) */
+	int signo;                  /* the signal that asked for it, 0 at exit */
+	pid_t pid, tid, ppid;       /* of the process and thread taking it */
+	int has_info;               /* siginfo and fpregs are valid (signal snapshots) */
+	siginfo_t info;             /* the signal's siginfo */
+	elf_gregset_t regs;         /* user_regs_struct order (NT_PRSTATUS pr_reg) */
+	elf_fpregset_t fpregs;      /* fxsave area (NT_PRFPREG), signal snapshots only */
+	uintptr_t skip_lo, skip_hi; /* the writer's own stack: left out of the core */
+	struct snap_thread *others; /* the other threads blocked in a system call */
+	unsigned nothers;
+};
+
+/* Another thread of the process, blocked in a system call when the snapshot was
+ * taken: what /proc/self/task/TID/syscall shows of it (its other registers are
+ * not known). Threads that were running are not listed. */
+struct snap_thread {
+	pid_t tid;
+	long nr;                    /* system call number, -1 when blocked outside one */
+	unsigned long args[6];      /* its arguments (rdi, rsi, rdx, r10, r8, r9) */
+	unsigned long sp, pc;
+};
+#define SNAP_THREADS_ROOM (64u << 10)  /* bytes of the writer's stack mapping for them */
+
+extern char **environ;
+
+/* Value of NAME in environ, or NULL (no getenv: works before libc is ready). */
+static const char *snap_env(const char *name)
+{
+	size_t n = strlen(name);
+
+	for (char **e = environ; e && *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return *e + n + 1;
+	return 0;
+}
+
+/* ---- one line on stderr, built in a stack buffer, written with write(2) ---- */
+struct snap_line {
+	char buf[PATH_MAX + 160];   /* the line */
+	size_t len;                 /* bytes used */
+};
+
+static void snap_str(struct snap_line *l, const char *s)
+{
+	while (*s && l->len < sizeof(l->buf) - 1)
+		l->buf[l->len++] = *s++;
+}
+
+static void snap_num(struct snap_line *l, unsigned long v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n > 0 && l->len < sizeof(l->buf) - 1)
+		l->buf[l->len++] = tmp[--n];
+}
+
+static void snap_send(struct snap_line *l)
+{
+	const char *p = l->buf;
+	size_t left;
+
+	l->buf[l->len++] = '\n';
+	left = l->len;
+	while (left > 0) {
+		ssize_t w = write(2, p, left);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		left -= (size_t)w;
+	}
+}
+
+/* The errno names a writer meets most, else "error N" (strerror may allocate). */
+static void snap_errno(struct snap_line *l, int e)
+{
+	static const struct { int e; const char *s; } names[] = {
+		{ EACCES, "Permission denied" }, { ENOENT, "No such file or directory" },
+		{ ENOSPC, "No space left on device" }, { EROFS, "Read-only file system" },
+		{ EDQUOT, "Disk quota exceeded" }, { EFBIG, "File too large" },
+		{ ENOMEM, "Cannot allocate memory" }, { EAGAIN, "Resource temporarily unavailable" },
+		{ EIO, "Input/output error" }, { ENOTDIR, "Not a directory" },
+		{ ENAMETOOLONG, "File name too long" }, { EPERM, "Operation not permitted" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].e == e) {
+			snap_str(l, names[i].s);
+			return;
+		}
+	snap_str(l, "error ");
+	snap_num(l, (unsigned long)e);
+}
+
+/* "heapann: snapshot failed: WHERE: WHAT: ERRNO" (WHAT "" and E 0 leave theirs out) */
+static void snap_fail(const char *where, const char *what, int e)
+{
+	struct snap_line l = { .len = 0 };
+
+	snap_str(&l, "heapann: snapshot failed: ");
+	snap_str(&l, where);
+	if (what[0]) {
+		snap_str(&l, ": ");
+		snap_str(&l, what);
+	}
+	if (e) {
+		snap_str(&l, ": ");
+		snap_errno(&l, e);
+	}
+	snap_send(&l);
+}
+
+/* ---- the child: write the core ---- */
+
+/* One line of /proc/self/maps, and where it goes in the core. */
+struct snap_map {
+	uintptr_t start, end;       /* [start, end) */
+	uintptr_t pgoff;            /* file offset in bytes */
+	uint32_t pflags;            /* PF_R | PF_W | PF_X */
+	uint8_t file;               /* file-backed: listed in NT_FILE */
+	uint8_t anon;               /* private anonymous: untouched or zero pages are holes */
+	uint8_t dump;               /* 0 described only, 1 whole, 2 first page (ELF header) */
+	const char *path;           /* into the maps text, NUL-terminated there */
+	uint64_t filesz, offset;    /* in the core */
+};
+
+/* The writer's memory: mmap'd, so the heap is never touched. */
+struct snap_work {
+	char *text;                 /* /proc/self/maps, then NUL-terminated lines */
+	size_t text_cap;
+	struct snap_map *maps;
+	size_t nmaps;
+	size_t maps_cap;            /* bytes of the maps array's mapping */
+	unsigned char *notes;       /* the PT_NOTE segment */
+	size_t notes_cap, notes_len;
+	unsigned char auxv[4096];   /* /proc/self/auxv */
+	size_t auxv_len;
+	char args[81];              /* /proc/self/cmdline, NULs as spaces */
+	uint64_t pm[4096];          /* a chunk of /proc/self/pagemap */
+	int pagemap;                /* its descriptor, -1 if unreadable */
+};
+
+static void *snap_mmap(size_t len)
+{
+	void *p = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? 0 : p;
+}
+
+/* Read a whole /proc file into BUF (CAP bytes). Returns the length, or -1 when it
+ * cannot be read or does not fit. */
+static ssize_t snap_read_file(const char *path, void *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+
+	if (fd < 0)
+		return -1;
+	while (len < cap) {
+		ssize_t r = read(fd, (char *)buf + len, cap - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	return len < cap ? (ssize_t)len : -1;
+}
+
+/* /proc/self/maps into w->text, growing the buffer until it fits. */
+static int snap_read_maps(struct snap_work *w)
+{
+	size_t cap = 1u << 20;
+
+	for (;;) {
+		ssize_t n;
+
+		w->text = snap_mmap(cap);
+		if (!w->text)
+			return -1;
+		w->text_cap = cap;
+		n = snap_read_file("/proc/self/maps", w->text, cap - 1);
+		if (n >= 0) {
+			w->text[n] = 0;
+			return 0;
+		}
+		munmap(w->text, cap);
+		if (cap >= (1u << 30))
+			return -1;
+		cap *= 4;
+	}
+}
+
+static uintptr_t snap_hex(const char **s)
+{
+	uintptr_t v = 0;
+
+	for (;; (*s)++) {
+		char c = **s;
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uintptr_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uintptr_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* Copy S into DST of CAP bytes, cut to fit, always NUL-terminated. */
+static void snap_copy(char *dst, const char *s, size_t cap)
+{
+	size_t n = strlen(s);
+
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, s, n);
+	dst[n] = 0;
+}
+
+static int snap_starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Does [p, p+4) hold the ELF magic? Read with process_vm_readv, which fails with
+ * EFAULT instead of raising SIGBUS on a mapping past the end of its file. */
+static int snap_is_elf(uintptr_t p)
+{
+	char got[SELFMAG];
+	struct iovec local = { got, SELFMAG }, remote = { (void *)p, SELFMAG };
+
+	if (syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0) != SELFMAG)
+		return 0;
+	return memcmp(got, ELFMAG, SELFMAG) == 0;
+}
+
+/* Does the private file mapping M hold pages of its own (written since it was
+ * mapped: relocations, RELRO, the dynamic section's DT_DEBUG), which the file
+ * does not have? /proc/self/pagemap: present and not a file page, or swapped. */
+static int snap_has_anon_pages(struct snap_work *w, const struct snap_map *m)
+{
+	uintptr_t a = m->start;
+
+	if (w->pagemap < 0)
+		return 0;
+	while (a < m->end) {
+		size_t want = (m->end - a) / SNAP_PAGE, n;
+		ssize_t r;
+
+		if (want > sizeof(w->pm) / 8)
+			want = sizeof(w->pm) / 8;
+		do
+			r = pread(w->pagemap, w->pm, want * 8, (off_t)(a / SNAP_PAGE * 8));
+		while (r < 0 && errno == EINTR);
+		if (r < 8)
+			return 0;
+		n = (size_t)r / 8;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t e = w->pm[i];
+
+			if (((e >> 63) & 1 && !((e >> 61) & 1)) || (e >> 62) & 1)
+				return 1;
+		}
+		a += n * SNAP_PAGE;
+	}
+	return 0;
+}
+
+/* Is PATH shared memory rather than a file (POSIX or System V shared memory, a
+ * memfd, shared anonymous memory): the kernel dumps these as anonymous memory. */
+static int snap_is_shmem(const char *path)
+{
+	return snap_starts(path, "/dev/shm/") || snap_starts(path, "/memfd:") ||
+	       snap_starts(path, "/SYSV") || snap_starts(path, "/dev/zero");
+}
+
+/* What mapping M of the text contributes, as the kernel decides by default
+ * (coredump_filter 0x33): anonymous and shared memory, every private writable
+ * mapping and every private file mapping written since it was mapped, whole; the
+ * first page of an ELF file mapped at offset 0 (its headers and build-id note);
+ * other file mappings (a shared mapping of a file too: the file has it), unreadable
+ * mappings, device memory, [vvar] and [vsyscall] described with no bytes. */
+static void snap_classify(struct snap_work *w, struct snap_map *m, const char perms[4],
+			  uintptr_t inode)
+{
+	m->pflags = (perms[0] == 'r' ? PF_R : 0) | (perms[1] == 'w' ? PF_W : 0) |
+		    (perms[2] == 'x' ? PF_X : 0);
+	m->file = inode != 0;
+	m->anon = inode == 0 && perms[3] == 'p' && strcmp(m->path, "[vdso]") != 0;
+	if (perms[0] != 'r' || snap_starts(m->path, "[vvar") || snap_starts(m->path, "[vsyscall]"))
+		m->dump = 0;
+	else if (!m->file || snap_is_shmem(m->path))
+		m->dump = 1;
+	else if (snap_starts(m->path, "/dev/"))
+		m->dump = 0;   /* device memory: reading it may have effects */
+	else if (perms[3] == 'p' && (perms[1] == 'w' || snap_has_anon_pages(w, m)))
+		m->dump = 1;
+	else if (m->pgoff == 0 && snap_is_elf(m->start))
+		m->dump = 2;
+	else
+		m->dump = 0;
+	m->filesz = m->dump == 1 ? m->end - m->start : m->dump == 2 ? SNAP_PAGE : 0;
+}
+
+/* Add mapping M to w->maps less the ranges in SKIP (NSKIP of them): the kernel
+ * may have merged a buffer of ours with the program's anonymous memory next to
+ * it, so ours are cut out of whatever mapping holds them, never dropped whole. */
+static void snap_add_clipped(struct snap_work *w, const struct snap_map *m, const char perms[4],
+			     uintptr_t inode, const uintptr_t (*skip)[2], unsigned nskip)
+{
+	for (unsigned k = 0; k < nskip; k++) {
+		if (skip[k][0] < m->end && skip[k][1] > m->start) {
+			struct snap_map part = *m;
+
+			if (skip[k][0] > m->start) {
+				part.end = skip[k][0];
+				snap_add_clipped(w, &part, perms, inode, skip + k + 1, nskip - k - 1);
+			}
+			if (skip[k][1] < m->end) {
+				part = *m;
+				part.start = skip[k][1];
+				part.pgoff += skip[k][1] - m->start;
+				snap_add_clipped(w, &part, perms, inode, skip + k + 1, nskip - k - 1);
+			}
+			return;
+		}
+	}
+	w->maps[w->nmaps] = *m;
+	snap_classify(w, &w->maps[w->nmaps], perms, inode);
+	w->nmaps++;
+}
+
+/* Parse w->text into w->maps, leaving out the writer's own memory (its work
+ * area, the maps text, the writer's stack J names). */
+static int snap_parse_maps(struct snap_work *w, const struct snap_job *j)
+{
+	const uintptr_t skip[3][2] = {
+		{ (uintptr_t)w, ((uintptr_t)w + sizeof(*w) + SNAP_PAGE - 1) & ~(uintptr_t)(SNAP_PAGE - 1) },
+		{ (uintptr_t)w->text, (uintptr_t)w->text + w->text_cap },
+		{ j->skip_lo, j->skip_hi },
+	};
+	size_t lines = 0;
+	char *s;
+
+	for (s = w->text; *s; s++)
+		lines += *s == '\n';
+	/* each of the three ranges may split one mapping in two */
+	w->maps_cap = (lines + 4) * sizeof(struct snap_map);
+	w->maps = snap_mmap(w->maps_cap);
+	if (!w->maps)
+		return -1;
+	w->nmaps = 0;
+	for (s = w->text; *s;) {
+		char *eol = strchr(s, '\n');
+		const char *p = s;
+		struct snap_map m;
+		char perms[4];
+		uintptr_t inode = 0;
+
+		if (eol)
+			*eol = 0;
+		memset(&m, 0, sizeof(m));
+		m.start = snap_hex(&p);
+		if (*p++ != '-')
+			goto next;
+		m.end = snap_hex(&p);
+		if (*p++ != ' ' || strlen(p) < 5)
+			goto next;
+		memcpy(perms, p, 4);
+		p += 5;
+		m.pgoff = snap_hex(&p);
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')   /* device */
+			p++;
+		while (*p == ' ')
+			p++;
+		while (*p >= '0' && *p <= '9')
+			inode = inode * 10 + (uintptr_t)(*p++ - '0');
+		while (*p == ' ')
+			p++;
+		m.path = p;
+		if (m.end > m.start)
+			snap_add_clipped(w, &m, perms, inode, skip, j->skip_hi ? 3 : 2);
+next:
+		if (!eol)
+			break;
+		s = eol + 1;
+	}
+	return 0;
+}
+
+/* Append one note (name "CORE") to w->notes. */
+static void snap_note(struct snap_work *w, uint32_t type, const void *desc, size_t len)
+{
+	Elf64_Nhdr h = { 5, (Elf64_Word)len, type };
+	unsigned char *p = w->notes + w->notes_len;
+
+	memcpy(p, &h, sizeof(h));
+	memcpy(p + sizeof(h), "CORE\0\0\0", 8);
+	memcpy(p + sizeof(h) + 8, desc, len);
+	w->notes_len += sizeof(h) + 8 + ((len + 3) & ~(size_t)3);
+}
+
+/* Bytes one note of LEN bytes of desc takes. */
+static size_t snap_note_size(size_t len)
+{
+	return sizeof(Elf64_Nhdr) + 8 + ((len + 3) & ~(size_t)3);
+}
+
+/* Build the PT_NOTE segment: NT_PRSTATUS, NT_PRPSINFO, NT_SIGINFO (signals),
+ * NT_AUXV, NT_FILE, NT_PRFPREG (signals), in the kernel's order. */
+static int snap_build_notes(struct snap_work *w, const struct snap_job *j)
+{
+	struct elf_prstatus st;
+	struct elf_prpsinfo ps;
+	size_t nfiles = 0, names = 0, filesz, i;
+	unsigned char *f;
+
+	for (i = 0; i < w->nmaps; i++)
+		if (w->maps[i].file) {
+			nfiles++;
+			names += strlen(w->maps[i].path) + 1;
+		}
+	filesz = 2 * 8 + nfiles * 3 * 8 + names;
+	w->notes_cap = snap_note_size(sizeof(st)) + snap_note_size(sizeof(ps)) +
+		       snap_note_size(sizeof(siginfo_t)) + snap_note_size(w->auxv_len) +
+		       snap_note_size(filesz) + snap_note_size(sizeof(elf_fpregset_t)) + 2 * filesz +
+		       j->nothers * snap_note_size(sizeof(st));
+	w->notes_cap = (w->notes_cap + SNAP_PAGE - 1) & ~(size_t)(SNAP_PAGE - 1);
+	w->notes = snap_mmap(w->notes_cap);
+	if (!w->notes)
+		return -1;
+	w->notes_len = 0;
+
+	memset(&st, 0, sizeof(st));
+	st.pr_info.si_signo = j->signo;
+	st.pr_cursig = (short)j->signo;
+	st.pr_pid = j->tid;
+	st.pr_ppid = j->ppid;
+	st.pr_pgrp = getpgrp();
+	st.pr_sid = getsid(0);
+	memcpy(&st.pr_reg, &j->regs, sizeof(st.pr_reg));
+	st.pr_fpvalid = j->has_info;
+	snap_note(w, NT_PRSTATUS, &st, sizeof(st));
+
+	memset(&ps, 0, sizeof(ps));
+	ps.pr_sname = 'R';
+	ps.pr_uid = getuid();
+	ps.pr_gid = getgid();
+	ps.pr_pid = j->pid;
+	ps.pr_ppid = j->ppid;
+	ps.pr_pgrp = getpgrp();
+	ps.pr_sid = getsid(0);
+	snap_copy(ps.pr_fname, snap_prog, sizeof(ps.pr_fname));
+	memcpy(ps.pr_psargs, w->args, sizeof(ps.pr_psargs) - 1);
+	snap_note(w, NT_PRPSINFO, &ps, sizeof(ps));
+
+	if (j->has_info)
+		snap_note(w, NT_SIGINFO, &j->info, sizeof(j->info));
+	if (w->auxv_len)
+		snap_note(w, NT_AUXV, w->auxv, w->auxv_len);
+
+	/* NT_FILE: count, page size, (start, end, page offset) per file, the names */
+	f = w->notes + w->notes_len + sizeof(Elf64_Nhdr) + 8;
+	{
+		uint64_t hdr[2] = { nfiles, SNAP_PAGE };
+		size_t o = sizeof(hdr), no = sizeof(hdr) + nfiles * 3 * 8;
+
+		memcpy(f, hdr, sizeof(hdr));
+		for (i = 0; i < w->nmaps; i++) {
+			const struct snap_map *m = &w->maps[i];
+			uint64_t t[3] = { m->start, m->end, m->pgoff / SNAP_PAGE };
+			size_t l;
+
+			if (!m->file)
+				continue;
+			memcpy(f + o, t, sizeof(t));
+			o += sizeof(t);
+			l = strlen(m->path) + 1;
+			memcpy(f + no, m->path, l);
+			no += l;
+		}
+		{
+			Elf64_Nhdr h = { 5, (Elf64_Word)filesz, NT_FILE };
+
+			memcpy(w->notes + w->notes_len, &h, sizeof(h));
+			memcpy(w->notes + w->notes_len + sizeof(h), "CORE\0\0\0", 8);
+			w->notes_len += snap_note_size(filesz);
+		}
+	}
+	if (j->has_info)
+		snap_note(w, NT_PRFPREG, &j->fpregs, sizeof(j->fpregs));
+	/* the other threads blocked in a system call: their stack pointer, pc and the
+	 * call's number and arguments, as the kernel saved them; the rest reads 0 */
+	for (unsigned t = 0; t < j->nothers; t++) {
+		const struct snap_thread *o = &j->others[t];
+
+		memset(&st, 0, sizeof(st));
+		st.pr_pid = o->tid;
+		st.pr_ppid = j->ppid;
+		st.pr_pgrp = getpgrp();
+		st.pr_sid = getsid(0);
+		st.pr_reg[14] = o->args[0];   /* rdi */
+		st.pr_reg[13] = o->args[1];   /* rsi */
+		st.pr_reg[12] = o->args[2];   /* rdx */
+		st.pr_reg[7] = o->args[3];    /* r10 */
+		st.pr_reg[9] = o->args[4];    /* r8 */
+		st.pr_reg[8] = o->args[5];    /* r9 */
+		st.pr_reg[15] = (unsigned long)o->nr;  /* orig_rax */
+		st.pr_reg[16] = o->pc;
+		st.pr_reg[17] = 0x33;
+		st.pr_reg[18] = 0x202;
+		st.pr_reg[19] = o->sp;
+		st.pr_reg[20] = 0x2b;
+		snap_note(w, NT_PRSTATUS, &st, sizeof(st));
+	}
+	return 0;
+}
+
+/* pwrite all LEN bytes. Returns 0, -1 with errno set, or -2 on EFAULT (memory
+ * that cannot be read: the caller goes page by page). */
+static int snap_pwrite(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EFAULT ? -2 : -1;
+		if (n == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Write [p, p+len) at file offset OFF; pages that cannot be read stay holes. */
+static int snap_write_run(int fd, uintptr_t p, size_t len, uint64_t off)
+{
+	int rc = snap_pwrite(fd, (const void *)p, len, off);
+
+	if (rc != -2)
+		return rc;
+	for (size_t k = 0; k < len; k += SNAP_PAGE)
+		if (snap_pwrite(fd, (const void *)(p + k), SNAP_PAGE, off + k) == -1)
+			return -1;
+	return 0;
+}
+
+static int snap_page_zero(const uint64_t *w)
+{
+	for (unsigned i = 0; i < SNAP_PAGE / 8; i += 8)
+		if (w[i] | w[i + 1] | w[i + 2] | w[i + 3] | w[i + 4] | w[i + 5] | w[i + 6] | w[i + 7])
+			return 0;
+	return 1;
+}
+
+/* Write a private anonymous mapping: pages never touched (neither present nor
+ * swapped, says /proc/self/pagemap: they read as zero) and all-zero pages are
+ * skipped, so the file stays sparse there and untouched memory is never faulted
+ * in; the rest goes out in runs of up to SNAP_RUN_MAX bytes. */
+static int snap_write_anon(struct snap_work *w, int fd, const struct snap_map *m)
+{
+	uintptr_t run = 0, a;
+	size_t pm_n = 0, pm_i = 0;
+
+	for (a = m->start; a < m->end; a += SNAP_PAGE) {
+		int zero;
+
+		if (w->pagemap >= 0 && pm_i == pm_n) {
+			size_t want = (m->end - a) / SNAP_PAGE;
+			ssize_t r;
+
+			if (want > sizeof(w->pm) / 8)
+				want = sizeof(w->pm) / 8;
+			do
+				r = pread(w->pagemap, w->pm, want * 8, (off_t)(a / SNAP_PAGE * 8));
+			while (r < 0 && errno == EINTR);
+			if (r < 8) {
+				close(w->pagemap);
+				w->pagemap = -1;
+			} else {
+				pm_n = (size_t)r / 8;
+				pm_i = 0;
+			}
+		}
+		if (w->pagemap >= 0 && !(w->pm[pm_i++] & (3ull << 62)))
+			zero = 1;   /* neither present (bit 63) nor swapped (bit 62) */
+		else
+			zero = snap_page_zero((const uint64_t *)a);
+		if (zero || (run && a - run >= SNAP_RUN_MAX)) {
+			if (run && snap_write_run(fd, run, a - run, m->offset + (run - m->start)) < 0)
+				return -1;
+			run = 0;
+		}
+		if (!zero && !run)
+			run = a;
+	}
+	if (run && snap_write_run(fd, run, a - run, m->offset + (run - m->start)) < 0)
+		return -1;
+	return 0;
+}
+
+/* Write the core to FD. Returns 0, or -1 with errno set and *WHAT naming the step. */
+static int snap_write_core(struct snap_work *w, const struct snap_job *j, int fd, const char **what)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr *ph;
+	size_t phnum, i, hdr_len;
+	uint64_t off;
+	ssize_t n;
+
+	w->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	*what = "reading /proc/self/maps";
+	if (snap_read_maps(w) < 0 || snap_parse_maps(w, j) < 0)
+		return -1;
+	n = snap_read_file("/proc/self/auxv", w->auxv, sizeof(w->auxv));
+	w->auxv_len = n > 0 ? (size_t)n : 0;
+	n = snap_read_file("/proc/self/cmdline", w->args, sizeof(w->args) - 1);
+	if (n < 0) {   /* longer than pr_psargs: its first 80 bytes */
+		int cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+		n = cfd >= 0 ? read(cfd, w->args, sizeof(w->args) - 1) : 0;
+		if (cfd >= 0)
+			close(cfd);
+		n = n < 0 ? 0 : n;
+	}
+	for (ssize_t k = 0; k < n; k++)
+		if (!w->args[k])
+			w->args[k] = ' ';
+	while (n > 0 && w->args[n - 1] == ' ')
+		n--;
+	w->args[n] = 0;
+	*what = "building the notes";
+	if (snap_build_notes(w, j) < 0)
+		return -1;
+
+	phnum = 1 + w->nmaps;
+	if (phnum >= PN_XNUM) {
+		errno = E2BIG;
+		*what = "too many mappings";
+		return -1;
+	}
+	hdr_len = sizeof(eh) + phnum * sizeof(*ph);
+	ph = snap_mmap(hdr_len);
+	if (!ph)
+		return -1;
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_ident[EI_OSABI] = ELFOSABI_NONE;
+	eh.e_type = ET_CORE;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(*ph);
+	eh.e_phnum = (Elf64_Half)phnum;
+
+	off = hdr_len;
+	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = off, .p_filesz = w->notes_len };
+	off = (off + w->notes_len + SNAP_PAGE - 1) & ~(uint64_t)(SNAP_PAGE - 1);
+	for (i = 0; i < w->nmaps; i++) {
+		struct snap_map *m = &w->maps[i];
+
+		m->offset = off;
+		ph[1 + i] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = m->pflags, .p_offset = off,
+					  .p_vaddr = m->start, .p_filesz = m->filesz,
+					  .p_memsz = m->end - m->start, .p_align = SNAP_PAGE };
+		off += m->filesz;
+	}
+	*what = "writing";
+	if (snap_pwrite(fd, &eh, sizeof(eh), 0) < 0 ||
+	    snap_pwrite(fd, ph, phnum * sizeof(*ph), sizeof(eh)) < 0 ||
+	    snap_pwrite(fd, w->notes, w->notes_len, hdr_len) < 0)
+		return -1;
+	munmap(ph, hdr_len);
+	for (i = 0; i < w->nmaps; i++) {
+		const struct snap_map *m = &w->maps[i];
+
+		if (!m->filesz)
+			continue;
+		if (m->anon && m->dump == 1 ? snap_write_anon(w, fd, m) < 0 :
+		    snap_write_run(fd, m->start, m->filesz, m->offset) < 0)
+			return -1;
+	}
+	if (w->pagemap >= 0)
+		close(w->pagemap);
+	/* trailing holes: the file must still be as long as its segments say */
+	while (ftruncate(fd, (off_t)off) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+/* Append to L the core's path: DIR/PROG.PID.N.core */
+static void snap_path(struct snap_line *l, const struct snap_job *j)
+{
+	snap_str(l, snap_dir);
+	if (!(snap_dir[0] == '/' && snap_dir[1] == 0))
+		snap_str(l, "/");
+	snap_str(l, snap_prog);
+	snap_str(l, ".");
+	snap_num(l, (unsigned long)j->pid);
+	snap_str(l, ".");
+	snap_num(l, j->n);
+	snap_str(l, ".core");
+}
+
+/* The writer process: write the core under a temporary name, rename it into
+ * place (whoever waits for DIR/PROG.PID.N.core never sees half a core), say so
+ * on stderr, exit. Never returns. */
+__attribute__((noreturn))
+static void snap_child(const struct snap_job *j)
+{
+	struct snap_line path = { .len = 0 }, part = { .len = 0 };
+	struct snap_work *w;
+	const char *what = "";
+	sigset_t all;
+	int fd, rc = -1;
+
+	/* no handler of the program's may run here (it would run on the copy) */
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, 0, sizeof(long));
+	snap_path(&path, j);
+	path.buf[path.len] = 0;
+	part = path;
+	snap_str(&part, ".part");
+	part.buf[part.len] = 0;
+	w = snap_mmap(sizeof(*w));
+	if (!w) {
+		snap_fail(path.buf, "mmap", errno);
+		_exit(1);
+	}
+	w->pagemap = -1;
+	fd = open(part.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snap_fail(part.buf, "", errno);
+		_exit(1);
+	}
+	rc = snap_write_core(w, j, fd, &what);
+	if (rc < 0) {
+		int e = errno;
+
+		snap_fail(path.buf, what, e);
+		close(fd);
+		unlink(part.buf);
+		_exit(1);
+	}
+	if (close(fd) < 0 || syscall(SYS_rename, part.buf, path.buf) < 0) {
+		snap_fail(path.buf, "", errno);
+		unlink(part.buf);
+		_exit(1);
+	}
+	if (!snap_quiet) {
+		struct snap_line l = { .len = 0 };
+
+		snap_str(&l, "heapann: snapshot written to ");
+		snap_str(&l, path.buf);
+		snap_send(&l);
+	}
+	_exit(0);
+}
+
+/* The writer, started by clone() on the stack of its own that snap_take made:
+ * whatever stack the snapshot thread was on (a small sigaltstack, a thread's
+ * short stack), the writer has room. */
+static int snap_writer(void *arg)
+{
+	snap_child(arg);
+}
+
+/* The middle process of HEAPANN_SNAPSHOT_WAIT=0: shares the parent's memory
+ * (CLONE_VM | CLONE_VFORK: the parent is suspended until it exits), forks the
+ * writer (a copy of the memory as it is, the stack this runs on included) and
+ * exits at once, so the writer is re-parented to init (or the nearest
+ * subreaper), which reaps it. */
+static int snap_middle(void *arg)
+{
+	long pid = syscall(SYS_clone, (unsigned long)SIGCHLD, 0, 0, 0, 0);
+
+	if (pid == 0)
+		snap_child(arg);
+	return 0;
+}
+
+/* Wait for our clone child PID (it has no exit signal: __WALL). Returns its
+ * status, or -1 when it is gone (someone reaped it with __WALL). */
+static int snap_reap(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, __WALL) < 0)
+		if (errno != EINTR)
+			return -1;
+	return st;
+}
+
+/* Parse an unsigned number (decimal, or hex after 0x) at *S; skips spaces before. */
+static unsigned long snap_ulong(const char **s)
+{
+	const char *p = *s;
+	unsigned long v = 0;
+
+	while (*p == ' ')
+		p++;
+	if (p[0] == '0' && p[1] == 'x') {
+		p += 2;
+		v = snap_hex(&p);
+	} else {
+		while (*p >= '0' && *p <= '9')
+			v = v * 10 + (unsigned long)(*p++ - '0');
+	}
+	*s = p;
+	return v;
+}
+
+/* Fill J's table (ROOM bytes at TAB) with the threads other than the caller that
+ * are blocked in a system call: their stack pointer and pc tell mprof-core and
+ * gdb where their stacks are live. Read from /proc/self/task/TID/syscall (a
+ * thread of the same process may read it: no ptrace permission involved); a
+ * thread that is running says "running" and is left out. System calls only, and
+ * little stack (this may run on a small sigaltstack); DBUF (DLEN bytes) is the
+ * directory buffer. A thread that returns from its call before the clone is
+ * recorded where it was. */
+static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, size_t dlen)
+{
+	int dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	unsigned cap = (unsigned)(room / sizeof(struct snap_thread));
+	long n;
+
+	j->others = tab;
+	j->nothers = 0;
+	if (dfd < 0)
+		return;
+	while ((n = syscall(SYS_getdents64, dfd, dbuf, dlen)) > 0) {
+		for (long off = 0; off < n;) {
+			/* struct linux_dirent64: ino, off, reclen (u16), type (u8), name */
+			unsigned short reclen;
+			const char *name = dbuf + off + 19, *p = name;
+			char path[64] = "/proc/self/task/", text[256];
+			size_t pl = 16;
+			ssize_t r;
+			pid_t tid = 0;
+			int fd;
+
+			memcpy(&reclen, dbuf + off + 16, sizeof(reclen));
+			off += reclen;
+			while (*p >= '0' && *p <= '9')
+				tid = tid * 10 + (*p++ - '0');
+			if (*p || tid <= 0 || tid == j->tid || j->nothers >= cap)
+				continue;
+			/* "/proc/self/task/" NAME "/syscall": NAME is all digits, short */
+			if ((size_t)(p - name) > 20)
+				continue;
+			memcpy(path + pl, name, (size_t)(p - name));
+			pl += (size_t)(p - name);
+			memcpy(path + pl, "/syscall", 9);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			do
+				r = read(fd, text, sizeof(text) - 1);
+			while (r < 0 && errno == EINTR);
+			close(fd);
+			if (r <= 0)
+				continue;
+			text[r] = 0;
+			/* "NR ARG1..ARG6 SP PC", "-1 SP PC" or "running" */
+			{
+				struct snap_thread *o = &j->others[j->nothers];
+				const char *q = text;
+
+				if (*q == '-') {
+					q += 2;   /* "-1" */
+					o->nr = -1;
+				} else if (*q >= '0' && *q <= '9') {
+					o->nr = (long)snap_ulong(&q);
+					for (int a = 0; a < 6; a++)
+						o->args[a] = snap_ulong(&q);
+				} else {
+					continue;
+				}
+				if (o->nr < 0)
+					for (int a = 0; a < 6; a++)
+						o->args[a] = 0;
+				o->sp = snap_ulong(&q);
+				o->pc = snap_ulong(&q);
+				o->tid = tid;
+				if (o->sp && o->pc)
+					j->nothers++;
+			}
+		}
+	}
+	close(dfd);
+}
+
+/* Take snapshot J (registers filled by the caller). WAIT: wait for the writer.
+ * Runs in a signal handler or at exit; keeps errno. Returns 0 or -1.
+ * The child has exit signal 0: no SIGCHLD, and the program's waitpid(-1), which
+ * waits for ordinary children only (no __WALL), never sees it. */
+static int snap_take(struct snap_job *j, int wait)
+{
+	int saved = errno, rc = 0, pid, st;
+	char *stack;
+
+	j->n = __atomic_add_fetch(&snap_count, 1, __ATOMIC_RELAXED);
+	j->pid = getpid();
+	j->tid = (pid_t)syscall(SYS_gettid);
+	j->ppid = getppid();
+	stack = snap_mmap(SNAP_CHILD_STACK);
+	if (!stack) {
+		snap_fail(snap_dir, "mmap", errno);
+		errno = saved;
+		return -1;
+	}
+	/* the child's stack is not the program's: left out of the core. Its bottom
+	 * holds the other threads' table, and is the directory buffer meanwhile. */
+	j->skip_lo = (uintptr_t)stack;
+	j->skip_hi = (uintptr_t)stack + SNAP_CHILD_STACK;
+	snap_others(j, stack, SNAP_THREADS_ROOM, stack + SNAP_THREADS_ROOM, 32u << 10);
+	if (wait)
+		pid = clone(snap_writer, stack + SNAP_CHILD_STACK, 0, j);
+	else
+		pid = clone(snap_middle, stack + SNAP_CHILD_STACK, CLONE_VM | CLONE_VFORK, j);
+	if (pid < 0) {
+		snap_fail(snap_dir, "clone", errno);
+		rc = -1;
+	} else if ((st = snap_reap(pid)) >= 0 && wait && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		rc = -1;
+		if (WIFSIGNALED(st)) {
+			struct snap_line l = { .len = 0 };
+
+			snap_str(&l, "heapann: snapshot failed: the writer was killed by signal ");
+			snap_num(&l, (unsigned long)WTERMSIG(st));
+			snap_send(&l);
+		}
+	}
+	munmap(stack, SNAP_CHILD_STACK);
+	errno = saved;
+	return rc;
+}
+
+/* user_regs_struct from a ucontext's general registers. */
+static void snap_regs_from(elf_gregset_t r, const mcontext_t *mc, int from_signal)
+{
+	const greg_t *g = mc->gregs;
+	unsigned long fs = 0, gs = 0;
+
+	memset(r, 0, sizeof(elf_gregset_t));
+	r[0] = (unsigned long)g[REG_R15];
+	r[1] = (unsigned long)g[REG_R14];
+	r[2] = (unsigned long)g[REG_R13];
+	r[3] = (unsigned long)g[REG_R12];
+	r[4] = (unsigned long)g[REG_RBP];
+	r[5] = (unsigned long)g[REG_RBX];
+	r[6] = (unsigned long)g[REG_R11];
+	r[7] = (unsigned long)g[REG_R10];
+	r[8] = (unsigned long)g[REG_R9];
+	r[9] = (unsigned long)g[REG_R8];
+	r[10] = (unsigned long)g[REG_RAX];
+	r[11] = (unsigned long)g[REG_RCX];
+	r[12] = (unsigned long)g[REG_RDX];
+	r[13] = (unsigned long)g[REG_RSI];
+	r[14] = (unsigned long)g[REG_RDI];
+	r[15] = (unsigned long)-1;               /* orig_rax: not in a system call */
+	r[16] = (unsigned long)g[REG_RIP];
+	r[17] = 0x33;                            /* cs: user code */
+	r[18] = from_signal ? (unsigned long)g[REG_EFL] : 0x202;
+	r[19] = (unsigned long)g[REG_RSP];
+	r[20] = 0x2b;                            /* ss: user data */
+	syscall(SYS_arch_prctl, ARCH_GET_FS, &fs);
+	syscall(SYS_arch_prctl, ARCH_GET_GS, &gs);
+	r[21] = fs;                              /* fs_base: the thread's TLS */
+	r[22] = gs;
+}
+
+/* A snapshot signal (SIGUSR2 or HEAPANN_SNAPSHOT=signal:SIG). */
+static void snap_on_signal(int sig, siginfo_t *si, void *ucv)
+{
+	int saved = errno;
+	const ucontext_t *uc = ucv;
+	struct snap_job j;
+
+	memset(&j, 0, sizeof(j));
+	j.signo = sig;
+	j.has_info = 1;
+	j.info = *si;
+	snap_regs_from(j.regs, &uc->uc_mcontext, 1);
+	if (uc->uc_mcontext.fpregs)
+		memcpy(&j.fpregs, uc->uc_mcontext.fpregs, sizeof(j.fpregs));
+	snap_take(&j, !snap_nowait);
+	errno = saved;
+}
+
+/* A crash (HEAPANN_SNAPSHOT=abort): snapshot, then the default action for the
+ * signal (SA_RESETHAND restored it on entry): the signal is sent again and, blocked
+ * while this handler runs, is delivered as it returns, so the kernel still writes
+ * its own core where it is configured to. */
+static void snap_on_crash(int sig, siginfo_t *si, void *ucv)
+{
+	int saved = errno;
+	const ucontext_t *uc = ucv;
+	struct snap_job j;
+
+	memset(&j, 0, sizeof(j));
+	j.signo = sig;
+	j.has_info = 1;
+	j.info = *si;
+	snap_regs_from(j.regs, &uc->uc_mcontext, 1);
+	if (uc->uc_mcontext.fpregs)
+		memcpy(&j.fpregs, uc->uc_mcontext.fpregs, sizeof(j.fpregs));
+	snap_take(&j, 1);
+	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+	errno = saved;
+}
+
+int ha_snapshot_now(void)
+{
+	struct snap_job j;
+	ucontext_t uc;
+
+	memset(&j, 0, sizeof(j));
+	if (getcontext(&uc) != 0)
+		return -1;
+	snap_regs_from(j.regs, &uc.uc_mcontext, 0);
+	return snap_take(&j, 1);
+}
+
+/* HEAPANN_SNAPSHOT=exit: as late as the process goes. libheapann is preloaded, so
+ * it is initialized first and finalized last: this destructor runs after main
+ * returned or exit() was called, after the program's atexit handlers and its
+ * libraries' destructors, which is where memcheck looks for leaks. */
+__attribute__((destructor))
+static void snap_at_exit(void)
+{
+	if (snap_on_exit)
+		ha_snapshot_now();
+}
+
+/* ---- set-up ---- */
+
+static const struct { const char *name; int sig; } snap_signames[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "USR1", SIGUSR1 },
+	{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+	{ "CONT", SIGCONT }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
+	{ "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
+	{ "SYS", SIGSYS }, { "TRAP", SIGTRAP },
+};
+
+/* A signal named by S up to END: "SIGUSR1", "USR1", "12", "SIGRTMIN+3",
+ * "RTMAX-1". Returns the number, or 0 when unknown. */
+static int snap_signal_parse(const char *s, const char *end)
+{
+	size_t len;
+	int v = 0;
+
+	if (end - s > 3 && strncmp(s, "SIG", 3) == 0)
+		s += 3;
+	len = (size_t)(end - s);
+	if (len && *s >= '0' && *s <= '9') {
+		for (; s < end; s++) {
+			if (*s < '0' || *s > '9' || v > 1000)
+				return 0;
+			v = v * 10 + (*s - '0');
+		}
+		return v > 0 && v < NSIG ? v : 0;
+	}
+	if (len >= 5 && (strncmp(s, "RTMIN", 5) == 0 || strncmp(s, "RTMAX", 5) == 0)) {
+		int base = s[4] == 'N' ? SIGRTMIN : SIGRTMAX, k = 0, sign = 0;
+		const char *p = s + 5;
+
+		if (p < end) {
+			sign = *p == '+' ? 1 : *p == '-' ? -1 : 0;
+			if (!sign || ++p == end)
+				return 0;
+			for (; p < end; p++) {
+				if (*p < '0' || *p > '9' || k > 100)
+					return 0;
+				k = k * 10 + (*p - '0');
+			}
+		}
+		v = base + sign * k;
+		return v >= SIGRTMIN && v <= SIGRTMAX ? v : 0;
+	}
+	for (size_t i = 0; i < sizeof(snap_signames) / sizeof(snap_signames[0]); i++)
+		if (strlen(snap_signames[i].name) == len && strncmp(snap_signames[i].name, s, len) == 0)
+			return snap_signames[i].sig;
+	return 0;
+}
+
+static void snap_warn(const char *what, const char *s, const char *end)
+{
+	struct snap_line l = { .len = 0 };
+
+	snap_str(&l, "heapann: HEAPANN_SNAPSHOT: ");
+	snap_str(&l, what);
+	snap_str(&l, " '");
+	while (s < end && l.len < 200)
+		l.buf[l.len++] = *s++;
+	snap_str(&l, "' ignored");
+	snap_send(&l);
+}
+
+/* Parse HEAPANN_SNAPSHOT's comma-separated list. */
+static void snap_parse(const char *v)
+{
+	while (*v) {
+		const char *end = strchr(v, ',');
+		size_t len;
+
+		if (!end)
+			end = v + strlen(v);
+		len = (size_t)(end - v);
+		if (len == 4 && strncmp(v, "exit", 4) == 0) {
+			snap_on_exit = 1;
+		} else if (len == 5 && strncmp(v, "abort", 5) == 0) {
+			snap_on_abort = 1;
+		} else if (len >= 6 && strncmp(v, "signal", 6) == 0 && (len == 6 || v[6] == ':')) {
+			int sig = len == 6 ? SIGUSR2 : snap_signal_parse(v + 7, end);
+
+			if (!sig || sig == SIGKILL || sig == SIGSTOP)
+				snap_warn("unknown signal in", v, end);
+			else if (snap_nsignals < SNAP_MAX_SIGNALS)
+				snap_signals[snap_nsignals++] = sig;
+		} else if (len) {
+			snap_warn("unknown item", v, end);
+		}
+		v = *end ? end + 1 : end;
+	}
+}
+
+/* snap_dir: HEAPANN_SNAPSHOT_DIR made absolute against the directory the program
+ * started in (so a chdir() later does not move the cores), default that directory. */
+static void snap_dir_init(void)
+{
+	const char *d = snap_env("HEAPANN_SNAPSHOT_DIR");
+	size_t len = 0, dl;
+
+	if (!d || d[0] != '/') {
+		if (syscall(SYS_getcwd, snap_dir, sizeof(snap_dir)) < 0 || snap_dir[0] != '/')
+			strcpy(snap_dir, ".");
+		len = strlen(snap_dir);
+		if (!d || !*d || (d[0] == '.' && d[1] == 0))
+			return;
+		snap_dir[len++] = '/';
+	}
+	dl = strlen(d);
+	if (len + dl >= sizeof(snap_dir))
+		dl = sizeof(snap_dir) - len - 1;
+	memcpy(snap_dir + len, d, dl);
+	len += dl;
+	snap_dir[len] = 0;
+	while (len > 1 && snap_dir[len - 1] == '/')
+		snap_dir[--len] = 0;
+}
+
+/* snap_prog: the basename of /proc/self/exe, else the short invocation name. */
+static void snap_prog_init(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *b = program_invocation_short_name;
+
+	if (n > 0) {
+		exe[n] = 0;
+		b = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	}
+	if (!b || !*b)
+		b = "prog";
+	snap_copy(snap_prog, b, sizeof(snap_prog));
+}
+
+/* A fork()ed child of the program counts its own snapshots from 1 again. */
+static void snap_atfork_child(void)
+{
+	snap_count = 0;
+}
+
+static void snap_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fn;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | flags;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, 0);
+}
+
+/* Read the options and install the handlers. A constructor of its own, so the
+ * allocator's start-up is untouched when HEAPANN_SNAPSHOT is unset. */
+__attribute__((constructor))
+static void snap_init(void)
+{
+	static const int crash[] = { SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+	const char *v = snap_env("HEAPANN_SNAPSHOT"), *q;
+
+	if (!v || !*v)
+		return;
+	snap_parse(v);
+	if (!snap_on_exit && !snap_on_abort && !snap_nsignals)
+		return;
+	v = snap_env("HEAPANN_SNAPSHOT_WAIT");
+	snap_nowait = v && v[0] == '0' && v[1] == 0;
+	q = snap_env("HEAPANN_QUIET");
+	snap_quiet = q && q[0] && !(q[0] == '0' && q[1] == 0);
+	snap_dir_init();
+	snap_prog_init();
+	pthread_atfork(0, 0, snap_atfork_child);
+	for (int i = 0; i < snap_nsignals; i++)
+		snap_install(snap_signals[i], snap_on_signal, 0);
+	if (snap_on_abort)
+		for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
+			snap_install(crash[i], snap_on_crash, SA_RESETHAND | SA_ONSTACK);
+}
+
+#else
+/* Not built here (static kit, or not x86-64 Linux): an empty unit. */
+typedef int ha_snapshot_unused;
+#endif /* HA_HAVE_SNAPSHOT */
