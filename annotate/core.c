@@ -316,11 +316,12 @@ void ha_free(void *p)
 	errno = saved;
 }
 
-/* Undo ha_hdr_mark_freed() on a block whose reallocation failed. */
+/* Undo ha_hdr_mark_freed() on a block whose reallocation failed. END first, START
+ * last, as ha_hdr_write() does: a core taken in between sees a freed block. */
 static void ha_hdr_mark_live(void *user, const struct ha_hdr_view *v)
 {
-	v->hdr[HEAPANN_W_START] = (uintptr_t)heapann_start_live(HA_W);
 	((uintptr_t *)user)[-1] = (uintptr_t)heapann_end_live(HA_W) | v->depth;
+	__atomic_store_n(&v->hdr[HEAPANN_W_START], (uintptr_t)heapann_start_live(HA_W), __ATOMIC_RELEASE);
 }
 
 /* Realloc of a block from the aligned family (its pad is larger than the

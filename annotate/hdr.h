@@ -61,7 +61,12 @@ static inline uintptr_t *ha_hdr_write(void *user, size_t offset, size_t size,
 	uintptr_t *h = (uintptr_t *)((char *)user - hbytes);
 	uintptr_t info = (uintptr_t)heapann_info_make(guard, (offset - hbytes) / HA_W);
 
-	h[HEAPANN_W_START] = (uintptr_t)heapann_start_live(HA_W);
+	/* START goes last: a core taken while this thread is here (a snapshot clones
+	 * the process while other threads run; gcore and the kernel stop threads at
+	 * any instruction) then holds no header at H rather than a damaged one. The
+	 * zero clears a START a previous use of this memory may have left. */
+	h[HEAPANN_W_START] = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	h[HEAPANN_W_INFO] = info;
 	h[HEAPANN_W_SIZE] = size;
 	h[HEAPANN_W_DEPTH] = depth;
@@ -72,6 +77,7 @@ static inline uintptr_t *ha_hdr_write(void *user, size_t offset, size_t size,
 	h[HEAPANN_W_FRAMES + depth] = (uintptr_t)heapann_end_live(HA_W) | depth;
 	if (guard)
 		memset((char *)user + size, HEAPANN_GUARD_BYTE, guard);
+	__atomic_store_n(&h[HEAPANN_W_START], (uintptr_t)heapann_start_live(HA_W), __ATOMIC_RELEASE);
 	return h;
 }
 
@@ -125,7 +131,8 @@ static inline unsigned ha_hdr_guard_damage(const void *user, const struct ha_hdr
 }
 
 /* Mark a live block freed (START and END get the freed magics) just before the
- * memory goes back to the real allocator. */
+ * memory goes back to the real allocator. START first: a core taken in between
+ * sees a freed block, not a damaged live one. */
 static inline void ha_hdr_mark_freed(void *user, const struct ha_hdr_view *v)
 {
 	v->hdr[HEAPANN_W_START] = (uintptr_t)heapann_start_freed(HA_W);

@@ -251,6 +251,10 @@ struct cp_scan {
 				    * word differs and the check word fails): values that
 				    * merely look like an END, e.g. copies on a stack; a
 				    * header overwritten up to its DEPTH word ends up here */
+	size_t nwriting;           /* headers caught while malloc was writing them (START
+				    * still 0, everything else complete and the check word
+				    * right: the core was taken in between): not a block
+				    * yet, and not damage */
 	uint64_t scanned_bytes;    /* dumped bytes that were scanned */
 	uint64_t *sigs;            /* addresses of statistics-region signatures
 				    * (HEAPANN_STATS_MAGIC0 followed by MAGIC1, not

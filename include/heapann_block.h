@@ -16,6 +16,9 @@
  *                                                                                ^ user pointer (16-aligned,
  *                                                                                  or the requested alignment)
  *   word 0 START  HEAPANN_START_LIVE while the block is live, HEAPANN_START_FREED after free().
+ *                 Written last (after END and the guard), and first on free(): a core
+ *                 taken while another thread writes a header holds no live START there
+ *                 (or a freed one), never a half-written live header.
  *   word 1 INFO   bits 0-7: format version (HEAPANN_VERSION); bits 8-15: guard length in
  *                 bytes; bits 16 and up: pad, the bytes between the raw block and H, in
  *                 units of W (so raw = H - pad * W).
