@@ -49,6 +49,20 @@ static inline size_t ha_hdr_offset(unsigned depth, size_t align)
 	return (h + align - 1) & ~(align - 1);
 }
 
+/* START's live magic for the last store of ha_hdr_write(), made in a register at
+ * that point. As a plain constant the compiler may keep it across the memcpy and
+ * memset calls in a callee-saved register, which those calls push: copies of the
+ * magic then stay in dead stack memory, and a core reader takes them for damaged
+ * headers (seen on ARM). A volatile read of its complement cannot be hoisted, and
+ * the complement stored in our data is no magic a reader looks for. */
+static const volatile uintptr_t ha_start_live_inv = ~(uintptr_t)(sizeof(uintptr_t) == 8 ?
+	(uintptr_t)HEAPANN_START_LIVE64 : (uintptr_t)HEAPANN_START_LIVE32);
+
+static inline uintptr_t ha_start_live_late(void)
+{
+	return ~ha_start_live_inv;
+}
+
 /* Write a live header for a block whose user data starts at USER and whose raw
  * block starts OFFSET bytes earlier (OFFSET >= the header size for DEPTH), then
  * fill GUARD guard bytes after USER + SIZE. FRAMES holds DEPTH return addresses,
@@ -77,7 +91,7 @@ static inline uintptr_t *ha_hdr_write(void *user, size_t offset, size_t size,
 	h[HEAPANN_W_FRAMES + depth] = (uintptr_t)heapann_end_live(HA_W) | depth;
 	if (guard)
 		memset((char *)user + size, HEAPANN_GUARD_BYTE, guard);
-	__atomic_store_n(&h[HEAPANN_W_START], (uintptr_t)heapann_start_live(HA_W), __ATOMIC_RELEASE);
+	__atomic_store_n(&h[HEAPANN_W_START], ha_start_live_late(), __ATOMIC_RELEASE);
 	return h;
 }
 
