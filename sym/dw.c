@@ -47,6 +47,8 @@ struct dw_module {
 	struct dw_fsym *syms;     /* sorted by addr */
 	size_t nsyms;
 	struct dw_cutab cus;      /* scope indexes of the CUs used so far */
+	int secs_state;           /* 0 not looked up, 1 secs below found, -1 none */
+	struct dw_secs secs;      /* the DWARF sections dw_line.c reads */
 };
 
 struct dw_symbolizer {
@@ -73,6 +75,7 @@ struct dw_symbolizer {
 	char *(*cxa_demangle)(const char *, char *, size_t *, int *);
 	char *demangle_buf;           /* reused output buffer of __cxa_demangle */
 	size_t demangle_cap;
+	int reference;                /* SYM_DW_REFERENCE: every line asked of libdw */
 };
 
 /* libdwfl's callbacks carry no user pointer: the symbolizer being driven is
@@ -668,6 +671,73 @@ static const char *dw_cu_file(struct dw_symbolizer *s, Dwarf_Die *cu, Dwarf_Word
 	return dw_cu_path(s, cu, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
+/* Find the sections dw_line.c decodes in the ELF file behind the module's
+ * Dwarf (decompressed by libdw when it opened them), once. Returns 1 when
+ * .debug_line is there, else -1. */
+static int dw_module_secs(struct dw_module *m)
+{
+	if (m->secs_state)
+		return m->secs_state;
+	m->secs_state = -1;
+	Dwarf_Addr dwbias;
+	Dwarf *dbg = dwfl_module_getdwarf(m->mod, &dwbias);
+	Elf *elf = dbg ? dwarf_getelf(dbg) : NULL;
+	size_t shstrndx;
+	GElf_Ehdr eh;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0 || !gelf_getehdr(elf, &eh))
+		return -1;
+	m->secs.little_endian = eh.e_ident[EI_DATA] == ELFDATA2LSB;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_flags & SHF_COMPRESSED) || sh.sh_type == SHT_NOBITS)
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		struct dw_sec *sec = !name ? NULL : !strcmp(name, ".debug_line") ? &m->secs.line :
+			!strcmp(name, ".debug_line_str") ? &m->secs.line_str :
+			!strcmp(name, ".debug_str") ? &m->secs.str : NULL;
+		if (!sec)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (d && d->d_buf) {
+			sec->data = d->d_buf;
+			sec->size = d->d_size;
+		}
+	}
+	if (m->secs.line.data)
+		m->secs_state = 1;
+	return m->secs_state;
+}
+
+/* Decode c's line table on first use. Returns 1 when c->lines can answer,
+ * -1 when libdw must (no table, or one dw_line.c does not read). */
+static int dw_cuidx_lines(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c)
+{
+	if (c->lines_state)
+		return c->lines_state;
+	c->lines_state = -1;
+	if (s->reference || dw_module_secs(m) < 0)
+		return -1;
+	Dwarf_Attribute attr;
+	Dwarf_Word off;
+	if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off) != 0)
+		return -1;
+	const char *comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
+	if (dw_lines_read(&c->lines, &m->secs, off, comp_dir) == 0)
+		c->lines_state = 1;
+	return c->lines_state;
+}
+
+/* The path of file idx of c's decoded line table, made absolute and interned
+ * once, or NULL. */
+static const char *dw_cuidx_file(struct dw_symbolizer *s, struct dw_cuidx *c, uint64_t idx)
+{
+	if (idx >= c->lines.nfiles)
+		return NULL;
+	if (!c->lines.paths[idx])
+		c->lines.paths[idx] = dw_cu_path(s, &c->cu, c->lines.files[idx]);
+	return c->lines.paths[idx];
+}
+
 /* The name of scope i of c, looked up once. */
 static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_cuidx *c, int32_t i)
 {
@@ -693,11 +763,20 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 	struct dw_cuidx *c = dw_cutab_get(&m->cus, cu);
 	if (!c)
 		return -1;
+	Dwfl_Line *l;
 
 	const char *file = NULL;
 	unsigned line = 0, column = 0;
-	Dwfl_Line *l = dwfl_module_getsrc(m->mod, pc);
-	if (l) {
+	int own_lines = dw_cuidx_lines(s, m, c) > 0;
+	if (own_lines) {
+		const struct dw_lrow *r = dw_lines_find(&c->lines, pc - dwbias);
+		if (r) {
+			/* as from dwfl_lineinfo's int results below */
+			file = dw_cuidx_file(s, c, r->file);
+			line = (int)r->line > 0 ? r->line : 0;
+			column = (int)r->col > 0 ? r->col : 0;
+		}
+	} else if ((l = dwfl_module_getsrc(m->mod, pc))) {
 		int ln = 0, col = 0;
 		const char *src = dwfl_lineinfo(l, NULL, &ln, &col, NULL, NULL);
 		file = dw_cu_path(s, &c->cu, src);
@@ -740,7 +819,7 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 		file = NULL;
 		line = column = 0;
 		if (dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0)
-			file = dw_cu_file(s, &c->cu, w);
+			file = own_lines ? dw_cuidx_file(s, c, w) : dw_cu_file(s, &c->cu, w);
 		if (dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
 			line = (unsigned)w;
 		if (dwarf_attr(die, DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
@@ -1064,6 +1143,7 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	}
 	s->exe = strdup(opt->exe);
 	s->exe_idlen = -1;
+	s->reference = (opt->flags & SYM_DW_REFERENCE) != 0;
 	if (!s->debuginfo_path || (opt->sysroot && !s->sysroot) || !s->exe) {
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 		goto fail;

@@ -65,9 +65,59 @@ struct dw_range {
 	uint32_t depth;
 };
 
+/* ---- line tables decoded once per CU (dw_line.c) ---- */
+
+/* One section's bytes (as libelf holds them, decompressed), or NULL. */
+struct dw_sec {
+	const unsigned char *data;
+	size_t size;
+};
+
+/* The sections a line table refers to, found once per module. */
+struct dw_secs {
+	struct dw_sec line, line_str, str;
+	int little_endian;   /* the decoder reads little-endian files only */
+};
+
+/* One row of a line table, in DWARF addresses. */
+struct dw_lrow {
+	uint64_t addr;
+	uint32_t file;        /* index into dw_lines.files */
+	uint32_t line;
+	uint32_t col;
+	uint32_t end;         /* 1: DW_LNE_end_sequence (the address after the sequence) */
+	uint32_t seq;         /* position in the program: libdw's order for ties */
+};
+
+/* One CU's line table: rows in libdw's order and file names as libdw composes
+ * them (relative names joined to their directory). */
+struct dw_lines {
+	struct dw_lrow *rows;
+	size_t nrows;
+	char **files;         /* malloc'd names */
+	size_t nfiles;
+	const char **paths;   /* per file: the interned absolute path, filled on first use */
+};
+
+/* Decode the line table at offset off of .debug_line (DW_AT_stmt_list of a CU
+ * whose DW_AT_comp_dir is comp_dir, or NULL) into l, which must be zeroed.
+ * Returns 0, or -1 (l released) when the table is malformed, uses something
+ * this decoder does not read, or memory runs out: the caller then asks libdw.
+ * Borrows secs' bytes, which must outlive l. */
+int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir);
+
+/* The row that names DWARF address pc (dwfl_module_getsrc's choice: the last
+ * row at or before pc unless it ends a sequence), or NULL. */
+const struct dw_lrow *dw_lines_find(const struct dw_lines *l, uint64_t pc);
+
+/* Free the table's memory and zero it. */
+void dw_lines_release(struct dw_lines *l);
+
 struct dw_cuidx {
 	Dwarf_Off off;              /* CU DIE offset: the key */
 	Dwarf_Die cu;
+	int lines_state;            /* 0 not read yet, 1 lines below valid, -1 ask libdw */
+	struct dw_lines lines;
 	struct dw_scope *scopes;
 	size_t nscopes;
 	struct dw_range *ranges;    /* grouped per scope */

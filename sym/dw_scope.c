@@ -194,6 +194,7 @@ static void dw_cuidx_free(struct dw_cuidx *c)
 	free(c->scopes);
 	free(c->ranges);
 	free(c->sorted);
+	dw_lines_release(&c->lines);
 	free(c);
 }
 
