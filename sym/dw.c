@@ -694,7 +694,12 @@ static int dw_module_secs(struct dw_module *m)
 		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
 		struct dw_sec *sec = !name ? NULL : !strcmp(name, ".debug_line") ? &m->secs.line :
 			!strcmp(name, ".debug_line_str") ? &m->secs.line_str :
-			!strcmp(name, ".debug_str") ? &m->secs.str : NULL;
+			!strcmp(name, ".debug_str") ? &m->secs.str :
+			!strcmp(name, ".debug_info") ? &m->secs.info :
+			!strcmp(name, ".debug_abbrev") ? &m->secs.abbrev :
+			!strcmp(name, ".debug_ranges") ? &m->secs.ranges :
+			!strcmp(name, ".debug_rnglists") ? &m->secs.rnglists :
+			!strcmp(name, ".debug_addr") ? &m->secs.addr : NULL;
 		if (!sec)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
@@ -703,7 +708,7 @@ static int dw_module_secs(struct dw_module *m)
 			sec->size = d->d_size;
 		}
 	}
-	if (m->secs.line.data)
+	if (m->secs.line.data || m->secs.info.data)
 		m->secs_state = 1;
 	return m->secs_state;
 }
@@ -743,7 +748,8 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_cuidx *c, in
 {
 	struct dw_scope *sc = &c->scopes[i];
 	if (!sc->named) {
-		sc->name = dw_die_name(s, &sc->die, &sc->linkage);
+		Dwarf_Die *die = dw_cuidx_die(c, i);
+		sc->name = die ? dw_die_name(s, die, &sc->linkage) : NULL;
 		sc->named = 1;
 	}
 	return sc->name;
@@ -760,7 +766,8 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &dwbias);
 	if (!cu)
 		return 0;
-	struct dw_cuidx *c = dw_cutab_get(&m->cus, cu);
+	const struct dw_secs *secs = !s->reference && dw_module_secs(m) > 0 ? &m->secs : NULL;
+	struct dw_cuidx *c = dw_cutab_get(&m->cus, cu, secs);
 	if (!c)
 		return -1;
 	Dwfl_Line *l;
@@ -813,16 +820,16 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 		if (!c->scopes[i].inlined)
 			break;
 		/* the caller's position is where this instance was inlined */
-		Dwarf_Die *die = &c->scopes[i].die;
+		Dwarf_Die *die = dw_cuidx_die(c, i);
 		Dwarf_Attribute attr;
 		Dwarf_Word w;
 		file = NULL;
 		line = column = 0;
-		if (dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0)
+		if (die && dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0)
 			file = own_lines ? dw_cuidx_file(s, c, w) : dw_cu_file(s, &c->cu, w);
-		if (dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+		if (die && dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
 			line = (unsigned)w;
-		if (dwarf_attr(die, DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
+		if (die && dwarf_attr(die, DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
 			column = (unsigned)w;
 	}
 	/* the outermost frame is the real function even if DWARF lost its parent;

@@ -47,7 +47,9 @@ void dw_ptrmap_release(struct dw_ptrmap *m);
 
 /* A subprogram or inlined subroutine that has code. */
 struct dw_scope {
-	Dwarf_Die die;          /* valid as long as the module's Dwarf */
+	Dwarf_Die die;          /* valid as long as the module's Dwarf, once have_die */
+	uint64_t off;           /* the DIE's offset in .debug_info */
+	int have_die;           /* die above is set (else looked up by off on first use) */
 	int32_t parent;         /* enclosing scope in the same CU, -1 at the top */
 	uint32_t depth;         /* 0 at the top */
 	int inlined;            /* DW_TAG_inlined_subroutine */
@@ -73,9 +75,10 @@ struct dw_sec {
 	size_t size;
 };
 
-/* The sections a line table refers to, found once per module. */
+/* The DWARF sections dw_line.c and dw_die.c read, found once per module. */
 struct dw_secs {
 	struct dw_sec line, line_str, str;
+	struct dw_sec info, abbrev, ranges, rnglists, addr;
 	int little_endian;   /* the decoder reads little-endian files only */
 };
 
@@ -113,6 +116,32 @@ const struct dw_lrow *dw_lines_find(const struct dw_lines *l, uint64_t pc);
 /* Free the table's memory and zero it. */
 void dw_lines_release(struct dw_lines *l);
 
+/* ---- scopes read from the bytes of .debug_info (dw_die.c) ---- */
+
+/* One compilation unit as dw_die.c needs it (header fields from libdw). */
+struct dw_unit {
+	uint64_t unit_start, unit_end;  /* the unit in .debug_info, header included */
+	uint64_t die_off;               /* the CU DIE */
+	uint64_t abbrev_off;
+	unsigned version, addrsz, offsz;
+	uint64_t base;                  /* base address for ranges (as libdw finds it) */
+	uint64_t addr_base, rnglists_base;
+	int has_addr_base, has_rnglists_base;
+};
+
+/* Walk the CU's DIEs as dw_scope.c's libdw walk does. For each subprogram or
+ * inlined subroutine with code, range(arg, lo, hi) is called for each of its
+ * ranges and then scope(arg, die_offset, parent, inlined, nranges), which
+ * returns the new scope's index (the parent of the scopes below it) or -1 to
+ * stop. Returns 0, or -1 on anything unexpected (the caller then falls back to
+ * libdw) or when a callback failed. */
+int dw_cuidx_scan(const struct dw_unit *u, const struct dw_secs *secs,
+		  int (*scope)(void *, uint64_t, int32_t, int, int),
+		  int (*range)(void *, uint64_t, uint64_t), void *arg);
+
+/* Entry idx of .debug_addr for unit u into *out. Returns 0, or -1. */
+int dw_addrx(const struct dw_unit *u, const struct dw_secs *secs, uint64_t idx, uint64_t *out);
+
 struct dw_cuidx {
 	Dwarf_Off off;              /* CU DIE offset: the key */
 	Dwarf_Die cu;
@@ -131,8 +160,13 @@ struct dw_cutab {
 	size_t cap, count;
 };
 
-/* The index of cu (built on first use), or NULL when out of memory. */
-struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu);
+/* The index of cu (built on first use: from the bytes of the sections in secs
+ * when not NULL and they can be read, else with libdw), or NULL when out of
+ * memory. */
+struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu, const struct dw_secs *secs);
+
+/* The DIE of scope i of c, or NULL when libdw cannot find it. */
+Dwarf_Die *dw_cuidx_die(struct dw_cuidx *c, int32_t i);
 
 /* The innermost scope of c whose ranges hold DWARF address pc, or -1. */
 int32_t dw_cuidx_find(const struct dw_cuidx *c, uint64_t pc);
