@@ -48,7 +48,9 @@ struct dw_module {
 	size_t nsyms;
 	struct dw_cutab cus;      /* scope indexes of the CUs used so far */
 	int secs_state;           /* 0 not looked up, 1 secs below found, -1 none */
-	struct dw_secs secs;      /* the DWARF sections dw_line.c reads */
+	struct dw_secs secs;      /* the DWARF sections dw_line.c and dw_die.c read */
+	struct dw_ptrmap onames;  /* abstract origin offset + 1 -> name of the scopes it names */
+	struct dw_ptrmap olinks;  /* the same -> (void *)1 when that name is a linkage name */
 };
 
 struct dw_symbolizer {
@@ -743,15 +745,35 @@ static const char *dw_cuidx_file(struct dw_symbolizer *s, struct dw_cuidx *c, ui
 	return c->lines.paths[idx];
 }
 
-/* The name of scope i of c, looked up once. */
-static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_cuidx *c, int32_t i)
+/* The name of scope i of c, looked up once. Inlined instances without a name
+ * of their own are named by their abstract origin: that name is cached per
+ * origin, since one inline function has many instances. */
+static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c, int32_t i)
 {
 	struct dw_scope *sc = &c->scopes[i];
-	if (!sc->named) {
+	if (sc->named)
+		return sc->name;
+	const void *key = (const void *)(uintptr_t)(sc->origin + 1);
+	const char *known = sc->origin ? dw_ptrmap_get(&m->onames, key) : NULL;
+	if (known) {
+		sc->name = known;
+		sc->linkage = dw_ptrmap_get(&m->olinks, key) != NULL;
+	} else if (sc->origin) {
+		Dwarf_Die odie;
+		Dwarf *dbg = dwarf_cu_getdwarf(c->cu.cu);
+		if (dbg && dwarf_offdie(dbg, sc->origin, &odie)) {
+			sc->name = dw_die_name(s, &odie, &sc->linkage);
+			/* failures to cache only cost speed */
+			if (sc->name && dw_ptrmap_put(&m->onames, key, sc->name) == 0 && sc->linkage)
+				dw_ptrmap_put(&m->olinks, key, (const void *)1);
+		} else {
+			sc->name = NULL;
+		}
+	} else {
 		Dwarf_Die *die = dw_cuidx_die(c, i);
 		sc->name = die ? dw_die_name(s, die, &sc->linkage) : NULL;
-		sc->named = 1;
 	}
+	sc->named = 1;
 	return sc->name;
 }
 
@@ -812,7 +834,7 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 		if (!f)
 			return -1;
 		added++;
-		f->function = dw_scope_name(s, c, i);
+		f->function = dw_scope_name(s, m, c, i);
 		f->file = file;
 		f->line = line;
 		f->column = column;
@@ -838,7 +860,9 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 	outer->inlined = 0;
 	/* No linkage name (C++ functions with internal linkage): the symbol table
 	 * still holds the mangled name with its parameters, as gdb shows it. */
-	if (!outer->function || (i >= 0 && !c->scopes[i].linkage && dw_die_is_cxx(&c->cu))) {
+	if (c->is_cxx < 0)
+		c->is_cxx = dw_die_is_cxx(&c->cu);
+	if (!outer->function || (i >= 0 && !c->scopes[i].linkage && c->is_cxx)) {
 		const struct dw_fsym *fs = dw_module_lookup(m, pc);
 		if (fs && (!outer->function || (fs->name[0] == '_' && fs->name[1] == 'Z')))
 			outer->function = dw_name(s, fs->name);
@@ -945,6 +969,8 @@ static void dw_free(struct symbolizer *base)
 		struct dw_module *next = m->next;
 		free(m->syms);
 		dw_cutab_release(&m->cus);
+		dw_ptrmap_release(&m->onames);
+		dw_ptrmap_release(&m->olinks);
 		free(m);
 		m = next;
 	}

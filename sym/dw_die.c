@@ -22,7 +22,31 @@ enum { DW_MAX_DEPTH = 512, DW_MAX_CODE = 1 << 16 };
 struct dw_aspec {
 	uint32_t name, form;
 	int64_t implicit;     /* DW_FORM_implicit_const's value */
+	int32_t skip;         /* bytes to skip when the value is not needed, -1: decode */
 };
+
+/* The size of a value of form in unit u when it is fixed, else -1. */
+static int32_t dw_form_size(const struct dw_unit *u, uint32_t form)
+{
+	switch (form) {
+	case DW_FORM_addr: return (int32_t)u->addrsz;
+	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1: case DW_FORM_addrx1:
+		return 1;
+	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2: return 2;
+	case DW_FORM_strx3: case DW_FORM_addrx3: return 3;
+	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4: case DW_FORM_ref_sup4:
+		return 4;
+	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8: return 8;
+	case DW_FORM_data16: return 16;
+	case DW_FORM_flag_present: case DW_FORM_implicit_const: return 0;
+	case DW_FORM_ref_addr: return (int32_t)(u->version == 2 ? u->addrsz : u->offsz);
+	case DW_FORM_sec_offset: case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_strp_sup:
+	case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
+		return (int32_t)u->offsz;
+	default:
+		return -1;
+	}
+}
 
 struct dw_abbrev {
 	uint32_t tag;
@@ -95,8 +119,9 @@ static void dw_abbrevs_free(struct dw_abbrevs *a)
 	memset(a, 0, sizeof *a);
 }
 
-/* Decode the abbreviation table at off. Returns 0, or -1. */
-static int dw_abbrevs_read(struct dw_abbrevs *a, const struct dw_sec *sec, uint64_t off)
+/* Decode the abbreviation table at off for unit u. Returns 0, or -1. */
+static int dw_abbrevs_read(struct dw_abbrevs *a, const struct dw_unit *u, const struct dw_sec *sec,
+			   uint64_t off)
 {
 	size_t spec_cap = 0;
 	int bad = 0;
@@ -148,6 +173,11 @@ static int dw_abbrevs_read(struct dw_abbrevs *a, const struct dw_sec *sec, uint6
 			s->name = (uint32_t)name;
 			s->form = (uint32_t)form;
 			s->implicit = form == DW_FORM_implicit_const ? rd_sleb(&p, end, &bad) : 0;
+			int scope_tag = ab->tag == DW_TAG_subprogram || ab->tag == DW_TAG_inlined_subroutine;
+			int wanted = name == DW_AT_sibling || name == DW_AT_low_pc || name == DW_AT_high_pc ||
+				name == DW_AT_ranges || (scope_tag && (name == DW_AT_abstract_origin ||
+				name == DW_AT_name || name == DW_AT_linkage_name || name == DW_AT_MIPS_linkage_name));
+			s->skip = wanted ? -1 : dw_form_size(u, s->form);
 		}
 		ab->n = (uint32_t)(a->nspecs - ab->first);
 	}
@@ -164,6 +194,8 @@ struct dw_rdie {
 	uint64_t sibling;             /* unit-relative DW_AT_sibling, 0 if none */
 	int has_low, has_high, high_is_const, has_ranges, ranges_is_index;
 	uint64_t low, high, ranges;
+	int own_name;                 /* has a name or linkage name of its own */
+	uint64_t origin;              /* .debug_info offset of DW_AT_abstract_origin, 0 if none */
 };
 
 struct dw_walkctx {
@@ -247,6 +279,12 @@ static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, stru
 	for (uint32_t k = 0; k < ab->n; k++) {
 		const struct dw_aspec *s = &w->ab.specs[ab->first + k];
 		uint64_t v;
+		if (s->skip >= 0) {
+			if ((size_t)(w->uend - p) < (size_t)s->skip)
+				return -1;
+			p += s->skip;
+			continue;
+		}
 		uint32_t form = s->form;
 		if (dw_form_read(w, form, s->implicit, &p, &v) < 0)
 			return -1;
@@ -282,6 +320,20 @@ static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, stru
 				return -1;
 			}
 			d->has_high = 1;
+			break;
+		case DW_AT_name:
+		case DW_AT_linkage_name:
+		case DW_AT_MIPS_linkage_name:
+			d->own_name = 1;
+			break;
+		case DW_AT_abstract_origin:
+			if (form == DW_FORM_ref1 || form == DW_FORM_ref2 || form == DW_FORM_ref4 ||
+			    form == DW_FORM_ref8 || form == DW_FORM_ref_udata)
+				d->origin = (uint64_t)(w->ustart - w->secs->info.data) + v;
+			else if (form == DW_FORM_ref_addr)
+				d->origin = v;
+			else
+				d->own_name = 1;   /* in another file (dwz): no shortcut */
 			break;
 		case DW_AT_ranges:
 			if (form == DW_FORM_rnglistx)
@@ -475,7 +527,7 @@ static int dw_rdie_ranges(const struct dw_walkctx *w, const struct dw_rdie *d,
 }
 
 int dw_cuidx_scan(const struct dw_unit *u, const struct dw_secs *secs,
-		  int (*scope)(void *, uint64_t, int32_t, int, int),
+		  int (*scope)(void *, uint64_t, int32_t, int, int, uint64_t),
 		  int (*range)(void *, uint64_t, uint64_t), void *arg)
 {
 	struct dw_walkctx w = { u, secs, {0}, NULL, NULL };
@@ -491,7 +543,7 @@ int dw_cuidx_scan(const struct dw_unit *u, const struct dw_secs *secs,
 		return -1;
 	w.ustart = secs->info.data + u->unit_start;
 	w.uend = secs->info.data + u->unit_end;
-	if (dw_abbrevs_read(&w.ab, &secs->abbrev, u->abbrev_off) < 0)
+	if (dw_abbrevs_read(&w.ab, u, &secs->abbrev, u->abbrev_off) < 0)
 		return -1;
 	stack = malloc(DW_MAX_DEPTH * sizeof *stack);
 	if (!stack)
@@ -520,7 +572,8 @@ int dw_cuidx_scan(const struct dw_unit *u, const struct dw_secs *secs,
 				goto out;
 			if (nr > 0) {
 				int idx = scope(arg, (uint64_t)(lv->p - secs->info.data), me,
-						tag == DW_TAG_inlined_subroutine, nr);
+						tag == DW_TAG_inlined_subroutine, nr,
+						lv->d.own_name ? 0 : lv->d.origin);
 				if (idx < 0)
 					goto out;
 				me = idx;

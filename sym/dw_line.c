@@ -147,7 +147,7 @@ static int dw_entry_read(struct dw_cur *c, const uint64_t (*fmt)[2], unsigned nf
 
 static int dw_lines_push(struct dw_lines *l, size_t *cap, const struct dw_lrow *r)
 {
-	if (l->nrows == *cap) {
+	if (__builtin_expect(l->nrows == *cap, 0)) {
 		size_t ncap = *cap ? *cap * 2 : 256;
 		struct dw_lrow *p = realloc(l->rows, ncap * sizeof *p);
 		if (!p)
@@ -363,6 +363,12 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 
 	/* the line program */
 	c.p = prog;
+	/* one row takes at least one byte and usually two to four: size the array
+	 * once for the common case instead of growing it many times */
+	rows_cap = (size_t)(c.end - prog) / 3 + 16;
+	l->rows = malloc(rows_cap * sizeof *l->rows);
+	if (!l->rows)
+		goto fail;
 	struct dw_lrow st;
 	unsigned op_index;
 	uint32_t seq_no = 0;

@@ -50,6 +50,7 @@ struct dw_scope {
 	Dwarf_Die die;          /* valid as long as the module's Dwarf, once have_die */
 	uint64_t off;           /* the DIE's offset in .debug_info */
 	int have_die;           /* die above is set (else looked up by off on first use) */
+	uint64_t origin;        /* nonzero: named as the DIE at this offset (its abstract origin) */
 	int32_t parent;         /* enclosing scope in the same CU, -1 at the top */
 	uint32_t depth;         /* 0 at the top */
 	int inlined;            /* DW_TAG_inlined_subroutine */
@@ -131,12 +132,14 @@ struct dw_unit {
 
 /* Walk the CU's DIEs as dw_scope.c's libdw walk does. For each subprogram or
  * inlined subroutine with code, range(arg, lo, hi) is called for each of its
- * ranges and then scope(arg, die_offset, parent, inlined, nranges), which
+ * ranges and then scope(arg, die_offset, parent, inlined, nranges, origin), which
  * returns the new scope's index (the parent of the scopes below it) or -1 to
- * stop. Returns 0, or -1 on anything unexpected (the caller then falls back to
+ * stop; origin is the offset of the DIE's DW_AT_abstract_origin when the DIE
+ * has no name or linkage name of its own (its name is then the origin's), else
+ * 0. Returns 0, or -1 on anything unexpected (the caller then falls back to
  * libdw) or when a callback failed. */
 int dw_cuidx_scan(const struct dw_unit *u, const struct dw_secs *secs,
-		  int (*scope)(void *, uint64_t, int32_t, int, int),
+		  int (*scope)(void *, uint64_t, int32_t, int, int, uint64_t),
 		  int (*range)(void *, uint64_t, uint64_t), void *arg);
 
 /* Entry idx of .debug_addr for unit u into *out. Returns 0, or -1. */
@@ -146,6 +149,7 @@ struct dw_cuidx {
 	Dwarf_Off off;              /* CU DIE offset: the key */
 	Dwarf_Die cu;
 	int lines_state;            /* 0 not read yet, 1 lines below valid, -1 ask libdw */
+	int is_cxx;                 /* the CU is C++: -1 not known yet, 0, 1 */
 	struct dw_lines lines;
 	struct dw_scope *scopes;
 	size_t nscopes;

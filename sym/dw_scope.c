@@ -78,9 +78,8 @@ static int dw_tag_descend(int tag)
 	}
 }
 
-static int dw_range_cmp(const void *a, const void *b)
+static inline int dw_range_cmp(const struct dw_range *x, const struct dw_range *y)
 {
-	const struct dw_range *x = a, *y = b;
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	if (x->depth != y->depth)
@@ -105,7 +104,8 @@ static int dw_fast_range(void *arg, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-static int dw_fast_scope(void *arg, uint64_t off, int32_t parent, int inlined, int nranges)
+static int dw_fast_scope(void *arg, uint64_t off, int32_t parent, int inlined, int nranges,
+			 uint64_t origin)
 {
 	struct dw_walk *w = arg;
 	struct dw_cuidx *c = w->c;
@@ -121,6 +121,7 @@ static int dw_fast_scope(void *arg, uint64_t off, int32_t parent, int inlined, i
 	struct dw_scope *sc = &c->scopes[c->nscopes];
 	memset(sc, 0, sizeof *sc);
 	sc->off = off;
+	sc->origin = origin;
 	sc->parent = parent;
 	sc->depth = depth;
 	sc->inlined = inlined;
@@ -194,14 +195,52 @@ static int dw_unit_get(struct dw_cuidx *c, const struct dw_secs *secs, struct dw
 	return 0;
 }
 
+/* Sort n ranges by dw_range_cmp's order into a, with tmp as scratch: a
+ * natural merge sort, because the walk yields long runs already in order
+ * (functions in address order, their inlined ranges after them) and qsort's
+ * callback per comparison was most of the cost. */
+static void dw_ranges_sort(struct dw_range *a, struct dw_range *tmp, size_t n)
+{
+	while (n > 1) {
+		size_t runs = 0, i = 0, w = 0;
+		while (i < n) {
+			size_t m = i + 1;   /* first run [i, m) */
+			while (m < n && dw_range_cmp(&a[m - 1], &a[m]) <= 0)
+				m++;
+			size_t e = m;       /* second run [m, e) */
+			if (e < n) {
+				e++;
+				while (e < n && dw_range_cmp(&a[e - 1], &a[e]) <= 0)
+					e++;
+			}
+			size_t x = i, y = m;
+			while (x < m && y < e)
+				tmp[w++] = dw_range_cmp(&a[y], &a[x]) < 0 ? a[y++] : a[x++];
+			while (x < m)
+				tmp[w++] = a[x++];
+			while (y < e)
+				tmp[w++] = a[y++];
+			runs++;
+			i = e;
+		}
+		memcpy(a, tmp, n * sizeof *a);
+		if (runs == 1)
+			break;
+	}
+}
+
 static int dw_cuidx_sort(struct dw_cuidx *c)
 {
 	if (c->nranges) {
 		c->sorted = malloc(c->nranges * sizeof *c->sorted);
-		if (!c->sorted)
+		struct dw_range *tmp = malloc(c->nranges * sizeof *tmp);
+		if (!c->sorted || !tmp) {
+			free(tmp);
 			return -1;
+		}
 		memcpy(c->sorted, c->ranges, c->nranges * sizeof *c->sorted);
-		qsort(c->sorted, c->nranges, sizeof *c->sorted, dw_range_cmp);
+		dw_ranges_sort(c->sorted, tmp, c->nranges);
+		free(tmp);
 	}
 	return 0;
 }
@@ -384,6 +423,7 @@ struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu, const struct dw
 	if (!c)
 		return NULL;
 	c->off = off;
+	c->is_cxx = -1;
 	c->cu = *cu;
 	if ((!secs || dw_cuidx_build_fast(c, secs) < 0) && dw_cuidx_build(c) < 0) {
 		dw_cuidx_free(c);
