@@ -729,7 +729,11 @@ static int dw_cuidx_lines(struct dw_symbolizer *s, struct dw_module *m, struct d
 	if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off) != 0)
 		return -1;
 	const char *comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
-	if (dw_lines_read(&c->lines, &m->secs, off, comp_dir) == 0)
+	Dwarf_Die cudie;
+	uint8_t addrsz = 0;
+	if (!c->cu.cu || !dwarf_cu_die(c->cu.cu, &cudie, NULL, NULL, &addrsz, NULL, NULL, NULL))
+		return -1;
+	if (dw_lines_read(&c->lines, &m->secs, off, comp_dir, addrsz) == 0)
 		c->lines_state = 1;
 	return c->lines_state;
 }

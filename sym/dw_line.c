@@ -11,6 +11,7 @@
  * nothing here touches libdw's state, so CUs may be decoded in parallel.
  */
 #include <dwarf.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,18 @@ static int dw_entry_read(struct dw_cur *c, const uint64_t (*fmt)[2], unsigned nf
 	return *path ? 0 : -1;
 }
 
+/* Does the entry format list name the content type a (and b, when nonzero)?
+ * libdw refuses a table whose formats lack them. */
+static int dw_fmt_has(const uint64_t (*fmt)[2], unsigned nfmt, uint64_t a, uint64_t b)
+{
+	int has_a = 0, has_b = b == 0;
+	for (unsigned k = 0; k < nfmt; k++) {
+		has_a |= fmt[k][0] == a;
+		has_b |= b && fmt[k][0] == b;
+	}
+	return has_a && has_b;
+}
+
 static int dw_lines_push(struct dw_lines *l, size_t *cap, const struct dw_lrow *r)
 {
 	if (__builtin_expect(l->nrows == *cap, 0)) {
@@ -257,10 +270,12 @@ static int dw_lines_sort(struct dw_lines *l)
 	return 0;
 }
 
-int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir)
+int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
+		  unsigned cu_addrsz)
 {
 	size_t rows_cap = 0, files_cap = 0;
-	if (!secs->line.data || off >= secs->line.size || !secs->little_endian)
+	if (!secs->line.data || off >= secs->line.size || !secs->little_endian ||
+	    (cu_addrsz != 4 && cu_addrsz != 8))
 		return -1;
 	struct dw_cur c = { secs->line.data + off, secs->line.data + secs->line.size, 0 };
 	uint64_t len = dw_cur_fixed(&c, 4);
@@ -275,10 +290,11 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 	unsigned version = (unsigned)dw_cur_fixed(&c, 2);
 	if (version < 2 || version > 5)
 		return -1;
-	unsigned addrsz = 0;
 	if (version >= 5) {
-		addrsz = (unsigned)dw_cur_fixed(&c, 1);
-		dw_cur_fixed(&c, 1);   /* segment selector size */
+		unsigned addrsz = (unsigned)dw_cur_fixed(&c, 1);
+		unsigned segsz = (unsigned)dw_cur_fixed(&c, 1);
+		if (addrsz != cu_addrsz || segsz != 0)
+			return -1;
 	}
 	uint64_t hlen = dw_cur_fixed(&c, offsz);
 	if (c.bad || hlen > (uint64_t)(c.end - c.p))
@@ -333,6 +349,8 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 			fmt[k][0] = dw_cur_uleb(&c);
 			fmt[k][1] = dw_cur_uleb(&c);
 		}
+		if (!dw_fmt_has(fmt, nfmt, DW_LNCT_path, 0))
+			goto fail;
 		uint64_t ndirs = dw_cur_uleb(&c);
 		if (c.bad || ndirs > 1024)
 			goto fail;
@@ -347,6 +365,8 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 			fmt[k][0] = dw_cur_uleb(&c);
 			fmt[k][1] = dw_cur_uleb(&c);
 		}
+		if (!dw_fmt_has(fmt, nfmt, DW_LNCT_path, DW_LNCT_directory_index))
+			goto fail;
 		uint64_t nfiles = dw_cur_uleb(&c);
 		if (c.bad)
 			goto fail;
@@ -358,10 +378,12 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 				goto fail;
 		}
 	}
-	if (c.bad || c.p > prog)
-		goto fail;
+	if (c.bad || c.p != prog)
+		goto fail;   /* libdw insists that the header ends where it says */
 
-	/* the line program */
+	/* the line program, with libdw's rules for what makes a table invalid:
+	 * where libdw would refuse the table (or misread it), refuse it too, so
+	 * that the caller asks libdw and gets libdw's answer */
 	c.p = prog;
 	/* one row takes at least one byte and usually two to four: size the array
 	 * once for the common case instead of growing it many times */
@@ -369,64 +391,101 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 	l->rows = malloc(rows_cap * sizeof *l->rows);
 	if (!l->rows)
 		goto fail;
-	struct dw_lrow st;
+	static const unsigned char std_len[DW_LNS_set_isa + 1] = {
+		[DW_LNS_advance_pc] = 1, [DW_LNS_advance_line] = 1, [DW_LNS_set_file] = 1,
+		[DW_LNS_set_column] = 1, [DW_LNS_fixed_advance_pc] = 1, [DW_LNS_set_isa] = 1,
+	};
+	uint64_t addr, file, col, isa, disc;
+	int64_t line;
 	unsigned op_index;
 	uint32_t seq_no = 0;
-#define DW_LRESET() do { memset(&st, 0, sizeof st); st.file = 1; st.line = 1; op_index = 0; } while (0)
+#define DW_LRESET() do { addr = 0; op_index = 0; file = 1; line = 1; col = 0; isa = 0; disc = 0; } while (0)
 #define DW_ADVANCE(adv) do { \
 		uint64_t a_ = (adv); \
-		if (max_ops == 1) { st.addr += (uint64_t)min_insn * a_; } \
-		else { st.addr += (uint64_t)min_insn * ((op_index + a_) / max_ops); \
-		       op_index = (unsigned)((op_index + a_) % max_ops); } \
+		addr += (uint64_t)min_insn * ((op_index + a_) / max_ops); \
+		op_index = (unsigned)((op_index + a_) % max_ops); \
 	} while (0)
-#define DW_EMIT() do { st.seq = seq_no++; if (st.file >= l->nfiles || dw_lines_push(l, &rows_cap, &st) < 0) goto fail; } while (0)
+	/* a row as libdw stores it: int line, unsigned short column, 8-bit isa,
+	 * 24-bit discriminator; a value that does not fit makes libdw refuse */
+#define DW_EMIT(endseq) do { \
+		if (line < INT32_MIN || line > INT32_MAX || col > 0xffff || isa > 0xff || disc >= (1u << 24) || \
+		    file >= l->nfiles) \
+			goto fail; \
+		struct dw_lrow r_ = { addr, (uint32_t)file, (uint32_t)(int32_t)line, (uint32_t)col, (endseq), seq_no++ }; \
+		if (dw_lines_push(l, &rows_cap, &r_) < 0) \
+			goto fail; \
+	} while (0)
 	DW_LRESET();
 	while (c.p < c.end) {
 		unsigned op = (unsigned)dw_cur_fixed(&c, 1);
 		if (op >= opcode_base) {
 			unsigned adj = op - opcode_base;
+			line += line_base + (int)(adj % line_range);
 			DW_ADVANCE(adj / line_range);
-			st.line = (uint32_t)((int64_t)st.line + line_base + (int)(adj % line_range));
-			DW_EMIT();
+			DW_EMIT(0);
+			disc = 0;
 			continue;
 		}
-		switch (op) {
-		case 0: {
-			uint64_t n = dw_cur_uleb(&c);
-			if (c.bad || n == 0 || n > (uint64_t)(c.end - c.p))
+		if (op == 0) {
+			/* libdw reads the length as one byte, not as a ULEB128 */
+			if (c.end - c.p < 2)
+				goto fail;
+			unsigned n = *c.p++;
+			if (n == 0 || (size_t)(c.end - c.p) < n)
 				goto fail;
 			const unsigned char *next = c.p + n;
-			unsigned sub = (unsigned)dw_cur_fixed(&c, 1);
+			unsigned sub = *c.p++;
 			if (sub == DW_LNE_end_sequence) {
-				st.end = 1;
-				DW_EMIT();
+				DW_EMIT(1);
 				DW_LRESET();
 			} else if (sub == DW_LNE_set_address) {
-				unsigned n_addr = (unsigned)(n - 1);
-				if ((n_addr != 4 && n_addr != 8) || (addrsz && n_addr != addrsz))
+				if (n - 1 != cu_addrsz)
 					goto fail;
-				st.addr = dw_cur_fixed(&c, n_addr);
+				addr = dw_cur_fixed(&c, cu_addrsz);
 				op_index = 0;
+			} else if (sub == DW_LNE_set_discriminator) {
+				if (oplen[DW_LNE_set_discriminator] != 1)
+					goto fail;
+				disc = dw_cur_uleb(&c);
 			} else if (sub == DW_LNE_define_file) {
 				goto fail;   /* never seen from gcc or clang: leave it to libdw */
+			} else {
+				c.p = next;
 			}
-			c.p = next;   /* DW_LNE_set_discriminator and unknown ones */
-			break;
+			if (c.bad || c.p != next)
+				goto fail;   /* libdw would read on from where the operands end */
+			continue;
 		}
+		if (op <= DW_LNS_set_isa && oplen[op] != std_len[op])
+			goto fail;
+		uint64_t u;
+		int64_t sv;
+		switch (op) {
 		case DW_LNS_copy:
-			DW_EMIT();
+			DW_EMIT(0);
+			disc = 0;
 			break;
 		case DW_LNS_advance_pc:
-			DW_ADVANCE(dw_cur_uleb(&c));
+			u = dw_cur_uleb(&c);
+			if (u > UINT32_MAX)
+				goto fail;
+			DW_ADVANCE(u);
 			break;
 		case DW_LNS_advance_line:
-			st.line = (uint32_t)((int64_t)st.line + dw_cur_sleb(&c));
+			sv = dw_cur_sleb(&c);
+			if (sv < INT32_MIN || sv > INT32_MAX)
+				goto fail;
+			line += sv;
 			break;
 		case DW_LNS_set_file:
-			st.file = (uint32_t)dw_cur_uleb(&c);
+			file = dw_cur_uleb(&c);
+			if (file > UINT32_MAX)
+				goto fail;
 			break;
 		case DW_LNS_set_column:
-			st.col = (uint32_t)dw_cur_uleb(&c);
+			col = dw_cur_uleb(&c);
+			if (col > UINT32_MAX)
+				goto fail;
 			break;
 		case DW_LNS_negate_stmt:
 		case DW_LNS_set_basic_block:
@@ -437,11 +496,13 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 			DW_ADVANCE((255 - opcode_base) / line_range);
 			break;
 		case DW_LNS_fixed_advance_pc:
-			st.addr += dw_cur_fixed(&c, 2);
+			addr += dw_cur_fixed(&c, 2);
 			op_index = 0;
 			break;
 		case DW_LNS_set_isa:
-			dw_cur_uleb(&c);
+			isa = dw_cur_uleb(&c);
+			if (isa > UINT32_MAX)
+				goto fail;
 			break;
 		default:
 			for (unsigned k = 0; k < oplen[op]; k++)
@@ -454,12 +515,11 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 #undef DW_LRESET
 #undef DW_ADVANCE
 #undef DW_EMIT
-	/* libdw requires the table to end a sequence; a row after the last end
-	 * would make it refuse the table */
-	if (l->nrows && !l->rows[l->nrows - 1].end)
-		goto fail;
 	if (dw_lines_sort(l) < 0)
 		goto fail;
+	/* as libdw: the highest row ends a sequence, whatever the table says */
+	if (l->nrows)
+		l->rows[l->nrows - 1].end = 1;
 	l->paths = calloc(l->nfiles ? l->nfiles : 1, sizeof *l->paths);
 	if (!l->paths)
 		goto fail;

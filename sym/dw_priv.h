@@ -89,7 +89,7 @@ struct dw_lrow {
 	uint32_t file;        /* index into dw_lines.files */
 	uint32_t line;
 	uint32_t col;
-	uint32_t end;         /* 1: DW_LNE_end_sequence (the address after the sequence) */
+	uint32_t end;         /* 1: DW_LNE_end_sequence (the address after the sequence), or the last row */
 	uint32_t seq;         /* position in the program: libdw's order for ties */
 };
 
@@ -104,11 +104,13 @@ struct dw_lines {
 };
 
 /* Decode the line table at offset off of .debug_line (DW_AT_stmt_list of a CU
- * whose DW_AT_comp_dir is comp_dir, or NULL) into l, which must be zeroed.
+ * whose DW_AT_comp_dir is comp_dir, or NULL, and whose addresses are cu_addrsz
+ * bytes) into l, which must be zeroed.
  * Returns 0, or -1 (l released) when the table is malformed, uses something
  * this decoder does not read, or memory runs out: the caller then asks libdw.
  * Borrows secs' bytes, which must outlive l. */
-int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir);
+int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
+		  unsigned cu_addrsz);
 
 /* The row that names DWARF address pc (dwfl_module_getsrc's choice: the last
  * row at or before pc unless it ends a sequence), or NULL. */

@@ -8,6 +8,8 @@
 #    the generator writes the chain expected at each call site), as DWARF 5 and
 #    DWARF 4, PIE in raw mode and inside a gcore'd process together with libc;
 #  - the C++ program of run-symdw (namespaces, anonymous namespaces, members);
+#  - the ARM (Thumb) and MIPS firmware ELFs of fixtures/fw, every 6th byte of
+#    their code (gcc's ARM line tables end some sequences on a zero-length row);
 #  - eu-addr2line -f -i (elfutils), when it can be installed, on the C program.
 . tests/lib.sh
 SYMDW=$B/tests/tools/symdw
@@ -120,6 +122,24 @@ if command -v g++ >/dev/null 2>&1 && g++ -g -O2 "$P/sym_cxx.cc" -o "$TMP/cxx" 2>
 		"$(diff "$TMP/cxxfast.res" "$TMP/cxxref.res" | grep -c '^<')"
 	check_grep "C++: a demangled member function" "	ns::Widget::plain\\(long\\)	" "$TMP/cxxfast.res"
 fi
+
+# ---- the firmware fixtures (ARM Thumb, big-endian MIPS; raw mode): every 6th byte of .text ----
+for a in arm mips; do
+	[ -f "$TOP/fixtures/fw/$a.elf.gz" ] || continue
+	gunzip -c "$TOP/fixtures/fw/$a.elf.gz" >"$TMP/$a.elf"
+	set -- $(readelf -SW "$TMP/$a.elf" | sed 's/^ *\[ *[0-9]*\]//' | awk '$1 == ".text" { print $3, $5 }')
+	python3 -c '
+import sys
+s, n = int(sys.argv[1], 16), int(sys.argv[2], 16)
+print("\n".join("0x%x" % a for a in range(s + 2, s + n, 6)))' "$1" "$2" >"$TMP/$a.addrs"
+	n=$(wc -l <"$TMP/$a.addrs")
+	"$SYMDW" --addr-file "$TMP/$a.addrs" --raw-elf "$TMP/$a.elf" >"$TMP/$a.fast" 2>/dev/null
+	"$SYMDW" --reference --addr-file "$TMP/$a.addrs" --raw-elf "$TMP/$a.elf" >"$TMP/$a.ref" 2>/dev/null
+	check_eq "firmware $a: fast and reference identical on $n addresses (lines differing)" 0 \
+		"$(diff "$TMP/$a.fast" "$TMP/$a.ref" | grep -c '^<')"
+	check "firmware $a: most addresses named ($(grep -c '@/' "$TMP/$a.fast"))" \
+		test "$(grep -c '@/' "$TMP/$a.fast")" -gt 1000
+done
 
 # ---- eu-addr2line (elfutils) as a third opinion ---------------------------------
 command -v eu-addr2line >/dev/null 2>&1 || sh scripts/install-deps.sh elfutils >/dev/null 2>&1

@@ -295,7 +295,7 @@ int main(void)
 	secs.line.data = lt.b;
 	secs.line.size = lt.n;
 	memset(&l, 0, sizeof l);
-	CHECK("v4: decoded", dw_lines_read(&l, &secs, 0, "/comp") == 0);
+	CHECK("v4: decoded", dw_lines_read(&l, &secs, 0, "/comp", 8) == 0);
 	CHECK("v4: 7 rows (5 + 2 in two sequences)", l.nrows == 7);
 	CHECK("v4: 4 files (file 0 unused)", l.nfiles == 4);
 	CHECK("v4: file 0 is ??? as libdw names it", l.nfiles == 4 && !strcmp(l.files[0], "???"));
@@ -319,13 +319,50 @@ int main(void)
 	dw_lines_release(&l);
 	memset(&l, 0, sizeof l);
 	CHECK("v4: no compilation directory: names stay relative",
-	      dw_lines_read(&l, &secs, 0, NULL) == 0 && l.nfiles == 4 && !strcmp(l.files[1], "a.c"));
+	      dw_lines_read(&l, &secs, 0, NULL, 8) == 0 && l.nfiles == 4 && !strcmp(l.files[1], "a.c"));
 	dw_lines_release(&l);
 	memset(&l, 0, sizeof l);
-	CHECK("offset past the section: fails", dw_lines_read(&l, &secs, lt.n, "/comp") == -1);
+	CHECK("offset past the section: fails", dw_lines_read(&l, &secs, lt.n, "/comp", 8) == -1);
 	secs.little_endian = 0;
-	CHECK("big-endian file: left to libdw", dw_lines_read(&l, &secs, 0, "/comp") == -1);
+	CHECK("big-endian file: left to libdw", dw_lines_read(&l, &secs, 0, "/comp", 8) == -1);
 	secs.little_endian = 1;
+
+	/* a last sequence whose last row sits at its end address (seen in gcc's ARM
+	 * output): sorted after the end, it is made the end, as libdw does */
+	{
+		struct buf z = lt;
+		size_t at = z.n;
+		set_address(&z, 0x2000);
+		put(&z, DW_LNS_advance_line, 1); sleb(&z, 4);
+		put(&z, DW_LNS_copy, 1);                 /* 0x2000 line 5 */
+		put(&z, DW_LNS_advance_pc, 1); uleb(&z, 2);
+		put(&z, DW_LNS_copy, 1);                 /* 0x2002 line 5, zero length */
+		end_sequence(&z);                        /* 0x2002 */
+		patch32(&z, 0, z.n - 4);
+		(void)at;
+		struct dw_secs t = secs;
+		t.line.data = z.b;
+		t.line.size = z.n;
+		memset(&l, 0, sizeof l);
+		CHECK("zero-length last row: decoded", dw_lines_read(&l, &t, 0, "/comp", 8) == 0);
+		CHECK("zero-length last row: 0x2001 is line 5", line_is(&l, 0x2001, "/comp/a.c", 5));
+		CHECK("zero-length last row: made the end, so 0x2002 and after have no line",
+		      line_is(&l, 0x2002, NULL, 0) && line_is(&l, 0x2003, NULL, 0));
+		dw_lines_release(&l);
+	}
+	{
+		struct buf z = lt;
+		z.b[z.n - 2] = 2;   /* end_sequence with a length of 2: libdw would misread what follows */
+		struct dw_secs t = secs;
+		t.line.data = z.b;
+		memset(&l, 0, sizeof l);
+		CHECK("extended opcode longer than its operands: left to libdw", dw_lines_read(&l, &t, 0, "/comp", 8) == -1);
+		dw_lines_release(&l);
+	}
+	memset(&l, 0, sizeof l);
+	CHECK("DW_LNE_set_address of another size than the unit's: left to libdw",
+	      dw_lines_read(&l, &secs, 0, "/comp", 4) == -1);
+	dw_lines_release(&l);
 
 	/* every truncation, then every single-byte corruption: 0 or -1, never a crash */
 	size_t ok = 0, failed = 0;
@@ -333,7 +370,7 @@ int main(void)
 		struct dw_secs t = secs;
 		t.line.size = cut;
 		memset(&l, 0, sizeof l);
-		if (dw_lines_read(&l, &t, 0, "/comp") == 0)
+		if (dw_lines_read(&l, &t, 0, "/comp", 8) == 0)
 			ok++;
 		else
 			failed++;
@@ -347,7 +384,7 @@ int main(void)
 		struct dw_secs t = secs;
 		t.line.data = c.b;
 		memset(&l, 0, sizeof l);
-		int rc = dw_lines_read(&l, &t, 0, "/comp");
+		int rc = dw_lines_read(&l, &t, 0, "/comp", 8);
 		if (rc == 0)
 			for (uint64_t pc = 0x7f0; pc < 0x1020; pc += 3)
 				(void)dw_lines_find(&l, pc);
@@ -361,7 +398,7 @@ int main(void)
 	secs.line.data = lt.b;
 	secs.line.size = lt.n;
 	memset(&l, 0, sizeof l);
-	CHECK("v5: decoded", dw_lines_read(&l, &secs, 0, "/ignored") == 0);
+	CHECK("v5: decoded", dw_lines_read(&l, &secs, 0, "/ignored", 8) == 0);
 	CHECK("v5: 2 files, numbered from 0", l.nfiles == 2);
 	CHECK("v5: directory 0 from the table", l.nfiles == 2 && !strcmp(l.files[0], "/comp5/m.c"));
 	CHECK("v5: directory 1 joined", l.nfiles == 2 && !strcmp(l.files[1], "sub/x.h"));
@@ -374,7 +411,7 @@ int main(void)
 		struct dw_secs t = secs;
 		t.line.size = cut;
 		memset(&l, 0, sizeof l);
-		if (dw_lines_read(&l, &t, 0, NULL) != 0)
+		if (dw_lines_read(&l, &t, 0, NULL, 8) != 0)
 			failed++;
 		dw_lines_release(&l);
 	}
