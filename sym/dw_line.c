@@ -402,8 +402,12 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 #define DW_LRESET() do { addr = 0; op_index = 0; file = 1; line = 1; col = 0; isa = 0; disc = 0; } while (0)
 #define DW_ADVANCE(adv) do { \
 		uint64_t a_ = (adv); \
-		addr += (uint64_t)min_insn * ((op_index + a_) / max_ops); \
-		op_index = (unsigned)((op_index + a_) % max_ops); \
+		if (max_ops == 1) { \
+			addr += (uint64_t)min_insn * a_;  /* op_index stays 0: no division */ \
+		} else { \
+			addr += (uint64_t)min_insn * ((op_index + a_) / max_ops); \
+			op_index = (unsigned)((op_index + a_) % max_ops); \
+		} \
 	} while (0)
 	/* a row as libdw stores it: int line, unsigned short column, 8-bit isa,
 	 * 24-bit discriminator; a value that does not fit makes libdw refuse */
@@ -419,9 +423,9 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 	while (c.p < c.end) {
 		unsigned op = (unsigned)dw_cur_fixed(&c, 1);
 		if (op >= opcode_base) {
-			unsigned adj = op - opcode_base;
-			line += line_base + (int)(adj % line_range);
-			DW_ADVANCE(adj / line_range);
+			unsigned adj = op - opcode_base, adv = adj / line_range;
+			line += line_base + (int)(adj - adv * line_range);
+			DW_ADVANCE(adv);
 			DW_EMIT(0);
 			disc = 0;
 			continue;
