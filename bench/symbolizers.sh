@@ -10,18 +10,20 @@
 #    four call sites each, half of them in inlined code; built once and kept in
 #    $B/bench-symgen/), 1k/10k/100k distinct return addresses named by the libdw
 #    backend (fast path), by its reference path (SYM_DW_REFERENCE: libdw asked
-#    per address, the path before issue 15), by eu-addr2line -f -i (elfutils)
-#    and, for 1k only, by gdb over MI. Whole-process wall time, medians of
-#    BENCH_SYM_REPEAT interleaved rounds, in us per address and as ratios to the
+#    per address, the path before issue 15), by eu-addr2line -f -i (elfutils;
+#    1k only unless BENCH_SYM_EU_MAX says more) and, for 1k only, by gdb over
+#    MI. Whole-process wall time, medians of BENCH_SYM_REPEAT interleaved rounds, in us per address and as ratios to the
 #    fast path; the fast path's answers are checked against the reference's.
 #    BENCH_SYM_CALLGRIND=1 adds instruction counts (valgrind --tool=callgrind)
 #    of fast and reference at 10k: repeatable on a loaded machine, unlike time.
 # A benchmark, not a test.
 #
-# Environment: B [build], BENCH_SYM_ADDRS [10000], BENCH_SYM_REPEAT [3],
+# Environment: B [build], BENCH_SYM_ADDRS [10000] (part 1), BENCH_SYM_REPEAT [3],
 # BENCH_SYM_FUNCS [26000], BENCH_SYM_SIZES ["1000 10000 100000"],
-# BENCH_SYM_CALLGRIND [0], BENCH_SYM_PARTS ["libc gen"], BENCH_SYM_LIBC_REPEAT [1]
-# (rounds of the gdb comparison in part 1; the libdw paths there use BENCH_SYM_REPEAT)
+# BENCH_SYM_CALLGRIND [0], BENCH_SYM_PARTS ["libc gen"],
+# BENCH_SYM_LIBC_REPEAT [1] (rounds of part 1's gdb comparison; its libdw paths
+# use BENCH_SYM_REPEAT), BENCH_SYM_EU_MAX [1000] (eu-addr2line -i costs about
+# 10 ms an address on this program: larger sets only on request).
 set -u
 B=${B:-build}
 N=${BENCH_SYM_ADDRS:-10000}
@@ -95,7 +97,7 @@ for l in open(sys.argv[1]):
 		while [ $r -lt "$REPEAT" ]; do
 			wall "$SYMDW" --quiet --addr-file "$TMP/a$n" --raw-elf "$G/prog" >>"$TMP/tf"
 			wall "$SYMDW" --quiet --reference --addr-file "$TMP/a$n" --raw-elf "$G/prog" >>"$TMP/tr"
-			if command -v eu-addr2line >/dev/null 2>&1; then
+			if [ "$n" -le "${BENCH_SYM_EU_MAX:-1000}" ] && command -v eu-addr2line >/dev/null 2>&1; then
 				t0=$(date +%s%N)
 				eu-addr2line -f -i -C -e "$G/prog" <"$TMP/m$n" >/dev/null 2>&1
 				t1=$(date +%s%N)
@@ -117,7 +119,8 @@ for l in open(sys.argv[1]):
 				$1, us($2), us($3), us($4), us($5), ra($3), ra($4), ra($5), $6 }'
 	done
 	echo "(gdb: whole run of tests/tools/migdb, start-up included, 1k addresses only; eu-addr2line reads the"
-	echo " addresses minus one from stdin; fast = ref: the fast path's output is byte for byte the reference's)"
+	echo " addresses minus one from stdin, up to BENCH_SYM_EU_MAX; fast = ref: the fast path's output is byte"
+	echo " for byte the reference's)"
 	if [ "${BENCH_SYM_CALLGRIND:-0}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
 		spread 10000 "$TMP/grets" 0 >"$TMP/cg"
 		for mode in fast reference; do
