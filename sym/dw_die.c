@@ -52,6 +52,7 @@ struct dw_abbrev {
 	uint32_t tag;
 	uint32_t children;    /* DW_CHILDREN_yes */
 	uint32_t first, n;    /* specs[first .. first+n) */
+	int32_t fixed;        /* size of all attributes when none is read and all are fixed, else -1 */
 };
 
 struct dw_abbrevs {
@@ -174,12 +175,16 @@ static int dw_abbrevs_read(struct dw_abbrevs *a, const struct dw_unit *u, const 
 			s->form = (uint32_t)form;
 			s->implicit = form == DW_FORM_implicit_const ? rd_sleb(&p, end, &bad) : 0;
 			int scope_tag = ab->tag == DW_TAG_subprogram || ab->tag == DW_TAG_inlined_subroutine;
-			int wanted = name == DW_AT_sibling || name == DW_AT_low_pc || name == DW_AT_high_pc ||
-				name == DW_AT_ranges || (scope_tag && (name == DW_AT_abstract_origin ||
+			/* pcs and names matter for scopes only; DW_AT_sibling for every DIE */
+			int wanted = name == DW_AT_sibling || (scope_tag && (name == DW_AT_low_pc ||
+				name == DW_AT_high_pc || name == DW_AT_ranges || name == DW_AT_abstract_origin ||
 				name == DW_AT_name || name == DW_AT_linkage_name || name == DW_AT_MIPS_linkage_name));
 			s->skip = wanted ? -1 : dw_form_size(u, s->form);
 		}
 		ab->n = (uint32_t)(a->nspecs - ab->first);
+		ab->fixed = 0;
+		for (uint32_t k = 0; k < ab->n && ab->fixed >= 0; k++)
+			ab->fixed = a->specs[ab->first + k].skip < 0 ? -1 : ab->fixed + a->specs[ab->first + k].skip;
 	}
 	return 0;
 fail:
@@ -276,6 +281,13 @@ static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, stru
 		return -1;
 	const struct dw_abbrev *ab = &w->ab.byc[code];
 	d->ab = ab;
+	if (ab->fixed >= 0) {
+		/* nothing to read: skip the whole DIE (most variables, types, members) */
+		if ((size_t)(w->uend - p) < (size_t)ab->fixed)
+			return -1;
+		d->next = p + ab->fixed;
+		return 0;
+	}
 	for (uint32_t k = 0; k < ab->n; k++) {
 		const struct dw_aspec *s = &w->ab.specs[ab->first + k];
 		uint64_t v;
