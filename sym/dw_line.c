@@ -302,7 +302,7 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 	const unsigned char *prog = c.p + hlen;
 	unsigned min_insn = (unsigned)dw_cur_fixed(&c, 1);
 	unsigned max_ops = version >= 4 ? (unsigned)dw_cur_fixed(&c, 1) : 1;
-	int default_stmt = (int)dw_cur_fixed(&c, 1);
+	dw_cur_fixed(&c, 1);   /* default_is_stmt: rows here keep no is_stmt */
 	int line_base = (int)(signed char)dw_cur_fixed(&c, 1);
 	unsigned line_range = (unsigned)dw_cur_fixed(&c, 1);
 	unsigned opcode_base = (unsigned)dw_cur_fixed(&c, 1);
@@ -311,7 +311,6 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 	unsigned char oplen[256] = {0};
 	for (unsigned i = 1; i < opcode_base; i++)
 		oplen[i] = (unsigned char)dw_cur_fixed(&c, 1);
-	(void)default_stmt;
 
 	if (version < 5) {
 		/* directory 0 is the CU's compilation directory; file 0 is unused */

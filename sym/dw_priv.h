@@ -1,5 +1,7 @@
 /* dw_priv.h - private to the libdw symbolizer backend (sym/dw*.c): the string
- * arena and the growable notes buffer. Other modules use sym.h only.
+ * arena and pointer map, the per-CU scope index, and the decoders that read
+ * line tables (dw_line.c) and DIEs (dw_die.c) from the section bytes. Other
+ * modules use sym.h only.
  */
 #ifndef DW_PRIV_H
 #define DW_PRIV_H
