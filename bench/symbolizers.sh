@@ -1,22 +1,139 @@
 #!/bin/sh
-# symbolizers.sh - the two symbolizer backends side by side (called from
-# bench/run.sh's symbolizer slot): one core of a running test program (gcore via
-# mi_snapshot), N distinct return addresses spread over libc, named by libdw and by gdb over MI in the same run, each through
-# tests/tools/migdb. Prints start-up time, time per address and the ratio; the
-# answers are compared too (gdb has no inline chains: libdw's outermost function
-# and innermost line are the reference). A benchmark, not a test.
+# symbolizers.sh - the symbolizers side by side (called from bench/run.sh's
+# symbolizer slot), in two parts:
+# 1. one core of a running test program (gcore via mi_snapshot), N distinct
+#    return addresses spread over libc, named by libdw and by gdb over MI in the
+#    same run, each through tests/tools/migdb. Prints start-up time, time per
+#    address and the ratio; the answers are compared too (gdb has no inline
+#    chains: libdw's outermost function and innermost line are the reference).
+# 2. a big generated program (tests/prog/symgen.py: BENCH_SYM_FUNCS functions,
+#    four call sites each, half of them in inlined code; built once and kept in
+#    $B/bench-symgen/), 1k/10k/100k distinct return addresses named by the libdw
+#    backend (fast path), by its reference path (SYM_DW_REFERENCE: libdw asked
+#    per address, the path before issue 15), by eu-addr2line -f -i (elfutils;
+#    1k only unless BENCH_SYM_EU_MAX says more) and, for 1k only, by gdb over
+#    MI. Whole-process wall time, medians of BENCH_SYM_REPEAT interleaved rounds, in us per address and as ratios to the
+#    fast path; the fast path's answers are checked against the reference's.
+#    BENCH_SYM_CALLGRIND=1 adds instruction counts (valgrind --tool=callgrind)
+#    of fast and reference at 10k: repeatable on a loaded machine, unlike time.
+# A benchmark, not a test.
 #
-# Environment: B [build], BENCH_SYM_ADDRS [10000], BENCH_SYM_REPEAT [1]
+# Environment: B [build], BENCH_SYM_ADDRS [10000] (part 1), BENCH_SYM_REPEAT [3],
+# BENCH_SYM_FUNCS [26000], BENCH_SYM_SIZES ["1000 10000 100000"],
+# BENCH_SYM_CALLGRIND [0], BENCH_SYM_PARTS ["libc gen"],
+# BENCH_SYM_LIBC_REPEAT [1] (rounds of part 1's gdb comparison; its libdw paths
+# use BENCH_SYM_REPEAT), BENCH_SYM_EU_MAX [1000] (eu-addr2line -i costs about
+# 10 ms an address on this program: larger sets only on request).
 set -u
 B=${B:-build}
 N=${BENCH_SYM_ADDRS:-10000}
-REPEAT=${BENCH_SYM_REPEAT:-1}
+REPEAT=${BENCH_SYM_REPEAT:-3}
+NFUNCS=${BENCH_SYM_FUNCS:-26000}
+SIZES=${BENCH_SYM_SIZES:-1000 10000 100000}
+PARTS=${BENCH_SYM_PARTS:-libc gen}
 MIGDB=$B/tests/tools/migdb
+SYMDW=$B/tests/tools/symdw
 command -v gdb >/dev/null 2>&1 || { echo "symbolizers: gdb not installed, skipped"; exit 0; }
-make -s "$MIGDB" >/dev/null || exit 1
+make -s "$MIGDB" "$SYMDW" >/dev/null || exit 1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mprof-symbench.XXXXXX") || exit 1
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$TMP"' EXIT
 
+# spread N RETS BASE: N distinct addresses taken evenly from the sorted file RETS
+# (hex, one a line), plus BASE
+spread() {
+	python3 - "$1" "$3" "$2" <<'PY'
+import sys
+n, base = int(sys.argv[1]), int(sys.argv[2], 16)
+rets = sorted({int(l, 16) for l in open(sys.argv[3]) if l.strip()})
+step = max(1, len(rets) / n) if rets else 1
+pick = sorted({rets[int(i * step)] for i in range(min(n, len(rets)))})
+print("\n".join("0x%x" % (base + r) for r in pick))
+PY
+}
+
+# call_rets EXE: the address after every call instruction (a return address)
+call_rets() {
+	objdump -d --no-show-raw-insn "$1" 2>/dev/null | awk '
+		/^ *[0-9a-f]+:\t/ { a = $1; sub(":", "", a); if (want) { print a; want = 0 } if ($2 ~ /^call/) want = 1 }'
+}
+
+# wall CMD...: run CMD (output to $TMP/w.out), print its wall time in seconds
+wall() {
+	t0=$(date +%s%N)
+	"$@" >"$TMP/w.out" 2>"$TMP/w.err"
+	t1=$(date +%s%N)
+	echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 }'
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
+
+gen_part() {
+	command -v python3 >/dev/null 2>&1 || { echo "symbolizers: python3 missing, generated-program part skipped"; return 0; }
+	command -v eu-addr2line >/dev/null 2>&1 || sh scripts/install-deps.sh elfutils >/dev/null 2>&1
+	G=$B/bench-symgen/$NFUNCS
+	if [ ! -x "$G/prog" ]; then
+		echo "building the generated program ($NFUNCS functions; once, kept in $G) ..."
+		rm -rf "$G" && mkdir -p "$G" && python3 tests/prog/symgen.py "$NFUNCS" 30 "$G" || return 1
+		(cd "$G" && ls gen*.c main.c | xargs -P2 -I{} nice gcc -g -O2 -c {} && gcc -o prog.tmp gen*.o main.o &&
+			rm -f gen*.o main.o && mv prog.tmp prog) || { echo "symbolizers: cannot build $G/prog"; return 1; }
+	fi
+	call_rets "$G/prog" >"$TMP/grets"
+	total=$(wc -l <"$TMP/grets")
+	printf "\nsymbolizers, generated program: %d functions, %d call sites, %s MB; distinct return addresses,\n" \
+		"$NFUNCS" "$total" "$(du -m "$G/prog" | cut -f1)"
+	echo "whole-process wall time per address (median of $REPEAT interleaved rounds), ratio to the fast path:"
+	printf "%-9s | %-13s | %-13s | %-13s | %-13s | %-8s | %-8s | %-8s | %s\n" addresses "libdw fast" \
+		"libdw ref" "eu-addr2line" "gdb (MI)" "ref/fast" "eu/fast" "gdb/fast" "fast = ref"
+	echo "----------+---------------+---------------+---------------+---------------+----------+----------+----------+-----------"
+	for n in $SIZES; do
+		spread "$n" "$TMP/grets" 0 >"$TMP/a$n"
+		k=$(wc -l <"$TMP/a$n")
+		python3 -c '
+import sys
+for l in open(sys.argv[1]):
+    if l.strip(): print("0x%x" % (int(l, 16) - 1))' "$TMP/a$n" >"$TMP/m$n"
+		: >"$TMP/tf" ; : >"$TMP/tr" ; : >"$TMP/te" ; : >"$TMP/tg"
+		r=0
+		while [ $r -lt "$REPEAT" ]; do
+			wall "$SYMDW" --quiet --addr-file "$TMP/a$n" --raw-elf "$G/prog" >>"$TMP/tf"
+			wall "$SYMDW" --quiet --reference --addr-file "$TMP/a$n" --raw-elf "$G/prog" >>"$TMP/tr"
+			if [ "$n" -le "${BENCH_SYM_EU_MAX:-1000}" ] && command -v eu-addr2line >/dev/null 2>&1; then
+				t0=$(date +%s%N)
+				eu-addr2line -f -i -C -e "$G/prog" <"$TMP/m$n" >/dev/null 2>&1
+				t1=$(date +%s%N)
+				echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 }' >>"$TMP/te"
+			fi
+			if [ "$n" -le 1000 ]; then
+				wall "$MIGDB" --time --addr-file "$TMP/a$n" --raw-elf "$G/prog" >>"$TMP/tg"
+			fi
+			r=$((r + 1))
+		done
+		"$SYMDW" --addr-file "$TMP/a$n" --raw-elf "$G/prog" >"$TMP/f.res" 2>/dev/null
+		"$SYMDW" --reference --addr-file "$TMP/a$n" --raw-elf "$G/prog" >"$TMP/r.res" 2>/dev/null
+		same=$(cmp -s "$TMP/f.res" "$TMP/r.res" && echo yes || echo NO)
+		tf=$(median <"$TMP/tf") tr=$(median <"$TMP/tr") te=$(median <"$TMP/te") tg=$(median <"$TMP/tg")
+		echo "$k $tf $tr $te $tg $same" | awk '
+			function us(t) { return t > 0 ? sprintf("%.1f us", t * 1e6 / $1) : "-" }
+			function ra(t) { return t > 0 && $2 > 0 ? sprintf("%.1fx", t / $2) : "-" }
+			{ printf "%-9d | %-13s | %-13s | %-13s | %-13s | %-8s | %-8s | %-8s | %s\n",
+				$1, us($2), us($3), us($4), us($5), ra($3), ra($4), ra($5), $6 }'
+	done
+	echo "(gdb: whole run of tests/tools/migdb, start-up included, 1k addresses only; eu-addr2line reads the"
+	echo " addresses minus one from stdin, up to BENCH_SYM_EU_MAX; fast = ref: the fast path's output is byte"
+	echo " for byte the reference's)"
+	if [ "${BENCH_SYM_CALLGRIND:-0}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
+		spread 10000 "$TMP/grets" 0 >"$TMP/cg"
+		for mode in fast reference; do
+			flag=; [ $mode = reference ] && flag=--reference
+			valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.$mode" "$SYMDW" --quiet $flag \
+				--addr-file "$TMP/cg" --raw-elf "$G/prog" 2>&1 | sed -n 's/.*refs: *//p' | tr -d , >"$TMP/ir.$mode"
+		done
+		awk -v f="$(cat "$TMP/ir.fast")" -v r="$(cat "$TMP/ir.reference")" 'BEGIN {
+			printf "callgrind, 10k addresses: fast %.0fM instructions, reference %.0fM: %.2fx\n", f / 1e6, r / 1e6, r / f }'
+	fi
+}
+
+libc_part() {
 cc -g -O0 -shared -fPIC -o "$TMP/libmi_lib.so" tests/prog/mi_lib.c || exit 1
 cc -g -O2 -o "$TMP/mi_prog" tests/prog/mi_prog.c -L"$TMP" -lmi_lib -Wl,-rpath,"$TMP" || exit 1
 "$TMP/mi_prog" >"$TMP/out" 2>&1 &
@@ -44,7 +161,7 @@ PY
 count=$(wc -l <"$TMP/addrs")
 
 r=0
-while [ $r -lt "$REPEAT" ]; do
+while [ $r -lt "${BENCH_SYM_LIBC_REPEAT:-1}" ]; do
 	"$MIGDB" --time --compare --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >"$TMP/cmp" 2>"$TMP/time"
 	awk -v n="$count" '
 		/^gdb: open/ { gopen = $3; gres = $8 }
@@ -57,4 +174,26 @@ while [ $r -lt "$REPEAT" ]; do
 		}' "$TMP/time"
 	sed -n 's/^compared \(.*\)/  answers compared: \1 (gdb: one frame, line by its is_stmt rules; see README)/p' "$TMP/cmp"
 	r=$((r + 1))
+done
+# the libdw backend's fast path against its reference path on the same addresses
+: >"$TMP/lf"; : >"$TMP/lr"
+r=0
+while [ $r -lt "$REPEAT" ]; do
+	wall "$SYMDW" --quiet --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >>"$TMP/lf"
+	wall "$SYMDW" --quiet --reference --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >>"$TMP/lr"
+	r=$((r + 1))
+done
+"$SYMDW" --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >"$TMP/lf.res" 2>/dev/null
+"$SYMDW" --reference --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >"$TMP/lr.res" 2>/dev/null
+echo "$count $(median <"$TMP/lf") $(median <"$TMP/lr") $(cmp -s "$TMP/lf.res" "$TMP/lr.res" && echo yes || echo NO)" | awk '{
+	printf "  libdw fast path %.1f us each, reference path %.1f us each (whole process, median of '"$REPEAT"'): %.2fx; same output: %s\n",
+		$2 * 1e6 / $1, $3 * 1e6 / $1, ($2 > 0 ? $3 / $2 : 0), $4 }'
+}
+
+for part in $PARTS; do
+	case $part in
+	libc) libc_part ;;
+	gen) gen_part ;;
+	*) echo "symbolizers: unknown part '$part' (libc, gen)" >&2; exit 2 ;;
+	esac
 done

@@ -47,6 +47,10 @@ struct dw_module {
 	struct dw_fsym *syms;     /* sorted by addr */
 	size_t nsyms;
 	struct dw_cutab cus;      /* scope indexes of the CUs used so far */
+	int secs_state;           /* 0 not looked up, 1 secs below found, -1 none */
+	struct dw_secs secs;      /* the DWARF sections dw_line.c and dw_die.c read */
+	struct dw_ptrmap onames;  /* abstract origin offset + 1 -> name of the scopes it names */
+	struct dw_ptrmap olinks;  /* the same -> (void *)1 when that name is a linkage name */
 };
 
 struct dw_symbolizer {
@@ -73,6 +77,7 @@ struct dw_symbolizer {
 	char *(*cxa_demangle)(const char *, char *, size_t *, int *);
 	char *demangle_buf;           /* reused output buffer of __cxa_demangle */
 	size_t demangle_cap;
+	int reference;                /* SYM_DW_REFERENCE: every line asked of libdw */
 };
 
 /* libdwfl's callbacks carry no user pointer: the symbolizer being driven is
@@ -668,14 +673,111 @@ static const char *dw_cu_file(struct dw_symbolizer *s, Dwarf_Die *cu, Dwarf_Word
 	return dw_cu_path(s, cu, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
-/* The name of scope i of c, looked up once. */
-static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_cuidx *c, int32_t i)
+/* Find the sections dw_line.c decodes in the ELF file behind the module's
+ * Dwarf (decompressed by libdw when it opened them), once. Returns 1 when
+ * .debug_line is there, else -1. */
+static int dw_module_secs(struct dw_module *m)
+{
+	if (m->secs_state)
+		return m->secs_state;
+	m->secs_state = -1;
+	Dwarf_Addr dwbias;
+	Dwarf *dbg = dwfl_module_getdwarf(m->mod, &dwbias);
+	Elf *elf = dbg ? dwarf_getelf(dbg) : NULL;
+	size_t shstrndx;
+	GElf_Ehdr eh;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0 || !gelf_getehdr(elf, &eh))
+		return -1;
+	m->secs.little_endian = eh.e_ident[EI_DATA] == ELFDATA2LSB;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_flags & SHF_COMPRESSED) || sh.sh_type == SHT_NOBITS)
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		struct dw_sec *sec = !name ? NULL : !strcmp(name, ".debug_line") ? &m->secs.line :
+			!strcmp(name, ".debug_line_str") ? &m->secs.line_str :
+			!strcmp(name, ".debug_str") ? &m->secs.str :
+			!strcmp(name, ".debug_info") ? &m->secs.info :
+			!strcmp(name, ".debug_abbrev") ? &m->secs.abbrev :
+			!strcmp(name, ".debug_ranges") ? &m->secs.ranges :
+			!strcmp(name, ".debug_rnglists") ? &m->secs.rnglists :
+			!strcmp(name, ".debug_addr") ? &m->secs.addr : NULL;
+		if (!sec)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (d && d->d_buf) {
+			sec->data = d->d_buf;
+			sec->size = d->d_size;
+		}
+	}
+	if (m->secs.line.data || m->secs.info.data)
+		m->secs_state = 1;
+	return m->secs_state;
+}
+
+/* Decode c's line table on first use. Returns 1 when c->lines can answer,
+ * -1 when libdw must (no table, or one dw_line.c does not read). */
+static int dw_cuidx_lines(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c)
+{
+	if (c->lines_state)
+		return c->lines_state;
+	c->lines_state = -1;
+	if (s->reference || dw_module_secs(m) < 0)
+		return -1;
+	Dwarf_Attribute attr;
+	Dwarf_Word off;
+	if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off) != 0)
+		return -1;
+	const char *comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
+	Dwarf_Die cudie;
+	uint8_t addrsz = 0;
+	if (!c->cu.cu || !dwarf_cu_die(c->cu.cu, &cudie, NULL, NULL, &addrsz, NULL, NULL, NULL))
+		return -1;
+	if (dw_lines_read(&c->lines, &m->secs, off, comp_dir, addrsz) == 0)
+		c->lines_state = 1;
+	return c->lines_state;
+}
+
+/* The path of file idx of c's decoded line table, made absolute and interned
+ * once, or NULL. */
+static const char *dw_cuidx_file(struct dw_symbolizer *s, struct dw_cuidx *c, uint64_t idx)
+{
+	if (idx >= c->lines.nfiles)
+		return NULL;
+	if (!c->lines.paths[idx])
+		c->lines.paths[idx] = dw_cu_path(s, &c->cu, c->lines.files[idx]);
+	return c->lines.paths[idx];
+}
+
+/* The name of scope i of c, looked up once. Inlined instances without a name
+ * of their own are named by their abstract origin: that name is cached per
+ * origin, since one inline function has many instances. */
+static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c, int32_t i)
 {
 	struct dw_scope *sc = &c->scopes[i];
-	if (!sc->named) {
-		sc->name = dw_die_name(s, &sc->die, &sc->linkage);
-		sc->named = 1;
+	if (sc->named)
+		return sc->name;
+	const void *key = (const void *)(uintptr_t)(sc->origin + 1);
+	const char *known = sc->origin ? dw_ptrmap_get(&m->onames, key) : NULL;
+	if (known) {
+		sc->name = known;
+		sc->linkage = dw_ptrmap_get(&m->olinks, key) != NULL;
+	} else if (sc->origin) {
+		Dwarf_Die odie;
+		Dwarf *dbg = dwarf_cu_getdwarf(c->cu.cu);
+		if (dbg && dwarf_offdie(dbg, sc->origin, &odie)) {
+			sc->name = dw_die_name(s, &odie, &sc->linkage);
+			/* failures to cache only cost speed */
+			if (sc->name && dw_ptrmap_put(&m->onames, key, sc->name) == 0 && sc->linkage)
+				dw_ptrmap_put(&m->olinks, key, (const void *)1);
+		} else {
+			sc->name = NULL;
+		}
+	} else {
+		Dwarf_Die *die = dw_cuidx_die(c, i);
+		sc->name = die ? dw_die_name(s, die, &sc->linkage) : NULL;
 	}
+	sc->named = 1;
 	return sc->name;
 }
 
@@ -690,14 +792,24 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &dwbias);
 	if (!cu)
 		return 0;
-	struct dw_cuidx *c = dw_cutab_get(&m->cus, cu);
+	const struct dw_secs *secs = !s->reference && dw_module_secs(m) > 0 ? &m->secs : NULL;
+	struct dw_cuidx *c = dw_cutab_get(&m->cus, cu, secs);
 	if (!c)
 		return -1;
+	Dwfl_Line *l;
 
 	const char *file = NULL;
 	unsigned line = 0, column = 0;
-	Dwfl_Line *l = dwfl_module_getsrc(m->mod, pc);
-	if (l) {
+	int own_lines = dw_cuidx_lines(s, m, c) > 0;
+	if (own_lines) {
+		const struct dw_lrow *r = dw_lines_find(&c->lines, pc - dwbias);
+		if (r) {
+			/* as from dwfl_lineinfo's int results below */
+			file = dw_cuidx_file(s, c, r->file);
+			line = (int)r->line > 0 ? r->line : 0;
+			column = (int)r->col > 0 ? r->col : 0;
+		}
+	} else if ((l = dwfl_module_getsrc(m->mod, pc))) {
 		int ln = 0, col = 0;
 		const char *src = dwfl_lineinfo(l, NULL, &ln, &col, NULL, NULL);
 		file = dw_cu_path(s, &c->cu, src);
@@ -726,7 +838,7 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 		if (!f)
 			return -1;
 		added++;
-		f->function = dw_scope_name(s, c, i);
+		f->function = dw_scope_name(s, m, c, i);
 		f->file = file;
 		f->line = line;
 		f->column = column;
@@ -734,16 +846,16 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 		if (!c->scopes[i].inlined)
 			break;
 		/* the caller's position is where this instance was inlined */
-		Dwarf_Die *die = &c->scopes[i].die;
+		Dwarf_Die *die = dw_cuidx_die(c, i);
 		Dwarf_Attribute attr;
 		Dwarf_Word w;
 		file = NULL;
 		line = column = 0;
-		if (dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0)
-			file = dw_cu_file(s, &c->cu, w);
-		if (dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+		if (die && dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0)
+			file = own_lines ? dw_cuidx_file(s, c, w) : dw_cu_file(s, &c->cu, w);
+		if (die && dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
 			line = (unsigned)w;
-		if (dwarf_attr(die, DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
+		if (die && dwarf_attr(die, DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
 			column = (unsigned)w;
 	}
 	/* the outermost frame is the real function even if DWARF lost its parent;
@@ -752,7 +864,9 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 	outer->inlined = 0;
 	/* No linkage name (C++ functions with internal linkage): the symbol table
 	 * still holds the mangled name with its parameters, as gdb shows it. */
-	if (!outer->function || (i >= 0 && !c->scopes[i].linkage && dw_die_is_cxx(&c->cu))) {
+	if (c->is_cxx < 0)
+		c->is_cxx = dw_die_is_cxx(&c->cu);
+	if (!outer->function || (i >= 0 && !c->scopes[i].linkage && c->is_cxx)) {
 		const struct dw_fsym *fs = dw_module_lookup(m, pc);
 		if (fs && (!outer->function || (fs->name[0] == '_' && fs->name[1] == 'Z')))
 			outer->function = dw_name(s, fs->name);
@@ -859,6 +973,8 @@ static void dw_free(struct symbolizer *base)
 		struct dw_module *next = m->next;
 		free(m->syms);
 		dw_cutab_release(&m->cus);
+		dw_ptrmap_release(&m->onames);
+		dw_ptrmap_release(&m->olinks);
 		free(m);
 		m = next;
 	}
@@ -1064,6 +1180,7 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	}
 	s->exe = strdup(opt->exe);
 	s->exe_idlen = -1;
+	s->reference = (opt->flags & SYM_DW_REFERENCE) != 0;
 	if (!s->debuginfo_path || (opt->sysroot && !s->sysroot) || !s->exe) {
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 		goto fail;

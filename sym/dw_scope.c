@@ -50,6 +50,8 @@ static int dw_scope_add(struct dw_walk *w, Dwarf_Die *die, int32_t parent, int i
 	struct dw_scope *sc = &c->scopes[c->nscopes];
 	memset(sc, 0, sizeof *sc);
 	sc->die = *die;
+	sc->off = dwarf_dieoffset(die);
+	sc->have_die = 1;
 	sc->parent = parent;
 	sc->depth = depth;
 	sc->inlined = inlined;
@@ -76,14 +78,189 @@ static int dw_tag_descend(int tag)
 	}
 }
 
-static int dw_range_cmp(const void *a, const void *b)
+static inline int dw_range_cmp(const struct dw_range *x, const struct dw_range *y)
 {
-	const struct dw_range *x = a, *y = b;
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	if (x->depth != y->depth)
 		return x->depth < y->depth ? -1 : 1;
 	return (x->hi < y->hi) - (x->hi > y->hi);
+}
+
+/* dw_cuidx_scan's callbacks: a range of the scope being read, then the scope. */
+static int dw_fast_range(void *arg, uint64_t lo, uint64_t hi)
+{
+	struct dw_walk *w = arg;
+	struct dw_cuidx *c = w->c;
+	if (c->nranges == w->range_cap) {
+		size_t ncap = w->range_cap ? w->range_cap * 2 : 64;
+		struct dw_range *p = realloc(c->ranges, ncap * sizeof *p);
+		if (!p)
+			return -2;
+		c->ranges = p;
+		w->range_cap = ncap;
+	}
+	c->ranges[c->nranges++] = (struct dw_range){ lo, hi, (uint32_t)c->nscopes, 0 };
+	return 0;
+}
+
+static int dw_fast_scope(void *arg, uint64_t off, int32_t parent, int inlined, int nranges,
+			 uint64_t origin)
+{
+	struct dw_walk *w = arg;
+	struct dw_cuidx *c = w->c;
+	if (c->nscopes == w->scope_cap) {
+		size_t ncap = w->scope_cap ? w->scope_cap * 2 : 32;
+		struct dw_scope *p = realloc(c->scopes, ncap * sizeof *p);
+		if (!p)
+			return -1;
+		c->scopes = p;
+		w->scope_cap = ncap;
+	}
+	uint32_t depth = parent >= 0 ? c->scopes[parent].depth + 1 : 0;
+	struct dw_scope *sc = &c->scopes[c->nscopes];
+	memset(sc, 0, sizeof *sc);
+	sc->off = off;
+	sc->origin = origin;
+	sc->parent = parent;
+	sc->depth = depth;
+	sc->inlined = inlined;
+	sc->first_range = (uint32_t)(c->nranges - (size_t)nranges);
+	sc->nranges = (uint32_t)nranges;
+	for (size_t k = sc->first_range; k < c->nranges; k++)
+		c->ranges[k].depth = depth;
+	return (int)c->nscopes++;
+}
+
+/* The header fields dw_cuidx_scan needs, from libdw and the unit's own first
+ * bytes. Returns 0, or -1 for a unit it does not read (type units, split units). */
+static int dw_unit_get(struct dw_cuidx *c, const struct dw_secs *secs, struct dw_unit *u)
+{
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	Dwarf_Off abbrev_off;
+	uint8_t addrsz, offsz, unit_type;
+	memset(u, 0, sizeof *u);
+	if (!secs->info.data || !c->cu.cu ||
+	    !dwarf_cu_die(c->cu.cu, &cudie, &version, &abbrev_off, &addrsz, &offsz, NULL, NULL) ||
+	    dwarf_cu_info(c->cu.cu, NULL, &unit_type, NULL, NULL, NULL, NULL, NULL) != 0)
+		return -1;
+	if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+		return -1;
+	if (version < 2 || version > 5 || (offsz != 4 && offsz != 8))
+		return -1;
+	uint64_t hdr = version >= 5 ? (offsz == 8 ? 24 : 12) : (offsz == 8 ? 23 : 11);
+	u->die_off = dwarf_dieoffset(&c->cu);
+	if (u->die_off < hdr || u->die_off >= secs->info.size)
+		return -1;
+	u->unit_start = u->die_off - hdr;
+	const unsigned char *p = secs->info.data + u->unit_start;
+	uint64_t len = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+	uint64_t lenfield = 4;
+	if (offsz == 8) {
+		if (len != 0xffffffffu)
+			return -1;
+		len = 0;
+		for (int i = 0; i < 8; i++)
+			len |= (uint64_t)p[4 + i] << (8 * i);
+		lenfield = 12;
+	}
+	if (len > secs->info.size - u->unit_start - lenfield)
+		return -1;
+	unsigned v = (unsigned)p[lenfield] | (unsigned)p[lenfield + 1] << 8;
+	if (v != version)
+		return -1;
+	u->unit_end = u->unit_start + lenfield + len;
+	u->abbrev_off = abbrev_off;
+	u->version = version;
+	u->addrsz = addrsz;
+	u->offsz = offsz;
+	/* the base address of ranges, as libdw finds it */
+	Dwarf_Addr base;
+	Dwarf_Attribute attr;
+	if (dwarf_lowpc(&c->cu, &base) != 0 &&
+	    dwarf_formaddr(dwarf_attr(&c->cu, DW_AT_entry_pc, &attr), &base) != 0)
+		base = 0;
+	u->base = base;
+	Dwarf_Word w;
+	if ((dwarf_attr(&c->cu, DW_AT_addr_base, &attr) || dwarf_attr(&c->cu, DW_AT_GNU_addr_base, &attr)) &&
+	    dwarf_formudata(&attr, &w) == 0) {
+		u->addr_base = w;
+		u->has_addr_base = 1;
+	}
+	if (dwarf_attr(&c->cu, DW_AT_rnglists_base, &attr) && dwarf_formudata(&attr, &w) == 0) {
+		u->rnglists_base = w;
+		u->has_rnglists_base = 1;
+	}
+	return 0;
+}
+
+/* Sort n ranges by dw_range_cmp's order into a, with tmp as scratch: a
+ * natural merge sort, because the walk yields long runs already in order
+ * (functions in address order, their inlined ranges after them) and qsort's
+ * callback per comparison was most of the cost. */
+static void dw_ranges_sort(struct dw_range *a, struct dw_range *tmp, size_t n)
+{
+	while (n > 1) {
+		size_t runs = 0, i = 0, w = 0;
+		while (i < n) {
+			size_t m = i + 1;   /* first run [i, m) */
+			while (m < n && dw_range_cmp(&a[m - 1], &a[m]) <= 0)
+				m++;
+			size_t e = m;       /* second run [m, e) */
+			if (e < n) {
+				e++;
+				while (e < n && dw_range_cmp(&a[e - 1], &a[e]) <= 0)
+					e++;
+			}
+			size_t x = i, y = m;
+			while (x < m && y < e)
+				tmp[w++] = dw_range_cmp(&a[y], &a[x]) < 0 ? a[y++] : a[x++];
+			while (x < m)
+				tmp[w++] = a[x++];
+			while (y < e)
+				tmp[w++] = a[y++];
+			runs++;
+			i = e;
+		}
+		memcpy(a, tmp, n * sizeof *a);
+		if (runs == 1)
+			break;
+	}
+}
+
+static int dw_cuidx_sort(struct dw_cuidx *c)
+{
+	if (c->nranges) {
+		c->sorted = malloc(c->nranges * sizeof *c->sorted);
+		struct dw_range *tmp = malloc(c->nranges * sizeof *tmp);
+		if (!c->sorted || !tmp) {
+			free(tmp);
+			return -1;
+		}
+		memcpy(c->sorted, c->ranges, c->nranges * sizeof *c->sorted);
+		dw_ranges_sort(c->sorted, tmp, c->nranges);
+		free(tmp);
+	}
+	return 0;
+}
+
+/* Build c's index from the section bytes. Returns 0, or -1 with c left empty. */
+static int dw_cuidx_build_fast(struct dw_cuidx *c, const struct dw_secs *secs)
+{
+	struct dw_unit u;
+	struct dw_walk w = { c, 0, 0 };
+	if (dw_unit_get(c, secs, &u) == 0 &&
+	    dw_cuidx_scan(&u, secs, dw_fast_scope, dw_fast_range, &w) == 0 &&
+	    dw_cuidx_sort(c) == 0)
+		return 0;
+	free(c->scopes);
+	free(c->ranges);
+	free(c->sorted);
+	c->scopes = NULL;
+	c->ranges = c->sorted = NULL;
+	c->nscopes = c->nranges = 0;
+	return -1;
 }
 
 static int dw_cuidx_build(struct dw_cuidx *c)
@@ -133,13 +310,8 @@ static int dw_cuidx_build(struct dw_cuidx *c)
 		if (top < 0)
 			break;
 	}
-	if (c->nranges) {
-		c->sorted = malloc(c->nranges * sizeof *c->sorted);
-		if (!c->sorted)
-			goto out;
-		memcpy(c->sorted, c->ranges, c->nranges * sizeof *c->sorted);
-		qsort(c->sorted, c->nranges, sizeof *c->sorted, dw_range_cmp);
-	}
+	if (dw_cuidx_sort(c) < 0)
+		goto out;
 	rc = 0;
 out:
 	free(stack);
@@ -194,6 +366,7 @@ static void dw_cuidx_free(struct dw_cuidx *c)
 	free(c->scopes);
 	free(c->ranges);
 	free(c->sorted);
+	dw_lines_release(&c->lines);
 	free(c);
 }
 
@@ -223,7 +396,19 @@ static int dw_cutab_grow(struct dw_cutab *t)
 	return 0;
 }
 
-struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu)
+Dwarf_Die *dw_cuidx_die(struct dw_cuidx *c, int32_t i)
+{
+	struct dw_scope *sc = &c->scopes[i];
+	if (!sc->have_die) {
+		Dwarf *dbg = dwarf_cu_getdwarf(c->cu.cu);
+		if (!dbg || !dwarf_offdie(dbg, sc->off, &sc->die))
+			return NULL;
+		sc->have_die = 1;
+	}
+	return &sc->die;
+}
+
+struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu, const struct dw_secs *secs)
 {
 	Dwarf_Off off = dwarf_dieoffset(cu);
 	if ((t->count + 1) * 2 > t->cap && dw_cutab_grow(t) < 0)
@@ -238,8 +423,9 @@ struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu)
 	if (!c)
 		return NULL;
 	c->off = off;
+	c->is_cxx = -1;
 	c->cu = *cu;
-	if (dw_cuidx_build(c) < 0) {
+	if ((!secs || dw_cuidx_build_fast(c, secs) < 0) && dw_cuidx_build(c) < 0) {
 		dw_cuidx_free(c);
 		return NULL;
 	}

@@ -69,6 +69,14 @@ struct sym_options {
 	const char *const *debug_dirs; /* NULL-terminated extra debug-file directories, or NULL */
 	const char *gdb;          /* gdb binary for the MI backend (NULL: "gdb") */
 	unsigned timeout_ms;      /* per-command time-out for the MI backend (0: default) */
+	unsigned flags;           /* enum sym_option_flag */
+};
+
+enum sym_option_flag {
+	/* libdw backend: ask libdw for every line (dwfl_module_getsrc per address,
+	 * dwarf_getsrcfiles) instead of the line tables decoded once per CU. Slower;
+	 * kept as the reference the faster path is tested and measured against. */
+	SYM_DW_REFERENCE = 1u << 0,
 };
 
 struct symbolizer;

@@ -3,9 +3,11 @@
  * tab-separated line per address, then the notes prefixed "note: ".
  *
  * usage: symdw [--sysroot DIR] [--debug-dir DIR]... [--addr-file F] [--repeat N]
- *              [--scan] [--quiet] (EXE CORE | --raw-elf EXE) [ADDR...]
+ *              [--scan] [--quiet] [--reference] (EXE CORE | --raw-elf EXE) [ADDR...]
  * --scan adds every distinct return address of the annotated blocks that
- * coreparse finds in CORE; --repeat resolves N times (timing on stderr).
+ * coreparse finds in CORE; --repeat resolves N times (timing on stderr);
+ * --reference asks libdw for every line (SYM_DW_REFERENCE: the old, slower
+ * path the fast one is compared with).
  * line:  ADDR \t FUNCTION \t FILE:LINE \t MODULE+0xOFF \t FLAGS \t CHAIN
  * where FUNCTION and FILE:LINE are the innermost frame's ("?" when unknown),
  * FLAGS is "-" or a comma list (nomodule, buildid, nodebug) and CHAIN lists
@@ -24,7 +26,7 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: symdw [--sysroot DIR] [--debug-dir DIR]... [--addr-file F] "
-		"[--repeat N] [--scan] [--quiet] (EXE CORE | --raw-elf EXE) [ADDR...]\n");
+		"[--repeat N] [--scan] [--quiet] [--reference] (EXE CORE | --raw-elf EXE) [ADDR...]\n");
 	return 2;
 }
 
@@ -93,6 +95,8 @@ int main(int argc, char **argv)
 			quiet = 1;
 		else if (!strcmp(argv[i], "--raw-elf"))
 			raw = 1;
+		else if (!strcmp(argv[i], "--reference"))
+			opt.flags |= SYM_DW_REFERENCE;
 		else
 			return usage();
 	}

@@ -1,0 +1,621 @@
+/* dw_die.c - build a CU's scope index (dw_scope.c) straight from the bytes of
+ * .debug_info and .debug_abbrev: one pass over the CU's DIEs with the
+ * abbreviations decoded once, skipping attributes by their form, reading only
+ * low_pc, high_pc, ranges and sibling. libdw's dwarf_siblingof, dwarf_attr and
+ * dwarf_ranges did the same walk with a lookup per attribute and were 38% of a
+ * symbolization run. The walk visits the DIEs in the order and with the rules of
+ * dw_scope.c's libdw walk (same descent, same depth limit, same sibling jumps),
+ * so the index is the same; the DIEs of the scopes found are handed to libdw
+ * later by offset. The bytes are not trusted: any read out of bounds, unknown
+ * form or odd structure makes dw_cuidx_scan fail, and the caller then builds
+ * the index with libdw as before.
+ */
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dw_priv.h"
+
+enum { DW_MAX_DEPTH = 512, DW_MAX_CODE = 1 << 16 };
+
+/* One attribute specification of an abbreviation. */
+struct dw_aspec {
+	uint32_t name, form;
+	int64_t implicit;     /* DW_FORM_implicit_const's value */
+	int32_t skip;         /* bytes to skip when the value is not needed, -1: decode */
+};
+
+/* The size of a value of form in unit u when it is fixed, else -1. */
+static int32_t dw_form_size(const struct dw_unit *u, uint32_t form)
+{
+	switch (form) {
+	case DW_FORM_addr: return (int32_t)u->addrsz;
+	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1: case DW_FORM_addrx1:
+		return 1;
+	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2: return 2;
+	case DW_FORM_strx3: case DW_FORM_addrx3: return 3;
+	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4: case DW_FORM_ref_sup4:
+		return 4;
+	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8: return 8;
+	case DW_FORM_data16: return 16;
+	case DW_FORM_flag_present: case DW_FORM_implicit_const: return 0;
+	case DW_FORM_ref_addr: return (int32_t)(u->version == 2 ? u->addrsz : u->offsz);
+	case DW_FORM_sec_offset: case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_strp_sup:
+	case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
+		return (int32_t)u->offsz;
+	default:
+		return -1;
+	}
+}
+
+struct dw_abbrev {
+	uint32_t tag;
+	uint32_t children;    /* DW_CHILDREN_yes */
+	uint32_t first, n;    /* specs[first .. first+n) */
+	int32_t fixed;        /* size of all attributes when none is read and all are fixed, else -1 */
+};
+
+struct dw_abbrevs {
+	struct dw_abbrev *byc;  /* by code; tag 0: no such code */
+	size_t ncodes;
+	struct dw_aspec *specs;
+	size_t nspecs;
+};
+
+static uint64_t rd_fixed(const unsigned char **p, const unsigned char *end, unsigned n, int *bad)
+{
+	if (*bad || (size_t)(end - *p) < n) {
+		*bad = 1;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)(*p)[i] << (8 * i);
+	*p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(const unsigned char **p, const unsigned char *end, int *bad)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	for (;;) {
+		if (*bad || *p >= end) {
+			*bad = 1;
+			return 0;
+		}
+		unsigned char b = *(*p)++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+}
+
+static int64_t rd_sleb(const unsigned char **p, const unsigned char *end, int *bad)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	unsigned char b;
+	do {
+		if (*bad || *p >= end) {
+			*bad = 1;
+			return 0;
+		}
+		b = *(*p)++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+static void dw_abbrevs_free(struct dw_abbrevs *a)
+{
+	free(a->byc);
+	free(a->specs);
+	memset(a, 0, sizeof *a);
+}
+
+/* Decode the abbreviation table at off for unit u. Returns 0, or -1. */
+static int dw_abbrevs_read(struct dw_abbrevs *a, const struct dw_unit *u, const struct dw_sec *sec,
+			   uint64_t off)
+{
+	size_t spec_cap = 0;
+	int bad = 0;
+	if (!sec->data || off >= sec->size)
+		return -1;
+	const unsigned char *p = sec->data + off, *end = sec->data + sec->size;
+	for (;;) {
+		uint64_t code = rd_uleb(&p, end, &bad);
+		if (bad)
+			goto fail;
+		if (code == 0)
+			break;
+		if (code >= DW_MAX_CODE)
+			goto fail;
+		if (code >= a->ncodes) {
+			size_t n = a->ncodes ? a->ncodes : 64;
+			while (n <= code)
+				n *= 2;
+			struct dw_abbrev *q = realloc(a->byc, n * sizeof *q);
+			if (!q)
+				goto fail;
+			memset(q + a->ncodes, 0, (n - a->ncodes) * sizeof *q);
+			a->byc = q;
+			a->ncodes = n;
+		}
+		struct dw_abbrev *ab = &a->byc[code];
+		if (ab->tag)
+			goto fail;   /* a code defined twice */
+		ab->tag = (uint32_t)rd_uleb(&p, end, &bad);
+		ab->children = (uint32_t)rd_fixed(&p, end, 1, &bad) == DW_CHILDREN_yes;
+		ab->first = (uint32_t)a->nspecs;
+		if (bad || ab->tag == 0)
+			goto fail;
+		for (;;) {
+			uint64_t name = rd_uleb(&p, end, &bad), form = rd_uleb(&p, end, &bad);
+			if (bad)
+				goto fail;
+			if (name == 0 && form == 0)
+				break;
+			if (a->nspecs == spec_cap) {
+				size_t n = spec_cap ? spec_cap * 2 : 256;
+				struct dw_aspec *q = realloc(a->specs, n * sizeof *q);
+				if (!q)
+					goto fail;
+				a->specs = q;
+				spec_cap = n;
+			}
+			struct dw_aspec *s = &a->specs[a->nspecs++];
+			s->name = (uint32_t)name;
+			s->form = (uint32_t)form;
+			s->implicit = form == DW_FORM_implicit_const ? rd_sleb(&p, end, &bad) : 0;
+			int scope_tag = ab->tag == DW_TAG_subprogram || ab->tag == DW_TAG_inlined_subroutine;
+			/* pcs and names matter for scopes only; DW_AT_sibling for every DIE */
+			int wanted = name == DW_AT_sibling || (scope_tag && (name == DW_AT_low_pc ||
+				name == DW_AT_high_pc || name == DW_AT_ranges || name == DW_AT_abstract_origin ||
+				name == DW_AT_name || name == DW_AT_linkage_name || name == DW_AT_MIPS_linkage_name));
+			s->skip = wanted ? -1 : dw_form_size(u, s->form);
+		}
+		ab->n = (uint32_t)(a->nspecs - ab->first);
+		ab->fixed = 0;
+		for (uint32_t k = 0; k < ab->n && ab->fixed >= 0; k++)
+			ab->fixed = a->specs[ab->first + k].skip < 0 ? -1 : ab->fixed + a->specs[ab->first + k].skip;
+	}
+	return 0;
+fail:
+	dw_abbrevs_free(a);
+	return -1;
+}
+
+/* What the walk needs of one DIE. */
+struct dw_rdie {
+	const struct dw_abbrev *ab;   /* NULL for a null entry */
+	const unsigned char *next;    /* just after its attributes */
+	uint64_t sibling;             /* unit-relative DW_AT_sibling, 0 if none */
+	int has_low, has_high, high_is_const, has_ranges, ranges_is_index;
+	uint64_t low, high, ranges;
+	int own_name;                 /* has a name or linkage name of its own */
+	uint64_t origin;              /* .debug_info offset of DW_AT_abstract_origin, 0 if none */
+};
+
+struct dw_walkctx {
+	const struct dw_unit *u;
+	const struct dw_secs *secs;
+	struct dw_abbrevs ab;
+	const unsigned char *ustart, *uend;   /* the unit, header included */
+};
+
+/* Read a value of form at *p. Returns 0 with *v set (for string forms *v is
+ * unused), or -1 on an unknown form or a read past end. */
+static int dw_form_read(const struct dw_walkctx *w, uint32_t form, int64_t implicit,
+			const unsigned char **p, uint64_t *v)
+{
+	const unsigned char *end = w->uend;
+	const struct dw_unit *u = w->u;
+	int bad = 0;
+	uint64_t n;
+	*v = 0;
+	switch (form) {
+	case DW_FORM_addr: *v = rd_fixed(p, end, u->addrsz, &bad); break;
+	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1: case DW_FORM_addrx1:
+		*v = rd_fixed(p, end, 1, &bad); break;
+	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
+		*v = rd_fixed(p, end, 2, &bad); break;
+	case DW_FORM_strx3: case DW_FORM_addrx3: *v = rd_fixed(p, end, 3, &bad); break;
+	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4: case DW_FORM_ref_sup4:
+		*v = rd_fixed(p, end, 4, &bad); break;
+	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
+		*v = rd_fixed(p, end, 8, &bad); break;
+	case DW_FORM_data16: rd_fixed(p, end, 8, &bad); rd_fixed(p, end, 8, &bad); break;
+	case DW_FORM_sdata: *v = (uint64_t)rd_sleb(p, end, &bad); break;
+	case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
+	case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index: case DW_FORM_GNU_str_index:
+		*v = rd_uleb(p, end, &bad); break;
+	case DW_FORM_flag_present: *v = 1; break;
+	case DW_FORM_implicit_const: *v = (uint64_t)implicit; break;
+	case DW_FORM_ref_addr:
+		*v = rd_fixed(p, end, u->version == 2 ? u->addrsz : u->offsz, &bad); break;
+	case DW_FORM_sec_offset: case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_strp_sup:
+	case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
+		*v = rd_fixed(p, end, u->offsz, &bad); break;
+	case DW_FORM_string: {
+		const unsigned char *z = *p < end ? memchr(*p, '\0', (size_t)(end - *p)) : NULL;
+		if (!z)
+			return -1;
+		*p = z + 1;
+		break;
+	}
+	case DW_FORM_block1: n = rd_fixed(p, end, 1, &bad); goto block;
+	case DW_FORM_block2: n = rd_fixed(p, end, 2, &bad); goto block;
+	case DW_FORM_block4: n = rd_fixed(p, end, 4, &bad); goto block;
+	case DW_FORM_block: case DW_FORM_exprloc: n = rd_uleb(p, end, &bad);
+	block:
+		if (bad || n > (uint64_t)(end - *p))
+			return -1;
+		*p += n;
+		break;
+	default:   /* DW_FORM_indirect and anything newer: leave it to libdw */
+		return -1;
+	}
+	return bad ? -1 : 0;
+}
+
+/* Read the DIE at p. Returns 0, or -1. */
+static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, struct dw_rdie *d)
+{
+	int bad = 0;
+	memset(d, 0, sizeof *d);
+	uint64_t code = rd_uleb(&p, w->uend, &bad);
+	if (bad)
+		return -1;
+	if (code == 0) {
+		d->next = p;
+		return 0;
+	}
+	if (code >= w->ab.ncodes || !w->ab.byc[code].tag)
+		return -1;
+	const struct dw_abbrev *ab = &w->ab.byc[code];
+	d->ab = ab;
+	if (ab->fixed >= 0) {
+		/* nothing to read: skip the whole DIE (most variables, types, members) */
+		if ((size_t)(w->uend - p) < (size_t)ab->fixed)
+			return -1;
+		d->next = p + ab->fixed;
+		return 0;
+	}
+	for (uint32_t k = 0; k < ab->n; k++) {
+		const struct dw_aspec *s = &w->ab.specs[ab->first + k];
+		uint64_t v;
+		if (s->skip >= 0) {
+			if ((size_t)(w->uend - p) < (size_t)s->skip)
+				return -1;
+			p += s->skip;
+			continue;
+		}
+		uint32_t form = s->form;
+		if (dw_form_read(w, form, s->implicit, &p, &v) < 0)
+			return -1;
+		switch (s->name) {
+		case DW_AT_sibling:
+			if (form == DW_FORM_ref_addr)
+				return -1;
+			d->sibling = v;
+			break;
+		case DW_AT_low_pc:
+			if (form != DW_FORM_addr && form != DW_FORM_addrx && form != DW_FORM_addrx1 &&
+			    form != DW_FORM_addrx2 && form != DW_FORM_addrx3 && form != DW_FORM_addrx4 &&
+			    form != DW_FORM_GNU_addr_index)
+				return -1;
+			if (form != DW_FORM_addr && w->secs && dw_addrx(w->u, w->secs, v, &v) < 0)
+				return -1;
+			d->has_low = 1;
+			d->low = v;
+			break;
+		case DW_AT_high_pc:
+			if (form == DW_FORM_addr) {
+				d->high = v;
+			} else if (form == DW_FORM_addrx || form == DW_FORM_addrx1 || form == DW_FORM_addrx2 ||
+				   form == DW_FORM_addrx3 || form == DW_FORM_addrx4 || form == DW_FORM_GNU_addr_index) {
+				if (dw_addrx(w->u, w->secs, v, &v) < 0)
+					return -1;
+				d->high = v;
+			} else if (form == DW_FORM_data1 || form == DW_FORM_data2 || form == DW_FORM_data4 ||
+				   form == DW_FORM_data8 || form == DW_FORM_udata) {
+				d->high = v;
+				d->high_is_const = 1;
+			} else {
+				return -1;
+			}
+			d->has_high = 1;
+			break;
+		case DW_AT_name:
+		case DW_AT_linkage_name:
+		case DW_AT_MIPS_linkage_name:
+			d->own_name = 1;
+			break;
+		case DW_AT_abstract_origin:
+			if (form == DW_FORM_ref1 || form == DW_FORM_ref2 || form == DW_FORM_ref4 ||
+			    form == DW_FORM_ref8 || form == DW_FORM_ref_udata)
+				d->origin = (uint64_t)(w->ustart - w->secs->info.data) + v;
+			else if (form == DW_FORM_ref_addr)
+				d->origin = v;
+			else
+				d->own_name = 1;   /* in another file (dwz): no shortcut */
+			break;
+		case DW_AT_ranges:
+			if (form == DW_FORM_rnglistx)
+				d->ranges_is_index = 1;
+			else if (form != DW_FORM_sec_offset && form != DW_FORM_data4 && form != DW_FORM_data8)
+				return -1;
+			d->has_ranges = 1;
+			d->ranges = v;
+			break;
+		default:
+			break;
+		}
+	}
+	d->next = p;
+	return 0;
+}
+
+/* Where the next sibling of d (read at p) starts, as dwarf_siblingof finds it:
+ * *next NULL when there is none. Returns 0, or -1 on bad DWARF. */
+static int dw_rdie_sibling(const struct dw_walkctx *w, const unsigned char *p, const struct dw_rdie *d0,
+			   const unsigned char **next)
+{
+	struct dw_rdie d = *d0;
+	int level = 0;
+	*next = NULL;
+	for (;;) {
+		const unsigned char *q;
+		if (d.sibling) {
+			size_t size = (size_t)(w->uend - w->ustart);
+			size_t die_off = (size_t)(p - w->ustart);
+			if (d.sibling >= size || d.sibling <= die_off)
+				return -1;
+			q = w->ustart + d.sibling;
+		} else {
+			q = d.next;
+			if (d.ab->children)
+				level++;
+		}
+		for (;;) {
+			if (q >= w->uend)
+				return 0;
+			if (*q != 0)
+				break;
+			if (level-- == 0)
+				return 0;
+			q++;
+		}
+		if (level == 0) {
+			*next = q;
+			return 0;
+		}
+		p = q;
+		if (dw_rdie_read(w, p, &d) < 0 || !d.ab)
+			return -1;
+	}
+}
+
+/* Tags whose children may hold code scopes (as dw_scope.c's walk). */
+static int dw_tag_descend(uint32_t tag)
+{
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_namespace:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_module:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int dw_addrx(const struct dw_unit *u, const struct dw_secs *secs, uint64_t idx, uint64_t *out)
+{
+	if (!u->has_addr_base || !secs->addr.data || idx > (secs->addr.size / u->addrsz))
+		return -1;
+	uint64_t off = u->addr_base + idx * u->addrsz;
+	if (off > secs->addr.size || secs->addr.size - off < u->addrsz)
+		return -1;
+	const unsigned char *p = secs->addr.data + off;
+	int bad = 0;
+	*out = rd_fixed(&p, secs->addr.data + secs->addr.size, u->addrsz, &bad);
+	return bad ? -1 : 0;
+}
+
+/* The ranges of d into the scope being added, as dwarf_ranges gives them
+ * (empty ones dropped as dw_scope.c drops them). Returns the number added,
+ * or -1 on bad or unread DWARF, -2 when out of memory. */
+static int dw_rdie_ranges(const struct dw_walkctx *w, const struct dw_rdie *d,
+			  int (*add)(void *, uint64_t, uint64_t), void *arg)
+{
+	const struct dw_unit *u = w->u;
+	const struct dw_secs *secs = w->secs;
+	int n = 0, bad = 0, r;
+	if (d->has_low && d->has_high) {
+		uint64_t hi = d->high_is_const ? d->low + d->high : d->high;
+		if (hi <= d->low)
+			return 0;
+		r = add(arg, d->low, hi);
+		return r < 0 ? r : 1;
+	}
+	if (!d->has_ranges)
+		return 0;
+	uint64_t base = u->base;
+	uint64_t maxaddr = u->addrsz == 8 ? ~(uint64_t)0 : 0xffffffffu;
+	if (u->version < 5) {
+		if (d->ranges_is_index || !secs->ranges.data || d->ranges >= secs->ranges.size)
+			return -1;
+		const unsigned char *p = secs->ranges.data + d->ranges, *end = secs->ranges.data + secs->ranges.size;
+		for (;;) {
+			uint64_t b = rd_fixed(&p, end, u->addrsz, &bad), e = rd_fixed(&p, end, u->addrsz, &bad);
+			if (bad)
+				return -1;
+			if (b == 0 && e == 0)
+				return n;
+			if (b == maxaddr) {
+				base = e;
+				continue;
+			}
+			if (base + e > base + b) {
+				if ((r = add(arg, base + b, base + e)) < 0)
+					return r;
+				n++;
+			}
+		}
+	}
+	uint64_t off = d->ranges;
+	if (d->ranges_is_index) {
+		if (!u->has_rnglists_base || !secs->rnglists.data)
+			return -1;
+		uint64_t at = u->rnglists_base + off * u->offsz;
+		if (at > secs->rnglists.size || secs->rnglists.size - at < u->offsz)
+			return -1;
+		const unsigned char *q = secs->rnglists.data + at;
+		off = u->rnglists_base + rd_fixed(&q, secs->rnglists.data + secs->rnglists.size, u->offsz, &bad);
+	}
+	if (!secs->rnglists.data || off >= secs->rnglists.size)
+		return -1;
+	const unsigned char *p = secs->rnglists.data + off, *end = secs->rnglists.data + secs->rnglists.size;
+	for (;;) {
+		unsigned kind = (unsigned)rd_fixed(&p, end, 1, &bad);
+		uint64_t b = 0, e = 0;
+		if (bad)
+			return -1;
+		switch (kind) {
+		case DW_RLE_end_of_list:
+			return n;
+		case DW_RLE_base_addressx:
+			if (dw_addrx(u, secs, rd_uleb(&p, end, &bad), &base) < 0)
+				return -1;
+			continue;
+		case DW_RLE_startx_endx:
+			if (dw_addrx(u, secs, rd_uleb(&p, end, &bad), &b) < 0 ||
+			    dw_addrx(u, secs, rd_uleb(&p, end, &bad), &e) < 0)
+				return -1;
+			break;
+		case DW_RLE_startx_length:
+			if (dw_addrx(u, secs, rd_uleb(&p, end, &bad), &b) < 0)
+				return -1;
+			e = b + rd_uleb(&p, end, &bad);
+			break;
+		case DW_RLE_offset_pair:
+			b = base + rd_uleb(&p, end, &bad);
+			e = base + rd_uleb(&p, end, &bad);
+			break;
+		case DW_RLE_base_address:
+			base = rd_fixed(&p, end, u->addrsz, &bad);
+			continue;
+		case DW_RLE_start_end:
+			b = rd_fixed(&p, end, u->addrsz, &bad);
+			e = rd_fixed(&p, end, u->addrsz, &bad);
+			break;
+		case DW_RLE_start_length:
+			b = rd_fixed(&p, end, u->addrsz, &bad);
+			e = b + rd_uleb(&p, end, &bad);
+			break;
+		default:
+			return -1;
+		}
+		if (bad)
+			return -1;
+		if (e > b) {
+			if ((r = add(arg, b, e)) < 0)
+				return r;
+			n++;
+		}
+	}
+}
+
+int dw_cuidx_scan(const struct dw_unit *u, const struct dw_secs *secs,
+		  int (*scope)(void *, uint64_t, int32_t, int, int, uint64_t),
+		  int (*range)(void *, uint64_t, uint64_t), void *arg)
+{
+	struct dw_walkctx w = { u, secs, {0}, NULL, NULL };
+	struct dw_level {
+		const unsigned char *p;
+		struct dw_rdie d;
+		int32_t parent;
+	} *stack = NULL;
+	int top = 0, rc = -1;
+	if (!secs->info.data || !secs->little_endian || u->unit_start >= secs->info.size ||
+	    u->unit_end > secs->info.size || u->die_off <= u->unit_start || u->die_off >= u->unit_end ||
+	    (u->addrsz != 4 && u->addrsz != 8) || (u->offsz != 4 && u->offsz != 8))
+		return -1;
+	w.ustart = secs->info.data + u->unit_start;
+	w.uend = secs->info.data + u->unit_end;
+	if (dw_abbrevs_read(&w.ab, u, &secs->abbrev, u->abbrev_off) < 0)
+		return -1;
+	stack = malloc(DW_MAX_DEPTH * sizeof *stack);
+	if (!stack)
+		goto out;
+	/* the CU DIE, then its first child */
+	struct dw_rdie cu;
+	const unsigned char *p = secs->info.data + u->die_off;
+	if (dw_rdie_read(&w, p, &cu) < 0 || !cu.ab)
+		goto out;
+	if (!cu.ab->children || cu.next >= w.uend || *cu.next == 0) {
+		rc = 0;
+		goto out;
+	}
+	stack[0].p = cu.next;
+	stack[0].parent = -1;
+	for (;;) {
+		struct dw_level *lv = &stack[top];
+		if (dw_rdie_read(&w, lv->p, &lv->d) < 0 || !lv->d.ab)
+			goto out;
+		uint32_t tag = lv->d.ab->tag;
+		int32_t me = lv->parent;
+		int descend = dw_tag_descend(tag);
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			int nr = dw_rdie_ranges(&w, &lv->d, range, arg);
+			if (nr < 0)
+				goto out;
+			if (nr > 0) {
+				int idx = scope(arg, (uint64_t)(lv->p - secs->info.data), me,
+						tag == DW_TAG_inlined_subroutine, nr,
+						lv->d.own_name ? 0 : lv->d.origin);
+				if (idx < 0)
+					goto out;
+				me = idx;
+			} else if (tag == DW_TAG_subprogram) {
+				descend = 0;  /* declarations and abstract instances hold no code */
+			}
+		}
+		if (descend && top + 1 < DW_MAX_DEPTH && lv->d.ab->children && lv->d.next < w.uend &&
+		    *lv->d.next != 0) {
+			top++;
+			stack[top].p = lv->d.next;
+			stack[top].parent = me;
+			continue;
+		}
+		while (top >= 0) {
+			const unsigned char *next;
+			if (dw_rdie_sibling(&w, stack[top].p, &stack[top].d, &next) < 0)
+				goto out;
+			if (next) {
+				stack[top].p = next;
+				break;
+			}
+			top--;
+		}
+		if (top < 0)
+			break;
+	}
+	rc = 0;
+out:
+	free(stack);
+	dw_abbrevs_free(&w.ab);
+	return rc;
+}

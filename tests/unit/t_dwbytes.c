@@ -1,0 +1,496 @@
+/* t_dwbytes.c - the libdw symbolizer's own DWARF decoders on hand-made bytes:
+ * dw_lines_read/dw_lines_find (sym/dw_line.c) on a DWARF 4 and a DWARF 5 line
+ * table (rows, libdw's choice among rows, file names as libdw composes them),
+ * dw_cuidx_scan (sym/dw_die.c) on a DWARF 5 unit (scopes, parents, ranges from
+ * low/high pc and from .debug_rnglists, sibling jumps, no descent into a
+ * declaration), and both on every truncation and on single-byte corruptions:
+ * they must fail cleanly or succeed, never read out of bounds (run it under
+ * SANITIZE=1 to have that checked).
+ */
+#include <dwarf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "dw_priv.h"
+
+/* A byte buffer to build sections in. */
+struct buf {
+	unsigned char b[1024];
+	size_t n;
+};
+
+static void put(struct buf *o, uint64_t v, unsigned size)
+{
+	for (unsigned i = 0; i < size; i++)
+		o->b[o->n++] = (unsigned char)(v >> (8 * i));
+}
+
+static void uleb(struct buf *o, uint64_t v)
+{
+	do {
+		unsigned char c = v & 0x7f;
+		v >>= 7;
+		o->b[o->n++] = (unsigned char)(c | (v ? 0x80 : 0));
+	} while (v);
+}
+
+static void sleb(struct buf *o, int64_t v)
+{
+	for (;;) {
+		unsigned char c = v & 0x7f;
+		v >>= 7;
+		int done = (v == 0 && !(c & 0x40)) || (v == -1 && (c & 0x40));
+		o->b[o->n++] = (unsigned char)(c | (done ? 0 : 0x80));
+		if (done)
+			break;
+	}
+}
+
+static void str(struct buf *o, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	memcpy(o->b + o->n, s, len);
+	o->n += len;
+}
+
+static void patch32(struct buf *o, size_t at, uint64_t v)
+{
+	for (unsigned i = 0; i < 4; i++)
+		o->b[at + i] = (unsigned char)(v >> (8 * i));
+}
+
+static void set_address(struct buf *o, uint64_t a)
+{
+	put(o, 0, 1);
+	uleb(o, 9);
+	put(o, DW_LNE_set_address, 1);
+	put(o, a, 8);
+}
+
+static void end_sequence(struct buf *o)
+{
+	put(o, 0, 1);
+	uleb(o, 1);
+	put(o, DW_LNE_end_sequence, 1);
+}
+
+/* The DWARF 4 table: two sequences, the second at lower addresses. */
+static void line_table_v4(struct buf *o)
+{
+	static const unsigned char std[12] = { 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	o->n = 0;
+	put(o, 0, 4);                /* unit_length, patched */
+	put(o, 4, 2);
+	size_t hl = o->n;
+	put(o, 0, 4);                /* header_length, patched */
+	put(o, 1, 1);                /* min_inst_length */
+	put(o, 1, 1);                /* max_ops_per_insn */
+	put(o, 1, 1);                /* default_is_stmt */
+	put(o, (uint64_t)(unsigned char)-5, 1);
+	put(o, 14, 1);
+	put(o, 13, 1);
+	memcpy(o->b + o->n, std, sizeof std);
+	o->n += sizeof std;
+	str(o, "inc");
+	str(o, "");
+	str(o, "a.c"); uleb(o, 0); uleb(o, 0); uleb(o, 0);
+	str(o, "/abs/b.h"); uleb(o, 0); uleb(o, 0); uleb(o, 0);
+	str(o, "c.h"); uleb(o, 1); uleb(o, 0); uleb(o, 0);
+	str(o, "");
+	patch32(o, hl, o->n - hl - 4);
+	set_address(o, 0x1000);
+	put(o, DW_LNS_advance_line, 1); sleb(o, 9);
+	put(o, DW_LNS_copy, 1);                      /* 0x1000 a.c:10 */
+	put(o, 13 + (1 + 5) + 14 * 4, 1);            /* 0x1004 a.c:11 */
+	put(o, DW_LNS_set_file, 1); uleb(o, 3);
+	put(o, DW_LNS_set_column, 1); uleb(o, 7);
+	put(o, 13 + (0 + 5) + 14 * 2, 1);            /* 0x1006 c.h:11 */
+	put(o, DW_LNS_advance_line, 1); sleb(o, 2);
+	put(o, DW_LNS_copy, 1);                      /* 0x1006 c.h:13 (the one chosen) */
+	put(o, DW_LNS_advance_pc, 1); uleb(o, 10);
+	end_sequence(o);                             /* 0x1010 */
+	set_address(o, 0x800);
+	put(o, DW_LNS_set_file, 1); uleb(o, 2);
+	put(o, DW_LNS_copy, 1);                      /* 0x800 /abs/b.h:1 */
+	put(o, DW_LNS_advance_pc, 1); uleb(o, 0x10);
+	end_sequence(o);                             /* 0x810 */
+	patch32(o, 0, o->n - 4);
+}
+
+/* The DWARF 5 table: paths inline (DW_FORM_string), directory index udata. */
+static void line_table_v5(struct buf *o)
+{
+	static const unsigned char std[12] = { 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	o->n = 0;
+	put(o, 0, 4);
+	put(o, 5, 2);
+	put(o, 8, 1);                /* address_size */
+	put(o, 0, 1);                /* segment selector size */
+	size_t hl = o->n;
+	put(o, 0, 4);
+	put(o, 1, 1); put(o, 1, 1); put(o, 1, 1);
+	put(o, (uint64_t)(unsigned char)-5, 1);
+	put(o, 14, 1);
+	put(o, 13, 1);
+	memcpy(o->b + o->n, std, sizeof std);
+	o->n += sizeof std;
+	put(o, 1, 1); uleb(o, DW_LNCT_path); uleb(o, DW_FORM_string);
+	uleb(o, 2); str(o, "/comp5"); str(o, "sub");
+	put(o, 2, 1); uleb(o, DW_LNCT_path); uleb(o, DW_FORM_string);
+	uleb(o, DW_LNCT_directory_index); uleb(o, DW_FORM_udata);
+	uleb(o, 2); str(o, "m.c"); uleb(o, 0); str(o, "x.h"); uleb(o, 1);
+	patch32(o, hl, o->n - hl - 4);
+	set_address(o, 0x400);
+	put(o, DW_LNS_copy, 1);                      /* 0x400 file 1 sub/x.h:1 */
+	put(o, DW_LNS_set_file, 1); uleb(o, 0);
+	put(o, 13 + (1 + 5) + 14 * 2, 1);            /* 0x402 /comp5/m.c:2 */
+	put(o, DW_LNS_advance_pc, 1); uleb(o, 2);
+	end_sequence(o);                             /* 0x404 */
+	patch32(o, 0, o->n - 4);
+}
+
+static const char *name_at(const struct dw_lines *l, uint64_t pc, unsigned *line, unsigned *col)
+{
+	const struct dw_lrow *r = dw_lines_find(l, pc);
+	if (!r)
+		return NULL;
+	*line = r->line;
+	*col = r->col;
+	return r->file < l->nfiles ? l->files[r->file] : "(bad index)";
+}
+
+static int line_is(const struct dw_lines *l, uint64_t pc, const char *file, unsigned line)
+{
+	unsigned ln = 0, col = 0;
+	const char *f = name_at(l, pc, &ln, &col);
+	if (!file)
+		return f == NULL;
+	return f && !strcmp(f, file) && ln == line;
+}
+
+/* ---- .debug_info ---- */
+
+struct scopes {
+	uint64_t off[16], origin[16];
+	int32_t parent[16];
+	int inlined[16], nranges[16];
+	uint64_t lo[32], hi[32];
+	int n, nr;
+};
+
+static int on_range(void *arg, uint64_t lo, uint64_t hi)
+{
+	struct scopes *s = arg;
+	if (s->nr == 32)
+		return -1;
+	s->lo[s->nr] = lo;
+	s->hi[s->nr] = hi;
+	s->nr++;
+	return 0;
+}
+
+static int on_scope(void *arg, uint64_t off, int32_t parent, int inlined, int nranges, uint64_t origin)
+{
+	struct scopes *s = arg;
+	if (s->n == 16)
+		return -1;
+	s->off[s->n] = off;
+	s->parent[s->n] = parent;
+	s->inlined[s->n] = inlined;
+	s->nranges[s->n] = nranges;
+	s->origin[s->n] = origin;
+	return s->n++;
+}
+
+/* Offsets of the DIEs the checks name. */
+static size_t die_f, die_c, die_g, die_decl;
+
+static void abbrevs(struct buf *a)
+{
+	a->n = 0;
+	uleb(a, 1); uleb(a, DW_TAG_compile_unit); put(a, DW_CHILDREN_yes, 1);
+	uleb(a, DW_AT_name); uleb(a, DW_FORM_string); uleb(a, DW_AT_low_pc); uleb(a, DW_FORM_addr);
+	uleb(a, 0); uleb(a, 0);
+	uleb(a, 2); uleb(a, DW_TAG_subprogram); put(a, DW_CHILDREN_yes, 1);
+	uleb(a, DW_AT_name); uleb(a, DW_FORM_string); uleb(a, DW_AT_low_pc); uleb(a, DW_FORM_addr);
+	uleb(a, DW_AT_high_pc); uleb(a, DW_FORM_data4); uleb(a, DW_AT_sibling); uleb(a, DW_FORM_ref4);
+	uleb(a, 0); uleb(a, 0);
+	uleb(a, 3); uleb(a, DW_TAG_inlined_subroutine); put(a, DW_CHILDREN_no, 1);
+	uleb(a, DW_AT_abstract_origin); uleb(a, DW_FORM_ref4); uleb(a, DW_AT_low_pc); uleb(a, DW_FORM_addr);
+	uleb(a, DW_AT_high_pc); uleb(a, DW_FORM_data1);
+	uleb(a, 0); uleb(a, 0);
+	uleb(a, 4); uleb(a, DW_TAG_variable); put(a, DW_CHILDREN_no, 1);
+	uleb(a, DW_AT_name); uleb(a, DW_FORM_string); uleb(a, DW_AT_location); uleb(a, DW_FORM_exprloc);
+	uleb(a, 0); uleb(a, 0);
+	uleb(a, 5); uleb(a, DW_TAG_subprogram); put(a, DW_CHILDREN_yes, 1);
+	uleb(a, DW_AT_name); uleb(a, DW_FORM_string); uleb(a, DW_AT_ranges); uleb(a, DW_FORM_sec_offset);
+	uleb(a, 0); uleb(a, 0);
+	uleb(a, 6); uleb(a, DW_TAG_subprogram); put(a, DW_CHILDREN_yes, 1);
+	uleb(a, DW_AT_name); uleb(a, DW_FORM_string); uleb(a, DW_AT_declaration); uleb(a, DW_FORM_flag_present);
+	uleb(a, 0); uleb(a, 0);
+	uleb(a, 7); uleb(a, DW_TAG_lexical_block); put(a, DW_CHILDREN_yes, 1);
+	uleb(a, DW_AT_low_pc); uleb(a, DW_FORM_addr); uleb(a, DW_AT_high_pc); uleb(a, DW_FORM_data4);
+	uleb(a, 0); uleb(a, 0);
+	uleb(a, 0);
+}
+
+static void info(struct buf *o)
+{
+	size_t sib_f, sib_inner, org1, org2;
+	o->n = 0;
+	put(o, 0, 4);
+	put(o, 5, 2);
+	put(o, DW_UT_compile, 1);
+	put(o, 8, 1);
+	put(o, 0, 4);
+	uleb(o, 1); str(o, "cu"); put(o, 0x1000, 8);
+	die_f = o->n;
+	uleb(o, 2); str(o, "f"); put(o, 0x1000, 8); put(o, 0x100, 4); sib_f = o->n; put(o, 0, 4);
+	uleb(o, 4); str(o, "v"); uleb(o, 2); put(o, 0x91, 1); put(o, 0, 1);
+	uleb(o, 7); put(o, 0x1010, 8); put(o, 0x20, 4);
+	die_c = o->n;
+	uleb(o, 3); org1 = o->n; put(o, 0, 4); put(o, 0x1018, 8); put(o, 8, 1);
+	put(o, 0, 1);                       /* end of the block's children */
+	put(o, 0, 1);                       /* end of f's children */
+	die_g = o->n;
+	patch32(o, sib_f, die_g);
+	uleb(o, 5); str(o, "g"); put(o, 12, 4);
+	uleb(o, 3); org2 = o->n; put(o, 0, 4); put(o, 0x2010, 8); put(o, 4, 1);
+	put(o, 0, 1);
+	die_decl = o->n;
+	patch32(o, org1, die_decl);
+	patch32(o, org2, die_decl);
+	uleb(o, 6); str(o, "decl");
+	uleb(o, 2); str(o, "inner"); put(o, 0x3000, 8); put(o, 0x10, 4); sib_inner = o->n; put(o, 0, 4);
+	put(o, 0, 1);                       /* inner has no children */
+	patch32(o, sib_inner, o->n);
+	put(o, 0, 1);                       /* end of decl's children */
+	put(o, 0, 1);                       /* end of the CU's children */
+	patch32(o, 0, o->n - 4);
+}
+
+static void rnglists(struct buf *o)
+{
+	o->n = 0;
+	put(o, 0, 4); put(o, 5, 2); put(o, 8, 1); put(o, 0, 1); put(o, 0, 4);
+	put(o, DW_RLE_base_address, 1); put(o, 0x2000, 8);
+	put(o, DW_RLE_offset_pair, 1); uleb(o, 0x10); uleb(o, 0x20);
+	put(o, DW_RLE_start_length, 1); put(o, 0x2100, 8); uleb(o, 8);
+	put(o, DW_RLE_end_of_list, 1);
+	patch32(o, 0, o->n - 4);
+}
+
+int main(void)
+{
+	struct buf lt;
+	struct dw_secs secs;
+	struct dw_lines l;
+
+	/* ---- DWARF 4 line table ---- */
+	line_table_v4(&lt);
+	memset(&secs, 0, sizeof secs);
+	secs.little_endian = 1;
+	secs.line.data = lt.b;
+	secs.line.size = lt.n;
+	memset(&l, 0, sizeof l);
+	CHECK("v4: decoded", dw_lines_read(&l, &secs, 0, "/comp", 8) == 0);
+	CHECK("v4: 7 rows (5 + 2 in two sequences)", l.nrows == 7);
+	CHECK("v4: 4 files (file 0 unused)", l.nfiles == 4);
+	CHECK("v4: file 0 is ??? as libdw names it", l.nfiles == 4 && !strcmp(l.files[0], "???"));
+	CHECK("v4: directory 0 is the compilation directory", l.nfiles == 4 && !strcmp(l.files[1], "/comp/a.c"));
+	CHECK("v4: absolute name kept", l.nfiles == 4 && !strcmp(l.files[2], "/abs/b.h"));
+	CHECK("v4: relative directory joined", l.nfiles == 4 && !strcmp(l.files[3], "inc/c.h"));
+	CHECK("v4: rows in address order (second sequence first)", l.nrows == 7 && l.rows[0].addr == 0x800 &&
+	      l.rows[1].addr == 0x810 && l.rows[1].end && l.rows[2].addr == 0x1000);
+	CHECK("v4: before every row: nothing", line_is(&l, 0x7ff, NULL, 0));
+	CHECK("v4: 0x800 is /abs/b.h:1", line_is(&l, 0x800, "/abs/b.h", 1));
+	CHECK("v4: 0x80f is /abs/b.h:1", line_is(&l, 0x80f, "/abs/b.h", 1));
+	CHECK("v4: at an end of sequence: nothing", line_is(&l, 0x810, NULL, 0));
+	CHECK("v4: between sequences: nothing", line_is(&l, 0xfff, NULL, 0));
+	CHECK("v4: 0x1000 is a.c:10", line_is(&l, 0x1000, "/comp/a.c", 10));
+	CHECK("v4: 0x1005 is a.c:11 (special opcode)", line_is(&l, 0x1005, "/comp/a.c", 11));
+	CHECK("v4: two rows at 0x1006: the last one, c.h:13", line_is(&l, 0x1006, "inc/c.h", 13));
+	unsigned ln = 0, col = 0;
+	name_at(&l, 0x100f, &ln, &col);
+	CHECK("v4: column 7 kept", col == 7 && ln == 13);
+	CHECK("v4: 0x1010 (end) and after: nothing", line_is(&l, 0x1010, NULL, 0) && line_is(&l, 0x9999, NULL, 0));
+	dw_lines_release(&l);
+	memset(&l, 0, sizeof l);
+	CHECK("v4: no compilation directory: names stay relative",
+	      dw_lines_read(&l, &secs, 0, NULL, 8) == 0 && l.nfiles == 4 && !strcmp(l.files[1], "a.c"));
+	dw_lines_release(&l);
+	memset(&l, 0, sizeof l);
+	CHECK("offset past the section: fails", dw_lines_read(&l, &secs, lt.n, "/comp", 8) == -1);
+	secs.little_endian = 0;
+	CHECK("big-endian file: left to libdw", dw_lines_read(&l, &secs, 0, "/comp", 8) == -1);
+	secs.little_endian = 1;
+
+	/* a last sequence whose last row sits at its end address (seen in gcc's ARM
+	 * output): sorted after the end, it is made the end, as libdw does */
+	{
+		struct buf z = lt;
+		size_t at = z.n;
+		set_address(&z, 0x2000);
+		put(&z, DW_LNS_advance_line, 1); sleb(&z, 4);
+		put(&z, DW_LNS_copy, 1);                 /* 0x2000 line 5 */
+		put(&z, DW_LNS_advance_pc, 1); uleb(&z, 2);
+		put(&z, DW_LNS_copy, 1);                 /* 0x2002 line 5, zero length */
+		end_sequence(&z);                        /* 0x2002 */
+		patch32(&z, 0, z.n - 4);
+		(void)at;
+		struct dw_secs t = secs;
+		t.line.data = z.b;
+		t.line.size = z.n;
+		memset(&l, 0, sizeof l);
+		CHECK("zero-length last row: decoded", dw_lines_read(&l, &t, 0, "/comp", 8) == 0);
+		CHECK("zero-length last row: 0x2001 is line 5", line_is(&l, 0x2001, "/comp/a.c", 5));
+		CHECK("zero-length last row: made the end, so 0x2002 and after have no line",
+		      line_is(&l, 0x2002, NULL, 0) && line_is(&l, 0x2003, NULL, 0));
+		dw_lines_release(&l);
+	}
+	{
+		struct buf z = lt;
+		z.b[z.n - 2] = 2;   /* end_sequence with a length of 2: libdw would misread what follows */
+		struct dw_secs t = secs;
+		t.line.data = z.b;
+		memset(&l, 0, sizeof l);
+		CHECK("extended opcode longer than its operands: left to libdw", dw_lines_read(&l, &t, 0, "/comp", 8) == -1);
+		dw_lines_release(&l);
+	}
+	memset(&l, 0, sizeof l);
+	CHECK("DW_LNE_set_address of another size than the unit's: left to libdw",
+	      dw_lines_read(&l, &secs, 0, "/comp", 4) == -1);
+	dw_lines_release(&l);
+
+	/* every truncation, then every single-byte corruption: 0 or -1, never a crash */
+	size_t ok = 0, failed = 0;
+	for (size_t cut = 0; cut < lt.n; cut++) {
+		struct dw_secs t = secs;
+		t.line.size = cut;
+		memset(&l, 0, sizeof l);
+		if (dw_lines_read(&l, &t, 0, "/comp", 8) == 0)
+			ok++;
+		else
+			failed++;
+		dw_lines_release(&l);
+	}
+	CHECK("v4: every truncation fails cleanly", failed == lt.n && ok == 0);
+	size_t flips = 0;
+	for (size_t at = 0; at < lt.n; at++) {
+		struct buf c = lt;
+		c.b[at] ^= 0x5a;
+		struct dw_secs t = secs;
+		t.line.data = c.b;
+		memset(&l, 0, sizeof l);
+		int rc = dw_lines_read(&l, &t, 0, "/comp", 8);
+		if (rc == 0)
+			for (uint64_t pc = 0x7f0; pc < 0x1020; pc += 3)
+				(void)dw_lines_find(&l, pc);
+		dw_lines_release(&l);
+		flips++;
+	}
+	CHECK("v4: every single-byte corruption decoded or refused, no crash", flips == lt.n);
+
+	/* ---- DWARF 5 line table ---- */
+	line_table_v5(&lt);
+	secs.line.data = lt.b;
+	secs.line.size = lt.n;
+	memset(&l, 0, sizeof l);
+	CHECK("v5: decoded", dw_lines_read(&l, &secs, 0, "/ignored", 8) == 0);
+	CHECK("v5: 2 files, numbered from 0", l.nfiles == 2);
+	CHECK("v5: directory 0 from the table", l.nfiles == 2 && !strcmp(l.files[0], "/comp5/m.c"));
+	CHECK("v5: directory 1 joined", l.nfiles == 2 && !strcmp(l.files[1], "sub/x.h"));
+	CHECK("v5: 0x400 is file 1 (the initial file register)", line_is(&l, 0x400, "sub/x.h", 1));
+	CHECK("v5: 0x403 is m.c:2", line_is(&l, 0x403, "/comp5/m.c", 2));
+	CHECK("v5: 0x404 (end): nothing", line_is(&l, 0x404, NULL, 0));
+	dw_lines_release(&l);
+	failed = 0;
+	for (size_t cut = 0; cut < lt.n; cut++) {
+		struct dw_secs t = secs;
+		t.line.size = cut;
+		memset(&l, 0, sizeof l);
+		if (dw_lines_read(&l, &t, 0, NULL, 8) != 0)
+			failed++;
+		dw_lines_release(&l);
+	}
+	CHECK("v5: every truncation fails cleanly", failed == lt.n);
+
+	/* ---- .debug_info scan ---- */
+	struct buf ab, in, rl;
+	abbrevs(&ab);
+	info(&in);
+	rnglists(&rl);
+	memset(&secs, 0, sizeof secs);
+	secs.little_endian = 1;
+	secs.info.data = in.b;
+	secs.info.size = in.n;
+	secs.abbrev.data = ab.b;
+	secs.abbrev.size = ab.n;
+	secs.rnglists.data = rl.b;
+	secs.rnglists.size = rl.n;
+	struct dw_unit u = { 0 };
+	u.unit_start = 0;
+	u.unit_end = in.n;
+	u.die_off = 12;
+	u.abbrev_off = 0;
+	u.version = 5;
+	u.addrsz = 8;
+	u.offsz = 4;
+	u.base = 0x1000;
+	struct scopes sc;
+	memset(&sc, 0, sizeof sc);
+	CHECK("scan: succeeds", dw_cuidx_scan(&u, &secs, on_scope, on_range, &sc) == 0);
+	CHECK("scan: 4 scopes (the declaration and what it holds left out)", sc.n == 4);
+	CHECK("scan: 5 ranges", sc.nr == 5);
+	CHECK("scan: f first, at the top, [0x1000, 0x1100)", sc.n == 4 && sc.off[0] == die_f && sc.parent[0] == -1 &&
+	      !sc.inlined[0] && sc.lo[0] == 0x1000 && sc.hi[0] == 0x1100);
+	CHECK("scan: the inlined call inside f's lexical block has f as parent, named by its origin",
+	      sc.n == 4 && sc.off[1] == die_c && sc.parent[1] == 0 && sc.inlined[1] && sc.origin[1] == die_decl &&
+	      sc.lo[1] == 0x1018 && sc.hi[1] == 0x1020);
+	CHECK("scan: g reached through f's DW_AT_sibling, ranges from .debug_rnglists",
+	      sc.n == 4 && sc.off[2] == die_g && sc.parent[2] == -1 && sc.nranges[2] == 2 &&
+	      sc.lo[2] == 0x2010 && sc.hi[2] == 0x2020 && sc.lo[3] == 0x2100 && sc.hi[3] == 0x2108);
+	CHECK("scan: g's inlined call", sc.n == 4 && sc.parent[3] == 2 && sc.lo[4] == 0x2010 && sc.hi[4] == 0x2014);
+	struct dw_unit v4 = u;
+	v4.version = 4;
+	memset(&sc, 0, sizeof sc);
+	CHECK("scan: DW_AT_ranges of a DWARF 4 unit without .debug_ranges: left to libdw",
+	      dw_cuidx_scan(&v4, &secs, on_scope, on_range, &sc) == -1);
+
+	failed = 0;
+	size_t n_ok = 0;
+	for (size_t cut = 13; cut < in.n; cut++) {
+		struct dw_unit t = u;
+		t.unit_end = cut;
+		memset(&sc, 0, sizeof sc);
+		if (dw_cuidx_scan(&t, &secs, on_scope, on_range, &sc) == 0)
+			n_ok++;
+		else
+			failed++;
+	}
+	CHECK("scan: every truncated unit handled (decoded or refused)", failed + n_ok == in.n - 13 && failed > 0);
+	flips = 0;
+	for (size_t at = 12; at < in.n; at++) {
+		struct buf c = in;
+		c.b[at] ^= 0xa5;
+		struct dw_secs t = secs;
+		t.info.data = c.b;
+		memset(&sc, 0, sizeof sc);
+		(void)dw_cuidx_scan(&u, &t, on_scope, on_range, &sc);
+		flips++;
+	}
+	for (size_t at = 0; at < ab.n; at++) {
+		struct buf c = ab;
+		c.b[at] ^= 0xa5;
+		struct dw_secs t = secs;
+		t.abbrev.data = c.b;
+		memset(&sc, 0, sizeof sc);
+		(void)dw_cuidx_scan(&u, &t, on_scope, on_range, &sc);
+		flips++;
+	}
+	CHECK("scan: every single-byte corruption of .debug_info and .debug_abbrev handled",
+	      flips == in.n - 12 + ab.n);
+	return CHECK_DONE();
+}
