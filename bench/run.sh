@@ -15,10 +15,16 @@
 #                               HEAPANN_STATS=0 (no statistics region: shows its cost)
 #   BENCH_HEAPANN_DEPTH [64]    HEAPANN_DEPTH for every libheapann run
 #   BENCH_HEAPTRACK [1]         0 skips heaptrack
+#   BENCH_WINDOW [4096]         live blocks per thread in the alloc section
+#   BENCH_SIZES [mix]           alloc sizes: mix (15/16 up to 512 B) or spread (16 B..64 KiB, log scale)
+#   BENCH_WIDE_WINDOW [65536] BENCH_WIDE_THREADS ["1 2 4"] BENCH_WIDE_MODES ["cfi none cfi:nostats"]
+#                               the wide section: alloc at depth 40, sizes spread,
+#                               a larger window, more threads
+#   BENCH_REAL [1]              0 skips bench/real.sh (python3, sqlite3, cc1; slow)
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
 #   B [build]                   build directory
-# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym]   (default: all four sections)
+# Usage: sh bench/run.sh [alloc] [wide] [unwind] [real] [core] [sym]   (default: all)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -30,6 +36,8 @@ REPEAT=${BENCH_REPEAT:-3}
 DEPTHS=${BENCH_DEPTHS:-"10 40"}
 THREADS=${BENCH_THREADS:-"1 2"}
 MODES=${BENCH_MODES:-"cfi libunwind fp gcc none cfi:nostats"}
+WINDOW=${BENCH_WINDOW:-4096}
+SIZES=${BENCH_SIZES:-mix}
 HDEPTH=${BENCH_HEAPANN_DEPTH:-64}
 LIB=${BENCH_LIB:-$(pwd)/$B/libheapann.so}
 
@@ -85,14 +93,14 @@ run_alloc() {
 
 alloc_bench() {
 	: >"$TMP/results"
-	echo "== allocation benchmark: $OPS ops, window 4096, seed 42, $REPEAT rounds (medians)"
+	echo "== allocation benchmark: $OPS ops, window $WINDOW, sizes $SIZES, seed 42, $REPEAT rounds (medians)"
 	echo "   libheapann runs: HEAPANN_DEPTH=$HDEPTH; fp mode runs on a -fno-omit-frame-pointer build"
 	r=1
 	while [ "$r" -le "$REPEAT" ]; do
 		for d in $DEPTHS; do
 			for t in $THREADS; do
 				c="d$d/t$t"
-				args="--ops $OPS --depth $d --threads $t"
+				args="--ops $OPS --depth $d --threads $t --window $WINDOW --sizes $SIZES"
 				run_alloc $r $c plain "$BB/alloc" $args
 				run_alloc $r $c plain-fp "$BB/alloc-fp" $args
 				if [ $have_lib = 1 ]; then
@@ -241,14 +249,21 @@ unwind_bench() {
 }
 
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc unwind core sym}
+sections=${*:-alloc wide unwind real core sym}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
+	wide)
+		# the same benchmark with a working set beyond the caches: sizes spread
+		# to 64 KiB, a larger window, 1, 2 and 4 threads, at depth 40
+		(WINDOW=${BENCH_WIDE_WINDOW:-65536}; SIZES=spread; DEPTHS=40
+		 THREADS=${BENCH_WIDE_THREADS:-"1 2 4"}; MODES=${BENCH_WIDE_MODES:-"cfi none cfi:nostats"}
+		 alloc_bench) ;;
+	real) [ "${BENCH_REAL:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/real.sh ;;
 	unwind) unwind_bench ;;
 	core) [ "${BENCH_CORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/core.sh ;;
 	sym) symbolizer_bench ;;
-	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym)" >&2; exit 2 ;;
+	*) echo "bench: unknown section '$sec' (alloc, wide, unwind, real, core, sym)" >&2; exit 2 ;;
 	esac
 	echo
 done
