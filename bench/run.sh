@@ -13,6 +13,8 @@
 #   BENCH_MODES ["cfi libunwind fp gcc none cfi:nostats"]
 #                               HEAPANN_UNWIND modes; MODE:nostats also sets
 #                               HEAPANN_STATS=0 (no statistics region: shows its cost)
+#                               base:MODE runs MODE with BENCH_LIB_BASE, another build
+#                               of libheapann (before a change), in the same rounds
 #   BENCH_HEAPANN_DEPTH [64]    HEAPANN_DEPTH for every libheapann run
 #   BENCH_HEAPTRACK [1]         0 skips heaptrack
 #   BENCH_WINDOW [4096]         live blocks per thread in the alloc section
@@ -105,11 +107,14 @@ alloc_bench() {
 				run_alloc $r $c plain-fp "$BB/alloc-fp" $args
 				if [ $have_lib = 1 ]; then
 					for m in $MODES; do
+						# base:MODE runs MODE with $BENCH_LIB_BASE (an older build)
+						lib=$LIB mm=$m
+						case $m in base:*) lib=${BENCH_LIB_BASE:-$LIB} mm=${m#base:} ;; esac
 						bin=$BB/alloc
-						[ "${m%%:*}" = fp ] && bin=$BB/alloc-fp
+						[ "${mm%%:*}" = fp ] && bin=$BB/alloc-fp
 						stats=1
-						[ "${m#*:}" = nostats ] && stats=0
-						run_alloc $r $c "$m" env LD_PRELOAD="$LIB" HEAPANN_UNWIND="${m%%:*}" \
+						[ "${mm#*:}" = nostats ] && stats=0
+						run_alloc $r $c "$m" env LD_PRELOAD="$lib" HEAPANN_UNWIND="${mm%%:*}" \
 							HEAPANN_STATS=$stats HEAPANN_DEPTH=$HDEPTH "$bin" $args
 					done
 				fi
@@ -142,7 +147,7 @@ alloc_table() {
 	END {
 		for (k in cpu) {
 			split(k, p, SUBSEP); c = p[1]; m = p[2]; r = p[3]
-			base = (m ~ /^fp/) ? "plain-fp" : "plain"
+			base = (m ~ /^(base:)?fp/) ? "plain-fp" : "plain"
 			add("cpu" SUBSEP c SUBSEP m, cpu[k])
 			if ((c, base, r) in cpu && cpu[c, base, r] > 0) {
 				add("ratio" SUBSEP c SUBSEP m, cpu[k] / cpu[c, base, r])
@@ -157,7 +162,7 @@ alloc_table() {
 				m = modes[j]
 				if (m == "plain" || m == "plain-fp") continue
 				if (!(("cpu" SUBSEP c SUBSEP m) in vals)) continue
-				base = (m ~ /^fp/) ? "plain-fp" : "plain"
+				base = (m ~ /^(base:)?fp/) ? "plain-fp" : "plain"
 				printf "%-7s | %-11.3f | %-17s | %-6.3f | %-6s | %-14s | %-14s | %s\n", c, median("cpu" SUBSEP c SUBSEP base), m,
 					median("cpu" SUBSEP c SUBSEP m), sprintf("%.2fx", median("ratio" SUBSEP c SUBSEP m)),
 					sprintf("%.2fx", median("rss" SUBSEP c SUBSEP m)),
