@@ -15,7 +15,9 @@
 # Environment (defaults in brackets):
 #   BENCH_REAL_REPEAT [3]         rounds
 #   BENCH_REAL_PROGS ["python sqlite cc1"]  programs
-#   BENCH_REAL_MODES ["heapann heaptrack massif"]  modes besides plain
+#   BENCH_REAL_MODES ["heapann heaptrack massif"]  modes besides plain; also
+#                                 heapann-base: libheapann built before a change
+#                                 (BENCH_LIB_BASE), measured in the same rounds
 #   BENCH_REAL_SCALE [1]          multiplies the work of each program (python
 #                                 rounds, sqlite rows = 300000 x SCALE, cc1 functions)
 #   BENCH_LIB [$B/libheapann.so]  the preload library; B [build]
@@ -155,6 +157,7 @@ run_one() {
 	case $mode in
 	plain) pre= ;;
 	heapann) pre="env LD_PRELOAD=$LIB" ;;
+	heapann-base) pre="env LD_PRELOAD=${BENCH_LIB_BASE:-$LIB}" ;;
 	heaptrack) pre="heaptrack $HT_OPT -o $TMP/ht" ;;
 	massif) pre="valgrind -q --tool=massif --massif-out-file=$TMP/massif.out" ;;
 	esac
