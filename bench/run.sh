@@ -26,7 +26,8 @@
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
 #   B [build]                   build directory
-# Usage: sh bench/run.sh [alloc] [wide] [unwind] [real] [core] [sym]   (default: all)
+# Usage: sh bench/run.sh [alloc] [wide] [unwind] [icount] [real] [core] [sym]   (default: all;
+#   icount: instruction counts under callgrind, bench/icount.sh)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -254,7 +255,7 @@ unwind_bench() {
 }
 
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc wide unwind real core sym}
+sections=${*:-alloc wide unwind icount real core sym}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
@@ -265,10 +266,11 @@ for sec in $sections; do
 		 THREADS=${BENCH_WIDE_THREADS:-"1 2 4"}; MODES=${BENCH_WIDE_MODES:-"cfi none cfi:nostats"}
 		 alloc_bench) ;;
 	real) [ "${BENCH_REAL:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/real.sh ;;
+	icount) B=$B BENCH_LIB=$LIB sh bench/icount.sh ;;
 	unwind) unwind_bench ;;
 	core) [ "${BENCH_CORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/core.sh ;;
 	sym) symbolizer_bench ;;
-	*) echo "bench: unknown section '$sec' (alloc, wide, unwind, real, core, sym)" >&2; exit 2 ;;
+	*) echo "bench: unknown section '$sec' (alloc, wide, unwind, icount, real, core, sym)" >&2; exit 2 ;;
 	esac
 	echo
 done
