@@ -19,9 +19,10 @@
 #   BENCH_HEAPTRACK [1]         0 skips heaptrack
 #   BENCH_WINDOW [4096]         live blocks per thread in the alloc section
 #   BENCH_SIZES [mix]           alloc sizes: mix (15/16 up to 512 B) or spread (16 B..64 KiB, log scale)
-#   BENCH_WIDE_WINDOW [65536] BENCH_WIDE_THREADS ["1 2 4"] BENCH_WIDE_MODES ["cfi none cfi:nostats"]
+#   BENCH_WIDE_WINDOW [16384] BENCH_WIDE_OPS [300000] BENCH_WIDE_THREADS ["1 2 4"]
+#   BENCH_WIDE_MODES ["cfi none cfi:nostats"]
 #                               the wide section: alloc at depth 40, sizes spread,
-#                               a larger window, more threads
+#                               a larger window (about 130 MB live per thread), more threads
 #   BENCH_REAL [1]              0 skips bench/real.sh (python3, sqlite3, cc1; slow)
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
@@ -261,8 +262,8 @@ for sec in $sections; do
 	alloc) alloc_bench ;;
 	wide)
 		# the same benchmark with a working set beyond the caches: sizes spread
-		# to 64 KiB, a larger window, 1, 2 and 4 threads, at depth 40
-		(WINDOW=${BENCH_WIDE_WINDOW:-65536}; SIZES=spread; DEPTHS=40
+		# to 64 KiB (8 KiB on average), a larger window, 1, 2 and 4 threads, at depth 40
+		(WINDOW=${BENCH_WIDE_WINDOW:-16384}; SIZES=spread; DEPTHS=40; OPS=${BENCH_WIDE_OPS:-300000}
 		 THREADS=${BENCH_WIDE_THREADS:-"1 2 4"}; MODES=${BENCH_WIDE_MODES:-"cfi none cfi:nostats"}
 		 alloc_bench) ;;
 	real) [ "${BENCH_REAL:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/real.sh ;;
