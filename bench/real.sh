@@ -217,7 +217,7 @@ END {
 	for (j = 1; j <= nm; j++)
 		hdr = hdr sprintf(" | %-17s", m[j] (m[j] == "heaptrack" && htopt != "" ? " " htopt : ""))
 	print hdr
-	line = "---------+------------"
+	line = "---------+-------------"
 	for (j = 1; j <= nm; j++) line = line "+-------------------"
 	print line
 	for (i = 1; i <= np; i++) {
