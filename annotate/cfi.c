@@ -608,7 +608,14 @@ struct ha_prev {
 	int complete;
 	unsigned gen;       /* ha_code_gen when it was taken */
 	struct ha_cols c;
-	uintptr_t data[];   /* the four columns, CAP words each */
+	/* What verifying frame j (j >= 1) must check besides its return address:
+	 * the rbp slot that frame j-1's step read when a later step still uses the
+	 * value (else 0; bit 0 is set with a slot). Noted by a verify from frame 0
+	 * and kept while the next captures reuse the whole stack unchanged (the
+	 * same call site again), so that their check is a straight loop. */
+	uintptr_t *chk;
+	int chk_ok;         /* chk holds frames [1, n) */
+	uintptr_t data[];   /* the four columns and chk, CAP words each */
 };
 
 static __thread struct ha_prev *ha_prev_mine;
@@ -636,7 +643,7 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 		return 0;
 	if (p)
 		ha_real_free(p);
-	p = ha_real_malloc(sizeof(*p) + 4 * (size_t)cap * sizeof(uintptr_t));
+	p = ha_real_malloc(sizeof(*p) + 5 * (size_t)cap * sizeof(uintptr_t));
 	ha_prev_mine = p;
 	pthread_setspecific(ha_prev_key, p);
 	if (p) {
@@ -647,6 +654,8 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 		p->c.sp = p->data + cap;
 		p->c.bp = p->data + 2 * (size_t)cap;
 		p->c.bps = p->data + 3 * (size_t)cap;
+		p->chk = p->data + 4 * (size_t)cap;
+		p->chk_ok = 0;
 	}
 	return p;
 }
@@ -676,21 +685,38 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
  * word those steps read must still hold what they read: each return address,
  * and each saved rbp that a later step still uses (an rbp-based CFA before the
  * next reload; code without frame pointers keeps anything in rbp, a loop
- * counter say, and what it held does not change the walk). Backwards, so
- * whether rbp is still used is known at each slot. */
-HA_RAW_STACK static int ha_prev_verify(const struct ha_prev *pv, unsigned m)
+ * counter say, and what it held does not change the walk). Which slots those
+ * are is worked out here and noted in pv->chk for the next time. */
+HA_RAW_STACK static int ha_prev_verify(struct ha_prev *pv, unsigned m)
 {
 	const uintptr_t *ip = pv->c.ip, *sp = pv->c.sp, *bp = pv->c.bp, *bps = pv->c.bps;
-	unsigned ok = 1, used = !pv->complete;   /* is bp[j] used? (a walk resumes from n-1) */
+	uintptr_t *chk = pv->chk;
+	unsigned ok = 1;
+
+	if (pv->chk_ok) {   /* the slots that matter are known: a straight loop */
+		for (unsigned j = pv->n - 1; j > m; j--) {
+			uintptr_t slot = chk[j] & ~(uintptr_t)1;
+
+			ok &= ((const uintptr_t *)sp[j])[-1] == ip[j];
+			if (slot)
+				ok &= *(const uintptr_t *)slot == bp[j];
+		}
+		return (int)ok;
+	}
+	/* backwards, so whether rbp is still used is known at each slot; noted
+	 * in chk for the next verify of the same frames */
+	unsigned used = !pv->complete;   /* is bp[j] used? (a walk resumes from n-1) */
 
 	for (unsigned j = pv->n - 1; j > m; j--) {
 		uintptr_t slot = bps[j - 1] & ~HA_BPS_CFA;
 
 		used = (bps[j] & HA_BPS_CFA) || (used && !(bps[j] & ~HA_BPS_CFA));
 		ok &= ((const uintptr_t *)sp[j])[-1] == ip[j];
+		chk[j] = used ? slot | 1 : 0;
 		if (slot && used)
 			ok &= *(const uintptr_t *)slot == bp[j];
 	}
+	pv->chk_ok = m == 0;   /* every frame's is known */
 	return (int)ok;
 }
 
@@ -753,6 +779,7 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 			if (m < pv->n && pv->c.sp[m] == sp && pv->c.ip[m] == ip &&
 			    (pv->c.bp[m] == bp || !ha_prev_needs_bp(pv, m))) {
 				unsigned tail = pv->n - m, n = k + tail < max ? k + tail : max;
+				int was_complete = pv->complete;
 
 				matching = 0;
 				if (ha_prev_verify(pv, m)) {
@@ -771,6 +798,10 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 					HA_COUNT(ha_cfi_copied, n - k);
 					if (pv->complete || k + tail >= max) {
 						pv->complete = pv->complete && k + tail <= max;
+						/* the same stack as before: the checks still hold */
+						if (k != 0 || m != 0 || n != k + tail ||
+						    pv->complete != was_complete)
+							pv->chk_ok = 0;
 						return (int)n;
 					}
 					/* the previous walk stopped short: go on from its last frame */
@@ -832,11 +863,14 @@ step:
 		pv->n = k;
 		pv->complete = complete;
 		pv->gen = gen;
+		pv->chk_ok = 0;
 	}
 	return (int)k;
 fail:
-	if (pv)
+	if (pv) {
 		pv->n = 0;
+		pv->chk_ok = 0;
+	}
 	return -1;
 }
 #endif

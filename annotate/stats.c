@@ -240,8 +240,41 @@ static int frames_equal(const uintptr_t *e, const uintptr_t *frames, unsigned d)
 	return memcmp(e + HEAPANN_SE_FRAMES, frames, d * sizeof(uintptr_t)) == 0;
 }
 
-/* This thread's last slot found or made (complete, so safe to compare with). */
-static __thread uintptr_t *st_last;
+/* This thread's last slots found or made (complete, so safe to compare with),
+ * each with a cheap key of its chain: a program allocates from a handful of
+ * places in turn (an interpreter's few paths into malloc), and such a stack is
+ * then found with a key compare and one frame compare, without hashing it. */
+#define ST_RECENT 8
+static __thread struct st_recent {
+	uintptr_t key;      /* st_key() of the slot's chain; 0: empty */
+	uintptr_t *slot;    /* the slot */
+} st_recent[ST_RECENT];
+static __thread unsigned st_recent_next;   /* the entry replaced next */
+static __thread unsigned st_recent_hit;    /* the entry found last: tried first */
+
+/* A key of the chain frames[0..d): the depth and three frames spread along it
+ * (the innermost ones are often a wrapper's, alike for many stacks). Never 0. */
+static inline uintptr_t st_key(const uintptr_t *frames, unsigned d)
+{
+	uintptr_t k = d;
+
+	if (d) {
+		k = (k << 21 | k >> (sizeof(k) * 8 - 21)) ^ frames[d > 1];
+		k = (k << 21 | k >> (sizeof(k) * 8 - 21)) ^ frames[d / 2];
+		k = (k << 21 | k >> (sizeof(k) * 8 - 21)) ^ frames[d - 1];
+	}
+	return k ? k : 1;
+}
+
+/* Remember slot E (of a chain whose st_key() is KEY) among the recent ones. */
+static void st_recent_put(uintptr_t key, uintptr_t *e)
+{
+	unsigned r = st_recent_next++ % ST_RECENT;
+
+	st_recent_hit = r;
+	st_recent[r].slot = e;
+	st_recent[r].key = key;
+}
 
 /* The slot of the chain frames[0..depth) (its first st_depth frames), claimed
  * when absent. Returns NULL when the table has no room for it. Only allocations
@@ -250,14 +283,20 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth)
 {
 	unsigned d = depth < st_depth ? depth : st_depth;
 	uint64_t h64;
-	uintptr_t h, i;
-	uintptr_t *last = st_last;
+	uintptr_t h, i, key = st_key(frames, d);
 
-	/* a thread often allocates from one place many times in a row: compare with
-	 * its last slot first (a vector compare), before hashing the chain */
-	if (last && (LOAD(last[HEAPANN_SE_DEPTH]) & HEAPANN_STATS_DEPTH_MASK) == d &&
-	    frames_equal(last, frames, d))
-		return last;
+	/* a thread allocates from a few places in turn: compare with its recent
+	 * slots first (a key, then a vector compare), before hashing the chain */
+	for (unsigned n = 0, r = st_recent_hit; n < ST_RECENT; n++, r = (r + 1) % ST_RECENT) {
+		uintptr_t *e = st_recent[r].slot;
+
+		if (st_recent[r].key == key &&
+		    (LOAD(e[HEAPANN_SE_DEPTH]) & HEAPANN_STATS_DEPTH_MASK) == d &&
+		    frames_equal(e, frames, d)) {
+			st_recent_hit = r;
+			return e;
+		}
+	}
 	h64 = st_hash(frames, d);
 	h = (uintptr_t)h64 ? (uintptr_t)h64 : 1;
 	i = (uintptr_t)(h64 ^ (h64 >> 32)) & st_mask;
@@ -279,7 +318,7 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth)
 				__atomic_store_n(&e[HEAPANN_SE_DEPTH], (uintptr_t)d | HEAPANN_STATS_READY,
 						 __ATOMIC_RELEASE);
 				ADD(st_counters[HEAPANN_SC_STACKS], 1);
-				st_last = e;
+				st_recent_put(key, e);
 				return e;
 			}
 			hw = expect;   /* another thread took the slot first */
@@ -293,7 +332,7 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth)
 				;
 			if ((dw & HEAPANN_STATS_READY) && (dw & HEAPANN_STATS_DEPTH_MASK) == d &&
 			    frames_equal(e, frames, d)) {
-				st_last = e;
+				st_recent_put(key, e);
 				return e;
 			}
 		}

@@ -24,6 +24,7 @@ struct bench_opts {
 	uint64_t seed;   /* fixed seed: the same sizes and slots on every run */
 	long touch;      /* bytes of each new block written (0 = all of it) */
 	long batch;      /* operations per descent of the chain */
+	int spread;      /* sizes: 0 = the mix below, 1 = spread evenly over 16 B..64 KiB on a log scale */
 };
 
 /* One worker's state: the window of live blocks and its random stream. */
@@ -56,12 +57,20 @@ static size_t bench_size_pick(uint64_t r)
 	return 513 + (size_t)((r >> 8) % (65536 - 513 + 1));
 }
 
+/* Sizes spread from 16 B to 64 KiB on a log scale: a power of two from 2^4 to
+ * 2^15 picked evenly, then a size evenly between it and twice it. */
+static size_t bench_size_spread(uint64_t r)
+{
+	unsigned e = 4 + (unsigned)((r >> 8) % 12);
+	return ((size_t)1 << e) + (size_t)((r >> 16) % ((uint64_t)1 << e));
+}
+
 /* One operation at the bottom of the chain: replace a random slot of the window. */
 static NOINLINE void bench_op(struct bench_worker *w)
 {
 	uint64_t r = bench_rng_next(&w->rng);
 	long slot = (long)((r >> 40) % (uint64_t)w->opts->window);
-	size_t size = bench_size_pick(r);
+	size_t size = w->opts->spread ? bench_size_spread(r) : bench_size_pick(r);
 	free(w->slots[slot]);
 	unsigned char *p = malloc(size);
 	if (p == NULL) {
@@ -153,7 +162,8 @@ static int bench_probe_depth(const struct bench_worker *w, int *complete, long *
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: alloc [--ops N] [--threads T] [--depth D] [--window W] [--seed S] [--touch B] [--batch K]\n");
+	fprintf(stderr, "usage: alloc [--ops N] [--threads T] [--depth D] [--window W] [--seed S] [--touch B] [--batch K]\n"
+			"             [--sizes mix|spread]\n");
 	exit(2);
 }
 
@@ -190,6 +200,8 @@ int main(int argc, char **argv)
 			o.touch = arg_long(k, v, 0);
 		else if (strcmp(k, "--batch") == 0)
 			o.batch = arg_long(k, v, 1);
+		else if (strcmp(k, "--sizes") == 0 && (strcmp(v, "mix") == 0 || strcmp(v, "spread") == 0))
+			o.spread = strcmp(v, "spread") == 0;
 		else
 			usage();
 	}
@@ -237,9 +249,9 @@ int main(int argc, char **argv)
 	}
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("alloc: ops=%ld threads=%d depth=%d window=%ld seed=%llu captured=%d complete=%s "
+	printf("alloc: ops=%ld threads=%d depth=%d window=%ld sizes=%s seed=%llu captured=%d complete=%s "
 	       "overhead_bytes=%ld maxrss_kb=%ld cpu_s=%.3f sum=%llu\n",
-	       o.ops, o.threads, o.depth, o.window, (unsigned long long)o.seed, depth,
+	       o.ops, o.threads, o.depth, o.window, o.spread ? "spread" : "mix", (unsigned long long)o.seed, depth,
 	       depth < 0 ? "-" : complete ? "yes" : "no", overhead, ru.ru_maxrss,
 	       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
 	       (unsigned long long)sum);

@@ -14,15 +14,25 @@
 #   BENCH_MODES ["cfi libunwind fp gcc none cfi:nostats"]
 #                               HEAPANN_UNWIND modes; MODE:nostats also sets
 #                               HEAPANN_STATS=0 (no statistics region: shows its cost)
+#                               base:MODE runs MODE with BENCH_LIB_BASE, another build
+#                               of libheapann (before a change), in the same rounds
 #   BENCH_HEAPANN_DEPTH [64]    HEAPANN_DEPTH for every libheapann run
 #   BENCH_HEAPTRACK [1]         0 skips heaptrack
+#   BENCH_WINDOW [4096]         live blocks per thread in the alloc section
+#   BENCH_SIZES [mix]           alloc sizes: mix (15/16 up to 512 B) or spread (16 B..64 KiB, log scale)
+#   BENCH_WIDE_WINDOW [16384] BENCH_WIDE_OPS [300000] BENCH_WIDE_THREADS ["1 2 4"]
+#   BENCH_WIDE_MODES ["cfi none cfi:nostats"]
+#                               the wide section: alloc at depth 40, sizes spread,
+#                               a larger window (about 130 MB live per thread), more threads
+#   BENCH_REAL [1]              0 skips bench/real.sh (python3, sqlite3, cc1; slow)
 #   BENCH_CORE [1]              0 skips bench/core.sh; BENCH_BIG=1 makes it 10M blocks
 #   BENCH_ZCORE [1]             0 skips bench/zcore.sh (a 1 GB core, zstd'ed: read time)
 #   BENCH_LIB [$B/libheapann.so] the preload library under test
 #   BENCH_SNAP_MB ["100 1024"]  heap sizes (MiB) of the snapshot section (bench/snapshot.sh)
 #   B [build]                   build directory
 #   BENCH_EXPORT [1]            0 skips bench/export.sh (export time per --format)
-# Usage: sh bench/run.sh [alloc] [unwind] [core] [sym] [zcore] [export] [html] [snapshot]   (default: all sections)
+# Usage: sh bench/run.sh [alloc] [wide] [unwind] [icount] [real] [core] [sym] [zcore] [export] [html] [snapshot]
+#   (default: all; icount: instruction counts under callgrind, bench/icount.sh)
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -34,6 +44,8 @@ REPEAT=${BENCH_REPEAT:-3}
 DEPTHS=${BENCH_DEPTHS:-"10 40"}
 THREADS=${BENCH_THREADS:-"1 2"}
 MODES=${BENCH_MODES:-"cfi libunwind fp gcc none cfi:nostats"}
+WINDOW=${BENCH_WINDOW:-4096}
+SIZES=${BENCH_SIZES:-mix}
 HDEPTH=${BENCH_HEAPANN_DEPTH:-64}
 LIB=${BENCH_LIB:-$(pwd)/$B/libheapann.so}
 
@@ -89,23 +101,26 @@ run_alloc() {
 
 alloc_bench() {
 	: >"$TMP/results"
-	echo "== allocation benchmark: $OPS ops, window 4096, seed 42, $REPEAT rounds (medians)"
+	echo "== allocation benchmark: $OPS ops, window $WINDOW, sizes $SIZES, seed 42, $REPEAT rounds (medians)"
 	echo "   libheapann runs: HEAPANN_DEPTH=$HDEPTH; fp mode runs on a -fno-omit-frame-pointer build"
 	r=1
 	while [ "$r" -le "$REPEAT" ]; do
 		for d in $DEPTHS; do
 			for t in $THREADS; do
 				c="d$d/t$t"
-				args="--ops $OPS --depth $d --threads $t"
+				args="--ops $OPS --depth $d --threads $t --window $WINDOW --sizes $SIZES"
 				run_alloc $r $c plain "$BB/alloc" $args
 				run_alloc $r $c plain-fp "$BB/alloc-fp" $args
 				if [ $have_lib = 1 ]; then
 					for m in $MODES; do
+						# base:MODE runs MODE with $BENCH_LIB_BASE (an older build)
+						lib=$LIB mm=$m
+						case $m in base:*) lib=${BENCH_LIB_BASE:-$LIB} mm=${m#base:} ;; esac
 						bin=$BB/alloc
-						[ "${m%%:*}" = fp ] && bin=$BB/alloc-fp
+						[ "${mm%%:*}" = fp ] && bin=$BB/alloc-fp
 						stats=1
-						[ "${m#*:}" = nostats ] && stats=0
-						run_alloc $r $c "$m" env LD_PRELOAD="$LIB" HEAPANN_UNWIND="${m%%:*}" \
+						[ "${mm#*:}" = nostats ] && stats=0
+						run_alloc $r $c "$m" env LD_PRELOAD="$lib" HEAPANN_UNWIND="${mm%%:*}" \
 							HEAPANN_STATS=$stats HEAPANN_DEPTH=$HDEPTH "$bin" $args
 					done
 				fi
@@ -138,7 +153,7 @@ alloc_table() {
 	END {
 		for (k in cpu) {
 			split(k, p, SUBSEP); c = p[1]; m = p[2]; r = p[3]
-			base = (m ~ /^fp/) ? "plain-fp" : "plain"
+			base = (m ~ /^(base:)?fp/) ? "plain-fp" : "plain"
 			add("cpu" SUBSEP c SUBSEP m, cpu[k])
 			if ((c, base, r) in cpu && cpu[c, base, r] > 0) {
 				add("ratio" SUBSEP c SUBSEP m, cpu[k] / cpu[c, base, r])
@@ -153,7 +168,7 @@ alloc_table() {
 				m = modes[j]
 				if (m == "plain" || m == "plain-fp") continue
 				if (!(("cpu" SUBSEP c SUBSEP m) in vals)) continue
-				base = (m ~ /^fp/) ? "plain-fp" : "plain"
+				base = (m ~ /^(base:)?fp/) ? "plain-fp" : "plain"
 				printf "%-7s | %-11.3f | %-17s | %-6.3f | %-6s | %-14s | %-14s | %s\n", c, median("cpu" SUBSEP c SUBSEP base), m,
 					median("cpu" SUBSEP c SUBSEP m), sprintf("%.2fx", median("ratio" SUBSEP c SUBSEP m)),
 					sprintf("%.2fx", median("rss" SUBSEP c SUBSEP m)),
@@ -245,10 +260,18 @@ unwind_bench() {
 }
 
 # Sections: all by default, or the ones named on the command line.
-sections=${*:-alloc unwind core sym zcore export html snapshot}
+sections=${*:-alloc wide unwind icount real core sym zcore export html snapshot}
 for sec in $sections; do
 	case $sec in
 	alloc) alloc_bench ;;
+	wide)
+		# the same benchmark with a working set beyond the caches: sizes spread
+		# to 64 KiB (8 KiB on average), a larger window, 1, 2 and 4 threads, at depth 40
+		(WINDOW=${BENCH_WIDE_WINDOW:-16384}; SIZES=spread; DEPTHS=40; OPS=${BENCH_WIDE_OPS:-300000}
+		 THREADS=${BENCH_WIDE_THREADS:-"1 2 4"}; MODES=${BENCH_WIDE_MODES:-"cfi none cfi:nostats"}
+		 alloc_bench) ;;
+	real) [ "${BENCH_REAL:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/real.sh ;;
+	icount) B=$B BENCH_LIB=$LIB sh bench/icount.sh ;;
 	unwind) unwind_bench ;;
 	core) [ "${BENCH_CORE:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/core.sh ;;
 	sym) symbolizer_bench ;;
@@ -256,7 +279,7 @@ for sec in $sections; do
 	export) [ "${BENCH_EXPORT:-1}" = 1 ] && B=$B BENCH_LIB=$LIB sh bench/export.sh ;;   # issue 12
 	html) B=$B sh bench/html.sh ;;   # issue 12: HTML report open time
 	snapshot) B=$B BENCH_LIB=$LIB sh bench/snapshot.sh ;;   # issue 13: libheapann's own cores against gcore
-	*) echo "bench: unknown section '$sec' (alloc, unwind, core, sym, zcore, export, html, snapshot)" >&2; exit 2 ;;
+	*) echo "bench: unknown section '$sec' (alloc, wide, unwind, icount, real, core, sym, zcore, export, html, snapshot)" >&2; exit 2 ;;
 	esac
 	echo
 done
