@@ -1,6 +1,10 @@
 /* pagerel.c - release the pages of a mapped core that a walk has read (see
- * pagerel.h): a bitmap of 64 KiB granules noted since the last release, released
+ * pagerel.h): a bitmap of 2 MiB granules noted since the last release, released
  * run by run with MADV_DONTNEED once they exceed a budget.
+ *
+ * Granules count from the start of the mapping, that is from offset 0 of the file:
+ * the page cache's folios are aligned to their size in the file, so one never
+ * straddles two granules; the kernel may map all of a folio on one read fault.
  *
  * madvise() failing is not an error here: the pages then stay mapped, which only
  * costs memory (as before this file existed).
@@ -12,6 +16,7 @@
 #include "pagerel.h"
 
 #define GSHIFT AN_PAGEREL_GRANULE_SHIFT
+#define SPILL AN_PAGEREL_SPILL
 #define PAGE 4096u
 
 int an_pagerel_init(struct an_pagerel *r, const void *map, size_t size, uint64_t budget)
@@ -21,8 +26,7 @@ int an_pagerel_init(struct an_pagerel *r, const void *map, size_t size, uint64_t
 		return 0;
 	r->lo = (uintptr_t)map;
 	r->hi = r->lo + size;
-	r->g0 = r->lo >> GSHIFT;
-	r->ngran = ((r->hi - 1) >> GSHIFT) - r->g0 + 1;
+	r->ngran = ((size - 1) >> GSHIFT) + 1;
 	r->bits = calloc((r->ngran + 63) / 64, sizeof(*r->bits));
 	if (!r->bits) {
 		memset(r, 0, sizeof(*r));
@@ -46,8 +50,8 @@ void an_pagerel_note(struct an_pagerel *r, const void *p, uint64_t len)
 		return;
 	if (a < r->lo)
 		a = r->lo;
-	g = (a >> GSHIFT) - r->g0;
-	gz = ((e - 1) >> GSHIFT) - r->g0;
+	g = (a - r->lo) >> GSHIFT;
+	gz = (e - 1 - r->lo) >> GSHIFT;
 	for (; g <= gz; g++) {
 		uint64_t bit = 1ull << (g & 63), *w = &r->bits[g / 64];
 
@@ -62,15 +66,15 @@ void an_pagerel_note(struct an_pagerel *r, const void *p, uint64_t len)
 	}
 }
 
-/* madvise(MADV_DONTNEED) granules [g, g + n), clipped to the mapping. */
+/* madvise(MADV_DONTNEED) granules [g, g + n) and SPILL bytes either side,
+ * clipped to the mapping. */
 static void release_run(struct an_pagerel *r, size_t g, size_t n)
 {
-	uintptr_t a = (r->g0 + g) << GSHIFT, e = (r->g0 + g + n) << GSHIFT;
+	uintptr_t a = r->lo + ((uintptr_t)g << GSHIFT), e;
 
-	if (a < r->lo)
-		a = r->lo;   /* the mapping starts on a page boundary */
-	if (e > r->hi)
-		e = r->hi;
+	e = (uintptr_t)(n << GSHIFT) >= r->hi - a ? r->hi : a + ((uintptr_t)n << GSHIFT);
+	a = a - r->lo > SPILL ? a - SPILL : r->lo;   /* the mapping starts on a page boundary */
+	e = r->hi - e > SPILL ? e + SPILL : r->hi;
 	e = (e + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
 	if (e > a && madvise((void *)a, e - a, MADV_DONTNEED) == 0)
 		r->released += e - a;

@@ -6,9 +6,11 @@
  * faults the same bytes back from the page cache, so releasing too much costs time,
  * never correctness.
  *
- * Reads are noted per 64 KiB granule of virtual address (the kernel's fault-around
- * maps at most that much around a read fault, aligned the same way); once the
- * granules noted since the last release exceed a budget, they are all released.
+ * Reads are noted per 2 MiB granule of the file (a read fault maps the page cache
+ * folio it lands in, up to 2 MiB, aligned as much in the file, and the pages of
+ * its fault-around window, 64 KiB aligned in memory); once the granules noted
+ * since the last release exceed a budget, they are all released, with 64 KiB more
+ * either side for a mapping that does not start on a 64 KiB boundary.
  */
 #ifndef PAGEREL_H
 #define PAGEREL_H
@@ -16,13 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AN_PAGEREL_GRANULE_SHIFT 16   /* 64 KiB */
+#define AN_PAGEREL_GRANULE_SHIFT 21   /* 2 MiB: the largest page cache folio (x86-64) */
+#define AN_PAGEREL_SPILL (64u << 10)  /* the kernel's fault-around window */
 
 /* The tracker of one mapping. Zero-initialized it does nothing (an_pagerel_note
  * and _check are then no-ops): that is the state for small images. */
 struct an_pagerel {
 	uintptr_t lo, hi;      /* the mapping [lo, hi) */
-	uintptr_t g0;          /* lo >> GRANULE_SHIFT: granule index base */
 	uint64_t *bits;        /* one bit per granule noted since the last release */
 	size_t ngran;
 	size_t budget;         /* granules noted before a release */
@@ -32,9 +34,9 @@ struct an_pagerel {
 	unsigned nreleases;    /* times the noted granules were released */
 };
 
-/* Track the mapping [map, map + size) and release what was read once more than
- * budget bytes of it (rounded up to whole granules, at least one) have been read
- * since the last release. budget 0 leaves *r inert (nothing is ever released).
+/* Track the mapping [map, map + size) (map on a page boundary) and release what
+ * was read once more than budget bytes of it (rounded up to whole granules, at
+ * least one) have been read since the last release. budget 0 leaves *r inert (nothing is ever released).
  * Returns 0, or -1 out of memory (*r is then inert too). */
 int an_pagerel_init(struct an_pagerel *r, const void *map, size_t size, uint64_t budget);
 
