@@ -1317,6 +1317,7 @@ struct refs_ctx {
 	int oom;
 	int first_only;         /* an_reach_link: stop at the first start pointer */
 	int found_start;
+	struct an_pagerel *rel; /* pages read, or NULL */
 };
 
 static inline int refs_hit(const struct refs_ctx *x, uint64_t v)
@@ -1349,6 +1350,8 @@ static void refs_piece(void *arg, uint64_t addr, const unsigned char *p, uint64_
 	struct refs_ctx *x = arg;
 	unsigned w = x->img->wsize;
 
+	if (x->rel)
+		an_pagerel_note(x->rel, p, len);
 	for (uint64_t off = 0; off < len && !x->found_start; off += w) {
 		uint64_t v = load_word(p + off, w, x->swap);
 
@@ -1384,6 +1387,7 @@ int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
 	const struct cp_block *t = &scan->blocks[target];
 	struct refs_ctx x;
 	struct piece_fn f = { refs_piece, &x };
+	struct an_pagerel rel;
 
 	memset(&x, 0, sizeof(x));
 	x.img = img;
@@ -1392,6 +1396,11 @@ int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
 	x.swap = img->big_endian != host_big();
 	*out = NULL;
 	*n = 0;
+	/* the whole image is read once: give its pages back as an_reach_build does */
+	if (an_pagerel_init(&rel, img->map, img->map_size,
+			    img->map_size >= AN_REACH_RESIDENT_MIN ? AN_REACH_RESIDENT_DEFAULT : 0) < 0)
+		return -1;
+	x.rel = &rel;
 	/* every segment, minus block headers and excluded ranges */
 	for (size_t s = 0; s < img->nsegs && !x.oom; s++) {
 		uint64_t a = img->segs[s].vaddr, b = a + img->segs[s].memsz;
@@ -1417,9 +1426,12 @@ int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
 				continue;
 			}
 			for_dumped(img, a, next, &f);
+			an_pagerel_check(&rel);
 			a = next;
 		}
 	}
+	an_pagerel_flush(&rel);
+	an_pagerel_release(&rel);
 	for (size_t i = 0; i < img->nthreads && !x.oom; i++) {
 		const struct cp_thread *th = &img->threads[i];
 
