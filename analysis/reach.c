@@ -7,7 +7,9 @@
  * a range check, a search among the few regions, a bucket and one to three blocks.
  * The mark uses an explicit work list. Roots and batches of the list are read by
  * several threads into hit lists that the calling thread applies in order, so the
- * result (parents included) does not depend on the thread count.
+ * result (parents included) does not depend on the thread count. Every read of
+ * the image is noted (pagerel.c) and the pages read are given back now and then,
+ * so that a core larger than memory is not held resident by the walk.
  */
 #include <elf.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "heapann_stats.h"
+#include "pagerel.h"
 #include "reach.h"
 
 #define CHUNK_BYTES (4u << 20)            /* root bytes per work item */
@@ -699,6 +702,7 @@ struct mark {
 	int prior_definite;
 	uint32_t leader;      /* clique phase: the leader, else UINT32_MAX */
 	uint64_t block_bytes;
+	struct an_pagerel rel; /* pages of img->map read since the last release */
 };
 
 /* memcheck's lc_push_without_clique_if_a_chunk_ptr */
@@ -743,6 +747,7 @@ static void mark_piece(void *arg, uint64_t addr, const unsigned char *p, uint64_
 
 	(void)addr;
 	m->block_bytes += len;
+	an_pagerel_note(&m->rel, p, len);
 	while (p < end) {
 		unsigned n = 0, cand = 0;
 
@@ -779,6 +784,7 @@ static void mark_block(struct mark *m, uint32_t k)
 	/* a size 0 block's [user, user + 1) holds no whole word: nothing is read */
 	m->cur = k;
 	for_dumped(m->img, m->li.v[k].start, m->li.v[k].end, &f);
+	an_pagerel_check(&m->rel);
 }
 
 /* Next block to read: last pushed (depth first, little memory), or with parents
@@ -833,6 +839,7 @@ struct root_job {
 
 struct chunk_ctx {
 	const struct live_index *li;
+	struct an_pagerel *rel;
 	struct chunk *c;
 	unsigned w;
 	int swap;
@@ -849,6 +856,7 @@ static void chunk_piece(void *arg, uint64_t addr, const unsigned char *p, uint64
 
 	(void)addr;
 	x->bytes += len;
+	an_pagerel_note(x->rel, p, len);
 	while (p < end) {
 		unsigned n = 0, cand = 0;
 
@@ -889,6 +897,7 @@ static void chunk_read(struct root_job *j, size_t i)
 	struct piece_fn f = { chunk_piece, &x };
 
 	x.li = &m->li;
+	x.rel = &m->rel;
 	x.c = &j->chunks[i];
 	x.w = m->img->wsize;
 	x.swap = m->swap;
@@ -949,6 +958,7 @@ static void root_apply_all(struct root_job *j)
 			free(c->hits);
 			c->hits = NULL;
 			c->n = c->cap = 0;
+			an_pagerel_check(&m->rel);
 			pthread_mutex_lock(&j->lock);
 			j->applied++;
 			pthread_cond_broadcast(&j->cond);
@@ -1094,6 +1104,7 @@ static void *part_read(void *arg)
 	struct piece_fn f = { chunk_piece, &x };
 
 	x.li = &m->li;
+	x.rel = &m->rel;
 	x.c = &pt->hits;
 	x.w = m->img->wsize;
 	x.swap = m->swap;
@@ -1183,6 +1194,7 @@ static void mark_drain_parallel(struct mark *m, unsigned nthreads)
 				free(pt->ends);
 			}
 			m->head = b;
+			an_pagerel_check(&m->rel);
 		}
 		/* keep the list short: drop what was read once it is half of it */
 		if (m->head > 4096 && m->head * 2 > m->stack.n) {
@@ -1210,6 +1222,16 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 	m.leader = UINT32_MAX;
 	if (live_index_build(scan, &m.li) < 0)
 		goto out;
+	{
+		uint64_t budget = opt ? opt->resident_max : 0;
+
+		if (budget == 0)
+			budget = img->map_size >= AN_REACH_RESIDENT_MIN ? AN_REACH_RESIDENT_DEFAULT : 0;
+		else if (budget == UINT64_MAX)
+			budget = 0;
+		if (an_pagerel_init(&m.rel, img->map, img->map_size, budget) < 0)
+			goto out;
+	}
 	m.st = calloc(m.li.n + 1, 1);
 	out->cat = calloc(scan->nblocks + 1, 1);
 	if (!m.st || !out->cat)
@@ -1241,6 +1263,8 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 	if (m.oom)
 		goto out;
 	out->block_bytes = m.block_bytes;
+	an_pagerel_flush(&m.rel);
+	out->released = m.rel.released;
 	for (size_t i = 0; i < scan->nblocks; i++) {
 		if (out->from)
 			out->from[i] = AN_REACH_FROM_NONE;
@@ -1271,6 +1295,7 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 	rc = 0;
 out:
 	live_index_release(&m.li);
+	an_pagerel_release(&m.rel);
 	free(m.st);
 	free(m.from);
 	free(m.stack.v);
@@ -1297,6 +1322,7 @@ struct refs_ctx {
 	int oom;
 	int first_only;         /* an_reach_link: stop at the first start pointer */
 	int found_start;
+	struct an_pagerel *rel; /* pages read, or NULL */
 };
 
 static inline int refs_hit(const struct refs_ctx *x, uint64_t v)
@@ -1329,6 +1355,8 @@ static void refs_piece(void *arg, uint64_t addr, const unsigned char *p, uint64_
 	struct refs_ctx *x = arg;
 	unsigned w = x->img->wsize;
 
+	if (x->rel)
+		an_pagerel_note(x->rel, p, len);
 	for (uint64_t off = 0; off < len && !x->found_start; off += w) {
 		uint64_t v = load_word(p + off, w, x->swap);
 
@@ -1364,6 +1392,7 @@ int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
 	const struct cp_block *t = &scan->blocks[target];
 	struct refs_ctx x;
 	struct piece_fn f = { refs_piece, &x };
+	struct an_pagerel rel;
 
 	memset(&x, 0, sizeof(x));
 	x.img = img;
@@ -1372,6 +1401,11 @@ int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
 	x.swap = img->big_endian != host_big();
 	*out = NULL;
 	*n = 0;
+	/* the whole image is read once: give its pages back as an_reach_build does */
+	if (an_pagerel_init(&rel, img->map, img->map_size,
+			    img->map_size >= AN_REACH_RESIDENT_MIN ? AN_REACH_RESIDENT_DEFAULT : 0) < 0)
+		return -1;
+	x.rel = &rel;
 	/* every segment, minus block headers and excluded ranges */
 	for (size_t s = 0; s < img->nsegs && !x.oom; s++) {
 		uint64_t a = img->segs[s].vaddr, b = a + img->segs[s].memsz;
@@ -1397,9 +1431,12 @@ int an_reach_refs(const struct cp_image *img, const struct cp_scan *scan,
 				continue;
 			}
 			for_dumped(img, a, next, &f);
+			an_pagerel_check(&rel);
 			a = next;
 		}
 	}
+	an_pagerel_flush(&rel);
+	an_pagerel_release(&rel);
 	for (size_t i = 0; i < img->nthreads && !x.oom; i++) {
 		const struct cp_thread *th = &img->threads[i];
 

@@ -5,7 +5,9 @@
  *
  * Pure functions over a read-only image and its scan: no I/O, no printing. Block
  * headers, freed blocks and excluded ranges are never read as references. Memory
- * is proportional to the number of blocks (about 30 bytes per live block).
+ * is proportional to the number of blocks (about 30 bytes per live block); pages
+ * of a large image are given back as they are read (pagerel.h), so the mapped core
+ * does not stay resident.
  */
 #ifndef REACH_H
 #define REACH_H
@@ -102,6 +104,8 @@ struct an_reach {
 	uint64_t bytes[AN_REACH_NCATS];   /* their requested bytes */
 	uint64_t root_bytes;     /* root bytes read */
 	uint64_t block_bytes;    /* block bytes read */
+	uint64_t released;       /* bytes of the mapped image given back while reading
+				  * (an_reach_options.resident_max) */
 };
 
 /* Options for an_reach_build(). Zero-initialize. */
@@ -110,7 +114,17 @@ struct an_reach_options {
 	int parents;             /* fill an_reach.from (4 more bytes per block); the
 				  * mark then goes breadth first, so that following
 				  * from[] gives a shortest chain */
+	uint64_t resident_max;   /* bytes of the mapped image the mark may read before
+				  * it gives them back to the system (MADV_DONTNEED:
+				  * they stay in the page cache; a later read faults
+				  * them back in): 0 is AN_REACH_RESIDENT_DEFAULT for
+				  * images of AN_REACH_RESIDENT_MIN bytes and more and
+				  * no release below; UINT64_MAX never releases. The
+				  * result does not depend on it */
 };
+
+#define AN_REACH_RESIDENT_DEFAULT (64ull << 20)
+#define AN_REACH_RESIDENT_MIN (64ull << 20)
 
 /* Classify every live block of scan as memcheck does (without its heuristics):
  * a word of a root or of a reached block whose value lies in [user, user+size) of a

@@ -8,7 +8,10 @@
 #   sh bench/core.sh --make-core N DIR   only make DIR/core (and DIR/mkcore.out);
 #                                        prints the program path for mprof-core
 # Environment: B [build], BENCH_BIG [0], BENCH_CORE_BLOCKS (overrides the count),
-# BENCH_GCORE=1 (take the core with gdb's gcore instead of a kernel core).
+# BENCH_GCORE=1 (take the core with gdb's gcore instead of a kernel core),
+# BENCH_BASE_MPROF (another mprof-core, e.g. an older build: its --report=lost
+# runs right after ours on the same core, rows marked "base", for a before/after
+# in one run).
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -68,7 +71,7 @@ time_report() {
 	label=$1 out=$2
 	shift 2
 	: >"$TMP/r.txt"
-	"$BB/runner" "$TMP/r.txt" "$MPROF" "$@" >"$out" 2>"$out.err"
+	"$BB/runner" "$TMP/r.txt" "${RUN_MPROF:-$MPROF}" "$@" >"$out" 2>"$out.err"
 	rc=$?
 	wall=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' "$TMP/r.txt")
 	cpu=$(sed -n 's/^cpu_s=\([0-9.]*\).*/\1/p' "$TMP/r.txt")
@@ -131,3 +134,21 @@ printf "%-22s-+-%-7s-+-%-7s-+-%-11s-+-%-12s-+-%-4s-+-%s\n" "--------------------
 time_report "default report" "$TMP/report.txt" "$MK" "$TMP/core"
 time_report "--format=json" "$TMP/report.json" --format=json "$MK" "$TMP/core"
 time_report "--report=lost" "$TMP/lost.txt" --report=lost "$MK" "$TMP/core"   # issue 7: target 10M <= 15 s
+# issue 15 part 4: 10M blocks in <= 3 s and <= 1 GB peak RSS. With BENCH_BASE_MPROF,
+# the two binaries alternate (base, ours, base, ours) and must print the same report.
+if [ -n "${BENCH_BASE_MPROF:-}" ]; then
+	if ! [ -x "$BENCH_BASE_MPROF" ]; then
+		echo "core bench: BENCH_BASE_MPROF=$BENCH_BASE_MPROF is not executable: base rows skipped"
+	else
+		for round in 1 2; do
+			RUN_MPROF=$BENCH_BASE_MPROF time_report "--report=lost (base)" "$TMP/lost-base.txt" \
+				--report=lost "$MK" "$TMP/core"
+			time_report "--report=lost" "$TMP/lost.txt" --report=lost "$MK" "$TMP/core"
+		done
+		if cmp -s "$TMP/lost-base.txt" "$TMP/lost.txt"; then
+			echo "   --report=lost: the same output from both binaries"
+		else
+			echo "   --report=lost: the outputs differ (diff $TMP/lost-base.txt $TMP/lost.txt; KEEP=1 keeps them)"
+		fi
+	fi
+fi

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -110,7 +111,7 @@ static void test_categories(const char *path)
 	struct cp_scan sc;
 	struct an_roots roots;
 	struct an_reach r;
-	struct an_reach_options opt = { 1, 1 };
+	struct an_reach_options opt = { 1, 1, 0 };
 	struct an_root root = { BASE, BASE + 0x100, AN_ROOT_USER, -1, NULL, 0 };
 	struct an_root root2 = { 0, 0, AN_ROOT_USER, -1, NULL, 0 };
 	uint64_t rw = BASE;   /* next root word */
@@ -249,7 +250,7 @@ static void test_threads(const char *path)
 	struct cp_scan sc;
 	struct an_roots roots = { 0 };
 	struct an_reach r1, r2;
-	struct an_reach_options o1 = { 1, 1 }, o2 = { 2, 1 };
+	struct an_reach_options o1 = { 1, 1, 0 }, o2 = { 2, 1, 0 };
 	const uint64_t root_len = 24u << 20;
 	struct an_root root = { BASE, BASE + root_len, AN_ROOT_USER, -1, NULL, 0 };
 	uint64_t heap = BASE + root_len;
@@ -288,7 +289,7 @@ static void test_be32(const char *path)
 	struct cp_scan sc;
 	struct an_roots roots = { 0 };
 	struct an_reach r;
-	struct an_reach_options o = { 1, 1 };
+	struct an_reach_options o = { 1, 1, 0 };
 	struct an_root root = { BASE, BASE + 0x40, AN_ROOT_USER, -1, NULL, 0 };
 	struct an_ref *refs = NULL;
 	size_t nrefs = 0;
@@ -335,7 +336,7 @@ static void test_stats(const char *path)
 	struct cp_scan sc;
 	struct an_roots roots = { 0 };
 	struct an_reach r;
-	struct an_reach_options o = { 1, 0 };
+	struct an_reach_options o = { 1, 0, 0 };
 	struct an_root root = { BASE, BASE + 0x4000, AN_ROOT_USER, -1, NULL, 0 };
 	uint64_t R = BASE + 0x1000, copy = BASE + 0x3000, h[HEAPANN_STATS_HDR_WORDS] = { 0 };
 
@@ -390,13 +391,85 @@ static uint64_t rnd(uint64_t n)
 
 /* A heap big enough for the mark to read batches on two threads: the same
  * categories and parents as one thread. */
+/* 1 if the page holding p is mapped in this process, 0 if not, -1 unknown. */
+static int page_present(const void *p)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	uint64_t e;
+	int rc = -1;
+
+	if (fd >= 0 && pread(fd, &e, 8, (off_t)((uintptr_t)p / 4096 * 8)) == 8)
+		rc = (int)(e >> 63);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Pages of img's live blocks' data that are mapped in this process, of *total. */
+static size_t data_pages_present(const struct cp_image *img, const struct cp_scan *sc, size_t *total)
+{
+	size_t n = 0;
+	uintptr_t last = 0;
+
+	*total = 0;
+	for (size_t i = 0; i < sc->nblocks; i++) {
+		const struct cp_block *b = &sc->blocks[i];
+		const unsigned char *d = img->map + (b->user - BASE);
+		uintptr_t pg = (uintptr_t)d & ~(uintptr_t)4095;
+
+		if (b->state != CP_LIVE || b->size < 8 || pg == last)
+			continue;
+		last = pg;
+		(*total)++;
+		n += page_present(d) == 1;
+	}
+	return n;
+}
+
+/* The same mark with pages given back after every 2 MiB read (two threads, and
+ * one), and with none given back: same categories and parents as *want; pages of
+ * block data mapped afterwards: none, and all. */
+static void released_same(const struct cp_image *img, const struct cp_scan *sc,
+			  const struct an_roots *roots, const struct an_reach *want, size_t n)
+{
+	struct an_reach_options tiny2 = { 2, 1, 1 }, tiny1 = { 1, 1, 1 }, never = { 2, 1, UINT64_MAX };
+	struct an_reach r;
+	size_t total, mapped;
+
+	if (page_present(img->map) < 0) {
+		printf("# /proc/self/pagemap unreadable: page checks skipped\n");
+		return;
+	}
+	CHECK("released every 2 MiB, two threads: built", an_reach_build(img, sc, roots, &tiny2, &r) == 0);
+	CHECK("released every 2 MiB, two threads: same categories and parents",
+	      memcmp(r.cat, want->cat, n) == 0 && memcmp(r.from, want->from, n * sizeof(*r.from)) == 0 &&
+	      r.block_bytes == want->block_bytes && r.root_bytes == want->root_bytes);
+	mapped = data_pages_present(img, sc, &total);
+	printf("# released %llu bytes; %zu of %zu data pages mapped after\n",
+	       (unsigned long long)r.released, mapped, total);
+	CHECK("released every 2 MiB: at least every page of live data given back once",
+	      r.released >= total * 4096 && total > 2000);
+	CHECK("released every 2 MiB: no page of live data left mapped", mapped == 0);
+	an_reach_release(&r);
+	CHECK("released every 2 MiB, one thread: same categories and parents",
+	      an_reach_build(img, sc, roots, &tiny1, &r) == 0 && memcmp(r.cat, want->cat, n) == 0 &&
+	      memcmp(r.from, want->from, n * sizeof(*r.from)) == 0);
+	an_reach_release(&r);
+	CHECK("never released: same categories and parents",
+	      an_reach_build(img, sc, roots, &never, &r) == 0 && memcmp(r.cat, want->cat, n) == 0 &&
+	      memcmp(r.from, want->from, n * sizeof(*r.from)) == 0 && r.released == 0);
+	CHECK("never released: every page of live data mapped after",
+	      data_pages_present(img, sc, &total) == total);
+	an_reach_release(&r);
+}
+
 static void test_parallel_mark(const char *path)
 {
 	struct cp_image *img;
 	struct cp_scan sc;
 	struct an_roots roots = { 0 };
 	struct an_reach r1, r2;
-	struct an_reach_options o1 = { 1, 1 }, o2 = { 2, 1 };
+	struct an_reach_options o1 = { 1, 1, 0 }, o2 = { 2, 1, 0 };
 	struct an_root root = { BASE, BASE + 0x1000, AN_ROOT_USER, -1, NULL, 0 };
 	static struct cp_block big[40000];
 	const size_t n = 20000;
@@ -444,6 +517,8 @@ static void test_parallel_mark(const char *path)
 	      r2.blocks[AN_REACH_INDIRECT] && r2.blocks[AN_REACH_DEFINITE]);
 	CHECK("parallel mark: all block data read once or twice",
 	      r2.block_bytes == r1.block_bytes && r2.block_bytes >= 8 * sc.nlive);
+	CHECK("parallel mark: a 10 MB image is not released by default", r1.released == 0 && r2.released == 0);
+	released_same(img, &sc, &roots, &r1, n);
 	an_reach_release(&r1);
 	an_reach_release(&r2);
 	cp_image_free(img);
@@ -576,7 +651,7 @@ static void test_core_roots(const char *path)
 	struct cp_scan sc;
 	struct an_roots roots;
 	struct an_reach r;
-	struct an_reach_options o = { 1, 1 };
+	struct an_reach_options o = { 1, 1, 0 };
 	uint32_t b[12];
 	uint64_t h[HEAPANN_STATS_HDR_WORDS] = { 0 };
 
@@ -771,7 +846,7 @@ static void test_random(const char *path, int round)
 	struct cp_scan sc;
 	struct an_roots roots = { 0 };
 	struct an_reach r;
-	struct an_reach_options o = { 1, 1 };
+	struct an_reach_options o = { 1, 1, 0 };
 	struct an_root root = { BASE, BASE + 0x200, AN_ROOT_USER, -1, NULL, 0 };
 	uint8_t want[64];
 	uint64_t at[3] = { BASE + 0x1000, BASE + 0x180000, BASE + 0x330000 };
