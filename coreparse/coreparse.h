@@ -82,6 +82,11 @@ struct cp_image {
 	uint64_t truncated_bytes; /* of missing_bytes, those the core should hold (filesz)
 				   * but the file lacks; the rest the core never held
 				   * (p_filesz < p_memsz: not dumped by design) */
+	size_t nbogus_segs;       /* PT_LOADs whose p_memsz runs past the target's address
+				   * space (only a damaged core has one): cut to the bytes
+				   * the file holds, and left out of missing_bytes */
+	uint64_t bogus_vaddr;     /* the first of them: its address */
+	uint64_t bogus_memsz;     /* and the p_memsz it claimed */
 };
 
 /* Open an ELF core (kernel or gcore; ELF32/ELF64, either byte order).
