@@ -829,7 +829,8 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		if (!remap[t])
 			goto out;
 		for (i = 0; i < ns; i++) {
-			int64_t id = stab_intern(&g, f + e[i].first, e[i].depth);
+			/* no frames at all (every stack empty): no vector, and NULL + 0 is undefined */
+			int64_t id = stab_intern(&g, e[i].depth ? f + e[i].first : NULL, e[i].depth);
 
 			if (id < 0)
 				goto out;
