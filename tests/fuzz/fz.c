@@ -81,14 +81,16 @@ static void fz_tables(struct cp_scan *scan, const struct cp_stats *st, int have_
 	}
 }
 
-/* Classify the edges of every block and damaged header (at most 64 of each) and
- * up to 16 addresses read from the input's last bytes. */
+/* Classify the edges of the first 16 blocks and damaged headers and up to 16
+ * addresses read from the input's last bytes. (Each classification near a damaged
+ * header costs a pass over the blocks: more would make a slow harness, not find
+ * more in the reader.) */
 static void fz_addr(const struct cp_image *img, const struct cp_scan *scan, const uint8_t *data,
 		    size_t size)
 {
 	struct an_addr a;
 
-	for (size_t k = 0; k < scan->nblocks && k < 64; k++) {
+	for (size_t k = 0; k < scan->nblocks && k < 16; k++) {
 		const struct cp_block *b = &scan->blocks[k];
 		uint64_t at[] = { cp_block_start(b), b->hdr, b->user - 1, b->user, b->user + b->size,
 				  cp_block_end(b) - 1, cp_block_end(b) };
@@ -96,7 +98,7 @@ static void fz_addr(const struct cp_image *img, const struct cp_scan *scan, cons
 		for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
 			an_addr_classify(img, scan, at[i], &a);
 	}
-	for (size_t k = 0; k < scan->ndamaged && k < 64; k++) {
+	for (size_t k = 0; k < scan->ndamaged && k < 16; k++) {
 		an_addr_classify(img, scan, scan->damaged[k].hdr, &a);
 		an_addr_classify(img, scan, scan->damaged[k].hdr + 8 * img->wsize, &a);
 	}
