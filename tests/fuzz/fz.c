@@ -201,7 +201,7 @@ int fz_image_run(const uint8_t *data, size_t size, unsigned parts, struct fz_res
 		return 0;
 	fd = fz_memfd(data + skip, size - skip, path, sizeof(path));
 	if (fd < 0)
-		return -1;
+		return -1;   /* the targets abort: a leak of descriptors must not pass silently */
 	if (raw)
 		img = cp_image_open_raw(path, le64(data + 2), (data[1] & 0x0f) == 4 ? 4 : 8,
 					!!(data[1] & 0x80), 0, &err);
@@ -308,7 +308,7 @@ void fz_symdw_run(const uint8_t *data, size_t size)
 		return;
 	fd = fz_memfd(data, size, path, sizeof(path));
 	if (fd < 0)
-		return;
+		abort();   /* out of descriptors: something leaks them; never a silent no-op */
 	so.exe = path;
 	s = sym_dw_open(&so, &err);
 	if (s) {

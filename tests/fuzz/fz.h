@@ -44,7 +44,8 @@ int fz_image_run(const uint8_t *data, size_t size, unsigned parts, struct fz_res
 void fz_mi_run(const uint8_t *data, size_t size);
 
 /* Open data as a program ELF with the libdw symbolizer (no core) and resolve a few
- * addresses taken from its header and from the input's last bytes. */
+ * addresses taken from its header and from the input's last bytes. Aborts when no
+ * memfd can be made (descriptors leaking). */
 void fz_symdw_run(const uint8_t *data, size_t size);
 
 #endif /* FZ_H */
