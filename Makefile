@@ -169,6 +169,39 @@ endif
 $(B)/tests/tools/%: tests/tools/%.c $(B)/libmprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(MP_CFLAGS) -Itests -o $@ $< $(B)/libmprof.a $(MP_LIBS)
+# fzrun replays fuzz inputs through the fuzz targets' own code (issue 14)
+$(B)/tests/tools/fzrun: tests/fuzz/fz.c tests/fuzz/fz.h
+
+# ---- fuzz targets (issue 14): libFuzzer with ASan+UBSan, clang only ------------
+# make fuzz: tests/fuzz/fuzz_NAME.c -> $(B)/fuzz/fuzz_NAME (installs clang-14 and
+# libFuzzer when missing; says SKIPPED when it cannot). make fuzz-smoke: each target
+# for FUZZ_SECS seconds on its seed corpus (scripts/fuzz-smoke.sh).
+FUZZ_CC ?= clang-14
+FZ := $(B)/fuzz
+FZ_CFLAGS := $(CSTD) $(WARN) -O1 -g -Iinclude -Icoreparse -Isym -Imi -Ianalysis -Itests/fuzz \
+	-pthread -MMD -MP -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+FZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FZ_BIN := $(patsubst tests/fuzz/%.c,$(FZ)/%,$(FZ_SRC))
+FZ_LIB_OBJ := $(patsubst %.c,$(FZ)/obj/%.o,$(MP_LIB_SRC) tests/fuzz/fz.c)
+FZ_PKGS := clang-14 libfuzzer-14-dev libclang-rt-14-dev
+
+fuzz:
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 || sh scripts/install-deps.sh $(FZ_PKGS) || true
+	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then $(MAKE) --no-print-directory fuzz-build; \
+	else echo "make fuzz: SKIPPED: $(FUZZ_CC) is missing and could not be installed ($(FZ_PKGS))"; fi
+
+fuzz-build: $(FZ_BIN)
+
+$(FZ)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FZ_CFLAGS) -c $< -o $@
+
+$(FZ)/fuzz_%: $(FZ)/obj/tests/fuzz/fuzz_%.o $(FZ_LIB_OBJ)
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@ $^ $(MP_LIBS)
+
+fuzz-smoke: fuzz
+	@B=$(B) sh scripts/fuzz-smoke.sh
 
 check: all $(UNIT_BIN) $(TOOL_BIN)
 	@sh scripts/install-deps.sh $(TEST_DEPS_DEB)
@@ -223,6 +256,6 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
-.PHONY: all check demo bench deps check-deps install uninstall clean cross
+.PHONY: all check demo bench deps check-deps install uninstall clean cross fuzz fuzz-build fuzz-smoke
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/fuzz/obj -name '*.d' 2>/dev/null)

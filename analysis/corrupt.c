@@ -307,24 +307,38 @@ static size_t infos_collect(const struct cp_image *img, const struct cp_scan *sc
 	return n;
 }
 
+/* The words a recovery needs of damaged header d: a live END word at the user
+ * pointer that agrees with where the header starts (its depth), and SIZE, SEQ and
+ * CHECK dumped. Returns 0 and fills them, or -1 when d cannot be recovered. */
+static int damage_words(const struct cp_image *img, const struct cp_damage *d, uint64_t *dep,
+			uint64_t *size, uint64_t *seq, uint64_t *chk)
+{
+	const unsigned w = img->wsize;
+	uint64_t end;
+
+	if (!(d->known & CP_KNOWN_USER) || d->user < d->hdr + w ||
+	    cp_image_read_word(img, d->user - w, &end) < 0)
+		return -1;
+	*dep = end & HEAPANN_END_DEPTH_MASK;
+	if ((end & ~(uint64_t)HEAPANN_END_DEPTH_MASK) != heapann_end_live(w) ||
+	    *dep > HEAPANN_MAX_DEPTH || d->hdr + heapann_header_bytes(*dep, w) != d->user)
+		return -1;
+	if (cp_image_read_word(img, d->hdr + HEAPANN_W_SIZE * w, size) < 0 ||
+	    cp_image_read_word(img, d->hdr + HEAPANN_W_SEQ * w, seq) < 0 ||
+	    cp_image_read_word(img, d->hdr + HEAPANN_W_CHECK * w, chk) < 0)
+		return -1;
+	return 0;
+}
+
 /* Size and seq of a damaged header whose INFO (or START) was overwritten but whose
  * SIZE, SEQ and CHECK words survived: the check word decides. */
 static void damage_recover(const struct cp_image *img, const struct cp_damage *d,
 			   const uint64_t *infos, size_t ninfos, struct an_damage_hit *h)
 {
 	const unsigned w = img->wsize;
-	uint64_t end, dep, size, seq, chk;
+	uint64_t dep, size, seq, chk;
 
-	if (!(d->known & CP_KNOWN_USER) || d->user < d->hdr + w ||
-	    cp_image_read_word(img, d->user - w, &end) < 0)
-		return;
-	dep = end & HEAPANN_END_DEPTH_MASK;
-	if ((end & ~(uint64_t)HEAPANN_END_DEPTH_MASK) != heapann_end_live(w) ||
-	    dep > HEAPANN_MAX_DEPTH || d->hdr + heapann_header_bytes(dep, w) != d->user)
-		return;
-	if (cp_image_read_word(img, d->hdr + HEAPANN_W_SIZE * w, &size) < 0 ||
-	    cp_image_read_word(img, d->hdr + HEAPANN_W_SEQ * w, &seq) < 0 ||
-	    cp_image_read_word(img, d->hdr + HEAPANN_W_CHECK * w, &chk) < 0)
+	if (damage_words(img, d, &dep, &size, &seq, &chk) < 0)
 		return;
 	for (size_t i = 0; i < ninfos; i++)
 		if (heapann_check(d->hdr, size, dep, seq, infos[i], w) == chk) {
@@ -347,6 +361,14 @@ int an_damage_identity(const struct cp_image *img, const struct cp_scan *scan, s
 		*size = d->size;
 		*seq = d->seq;
 		return 1;
+	}
+	/* the INFO words cost a pass over the blocks: only for a header that has
+	 * what a recovery needs (--addr asks this for every damaged neighbour) */
+	{
+		uint64_t dep, sz, sq, chk;
+
+		if (damage_words(img, d, &dep, &sz, &sq, &chk) < 0)
+			return 0;
 	}
 	memset(&h, 0, sizeof(h));
 	damage_recover(img, d, infos, infos_collect(img, scan, infos), &h);

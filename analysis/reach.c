@@ -151,6 +151,31 @@ static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr
 #define X86_64_RED_ZONE 128u
 #define X86_64_FS_BASE 21
 
+/* The first address at or after a whose byte the image holds, or UINT64_MAX when
+ * there is none. A walk over a range jumps with it over what the file does not
+ * hold, so its steps are bounded by the dumped bytes and the segment count, never
+ * by what a segment claims (p_memsz may be anything in a damaged core). */
+static uint64_t dumped_from(const struct cp_image *img, uint64_t a)
+{
+	size_t lo = 0, hi = img->nsegs;
+
+	/* the first segment whose dumped part ends after a */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->segs[mid].vaddr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && a - img->segs[lo - 1].vaddr < img->segs[lo - 1].avail)
+		return a;
+	for (; lo < img->nsegs; lo++)
+		if (img->segs[lo].avail)
+			return img->segs[lo].vaddr;
+	return UINT64_MAX;
+}
+
 /* libheapann's statistics region starts a page (R) with its two magic words and
  * a header whose check word ties it to R: exclude [R, R + TOTAL) from the roots.
  * It holds no heap pointers, but it is never a root (and can be large). */
@@ -172,7 +197,14 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
 		     a < r->end && r->end - a >= (uint64_t)HEAPANN_STATS_HDR_WORDS * w; a = next) {
 			const unsigned char *p = cp_image_ptr(img, a, (uint64_t)HEAPANN_STATS_HDR_WORDS * w);
 			uint64_t h[HEAPANN_STATS_HDR_WORDS];
+			uint64_t d = dumped_from(img, a);
 
+			if (d != a) {   /* not in the file: on to the next dumped page */
+				if (d == UINT64_MAX)
+					break;
+				next = round_up_sat(d, 4096);
+				continue;
+			}
 			next = round_up_sat(a + 1, 4096);
 			if (!p || cp_image_word(img, p) != m0 || cp_image_word(img, p + w) != m1)
 				continue;
@@ -1000,8 +1032,10 @@ static int mark_roots(struct mark *m, unsigned nthreads, uint64_t *root_bytes)
 
 		if (rt->kind == AN_ROOT_REGS || rt->end <= rt->start)
 			continue;
-		total += rt->end - rt->start;
-		for (uint64_t a = rt->start; a < rt->end; a += CHUNK_BYTES) {
+		/* chunks start only in dumped bytes: their number is bounded by the
+		 * file, not by the size a (possibly damaged) segment claims */
+		for (uint64_t a = dumped_from(m->img, rt->start); a < rt->end;
+		     a = dumped_from(m->img, a + CHUNK_BYTES)) {
 			if (j.nchunks == cap) {
 				size_t nc = cap ? cap * 2 : 64;
 				struct chunk *c = realloc(j.chunks, nc * sizeof(*c));
@@ -1015,6 +1049,7 @@ static int mark_roots(struct mark *m, unsigned nthreads, uint64_t *root_bytes)
 			j.chunks[j.nchunks].a = a;
 			j.chunks[j.nchunks].b = rt->end - a > CHUNK_BYTES ? a + CHUNK_BYTES : rt->end;
 			j.chunks[j.nchunks].root = (uint32_t)r;
+			total += j.chunks[j.nchunks].b - a;
 			j.nchunks++;
 			if (rt->end - a <= CHUNK_BYTES)
 				break;

@@ -324,6 +324,29 @@ static void ha_hdr_mark_live(void *user, const struct ha_hdr_view *v)
 	__atomic_store_n(&v->hdr[HEAPANN_W_START], (uintptr_t)heapann_start_live(HA_W), __ATOMIC_RELEASE);
 }
 
+/* Zero what is left of the old header of a block reallocated within one raw
+ * block (RAW: in place, or as the real realloc copied it): the bytes from the old
+ * header start to the old user pointer that the kept data [OFF, OFF + KEEP) does
+ * not cover. Called before the new header is written over part of them. A header
+ * of another length (the realloc's stack is deeper or shallower than the
+ * allocation's) starts elsewhere in the block: without this, the old START word
+ * stays in the pad, and a core reader takes it for a header, a damaged one when it
+ * still says live. */
+static void ha_realloc_clear_old(char *raw, const struct ha_hdr_view *v, size_t off, size_t keep)
+{
+	size_t ou = v->offset;
+	size_t oh = ou - (size_t)heapann_header_bytes(v->depth, HA_W);
+	size_t ke = off + keep;
+
+	if (oh < off)
+		memset(raw + oh, 0, (ou < off ? ou : off) - oh);
+	if (ou > ke) {
+		size_t from = oh > ke ? oh : ke;
+
+		memset(raw + from, 0, ou - from);
+	}
+}
+
 /* Realloc of a block from the aligned family (its pad is larger than the
  * plain rounding gives): keep its alignment, which the real realloc would not.
  * Stays in place when the header and the new size fit, else allocates, copies
@@ -346,6 +369,7 @@ static void *ha_realloc_aligned(void *p, const struct ha_hdr_view *v, size_t siz
 	ha_hook_free(p, v->size, v->seq);   /* while the old header is intact */
 	if (off == v->offset && ha_real_usable_size(v->raw) >= total) {
 		raw = v->raw;
+		ha_realloc_clear_old(raw, v, off, keep);
 	} else {
 		raw = ha_real_memalign(align, total);
 		if (!raw) {
@@ -403,6 +427,7 @@ static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, 
 	}
 	if (off != v->offset)
 		memmove(raw + off, raw + v->offset, keep);
+	ha_realloc_clear_old(raw, v, off, keep);
 	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);
 	ha_hdr_write(raw + off, off, size, depth, frames, seq, guard);
 	ha_hook_alloc(raw + off, size, seq, depth, frames);

@@ -331,6 +331,26 @@ static void scan_progress(void *arg, uint64_t done, uint64_t total)
 			total >> 20);
 }
 
+/* A damaged core's PT_LOAD that claims more than the address space (issue 14):
+ * coreparse cut it to what the file holds; say so, with the size claimed. */
+static void note_bogus_segments(const struct cp_image *img, const char *path)
+{
+	static const char units[][4] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	uint64_t v = img->bogus_memsz;
+	unsigned u = 0;
+
+	while (u < 6 && v >= 1024) {
+		v = v / 1024 + (v % 1024 >= 512);
+		u++;
+	}
+	fprintf(stderr, "mprof-core: %s: segment at 0x%" PRIx64 " claims %" PRIu64 " %s (p_memsz), more "
+		"than the address space holds: only the bytes the file holds are read", path,
+		img->bogus_vaddr, v, units[u]);
+	if (img->nbogus_segs > 1)
+		fprintf(stderr, " (and %zu more such segments)", img->nbogus_segs - 1);
+	fputc('\n', stderr);
+}
+
 int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 {
 	struct cp_error cerr = { 0 };
@@ -356,6 +376,8 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	}
 	if (!p->img)
 		goto cerror;
+	if (p->img->nbogus_segs && !o->quiet)
+		note_bogus_segments(p->img, p->image_path);
 	{
 		struct cp_scan_options so_scan = { 0 };
 

@@ -91,6 +91,11 @@ struct cp_image {
 	int data_fd;              /* compressed only: the temporary file, open until
 				   * cp_image_free() */
 	char data_path[48];       /* compressed only: /proc/PID/fd/N of data_fd */
+	size_t nbogus_segs;       /* PT_LOADs whose p_memsz runs past the target's address
+				   * space (only a damaged core has one): cut to the bytes
+				   * the file holds, and left out of missing_bytes */
+	uint64_t bogus_vaddr;     /* the first of them: its address */
+	uint64_t bogus_memsz;     /* and the p_memsz it claimed */
 };
 
 /* Open an ELF core (kernel or gcore; ELF32/ELF64, either byte order), plain or

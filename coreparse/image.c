@@ -144,16 +144,33 @@ static struct cp_image *image_new(const char *path, struct cp_error *err)
 	return img;
 }
 
-/* Add one PT_LOAD, bounded by the file size. A segment that would run past the
- * top of the address space (only a damaged core has one) is cut there, so that
- * vaddr + memsz never wraps for the readers of img->segs. */
+/* Where a process's memory must end: a 32-bit target's at 4 GiB; a 64-bit user
+ * address space below 2^47 on x86-64 (4-level paging: 5-level addresses are only
+ * handed out on request), 2^52 on AArch64, 2^57 elsewhere. The kernel half (the
+ * vsyscall page) holds no mapping larger than 2^47 bytes either. */
+static uint64_t image_space_end(const struct cp_image *img, uint64_t vaddr)
+{
+	if (img->wsize == 4)
+		return 1ull << 32;
+	if (vaddr >= 1ull << 63)
+		return vaddr + (1ull << 47) < vaddr ? UINT64_MAX : vaddr + (1ull << 47);
+	switch (img->machine) {
+	case EM_X86_64: return 1ull << 47;
+	case EM_AARCH64: return 1ull << 52;
+	default: return 1ull << 57;
+	}
+}
+
+/* Add one PT_LOAD, bounded by the file size. A segment that claims memory the file
+ * does not hold past the end of the target's address space (only a damaged core
+ * has one: p_memsz is anything) is not believed: it is cut to the bytes the file
+ * holds and noted in nbogus_segs, so that vaddr + memsz never wraps and no reader
+ * walks (per page, per word) memory that cannot exist. */
 static void image_add_load(struct cp_image *img, const GElf_Phdr *ph)
 {
 	struct cp_segment *s;
-	uint64_t memsz = ph->p_memsz, filesz = ph->p_filesz, avail;
+	uint64_t memsz = ph->p_memsz, filesz = ph->p_filesz, avail, lim;
 
-	if (memsz > UINT64_MAX - ph->p_vaddr)
-		memsz = UINT64_MAX - ph->p_vaddr;
 	if (memsz == 0)
 		return;
 	if (filesz > memsz)
@@ -164,6 +181,20 @@ static void image_add_load(struct cp_image *img, const GElf_Phdr *ph)
 		avail = img->map_size - ph->p_offset;
 	else
 		avail = filesz;
+	lim = image_space_end(img, ph->p_vaddr);
+	if (memsz > UINT64_MAX - ph->p_vaddr ||
+	    (memsz > avail && (ph->p_vaddr >= lim || memsz > lim - ph->p_vaddr))) {
+		if (!img->nbogus_segs++) {
+			img->bogus_vaddr = ph->p_vaddr;
+			img->bogus_memsz = ph->p_memsz;
+		}
+		/* what the file holds, and never past the top of the address space */
+		if (avail > UINT64_MAX - ph->p_vaddr)
+			avail = UINT64_MAX - ph->p_vaddr;
+		if (avail == 0)
+			return;
+		memsz = filesz = avail;
+	}
 	if (avail < filesz) {
 		img->truncated = 1;
 		img->truncated_bytes += filesz - avail;

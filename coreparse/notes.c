@@ -144,11 +144,15 @@ static int parse_prstatus(struct cp_image *img, const struct note *n, struct cp_
 
 	if (n->descsz < regoff)
 		return 0;
-	t = realloc(img->threads, (img->nthreads + 1) * sizeof(*t));
-	if (!t)
-		return cp_error_set(err, CP_ENOMEM, img->path, "out of memory");
-	img->threads = t;
-	t = &t[img->nthreads++];
+	/* capacity doubles at each power of two: a core with many notes (or a damaged
+	 * one repeating a note) costs linear time, not one copy of the array per note */
+	if ((img->nthreads & (img->nthreads - 1)) == 0) {
+		t = realloc(img->threads, (img->nthreads ? 2 * img->nthreads : 1) * sizeof(*t));
+		if (!t)
+			return cp_error_set(err, CP_ENOMEM, img->path, "out of memory");
+		img->threads = t;
+	}
+	t = &img->threads[img->nthreads++];
 	memset(t, 0, sizeof(*t));
 	t->signo = cp_decode16(n->desc + 12, big);
 	t->tid = (int32_t)cp_decode32(n->desc + pidoff, big);

@@ -126,8 +126,10 @@ static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
 	j = h & (t->nslots - 1);
 	while (t->slots[j]) {
 		e = (struct stab_entry *)t->stacks.p + (t->slots[j] - 1);
+		/* an empty stack has no frames: the frame vector may not exist yet,
+		 * and NULL + 0 is undefined */
 		if (e->hash == h && e->depth == depth &&
-		    frames_equal((const uint64_t *)t->frames.p + e->first, f, depth))
+		    (depth == 0 || frames_equal((const uint64_t *)t->frames.p + e->first, f, depth)))
 			return t->slots[j] - 1;
 		j = (j + 1) & (t->nslots - 1);
 	}
@@ -837,7 +839,8 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		if (!remap[t])
 			goto out;
 		for (i = 0; i < ns; i++) {
-			int64_t id = stab_intern(&g, f + e[i].first, e[i].depth);
+			/* no frames at all (every stack empty): no vector, and NULL + 0 is undefined */
+			int64_t id = stab_intern(&g, e[i].depth ? f + e[i].first : NULL, e[i].depth);
 
 			if (id < 0)
 				goto out;
