@@ -7,6 +7,7 @@
 #define HA_INTERNAL_H
 
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 
 /* ---- the real allocator (real_libc.c for the .so, real_wrap.c for the kit) ----
@@ -98,6 +99,20 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max);
 #endif
 
 /* ---- diagnostics (report.c): write(2) only ---- */
+/* A line being built in a fixed buffer (text past the end is dropped) and written
+ * to stderr whole: no stdio, no allocation, async-signal-safe. Start one with
+ * { .len = 0 }; buf is not NUL-terminated (add one at buf[len] to use it as a
+ * string: room is kept for it and for the newline). */
+struct ha_line {
+	char buf[PATH_MAX + 160];  /* the line: room for a path and its message */
+	size_t len;                /* bytes used */
+};
+void ha_line_str(struct ha_line *l, const char *s);
+/* V in BASE 10 or 16 (16 with a "0x" prefix). */
+void ha_line_num(struct ha_line *l, uintptr_t v, unsigned base);
+/* Append a newline and write the line to fd 2, retrying short writes and EINTR. */
+void ha_line_send(struct ha_line *l);
+
 /* Write "heapann: MSG" with up to two hex/decimal numbers substituted, see
  * report.c. Never allocates. */
 void ha_report_guard(const void *user, size_t size, unsigned bad, unsigned guard);

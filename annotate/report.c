@@ -1,25 +1,20 @@
 /* report.c - the only output libheapann ever makes: one line on stderr, built
  * in a stack buffer and written with write(2), when a guard or a header is found
  * broken. Never stdio, never allocation: this runs inside free(). */
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-/* A line being built in a fixed buffer; text past the end is dropped. */
-struct ha_line {
-	char buf[200];          /* the line */
-	size_t len;             /* bytes used */
-};
-
-static void ha_line_str(struct ha_line *l, const char *s)
+void ha_line_str(struct ha_line *l, const char *s)
 {
 	while (*s && l->len < sizeof(l->buf) - 1)
 		l->buf[l->len++] = *s++;
 }
 
-static void ha_line_num(struct ha_line *l, uintptr_t v, unsigned base)
+void ha_line_num(struct ha_line *l, uintptr_t v, unsigned base)
 {
 	char tmp[24];
 	int n = 0;
@@ -34,7 +29,7 @@ static void ha_line_num(struct ha_line *l, uintptr_t v, unsigned base)
 		l->buf[l->len++] = tmp[--n];
 }
 
-static void ha_line_send(struct ha_line *l)
+void ha_line_send(struct ha_line *l)
 {
 	const char *p = l->buf;
 	size_t left;
@@ -43,6 +38,9 @@ static void ha_line_send(struct ha_line *l)
 	left = l->len;
 	while (left > 0) {
 		ssize_t w = write(2, p, left);
+
+		if (w < 0 && errno == EINTR)
+			continue;
 		if (w <= 0)
 			return;
 		p += w;

@@ -15,6 +15,7 @@
  * malloc, no stdio, no locks. Every handler is async-signal-safe and keeps errno.
  */
 #include "snapshot.h"
+#include "internal.h"
 
 #if HA_HAVE_SNAPSHOT
 #include <elf.h>
@@ -98,52 +99,8 @@ static const char *snap_env(const char *name)
 	return 0;
 }
 
-/* ---- one line on stderr, built in a stack buffer, written with write(2) ---- */
-struct snap_line {
-	char buf[PATH_MAX + 160];   /* the line */
-	size_t len;                 /* bytes used */
-};
-
-static void snap_str(struct snap_line *l, const char *s)
-{
-	while (*s && l->len < sizeof(l->buf) - 1)
-		l->buf[l->len++] = *s++;
-}
-
-static void snap_num(struct snap_line *l, unsigned long v)
-{
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n > 0 && l->len < sizeof(l->buf) - 1)
-		l->buf[l->len++] = tmp[--n];
-}
-
-static void snap_send(struct snap_line *l)
-{
-	const char *p = l->buf;
-	size_t left;
-
-	l->buf[l->len++] = '\n';
-	left = l->len;
-	while (left > 0) {
-		ssize_t w = write(2, p, left);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		left -= (size_t)w;
-	}
-}
-
 /* The errno names a writer meets most, else "error N" (strerror may allocate). */
-static void snap_errno(struct snap_line *l, int e)
+static void snap_errno(struct ha_line *l, int e)
 {
 	static const struct { int e; const char *s; } names[] = {
 		{ EACCES, "Permission denied" }, { ENOENT, "No such file or directory" },
@@ -156,29 +113,29 @@ static void snap_errno(struct snap_line *l, int e)
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].e == e) {
-			snap_str(l, names[i].s);
+			ha_line_str(l, names[i].s);
 			return;
 		}
-	snap_str(l, "error ");
-	snap_num(l, (unsigned long)e);
+	ha_line_str(l, "error ");
+	ha_line_num(l, (unsigned long)e, 10);
 }
 
 /* "heapann: snapshot failed: WHERE: WHAT: ERRNO" (WHAT "" and E 0 leave theirs out) */
 static void snap_fail(const char *where, const char *what, int e)
 {
-	struct snap_line l = { .len = 0 };
+	struct ha_line l = { .len = 0 };
 
-	snap_str(&l, "heapann: snapshot failed: ");
-	snap_str(&l, where);
+	ha_line_str(&l, "heapann: snapshot failed: ");
+	ha_line_str(&l, where);
 	if (what[0]) {
-		snap_str(&l, ": ");
-		snap_str(&l, what);
+		ha_line_str(&l, ": ");
+		ha_line_str(&l, what);
 	}
 	if (e) {
-		snap_str(&l, ": ");
+		ha_line_str(&l, ": ");
 		snap_errno(&l, e);
 	}
-	snap_send(&l);
+	ha_line_send(&l);
 }
 
 /* ---- the child: write the core ---- */
@@ -782,17 +739,17 @@ static int snap_write_core(struct snap_work *w, const struct snap_job *j, int fd
 }
 
 /* Append to L the core's path: DIR/PROG.PID.N.core */
-static void snap_path(struct snap_line *l, const struct snap_job *j)
+static void snap_path(struct ha_line *l, const struct snap_job *j)
 {
-	snap_str(l, snap_dir);
+	ha_line_str(l, snap_dir);
 	if (!(snap_dir[0] == '/' && snap_dir[1] == 0))
-		snap_str(l, "/");
-	snap_str(l, snap_prog);
-	snap_str(l, ".");
-	snap_num(l, (unsigned long)j->pid);
-	snap_str(l, ".");
-	snap_num(l, j->n);
-	snap_str(l, ".core");
+		ha_line_str(l, "/");
+	ha_line_str(l, snap_prog);
+	ha_line_str(l, ".");
+	ha_line_num(l, (unsigned long)j->pid, 10);
+	ha_line_str(l, ".");
+	ha_line_num(l, j->n, 10);
+	ha_line_str(l, ".core");
 }
 
 /* The writer process: write the core under a temporary name, rename it into
@@ -801,7 +758,7 @@ static void snap_path(struct snap_line *l, const struct snap_job *j)
 __attribute__((noreturn))
 static void snap_child(const struct snap_job *j)
 {
-	struct snap_line path = { .len = 0 }, part = { .len = 0 };
+	struct ha_line path = { .len = 0 }, part = { .len = 0 };
 	struct snap_work *w;
 	const char *what = "";
 	sigset_t all;
@@ -813,7 +770,7 @@ static void snap_child(const struct snap_job *j)
 	snap_path(&path, j);
 	path.buf[path.len] = 0;
 	part = path;
-	snap_str(&part, ".part");
+	ha_line_str(&part, ".part");
 	part.buf[part.len] = 0;
 	w = snap_mmap(sizeof(*w));
 	if (!w) {
@@ -841,11 +798,11 @@ static void snap_child(const struct snap_job *j)
 		_exit(1);
 	}
 	if (!snap_quiet) {
-		struct snap_line l = { .len = 0 };
+		struct ha_line l = { .len = 0 };
 
-		snap_str(&l, "heapann: snapshot written to ");
-		snap_str(&l, path.buf);
-		snap_send(&l);
+		ha_line_str(&l, "heapann: snapshot written to ");
+		ha_line_str(&l, path.buf);
+		ha_line_send(&l);
 	}
 	_exit(0);
 }
@@ -1017,11 +974,11 @@ static int snap_take(struct snap_job *j, int wait)
 	} else if ((st = snap_reap(pid)) >= 0 && wait && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		rc = -1;
 		if (WIFSIGNALED(st)) {
-			struct snap_line l = { .len = 0 };
+			struct ha_line l = { .len = 0 };
 
-			snap_str(&l, "heapann: snapshot failed: the writer was killed by signal ");
-			snap_num(&l, (unsigned long)WTERMSIG(st));
-			snap_send(&l);
+			ha_line_str(&l, "heapann: snapshot failed: the writer was killed by signal ");
+			ha_line_num(&l, (unsigned long)WTERMSIG(st), 10);
+			ha_line_send(&l);
 		}
 	}
 	munmap(stack, SNAP_CHILD_STACK);
@@ -1063,20 +1020,28 @@ static void snap_regs_from(elf_gregset_t r, const mcontext_t *mc, int from_signa
 	r[22] = gs;
 }
 
+/* Fill *J for a snapshot taken in a handler of SIG: the registers and the
+ * floating-point state the kernel saved in the handler's ucontext UCV. */
+static void snap_job_from_signal(struct snap_job *j, int sig, const siginfo_t *si, const void *ucv)
+{
+	const ucontext_t *uc = ucv;
+
+	memset(j, 0, sizeof(*j));
+	j->signo = sig;
+	j->has_info = 1;
+	j->info = *si;
+	snap_regs_from(j->regs, &uc->uc_mcontext, 1);
+	if (uc->uc_mcontext.fpregs)
+		memcpy(&j->fpregs, uc->uc_mcontext.fpregs, sizeof(j->fpregs));
+}
+
 /* A snapshot signal (SIGUSR2 or HEAPANN_SNAPSHOT=signal:SIG). */
 static void snap_on_signal(int sig, siginfo_t *si, void *ucv)
 {
 	int saved = errno;
-	const ucontext_t *uc = ucv;
 	struct snap_job j;
 
-	memset(&j, 0, sizeof(j));
-	j.signo = sig;
-	j.has_info = 1;
-	j.info = *si;
-	snap_regs_from(j.regs, &uc->uc_mcontext, 1);
-	if (uc->uc_mcontext.fpregs)
-		memcpy(&j.fpregs, uc->uc_mcontext.fpregs, sizeof(j.fpregs));
+	snap_job_from_signal(&j, sig, si, ucv);
 	snap_take(&j, !snap_nowait);
 	errno = saved;
 }
@@ -1088,16 +1053,9 @@ static void snap_on_signal(int sig, siginfo_t *si, void *ucv)
 static void snap_on_crash(int sig, siginfo_t *si, void *ucv)
 {
 	int saved = errno;
-	const ucontext_t *uc = ucv;
 	struct snap_job j;
 
-	memset(&j, 0, sizeof(j));
-	j.signo = sig;
-	j.has_info = 1;
-	j.info = *si;
-	snap_regs_from(j.regs, &uc->uc_mcontext, 1);
-	if (uc->uc_mcontext.fpregs)
-		memcpy(&j.fpregs, uc->uc_mcontext.fpregs, sizeof(j.fpregs));
+	snap_job_from_signal(&j, sig, si, ucv);
 	snap_take(&j, 1);
 	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
 	errno = saved;
@@ -1180,15 +1138,15 @@ static int snap_signal_parse(const char *s, const char *end)
 
 static void snap_warn(const char *what, const char *s, const char *end)
 {
-	struct snap_line l = { .len = 0 };
+	struct ha_line l = { .len = 0 };
 
-	snap_str(&l, "heapann: HEAPANN_SNAPSHOT: ");
-	snap_str(&l, what);
-	snap_str(&l, " '");
+	ha_line_str(&l, "heapann: HEAPANN_SNAPSHOT: ");
+	ha_line_str(&l, what);
+	ha_line_str(&l, " '");
 	while (s < end && l.len < 200)
 		l.buf[l.len++] = *s++;
-	snap_str(&l, "' ignored");
-	snap_send(&l);
+	ha_line_str(&l, "' ignored");
+	ha_line_send(&l);
 }
 
 /* Parse HEAPANN_SNAPSHOT's comma-separated list. */
