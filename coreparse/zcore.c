@@ -16,9 +16,11 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "cp_priv.h"
 
+#define ZC_ZSTD_WINDOW_LOG_MAX 27     /* 128 MiB: zstd's default decoder limit */
 #define ZC_IN_BYTES (128u << 10)  /* compressed bytes read at a time */
 #define ZC_OUT_BYTES (256u << 10) /* decompressed bytes staged before writing: small
 				   * enough to be still in the cache when written (with
@@ -185,8 +187,12 @@ static int zc_zstd(struct zc_in *in, struct zc_out *o, struct cp_error *err)
 
 	if (!d)
 		return cp_error_set(err, CP_ENOMEM, in->path, "out of memory");
-	/* zstd --long=31 needs a 2 GiB window; the default limit refuses it */
-	ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 31);
+	/* the window is allocated as the frame header says, before any data: a
+	 * 43-byte file claiming 2 GiB made us allocate 2 GiB (found by fuzz_core).
+	 * zstd's own default limit, 128 MiB, covers every level and zstd --long
+	 * (27); a core compressed with --long=28 or more is refused, with the
+	 * reason (decompress it with zstd -d --long=N first) */
+	ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, ZC_ZSTD_WINDOW_LOG_MAX);
 	for (;;) {
 		ZSTD_outBuffer zo;
 		size_t before, r;
@@ -209,7 +215,13 @@ static int zc_zstd(struct zc_in *in, struct zc_out *o, struct cp_error *err)
 		before = zi.pos;
 		r = ZSTD_decompressStream(d, &zo, &zi);
 		if (ZSTD_isError(r)) {
-			zc_corrupt(in, o, "zstd", ZSTD_getErrorName(r), err);
+			if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
+				cp_error_set(err, CP_EFORMAT, in->path, "zstd frame needs a window over "
+					     "%u MiB (compressed with --long=%u or more?): decompress "
+					     "it with zstd -d --long=31 first",
+					     1u << (ZC_ZSTD_WINDOW_LOG_MAX - 20), ZC_ZSTD_WINDOW_LOG_MAX + 1);
+			else
+				zc_corrupt(in, o, "zstd", ZSTD_getErrorName(r), err);
 			goto out;
 		}
 		/* 0 means a frame ended and all of it came out; a call with nothing
