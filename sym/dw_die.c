@@ -403,23 +403,6 @@ static int dw_rdie_sibling(const struct dw_walkctx *w, const unsigned char *p, c
 	}
 }
 
-/* Tags whose children may hold code scopes (as dw_scope.c's walk). */
-static int dw_tag_descend(uint32_t tag)
-{
-	switch (tag) {
-	case DW_TAG_subprogram:
-	case DW_TAG_inlined_subroutine:
-	case DW_TAG_lexical_block:
-	case DW_TAG_namespace:
-	case DW_TAG_class_type:
-	case DW_TAG_structure_type:
-	case DW_TAG_union_type:
-	case DW_TAG_module:
-		return 1;
-	default:
-		return 0;
-	}
-}
 
 int dw_addrx(const struct dw_unit *u, const struct dw_secs *secs, uint64_t idx, uint64_t *out)
 {

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 
 /* Interned strings: chunks of bytes plus an open-addressing set of pointers. */
@@ -181,5 +182,24 @@ int32_t dw_cuidx_find(const struct dw_cuidx *c, uint64_t pc);
 
 /* Free every index of the table and reset it to empty. */
 void dw_cutab_release(struct dw_cutab *t);
+
+/* Tags whose children may hold code scopes: the one rule of both walks, libdw's
+ * (dw_scope.c) and the byte decoder's (dw_die.c), so they find the same scopes. */
+static inline int dw_tag_descend(unsigned tag)
+{
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_namespace:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_module:
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 #endif /* DW_PRIV_H */

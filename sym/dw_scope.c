@@ -60,23 +60,6 @@ static int dw_scope_add(struct dw_walk *w, Dwarf_Die *die, int32_t parent, int i
 	return (int)c->nscopes++;
 }
 
-/* Tags whose children may hold code scopes. */
-static int dw_tag_descend(int tag)
-{
-	switch (tag) {
-	case DW_TAG_subprogram:
-	case DW_TAG_inlined_subroutine:
-	case DW_TAG_lexical_block:
-	case DW_TAG_namespace:
-	case DW_TAG_class_type:
-	case DW_TAG_structure_type:
-	case DW_TAG_union_type:
-	case DW_TAG_module:
-		return 1;
-	default:
-		return 0;
-	}
-}
 
 static inline int dw_range_cmp(const struct dw_range *x, const struct dw_range *y)
 {
