@@ -70,19 +70,32 @@ static inline int dw_range_cmp(const struct dw_range *x, const struct dw_range *
 	return (x->hi < y->hi) - (x->hi > y->hi);
 }
 
+/* Room for one more element in the array *P of N elements of ELSZ bytes whose
+ * capacity is *CAP (doubled, from FIRST). Returns 0, or -1 out of memory (*P is
+ * unchanged then). */
+static int dw_room(void **p, size_t *cap, size_t n, size_t elsz, size_t first)
+{
+	size_t ncap;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : first;
+	q = realloc(*p, ncap * elsz);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = ncap;
+	return 0;
+}
+
 /* dw_cuidx_scan's callbacks: a range of the scope being read, then the scope. */
 static int dw_fast_range(void *arg, uint64_t lo, uint64_t hi)
 {
 	struct dw_walk *w = arg;
 	struct dw_cuidx *c = w->c;
-	if (c->nranges == w->range_cap) {
-		size_t ncap = w->range_cap ? w->range_cap * 2 : 64;
-		struct dw_range *p = realloc(c->ranges, ncap * sizeof *p);
-		if (!p)
-			return -2;
-		c->ranges = p;
-		w->range_cap = ncap;
-	}
+	if (dw_room((void **)&c->ranges, &w->range_cap, c->nranges, sizeof(*c->ranges), 64) < 0)
+		return -2;
 	c->ranges[c->nranges++] = (struct dw_range){ lo, hi, (uint32_t)c->nscopes, 0 };
 	return 0;
 }
@@ -92,14 +105,8 @@ static int dw_fast_scope(void *arg, uint64_t off, int32_t parent, int inlined, i
 {
 	struct dw_walk *w = arg;
 	struct dw_cuidx *c = w->c;
-	if (c->nscopes == w->scope_cap) {
-		size_t ncap = w->scope_cap ? w->scope_cap * 2 : 32;
-		struct dw_scope *p = realloc(c->scopes, ncap * sizeof *p);
-		if (!p)
-			return -1;
-		c->scopes = p;
-		w->scope_cap = ncap;
-	}
+	if (dw_room((void **)&c->scopes, &w->scope_cap, c->nscopes, sizeof(*c->scopes), 32) < 0)
+		return -1;
 	uint32_t depth = parent >= 0 ? c->scopes[parent].depth + 1 : 0;
 	struct dw_scope *sc = &c->scopes[c->nscopes];
 	memset(sc, 0, sizeof *sc);
