@@ -43,6 +43,9 @@ HA_WRAP_SYMS := malloc free calloc realloc reallocarray posix_memalign aligned_a
 # ---- mprof-core: coreparse/ sym/ mi/ analysis/ + cli/ ----------------------
 MP_CFLAGS := $(CFLAGS_COMMON) -pthread $(SAN) -Icoreparse -Isym -Imi -Ianalysis
 MP_LIB_SRC := $(wildcard coreparse/*.c sym/*.c mi/*.c analysis/*.c)
+# common/: code every analyzer stage links (the hash table, issue 15)
+MP_CFLAGS += -Icommon
+MP_LIB_SRC += $(wildcard common/*.c)
 MP_LIB_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_LIB_SRC))
 MP_CLI_SRC := $(wildcard cli/*.c)
 MP_CLI_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_CLI_SRC))
@@ -178,7 +181,7 @@ $(B)/tests/tools/fzrun: tests/fuzz/fz.c tests/fuzz/fz.h
 # for FUZZ_SECS seconds on its seed corpus (scripts/fuzz-smoke.sh).
 FUZZ_CC ?= clang-14
 FZ := $(B)/fuzz
-FZ_CFLAGS := $(CSTD) $(WARN) -O1 -g -Iinclude -Icoreparse -Isym -Imi -Ianalysis -Itests/fuzz \
+FZ_CFLAGS := $(CSTD) $(WARN) -O1 -g -Iinclude -Icoreparse -Isym -Imi -Ianalysis -Icommon -Itests/fuzz \
 	-pthread -MMD -MP -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 FZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)

@@ -214,7 +214,7 @@ check_grep "C++ new[]: block annotated" '^annotated yes$' "$TMP/probe.out"
 check_grep "C++ new[]: frame 0 inside operator new (libstdc++)" '^frame0 libstdc\+\+\.so' "$TMP/probe.out"
 check_grep "C++ new[]: frame 1 in the function that called new" '^frame1 in probe_site yes$' "$TMP/probe.out"
 same "ls -l of the build" ls -l "$B"
-same "cc1 compiling one of our sources" $CC -O2 -g -Iinclude -Icoreparse -Isym -Imi -Ianalysis \
+same "cc1 compiling one of our sources" $CC -O2 -g -Iinclude -Icoreparse -Isym -Imi -Ianalysis -Icommon \
 	-c analysis/tables.c -o "$TMP/tables.o"
 
 done_testing
