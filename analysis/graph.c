@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "htab.h"
 #include "tables_priv.h"
 
 struct edge {
@@ -18,8 +19,7 @@ struct edge {
 };
 
 struct edge_map {
-	uint32_t *slots;        /* edge index, UINT32_MAX empty */
-	size_t cap;
+	struct htab idx;        /* edge numbers by (from, to) */
 	struct edge *v;
 	size_t n, vcap;
 };
@@ -29,43 +29,21 @@ static uint64_t edge_hash(uint32_t a, uint32_t b)
 	return an_mix(((uint64_t)a << 32) | b);
 }
 
-static int edges_grow(struct edge_map *m)
+/* key: the (from, to) pair as a struct edge */
+static int edge_eq(const void *ctx, uint32_t i, const void *key)
 {
-	size_t cap = m->cap ? m->cap * 2 : 1024;
-	uint32_t *s = malloc(cap * sizeof(*s));
+	const struct edge *e = &((const struct edge_map *)ctx)->v[i], *k = key;
 
-	if (!s)
-		return -1;
-	memset(s, 0xFF, cap * sizeof(*s));
-	for (size_t i = 0; i < m->n; i++) {
-		size_t j = edge_hash(m->v[i].from, m->v[i].to) & (cap - 1);
-
-		while (s[j] != UINT32_MAX)
-			j = (j + 1) & (cap - 1);
-		s[j] = (uint32_t)i;
-	}
-	free(m->slots);
-	m->slots = s;
-	m->cap = cap;
-	return 0;
+	return e->from == k->from && e->to == k->to;
 }
 
 /* Count site 'site' (bytes, allocs) once on the edge a -> b. Returns 0 or -1. */
 static int edge_add(struct edge_map *m, uint32_t a, uint32_t b, size_t site,
 		    uint64_t bytes, uint64_t allocs)
 {
-	size_t j;
-	struct edge *e;
+	struct edge key = { .from = a, .to = b }, *e;
+	int64_t i;
 
-	if ((m->n + 1) * 2 > m->cap && edges_grow(m) < 0)
-		return -1;
-	j = edge_hash(a, b) & (m->cap - 1);
-	while (m->slots[j] != UINT32_MAX) {
-		e = &m->v[m->slots[j]];
-		if (e->from == a && e->to == b)
-			goto found;
-		j = (j + 1) & (m->cap - 1);
-	}
 	if (m->n == m->vcap) {
 		size_t cap = m->vcap ? m->vcap * 2 : 1024;
 		struct edge *v = realloc(m->v, cap * sizeof(*v));
@@ -75,12 +53,14 @@ static int edge_add(struct edge_map *m, uint32_t a, uint32_t b, size_t site,
 		m->v = v;
 		m->vcap = cap;
 	}
-	m->slots[j] = (uint32_t)m->n;
-	e = &m->v[m->n++];
-	memset(e, 0, sizeof(*e));
-	e->from = a;
-	e->to = b;
-found:
+	i = htab_put(&m->idx, edge_hash(a, b), (uint32_t)m->n, edge_eq, m, &key);
+	if (i < 0)
+		return -1;
+	e = &m->v[i];
+	if ((size_t)i == m->n) {
+		*e = key;
+		m->n++;
+	}
 	if (e->stamp != site + 1) {
 		e->stamp = site + 1;
 		e->bytes += bytes;
@@ -424,7 +404,7 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 out:
 	an_fnmap_release(&fm);
 	free(fb.v);
-	free(em.slots);
+	htab_release(&em.idx);
 	free(em.v);
 	free(ids);
 	free(comp);

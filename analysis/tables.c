@@ -17,10 +17,9 @@ unsigned an_size_class(uint64_t size)
 
 /* ---- helpers ---- */
 
-struct an_fnslot {
-	const char *name;
-	uint64_t addr;
-	uint32_t id;        /* UINT32_MAX: empty */
+struct an_fnkey {
+	const char *name;   /* NULL: an unnamed frame, known by addr */
+	uint64_t addr;      /* 0 when named */
 };
 
 static uint64_t str_hash(const char *s)
@@ -37,58 +36,30 @@ static uint64_t fn_hash(const char *name, uint64_t addr)
 	return an_mix(name ? str_hash(name) : addr ^ 0x5bd1e995u);
 }
 
-static int fn_equal(const struct an_fnslot *s, const char *name, uint64_t addr)
+static int fn_eq(const void *ctx, uint32_t id, const void *key)
 {
-	if (!name || !s->name)
-		return !name && !s->name && s->addr == addr;
-	return s->name == name || strcmp(s->name, name) == 0;
-}
+	const struct an_fnkey *s = &((const struct an_fnmap *)ctx)->keys[id], *k = key;
 
-static int fnmap_grow(struct an_fnmap *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 256;
-	struct an_fnslot *v = malloc(cap * sizeof(*v));
-
-	if (!v)
-		return -1;
-	for (size_t i = 0; i < cap; i++)
-		v[i].id = UINT32_MAX;
-	for (size_t i = 0; i < m->cap; i++) {
-		struct an_fnslot *s = &m->slots[i];
-		size_t j;
-
-		if (s->id == UINT32_MAX)
-			continue;
-		j = fn_hash(s->name, s->addr) & (cap - 1);
-		while (v[j].id != UINT32_MAX)
-			j = (j + 1) & (cap - 1);
-		v[j] = *s;
-	}
-	free(m->slots);
-	m->slots = v;
-	m->cap = cap;
-	return 0;
+	if (!k->name || !s->name)
+		return !k->name && !s->name && s->addr == k->addr;
+	return s->name == k->name || strcmp(s->name, k->name) == 0;
 }
 
 uint32_t an_fnmap_id(struct an_fnmap *m, const struct an_frame *fr, uint32_t stack,
 		     uint32_t frame)
 {
-	const char *name = fr->function;
-	uint64_t addr = name ? 0 : fr->addr;
-	size_t j;
+	struct an_fnkey key = { fr->function, fr->function ? 0 : fr->addr };
+	int64_t id;
 
-	if ((m->n + 1) * 2 > m->cap && fnmap_grow(m) < 0)
-		return UINT32_MAX;
-	j = fn_hash(name, addr) & (m->cap - 1);
-	while (m->slots[j].id != UINT32_MAX) {
-		if (fn_equal(&m->slots[j], name, addr))
-			return m->slots[j].id;
-		j = (j + 1) & (m->cap - 1);
-	}
 	if (m->n == m->rep_cap) {
 		size_t cap = m->rep_cap ? m->rep_cap * 2 : 256;
-		uint32_t *a = realloc(m->rep_stack, cap * sizeof(*a));
+		struct an_fnkey *k = realloc(m->keys, cap * sizeof(*k));
+		uint32_t *a;
 
+		if (!k)
+			return UINT32_MAX;
+		m->keys = k;
+		a = realloc(m->rep_stack, cap * sizeof(*a));
 		if (!a)
 			return UINT32_MAX;
 		m->rep_stack = a;
@@ -98,17 +69,22 @@ uint32_t an_fnmap_id(struct an_fnmap *m, const struct an_frame *fr, uint32_t sta
 		m->rep_frame = a;
 		m->rep_cap = cap;
 	}
-	m->slots[j].name = name;
-	m->slots[j].addr = addr;
-	m->slots[j].id = (uint32_t)m->n;
-	m->rep_stack[m->n] = stack;
-	m->rep_frame[m->n] = frame;
-	return (uint32_t)m->n++;
+	id = htab_put(&m->idx, fn_hash(key.name, key.addr), (uint32_t)m->n, fn_eq, m, &key);
+	if (id < 0)
+		return UINT32_MAX;
+	if ((size_t)id == m->n) {
+		m->keys[id] = key;
+		m->rep_stack[id] = stack;
+		m->rep_frame[id] = frame;
+		m->n++;
+	}
+	return (uint32_t)id;
 }
 
 void an_fnmap_release(struct an_fnmap *m)
 {
-	free(m->slots);
+	htab_release(&m->idx);
+	free(m->keys);
 	free(m->rep_stack);
 	free(m->rep_frame);
 	memset(m, 0, sizeof(*m));

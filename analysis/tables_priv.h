@@ -7,15 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "htab.h"
 #include "tables.h"
 
 /* Dense numbering of functions. A frame with a name is its name (two addresses
  * in one function are one function); an unnamed frame is its address. */
 struct an_fnmap {
-	struct an_fnslot *slots;
-	size_t cap, n;
+	struct htab idx;                  /* ids by function identity */
+	struct an_fnkey *keys;            /* per id: its name, or its address when unnamed */
+	size_t n;                         /* ids given */
 	uint32_t *rep_stack, *rep_frame;  /* per id: a stack and logical frame naming it */
-	size_t rep_cap;
+	size_t rep_cap;                   /* of keys, rep_stack and rep_frame */
 };
 
 /* The id of fr, which is logical frame 'frame' of cp stack 'stack'. Returns the

@@ -6,15 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "htab.h"
 #include "tables_priv.h"
 
+/* The index of child nodes by (parent, return address, inline level); the key of
+ * node i is its parent's index and its frame, kept in keys[i]. */
 struct tkey {
-	uint32_t parent, addr_idx, level, node;   /* node UINT32_MAX: empty */
+	uint32_t parent, addr_idx, level;
 };
 
 struct tmap {
-	struct tkey *v;
-	size_t cap, n;
+	struct htab idx;       /* node numbers */
+	struct tkey *keys;     /* keys[node] for every node of the tree */
+	size_t cap;            /* of keys */
 };
 
 static uint64_t tkey_hash(uint32_t parent, uint32_t addr_idx, uint32_t level)
@@ -22,29 +26,11 @@ static uint64_t tkey_hash(uint32_t parent, uint32_t addr_idx, uint32_t level)
 	return an_mix(((uint64_t)parent << 32) ^ ((uint64_t)addr_idx << 8) ^ level);
 }
 
-static int tmap_grow(struct tmap *m)
+static int tkey_eq(const void *ctx, uint32_t node, const void *key)
 {
-	size_t cap = m->cap ? m->cap * 2 : 1024;
-	struct tkey *v = malloc(cap * sizeof(*v));
+	const struct tkey *a = &((const struct tmap *)ctx)->keys[node], *b = key;
 
-	if (!v)
-		return -1;
-	for (size_t i = 0; i < cap; i++)
-		v[i].node = UINT32_MAX;
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (m->v[i].node == UINT32_MAX)
-			continue;
-		j = tkey_hash(m->v[i].parent, m->v[i].addr_idx, m->v[i].level) & (cap - 1);
-		while (v[j].node != UINT32_MAX)
-			j = (j + 1) & (cap - 1);
-		v[j] = m->v[i];
-	}
-	free(m->v);
-	m->v = v;
-	m->cap = cap;
-	return 0;
+	return a->parent == b->parent && a->addr_idx == b->addr_idx && a->level == b->level;
 }
 
 static int tree_push(struct an_tree *t, size_t *cap)
@@ -68,19 +54,27 @@ static int tree_push(struct an_tree *t, size_t *cap)
 static uint32_t child_of(struct an_tree *t, size_t *tcap, struct tmap *m, uint32_t parent,
 			 const struct an_frame *fr, const struct an_site *s, uint32_t frame)
 {
-	size_t j;
+	struct tkey key = { parent, fr->addr_idx, fr->level };
 	struct an_tnode *p;
+	int64_t i;
 
-	if ((m->n + 1) * 2 > m->cap && tmap_grow(m) < 0)
-		return UINT32_MAX;
-	j = tkey_hash(parent, fr->addr_idx, fr->level) & (m->cap - 1);
-	while (m->v[j].node != UINT32_MAX) {
-		const struct tkey *k = &m->v[j];
+	if (t->n >= m->cap) {
+		size_t nc = m->cap ? m->cap * 2 : 1024;
+		struct tkey *k = realloc(m->keys, nc * sizeof(*k));
 
-		if (k->parent == parent && k->addr_idx == fr->addr_idx && k->level == fr->level)
-			return k->node;
-		j = (j + 1) & (m->cap - 1);
+		if (!k)
+			return UINT32_MAX;
+		m->keys = k;
+		m->cap = nc;
 	}
+	/* the new node, if any, is t->n: its key is written before the next probe */
+	i = htab_put(&m->idx, tkey_hash(parent, fr->addr_idx, fr->level), (uint32_t)t->n,
+		     tkey_eq, m, &key);
+	if (i < 0)
+		return UINT32_MAX;
+	if ((size_t)i != t->n)
+		return (uint32_t)i;
+	m->keys[i] = key;
 	if (tree_push(t, tcap) < 0)
 		return UINT32_MAX;
 	t->v[t->n - 1].stack = s->stack;
@@ -100,11 +94,6 @@ static uint32_t child_of(struct an_tree *t, size_t *tcap, struct tmap *m, uint32
 		p->cap = nc;
 	}
 	p->children[p->nchildren++] = (uint32_t)(t->n - 1);
-	m->v[j].parent = parent;
-	m->v[j].addr_idx = fr->addr_idx;
-	m->v[j].level = fr->level;
-	m->v[j].node = (uint32_t)(t->n - 1);
-	m->n++;
 	return (uint32_t)(t->n - 1);
 }
 
@@ -195,7 +184,8 @@ int an_tree_build(const struct an_input *in, const struct an_usage *u, struct an
 	rc = 0;
 out:
 	free(fb.v);
-	free(m.v);
+	htab_release(&m.idx);
+	free(m.keys);
 	if (rc < 0)
 		an_tree_release(out);
 	return rc;
