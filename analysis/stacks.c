@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "htab.h"
 
 /* Functions that are part of the allocator whatever the program: Massif's list,
  * plus libc's own callers of malloc that a user never means. */
@@ -245,63 +246,68 @@ static int key_equal(const struct an_input *in, uint32_t sa, uint32_t ska, uint3
 	return 1;
 }
 
-/* Open-addressing map from (cluster, size) to a count, for the size summary. */
-struct size_slot {
+/* Counts of (cluster, size) pairs, for the size summary: entries in v, indexed
+ * by idx. */
+struct size_ent {
 	uint64_t size;
 	uint64_t count;
-	uint32_t cluster;  /* UINT32_MAX when empty */
+	uint32_t cluster;
 };
 
 struct size_map {
-	struct size_slot *v;
-	size_t cap, n;
+	struct htab idx;
+	struct size_ent *v;
+	size_t n, cap;
 };
 
-static int size_map_grow(struct size_map *m)
+static int size_eq(const void *ctx, uint32_t i, const void *key)
 {
-	size_t cap = m->cap ? m->cap * 2 : 1024;
-	struct size_slot *v = malloc(cap * sizeof(*v));
+	const struct size_ent *a = &((const struct size_map *)ctx)->v[i], *b = key;
 
-	if (!v)
-		return -1;
-	for (size_t i = 0; i < cap; i++)
-		v[i].cluster = UINT32_MAX;
-	for (size_t i = 0; i < m->cap; i++) {
-		struct size_slot *s = &m->v[i];
-		size_t j;
-
-		if (s->cluster == UINT32_MAX)
-			continue;
-		j = mix64(s->size * 31 + s->cluster) & (cap - 1);
-		while (v[j].cluster != UINT32_MAX)
-			j = (j + 1) & (cap - 1);
-		v[j] = *s;
-	}
-	free(m->v);
-	m->v = v;
-	m->cap = cap;
-	return 0;
+	return a->cluster == b->cluster && a->size == b->size;
 }
 
 static int size_map_add(struct size_map *m, uint32_t cluster, uint64_t size)
 {
-	size_t j;
+	struct size_ent key = { .size = size, .count = 0, .cluster = cluster };
+	int64_t i;
 
-	if ((m->n + 1) * 2 > m->cap && size_map_grow(m) < 0)
-		return -1;
-	j = mix64(size * 31 + cluster) & (m->cap - 1);
-	while (m->v[j].cluster != UINT32_MAX) {
-		if (m->v[j].cluster == cluster && m->v[j].size == size) {
-			m->v[j].count++;
-			return 0;
-		}
-		j = (j + 1) & (m->cap - 1);
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 1024;
+		struct size_ent *v = realloc(m->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		m->v = v;
+		m->cap = cap;
 	}
-	m->v[j].cluster = cluster;
-	m->v[j].size = size;
-	m->v[j].count = 1;
-	m->n++;
+	i = htab_put(&m->idx, mix64(size * 31 + cluster), (uint32_t)m->n, size_eq, m, &key);
+	if (i < 0)
+		return -1;
+	if ((size_t)i == m->n)
+		m->v[m->n++] = key;
+	m->v[i].count++;
 	return 0;
+}
+
+/* What the cluster table's equality callback needs: a cluster is equal to a
+ * (stack, skip) key when their logical frames are. */
+struct cluster_ctx {
+	const struct an_input *in;
+	const struct an_stacks *out;
+	struct frames_buf *fb;
+};
+
+struct cluster_key {
+	uint32_t stack, skip;
+};
+
+static int cluster_eq(const void *ctx, uint32_t c, const void *key)
+{
+	const struct cluster_ctx *x = ctx;
+	const struct cluster_key *k = key;
+
+	return key_equal(x->in, x->out->v[c].stack, x->out->v[c].skip, k->stack, k->skip, x->fb);
 }
 
 static void common_add(struct an_stack *c, uint64_t size, uint64_t count)
@@ -338,15 +344,15 @@ static int cluster_cmp(const void *pa, const void *pb)
 int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct an_stacks *out)
 {
 	const struct cp_scan *sc = in->scan;
-	uint32_t *stack_cluster = NULL, *table = NULL, *order = NULL;
+	uint32_t *stack_cluster = NULL, *order = NULL;
+	struct htab table = { 0 };   /* clusters by their logical frames */
 	struct frames_buf fb = { 0 };
 	struct size_map sizes = { 0 };
-	size_t tcap = 16, nclusters = 0;
+	struct cluster_ctx cx = { in, out, &fb };
+	size_t nclusters = 0;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	while (tcap < sc->nstacks * 2)
-		tcap *= 2;
 	stack_cluster = malloc((sc->nstacks + 1) * sizeof(*stack_cluster));
 	for (uint32_t s = 0; s < sc->nstacks; s++) {
 		size_t n = an_frames_count(in, s);
@@ -356,38 +362,35 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 	}
 	fb.a = malloc((fb.cap + 1) * sizeof(*fb.a));
 	fb.b = malloc((fb.cap + 1) * sizeof(*fb.b));
-	table = malloc(tcap * sizeof(*table));
 	out->v = calloc(sc->nstacks + 1, sizeof(*out->v));
 	out->block_cluster = malloc((sc->nblocks + 1) * sizeof(*out->block_cluster));
-	if (!stack_cluster || !fb.a || !fb.b || !table || !out->v || !out->block_cluster)
+	if (!stack_cluster || !fb.a || !fb.b || !out->v || !out->block_cluster ||
+	    htab_reserve(&table, sc->nstacks) < 0)
 		goto out;
-	memset(table, 0xFF, tcap * sizeof(*table));
 
 	for (uint32_t s = 0; s < sc->nstacks; s++) {
+		struct cluster_key key;
 		uint32_t skip;
-		size_t j;
+		int64_t c;
 
 		if (an_stack_ignored(in, f, s)) {
 			stack_cluster[s] = UINT32_MAX;
 			continue;
 		}
 		skip = an_alloc_skip(in, f, s);
-		j = key_hash(in, s, skip, &fb) & (tcap - 1);
-		while (table[j] != UINT32_MAX) {
-			uint32_t c = table[j];
-
-			if (key_equal(in, out->v[c].stack, out->v[c].skip, s, skip, &fb))
-				break;
-			j = (j + 1) & (tcap - 1);
-		}
-		if (table[j] == UINT32_MAX) {
-			table[j] = (uint32_t)nclusters;
+		key.stack = s;
+		key.skip = skip;
+		c = htab_put(&table, key_hash(in, s, skip, &fb), (uint32_t)nclusters, cluster_eq, &cx,
+			     &key);
+		if (c < 0)
+			goto out;
+		if ((size_t)c == nclusters) {
 			out->v[nclusters].stack = s;
 			out->v[nclusters].skip = skip;
 			out->v[nclusters].min_size = UINT64_MAX;
 			nclusters++;
 		}
-		stack_cluster[s] = table[j];
+		stack_cluster[s] = (uint32_t)c;
 	}
 
 	for (size_t i = 0; i < sc->nblocks; i++) {
@@ -421,9 +424,8 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 		if (size_map_add(&sizes, c, b->size) < 0)
 			goto out;
 	}
-	for (size_t i = 0; i < sizes.cap; i++)
-		if (sizes.v[i].cluster != UINT32_MAX)
-			common_add(&out->v[sizes.v[i].cluster], sizes.v[i].size, sizes.v[i].count);
+	for (size_t i = 0; i < sizes.n; i++)
+		common_add(&out->v[sizes.v[i].cluster], sizes.v[i].size, sizes.v[i].count);
 
 	/* Drop empty clusters (all their blocks freed), sort, and renumber the blocks'
 	 * cluster ids: a cluster's representative stack still maps to its old id. */
@@ -451,8 +453,9 @@ out:
 	free(stack_cluster);
 	free(fb.a);
 	free(fb.b);
-	free(table);
+	htab_release(&table);
 	free(order);
+	htab_release(&sizes.idx);
 	free(sizes.v);
 	if (rc < 0)
 		an_stacks_release(out);
