@@ -10,6 +10,7 @@
 
 #include "cp_priv.h"
 #include "cp_stats.h"
+#include "htab.h"
 
 void cp_stats_free(struct cp_stats *st)
 {
@@ -233,15 +234,32 @@ static uint64_t chain_hash(const uint32_t *ids, size_t n)
 	return h;
 }
 
+/* A chain of address ids, the key of both tables below. */
+struct chain_key {
+	const uint32_t *ids;
+	size_t n;
+};
+
+/* Is cp stack 'stack' of the scan (ctx) the chain key? */
+static int stack_eq(const void *ctx, uint32_t stack, const void *key)
+{
+	const struct cp_scan *scan = ctx;
+	const struct cp_stack *cs = &scan->stacks[stack];
+	const struct chain_key *k = key;
+
+	return cs->depth == k->n && !memcmp(&scan->stack_frames[cs->first], k->ids, k->n * sizeof(*k->ids));
+}
+
 /* Intern the frames of the decoded entries (frames[e*depth ..], depths[e]) into
  * scan: merge the new addresses into scan->addrs, renumber scan->stack_frames,
  * and set out->stacks[e].stack to an existing or new cp stack. Returns 0 or -1. */
 static int intern(struct cp_scan *scan, struct cp_stats *out, const uint64_t *frames,
 		  const uint32_t *depths, size_t depth)
 {
-	size_t ne = out->nstacks, nnew = 0, nall, tcap = 16;
+	size_t ne = out->nstacks, nnew = 0, nall;
 	uint64_t *fresh = NULL, *all = NULL;
-	uint32_t *remap = NULL, *table = NULL, *ids = NULL;
+	uint32_t *remap = NULL, *ids = NULL;
+	struct htab table = { 0 };   /* cp stacks by their chain */
 	int rc = -1;
 
 	/* 1. the new addresses, merged and renumbered */
@@ -302,54 +320,59 @@ static int intern(struct cp_scan *scan, struct cp_stats *out, const uint64_t *fr
 			goto out;
 		scan->stack_frames = sf;
 	}
-	while (tcap < (scan->nstacks + ne) * 2)
-		tcap *= 2;
-	table = malloc(tcap * sizeof(*table));
 	ids = malloc((depth + 1) * sizeof(*ids));
-	if (!table || !ids)
+	if (!ids || htab_reserve(&table, scan->nstacks + ne) < 0)
 		goto out;
-	memset(table, 0xFF, tcap * sizeof(*table));
 	for (size_t s = 0; s < scan->nstacks; s++) {
 		const struct cp_stack *cs = &scan->stacks[s];
-		size_t j = chain_hash(&scan->stack_frames[cs->first], cs->depth) & (tcap - 1);
 
-		while (table[j] != UINT32_MAX)
-			j = (j + 1) & (tcap - 1);
-		table[j] = (uint32_t)s;
+		if (htab_add(&table, chain_hash(&scan->stack_frames[cs->first], cs->depth), (uint32_t)s) < 0)
+			goto out;
 	}
 	for (size_t e = 0; e < ne; e++) {
-		size_t n = depths[e], j;
+		struct chain_key key = { ids, depths[e] };
+		int64_t st;
 
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < key.n; k++)
 			ids[k] = (uint32_t)addr_find(scan->addrs, scan->naddrs, frames[e * depth + k]);
-		j = chain_hash(ids, n) & (tcap - 1);
-		while (table[j] != UINT32_MAX) {
-			const struct cp_stack *cs = &scan->stacks[table[j]];
-
-			if (cs->depth == n &&
-			    !memcmp(&scan->stack_frames[cs->first], ids, n * sizeof(*ids)))
-				break;
-			j = (j + 1) & (tcap - 1);
-		}
-		if (table[j] == UINT32_MAX) {
+		st = htab_put(&table, chain_hash(ids, key.n), (uint32_t)scan->nstacks, stack_eq, scan, &key);
+		if (st < 0)
+			goto out;
+		if ((size_t)st == scan->nstacks) {
 			struct cp_stack *cs = &scan->stacks[scan->nstacks];
 
 			cs->first = (uint32_t)scan->nstack_frames;
-			cs->depth = (uint32_t)n;
-			memcpy(&scan->stack_frames[scan->nstack_frames], ids, n * sizeof(*ids));
-			scan->nstack_frames += n;
-			table[j] = (uint32_t)scan->nstacks++;
+			cs->depth = (uint32_t)key.n;
+			memcpy(&scan->stack_frames[scan->nstack_frames], ids, key.n * sizeof(*ids));
+			scan->nstack_frames += key.n;
+			scan->nstacks++;
 		}
-		out->stacks[e].stack = table[j];
+		out->stacks[e].stack = (uint32_t)st;
 	}
 	rc = 0;
 out:
 	free(fresh);
 	free(all);
 	free(remap);
-	free(table);
+	htab_release(&table);
 	free(ids);
 	return rc;
+}
+
+/* The statistics' slots and the scan they were interned into. */
+struct slot_ctx {
+	const struct cp_scan *scan;
+	const struct cp_stats *out;
+};
+
+/* Is slot e's chain (a full-depth one) the key's first key->n frames? */
+static int slot_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct slot_ctx *x = ctx;
+	const struct cp_stack *es = &x->scan->stacks[x->out->stacks[e].stack];
+	const struct chain_key *k = key;
+
+	return !memcmp(&x->scan->stack_frames[es->first], k->ids, k->n * sizeof(*k->ids));
 }
 
 /* Derive what libheapann no longer counts (heapann_stats.h, version 2): each
@@ -368,20 +391,17 @@ out:
 static int derive_frees(const struct cp_scan *scan, struct cp_stats *out, size_t depth,
 			uint64_t mask)
 {
-	uint32_t *slot_of = NULL, *table = NULL;
+	uint32_t *slot_of = NULL;
 	uint64_t *live = NULL, unmatched = 0;
-	size_t tcap = 16;
+	struct htab table = { 0 };   /* full-depth slots by their chain */
+	struct slot_ctx cx = { scan, out };
 	int rc = -1;
 
 	slot_of = malloc((scan->nstacks + 1) * sizeof(*slot_of));
 	live = calloc(out->nstacks + 1, (1 + HEAPANN_STATS_NCLASSES) * sizeof(*live));
-	while (tcap < out->nstacks * 2)
-		tcap *= 2;
-	table = malloc(tcap * sizeof(*table));
-	if (!slot_of || !live || !table)
+	if (!slot_of || !live || htab_reserve(&table, out->nstacks) < 0)
 		goto out;
 	memset(slot_of, 0xFF, (scan->nstacks + 1) * sizeof(*slot_of));
-	memset(table, 0xFF, tcap * sizeof(*table));
 	/* the slot of each cp stack that is a slot's chain; full-depth slots also
 	 * by the hash of their chain, for the deeper stacks */
 	for (size_t e = 0; e < out->nstacks; e++) {
@@ -390,30 +410,20 @@ static int derive_frees(const struct cp_scan *scan, struct cp_stats *out, size_t
 		if (slot_of[out->stacks[e].stack] != UINT32_MAX)
 			continue;   /* a chain in two slots (a writer gave up waiting): the first */
 		slot_of[out->stacks[e].stack] = (uint32_t)e;
-		if (cs->depth == depth) {
-			size_t j = chain_hash(&scan->stack_frames[cs->first], depth) & (tcap - 1);
-
-			while (table[j] != UINT32_MAX)
-				j = (j + 1) & (tcap - 1);
-			table[j] = (uint32_t)e;
-		}
+		if (cs->depth == depth &&
+		    htab_add(&table, chain_hash(&scan->stack_frames[cs->first], depth), (uint32_t)e) < 0)
+			goto out;
 	}
 	for (size_t s = 0; s < scan->nstacks; s++) {
 		const struct cp_stack *cs = &scan->stacks[s];
-		const uint32_t *ids = &scan->stack_frames[cs->first];
-		size_t j;
+		struct chain_key key = { &scan->stack_frames[cs->first], depth };
+		int64_t e;
 
 		if (cs->depth <= depth || slot_of[s] != UINT32_MAX)
 			continue;
-		j = chain_hash(ids, depth) & (tcap - 1);
-		for (; table[j] != UINT32_MAX; j = (j + 1) & (tcap - 1)) {
-			const struct cp_stack *es = &scan->stacks[out->stacks[table[j]].stack];
-
-			if (!memcmp(&scan->stack_frames[es->first], ids, depth * sizeof(*ids))) {
-				slot_of[s] = table[j];
-				break;
-			}
-		}
+		e = htab_find(&table, chain_hash(key.ids, depth), slot_eq, &cx, &key);
+		if (e >= 0)
+			slot_of[s] = (uint32_t)e;
 	}
 	/* live blocks per slot: count, then bytes per class */
 	for (size_t i = 0; i < scan->nblocks; i++) {
@@ -448,7 +458,7 @@ static int derive_frees(const struct cp_scan *scan, struct cp_stats *out, size_t
 out:
 	free(slot_of);
 	free(live);
-	free(table);
+	htab_release(&table);
 	return rc;
 }
 
