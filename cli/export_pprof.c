@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "cli.h"
+#include "htab.h"
 #include "pb.h"
 
 /* profile.proto field numbers (github.com/google/pprof proto/profile.proto) */
@@ -60,66 +61,55 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
-/* ---- a map from 64-bit keys to non-zero 32-bit values (open addressing) ---- */
+/* ---- a map from 64-bit keys to non-zero 32-bit values (common/htab) ---- */
 
 struct umap {
-	uint64_t *keys;
-	uint32_t *vals;      /* 0: empty slot */
-	size_t cap, n;
+	struct htab idx;     /* entries by key */
+	uint64_t *keys;      /* per entry */
+	uint32_t *vals;      /* per entry, never 0 */
+	size_t n, cap;       /* entries, room in keys and vals */
 };
 
-static uint32_t umap_get(const struct umap *m, uint64_t key)
+static int umap_eq(const void *ctx, uint32_t e, const void *key)
 {
-	if (!m->cap)
-		return 0;
-	for (size_t i = mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->vals[i])
-			return 0;
-		if (m->keys[i] == key)
-			return m->vals[i];
-	}
+	return ((const struct umap *)ctx)->keys[e] == *(const uint64_t *)key;
 }
 
-static int umap_put(struct umap *m, uint64_t key, uint32_t val);
-
-static int umap_grow(struct umap *m)
+/* The value of key, or 0 when key is not in m. */
+static uint32_t umap_get(const struct umap *m, uint64_t key)
 {
-	struct umap g = { 0 };
+	int64_t e = htab_find(&m->idx, mix64(key), umap_eq, m, &key);
 
-	g.cap = m->cap ? m->cap * 2 : 1024;
-	g.keys = malloc(g.cap * sizeof(*g.keys));
-	g.vals = calloc(g.cap, sizeof(*g.vals));
-	if (!g.keys || !g.vals) {
-		free(g.keys);
-		free(g.vals);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->vals[i])
-			umap_put(&g, m->keys[i], m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	*m = g;
-	return 0;
+	return e < 0 ? 0 : m->vals[e];
 }
 
 /* Insert key (not yet in m) with val != 0. Returns 0, or -1 out of memory. */
 static int umap_put(struct umap *m, uint64_t key, uint32_t val)
 {
-	size_t i;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 1024;
+		uint64_t *k = realloc(m->keys, cap * sizeof(*k));
+		uint32_t *v;
 
-	if ((m->n + 1) * 2 > m->cap && umap_grow(m) < 0)
+		if (!k)
+			return -1;
+		m->keys = k;
+		v = realloc(m->vals, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		m->vals = v;
+		m->cap = cap;
+	}
+	if (htab_add(&m->idx, mix64(key), (uint32_t)m->n) < 0)
 		return -1;
-	for (i = mix64(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1))
-		;
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->n++;
+	m->keys[m->n] = key;
+	m->vals[m->n++] = val;
 	return 0;
 }
 
 static void umap_release(struct umap *m)
 {
+	htab_release(&m->idx);
 	free(m->keys);
 	free(m->vals);
 	memset(m, 0, sizeof(*m));
@@ -174,8 +164,7 @@ struct pprof {
 	/* string table: index 0 is "" */
 	char **strs;
 	size_t nstrs, cap_strs;
-	uint32_t *str_slots;    /* open addressing over strs: index + 1, 0 empty */
-	size_t str_cap;
+	struct htab str_idx;    /* strs by content */
 	/* ids are index + 1 */
 	struct pp_mapping *maps;
 	size_t nmaps, cap_maps;
@@ -189,8 +178,7 @@ struct pprof {
 	struct umap func_ids;   /* name << 32 | file */
 	struct pp_sample *samples;
 	size_t nsamples, cap_samples;
-	uint32_t *sample_slots; /* open addressing over samples: index + 1 */
-	size_t sample_cap;
+	struct htab sample_idx; /* samples by their chain of location ids */
 	uint32_t *locids;       /* the samples' location ids */
 	size_t nlocids, cap_locids;
 	uint32_t *stack_sample; /* per cp stack: sample index + 1, 0 not yet, UINT32_MAX ignored */
@@ -208,34 +196,28 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
+static int str_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return !strcmp(((const struct pprof *)ctx)->strs[i], key);
+}
+
 /* The index of s in the string table, added (copied) when new; -1 out of memory. */
 static int64_t str_index(struct pprof *pp, const char *s)
 {
-	size_t i;
+	uint64_t h = str_hash(s);
+	int64_t i = htab_find(&pp->str_idx, h, str_eq, pp, s);
 
-	if ((pp->nstrs + 1) * 2 > pp->str_cap) {
-		size_t cap = pp->str_cap ? pp->str_cap * 2 : 1024;
-		uint32_t *slots = calloc(cap, sizeof(*slots));
-
-		if (!slots)
-			return -1;
-		for (size_t k = 0; k < pp->nstrs; k++) {
-			for (i = str_hash(pp->strs[k]) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
-				;
-			slots[i] = (uint32_t)k + 1;
-		}
-		free(pp->str_slots);
-		pp->str_slots = slots;
-		pp->str_cap = cap;
-	}
-	for (i = str_hash(s) & (pp->str_cap - 1); pp->str_slots[i]; i = (i + 1) & (pp->str_cap - 1))
-		if (!strcmp(pp->strs[pp->str_slots[i] - 1], s))
-			return pp->str_slots[i] - 1;
+	if (i >= 0)
+		return i;
+	/* copied before it is indexed, so the index never names a missing string */
 	if (grow(&pp->strs, &pp->cap_strs, pp->nstrs + 1, sizeof(*pp->strs)) < 0 ||
 	    !(pp->strs[pp->nstrs] = strdup(s)))
 		return -1;
-	pp->str_slots[i] = (uint32_t)++pp->nstrs;
-	return (int64_t)pp->nstrs - 1;
+	if (htab_add(&pp->str_idx, h, (uint32_t)pp->nstrs) < 0) {
+		free(pp->strs[pp->nstrs]);
+		return -1;
+	}
+	return (int64_t)pp->nstrs++;
 }
 
 /* A new mapping under key in map_ids, named path, with the build-id id of idlen
@@ -426,13 +408,30 @@ static uint32_t function_id(struct pprof *pp, const char *name, const char *file
 /* The sample of cp stack 'stack' (allocator frames stripped): its index + 1,
  * UINT32_MAX when --ignore-fn leaves the stack out, 0 out of memory. Stacks
  * whose kept frames are the same return addresses share one sample. */
+/* A chain of location ids: the key of the sample index. */
+struct sample_key {
+	const uint32_t *chain;
+	uint32_t n;
+};
+
+static int sample_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct pprof *pp = ctx;
+	const struct pp_sample *o = &pp->samples[i];
+	const struct sample_key *k = key;
+
+	return o->n == k->n && !memcmp(&pp->locids[o->first], k->chain, k->n * sizeof(*k->chain));
+}
+
 static uint32_t sample_of_stack(struct pprof *pp, uint32_t stack)
 {
 	const struct an_input *in = &pp->p->in;
 	const struct an_filter *flt = &pp->p->filter;
 	uint32_t s = pp->stack_sample[stack], skip, n = 0;
+	struct sample_key key = { pp->chain, 0 };
 	uint64_t h;
-	size_t nf, i;
+	size_t nf;
+	int64_t e;
 
 	if (s)
 		return s;
@@ -456,39 +455,23 @@ static uint32_t sample_of_stack(struct pprof *pp, uint32_t stack)
 	h = mix64(n);
 	for (uint32_t k = 0; k < n; k++)
 		h = mix64(h ^ pp->chain[k]);
-	if ((pp->nsamples + 1) * 2 > pp->sample_cap) {
-		size_t cap = pp->sample_cap ? pp->sample_cap * 2 : 1024;
-		uint32_t *slots = calloc(cap, sizeof(*slots));
-
-		if (!slots)
-			return 0;
-		for (size_t k = 0; k < pp->nsamples; k++) {
-			for (i = pp->samples[k].hash & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
-				;
-			slots[i] = (uint32_t)k + 1;
-		}
-		free(pp->sample_slots);
-		pp->sample_slots = slots;
-		pp->sample_cap = cap;
-	}
-	for (i = h & (pp->sample_cap - 1); pp->sample_slots[i]; i = (i + 1) & (pp->sample_cap - 1)) {
-		const struct pp_sample *o = &pp->samples[pp->sample_slots[i] - 1];
-
-		if (o->hash == h && o->n == n &&
-		    !memcmp(&pp->locids[o->first], pp->chain, n * sizeof(*pp->chain)))
-			return pp->stack_sample[stack] = pp->sample_slots[i];
-	}
 	if (grow(&pp->samples, &pp->cap_samples, pp->nsamples + 1, sizeof(*pp->samples)) < 0 ||
 	    grow(&pp->locids, &pp->cap_locids, pp->nlocids + n, sizeof(*pp->locids)) < 0)
 		return 0;
-	memcpy(&pp->locids[pp->nlocids], pp->chain, n * sizeof(*pp->chain));
-	memset(&pp->samples[pp->nsamples], 0, sizeof(pp->samples[0]));
-	pp->samples[pp->nsamples].first = (uint32_t)pp->nlocids;
-	pp->samples[pp->nsamples].n = n;
-	pp->samples[pp->nsamples].hash = h;
-	pp->nlocids += n;
-	pp->sample_slots[i] = (uint32_t)++pp->nsamples;
-	return pp->stack_sample[stack] = (uint32_t)pp->nsamples;
+	key.n = n;
+	e = htab_put(&pp->sample_idx, h, (uint32_t)pp->nsamples, sample_eq, pp, &key);
+	if (e < 0)
+		return 0;
+	if ((size_t)e == pp->nsamples) {
+		memcpy(&pp->locids[pp->nlocids], pp->chain, n * sizeof(*pp->chain));
+		memset(&pp->samples[pp->nsamples], 0, sizeof(pp->samples[0]));
+		pp->samples[pp->nsamples].first = (uint32_t)pp->nlocids;
+		pp->samples[pp->nsamples].n = n;
+		pp->samples[pp->nsamples].hash = h;
+		pp->nlocids += n;
+		pp->nsamples++;
+	}
+	return pp->stack_sample[stack] = (uint32_t)e + 1;
 }
 
 /* Count the live blocks (those the stacks report counts) and, with the
@@ -762,7 +745,7 @@ static void pprof_release(struct pprof *pp)
 	for (size_t i = 0; i < pp->nstrs; i++)
 		free(pp->strs[i]);
 	free(pp->strs);
-	free(pp->str_slots);
+	htab_release(&pp->str_idx);
 	free(pp->maps);
 	umap_release(&pp->map_ids);
 	free(pp->locs);
@@ -770,7 +753,7 @@ static void pprof_release(struct pprof *pp)
 	free(pp->funcs);
 	umap_release(&pp->func_ids);
 	free(pp->samples);
-	free(pp->sample_slots);
+	htab_release(&pp->sample_idx);
 	free(pp->locids);
 	free(pp->stack_sample);
 	free(pp->fr);
