@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "htab.h"
 
 #define SVG_W 1200.0      /* image width */
 #define SVG_PAD 10.0      /* left and right margin */
@@ -35,19 +36,19 @@ struct node {
 /* One file:line of one box (for its count of lines). */
 struct place {
 	uint32_t node;
-	const char *place;      /* NULL: empty slot */
+	const char *place;
 	size_t plen;
 };
 
 struct tree {
 	struct node *v;
 	uint32_t n, cap;
-	uint32_t *hash;         /* (parent, name) -> node, open addressing */
-	uint32_t hcap;
+	struct htab idx;        /* nodes but the root by (parent, name) */
 	uint32_t maxdepth;      /* deepest drawn row */
 	uint64_t omitted;       /* frames left out (narrower than MIN_PX) */
 	struct place *pl;       /* the set of (node, file:line) seen */
 	uint32_t npl, plcap;
+	struct htab plidx;      /* pl by (node, file:line) */
 };
 
 static uint64_t name_hash(uint32_t parent, const char *s, size_t n)
@@ -59,17 +60,7 @@ static uint64_t name_hash(uint32_t parent, const char *s, size_t n)
 	return h;
 }
 
-static int hash_insert(struct tree *t, uint32_t id)
-{
-	const struct node *nd = &t->v[id];
-	uint32_t j = (uint32_t)name_hash(nd->parent, nd->name, nd->nlen) & (t->hcap - 1);
-
-	while (t->hash[j] != NONE)
-		j = (j + 1) & (t->hcap - 1);
-	t->hash[j] = id;
-	return 0;
-}
-
+/* Room for one more node. Returns 0, or -1 out of memory. */
 static int tree_grow(struct tree *t)
 {
 	if (t->n == t->cap) {
@@ -81,54 +72,56 @@ static int tree_grow(struct tree *t)
 		t->v = nv;
 		t->cap = cap;
 	}
-	if (2 * (t->n + 1) > t->hcap) {
-		uint32_t hcap = t->hcap ? 2 * t->hcap : 512;
-		uint32_t *nh = malloc(hcap * sizeof(*nh));
-
-		if (!nh)
-			return -1;
-		free(t->hash);
-		t->hash = nh;
-		t->hcap = hcap;
-		memset(nh, 0xff, hcap * sizeof(*nh));
-		for (uint32_t i = 1; i < t->n; i++)   /* node 0, the root, is never looked up */
-			hash_insert(t, i);
-	}
 	return 0;
+}
+
+/* key of both indexes: a name (or file:line) under a node */
+struct name_key {
+	uint32_t node;
+	const char *s;
+	size_t n;
+};
+
+static int node_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct node *nd = &((const struct tree *)ctx)->v[id];
+	const struct name_key *k = key;
+
+	return nd->parent == k->node && nd->nlen == k->n && !memcmp(nd->name, k->s, k->n);
+}
+
+static int place_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct place *pl = &((const struct tree *)ctx)->pl[i];
+	const struct name_key *k = key;
+
+	return pl->node == k->node && pl->plen == k->n && !memcmp(pl->place, k->s, k->n);
 }
 
 /* Count place as one of node id's file:line values unless seen before (the set of
  * (node, place) pairs). Returns 0, or -1 out of memory. */
 static int place_add(struct tree *t, uint32_t id, const char *place, size_t plen)
 {
-	uint64_t h;
-	uint32_t j;
+	struct name_key key = { id, place, plen };
+	int64_t i;
 
-	if (2 * (t->npl + 1) > t->plcap) {
-		uint32_t cap = t->plcap ? 2 * t->plcap : 512;
-		struct place *nv = calloc(cap, sizeof(*nv));
+	if (t->npl == t->plcap) {
+		uint32_t cap = t->plcap ? 2 * t->plcap : 256;
+		struct place *nv = realloc(t->pl, cap * sizeof(*nv));
 
 		if (!nv)
 			return -1;
-		for (uint32_t i = 0; i < t->plcap; i++) {
-			if (!t->pl[i].place)
-				continue;
-			h = name_hash(t->pl[i].node, t->pl[i].place, t->pl[i].plen);
-			for (j = (uint32_t)h & (cap - 1); nv[j].place; j = (j + 1) & (cap - 1))
-				;
-			nv[j] = t->pl[i];
-		}
-		free(t->pl);
 		t->pl = nv;
 		t->plcap = cap;
 	}
-	h = name_hash(id, place, plen);
-	for (j = (uint32_t)h & (t->plcap - 1); t->pl[j].place; j = (j + 1) & (t->plcap - 1))
-		if (t->pl[j].node == id && t->pl[j].plen == plen && !memcmp(t->pl[j].place, place, plen))
-			return 0;
-	t->pl[j].node = id;
-	t->pl[j].place = place;
-	t->pl[j].plen = plen;
+	i = htab_put(&t->plidx, name_hash(id, place, plen), t->npl, place_eq, t, &key);
+	if (i < 0)
+		return -1;
+	if (i < t->npl)
+		return 0;
+	t->pl[i].node = id;
+	t->pl[i].place = place;
+	t->pl[i].plen = plen;
 	t->npl++;
 	if (!t->v[id].plen) {
 		t->v[id].place = place;
@@ -143,19 +136,19 @@ static int place_add(struct tree *t, uint32_t id, const char *place, size_t plen
 static uint32_t child_of(struct tree *t, uint32_t parent, const char *name, size_t nlen,
 			 const char *place, size_t plen)
 {
-	uint32_t j, id;
+	struct name_key key = { parent, name, nlen };
 	struct node *nd;
+	int64_t i;
+	uint32_t id;
 
 	if (tree_grow(t) < 0)
 		return NONE;
-	j = (uint32_t)name_hash(parent, name, nlen) & (t->hcap - 1);
-	for (; (id = t->hash[j]) != NONE; j = (j + 1) & (t->hcap - 1)) {
-		nd = &t->v[id];
-		if (nd->parent == parent && nd->nlen == nlen && !memcmp(nd->name, name, nlen))
-			break;
-	}
-	if (id == NONE) {
-		id = t->n++;
+	i = htab_put(&t->idx, name_hash(parent, name, nlen), t->n, node_eq, t, &key);
+	if (i < 0)
+		return NONE;
+	id = (uint32_t)i;
+	if (id == t->n) {
+		t->n++;
 		nd = &t->v[id];
 		memset(nd, 0, sizeof(*nd));
 		nd->name = name;
@@ -168,7 +161,6 @@ static uint32_t child_of(struct tree *t, uint32_t parent, const char *name, size
 		else
 			t->v[t->v[parent].last].next = id;
 		t->v[parent].last = id;
-		hash_insert(t, id);
 	}
 	if (plen && place_add(t, id, place, plen) < 0)
 		return NONE;
@@ -214,8 +206,9 @@ static int tree_build(struct tree *t, const struct cli_fold *fold)
 static void tree_release(struct tree *t)
 {
 	free(t->v);
-	free(t->hash);
+	htab_release(&t->idx);
 	free(t->pl);
+	htab_release(&t->plidx);
 	memset(t, 0, sizeof(*t));
 }
 
