@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "htab.h"
 
 /* The page's script and style (cli/html/, generated into build/gen/html_assets.c). */
 extern const char html_report_css[];
@@ -59,8 +60,7 @@ static void put_html_text(FILE *f, const char *s)
 struct strtab {
 	char **v;            /* owned copies, v[0] unused */
 	size_t n, cap;
-	uint32_t *slot;      /* open addressing: index into v, 0 empty */
-	size_t nslot;        /* power of two */
+	struct htab idx;     /* v[1..n) by content */
 };
 
 static uint64_t str_hash(const char *s)
@@ -72,40 +72,25 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
-static int strtab_grow(struct strtab *t)
+static int strtab_eq(const void *ctx, uint32_t i, const void *key)
 {
-	size_t ns = t->nslot ? t->nslot * 2 : 1024;
-	uint32_t *slot = calloc(ns, sizeof(*slot));
-
-	if (!slot)
-		return -1;
-	for (size_t i = 1; i < t->n; i++) {
-		size_t k = str_hash(t->v[i]) & (ns - 1);
-
-		while (slot[k])
-			k = (k + 1) & (ns - 1);
-		slot[k] = (uint32_t)i;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->nslot = ns;
-	return 0;
+	return !strcmp(((const struct strtab *)ctx)->v[i], key);
 }
 
 /* The index of s (added when new); 0 for NULL; UINT32_MAX when out of memory. */
 static uint32_t strtab_add(struct strtab *t, const char *s)
 {
-	size_t k;
+	uint64_t h;
+	int64_t i;
 
 	if (!s)
 		return 0;
 	if (t->n == 0)
 		t->n = 1;
-	if ((t->n + 1) * 2 > t->nslot && strtab_grow(t) < 0)
-		return UINT32_MAX;
-	for (k = str_hash(s) & (t->nslot - 1); t->slot[k]; k = (k + 1) & (t->nslot - 1))
-		if (!strcmp(t->v[t->slot[k]], s))
-			return t->slot[k];
+	h = str_hash(s);
+	i = htab_find(&t->idx, h, strtab_eq, t, s);
+	if (i >= 0)
+		return (uint32_t)i;
 	if (t->n >= t->cap) {
 		size_t nc = t->cap ? t->cap * 2 : 256;
 		char **v = realloc(t->v, nc * sizeof(*v));
@@ -115,9 +100,13 @@ static uint32_t strtab_add(struct strtab *t, const char *s)
 		t->v = v;
 		t->cap = nc;
 	}
+	/* copied before it is indexed: the index never names a missing string */
 	if (!(t->v[t->n] = strdup(s)))
 		return UINT32_MAX;
-	t->slot[k] = (uint32_t)t->n;
+	if (htab_add(&t->idx, h, (uint32_t)t->n) < 0) {
+		free(t->v[t->n]);
+		return UINT32_MAX;
+	}
 	return (uint32_t)t->n++;
 }
 
@@ -126,7 +115,7 @@ static void strtab_release(struct strtab *t)
 	for (size_t i = 1; i < t->n; i++)
 		free(t->v[i]);
 	free(t->v);
-	free(t->slot);
+	htab_release(&t->idx);
 	memset(t, 0, sizeof(*t));
 }
 
