@@ -50,10 +50,12 @@ int htab_reserve(struct htab *h, size_t n);
  * memory (nothing added). */
 int htab_add(struct htab *h, uint64_t hash, uint32_t entry);
 
-/* The 32 bits of a caller's 64-bit hash that the table keeps and probes from. */
+/* The 32 bits of a caller's 64-bit hash that the table keeps and probes from:
+ * the low ones, so a caller's hash must mix into its low bits (an FNV or a
+ * multiply-xorshift finisher does; a bare multiply by a constant does not). */
 static inline uint32_t htab_hash32(uint64_t hash)
 {
-	return (uint32_t)(hash ^ (hash >> 32));
+	return (uint32_t)hash;
 }
 
 /* The slot holding an entry equal to key, or the free slot where it would go.
