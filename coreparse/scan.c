@@ -16,6 +16,7 @@
 #include "cp_priv.h"
 #include "heapann_block.h"
 #include "heapann_stats.h"
+#include "htab.h"
 
 #define CHUNK_BYTES (8u << 20)             /* unit of work for one thread */
 #define SMALL_IMAGE (64ull << 20)          /* below this, one thread */
@@ -63,8 +64,7 @@ struct stab_entry {
 struct stab {
 	struct vec frames;     /* uint64_t */
 	struct vec stacks;     /* struct stab_entry */
-	uint32_t *slots;       /* stack index + 1, 0 = empty */
-	size_t nslots;         /* power of two */
+	struct htab idx;       /* stacks by their frames */
 };
 
 static uint64_t frames_hash(const uint64_t *f, unsigned depth)
@@ -91,54 +91,44 @@ static inline int frames_equal(const uint64_t *a, const uint64_t *b, unsigned de
 	return 1;
 }
 
-static int stab_grow(struct stab *t)
+/* A chain being interned: its frames and its full hash. */
+struct stab_key {
+	const uint64_t *f;
+	unsigned depth;
+	uint64_t hash;
+};
+
+static inline int stab_eq(const void *ctx, uint32_t i, const void *key)
 {
-	size_t n = t->nslots ? t->nslots * 2 : 1024, i;
-	uint32_t *s = calloc(n, sizeof(*s));
-	const struct stab_entry *e = (const struct stab_entry *)t->stacks.p;
+	const struct stab *t = ctx;
+	const struct stab_entry *e = (const struct stab_entry *)t->stacks.p + i;
+	const struct stab_key *k = key;
 
-	if (!s)
-		return -1;
-	for (i = 0; i < t->stacks.n; i++) {
-		size_t j = e[i].hash & (n - 1);
-
-		while (s[j])
-			j = (j + 1) & (n - 1);
-		s[j] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = s;
-	t->nslots = n;
-	return 0;
+	/* an empty stack has no frames: the frame vector may not exist yet,
+	 * and NULL + 0 is undefined */
+	return e->depth == k->depth &&
+	       (k->depth == 0 || frames_equal((const uint64_t *)t->frames.p + e->first, k->f, k->depth));
 }
 
 /* The index of the stack f[0..depth), added if new; -1 when out of memory. */
 static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
 {
-	uint64_t h = frames_hash(f, depth);
+	struct stab_key key = { f, depth, frames_hash(f, depth) };
 	struct stab_entry *e;
 	uint64_t *dst;
-	size_t j;
+	int64_t id;
 	unsigned i;
 
-	if ((t->stacks.n + 1) * 2 > t->nslots && stab_grow(t) < 0)
+	id = htab_find(&t->idx, key.hash, stab_eq, t, &key);
+	if (id >= 0)
+		return id;
+	if (t->stacks.n >= HTAB_MAX_ENTRIES || t->frames.n + depth > UINT32_MAX)
 		return -1;
-	j = h & (t->nslots - 1);
-	while (t->slots[j]) {
-		e = (struct stab_entry *)t->stacks.p + (t->slots[j] - 1);
-		/* an empty stack has no frames: the frame vector may not exist yet,
-		 * and NULL + 0 is undefined */
-		if (e->hash == h && e->depth == depth &&
-		    (depth == 0 || frames_equal((const uint64_t *)t->frames.p + e->first, f, depth)))
-			return t->slots[j] - 1;
-		j = (j + 1) & (t->nslots - 1);
-	}
-	if (t->frames.n + depth > UINT32_MAX)
-		return -1;
+	/* new: stored before it is indexed, so the index names only whole stacks */
 	e = vec_push(&t->stacks, sizeof(*e));
 	if (!e)
 		return -1;
-	e->hash = h;
+	e->hash = key.hash;
 	e->depth = depth;
 	e->first = (uint32_t)t->frames.n;
 	for (i = 0; i < depth; i++) {
@@ -147,7 +137,8 @@ static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
 			return -1;
 		*dst = f[i];
 	}
-	t->slots[j] = (uint32_t)t->stacks.n;
+	if (htab_add(&t->idx, key.hash, (uint32_t)t->stacks.n - 1) < 0)
+		return -1;
 	return (int64_t)t->stacks.n - 1;
 }
 
@@ -155,9 +146,7 @@ static void stab_release(struct stab *t)
 {
 	vec_release(&t->frames, sizeof(uint64_t));
 	vec_release(&t->stacks, sizeof(struct stab_entry));
-	free(t->slots);
-	t->slots = NULL;
-	t->nslots = 0;
+	htab_release(&t->idx);
 }
 
 /* One unit of work: bytes [off, end) of segment seg. */
