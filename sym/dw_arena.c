@@ -47,45 +47,41 @@ static char *dw_arena_copy(struct dw_arena *a, const char *p, size_t len)
 	return dst;
 }
 
-static int dw_arena_grow(struct dw_arena *a)
+/* key: len bytes at p */
+struct dw_strkey {
+	const char *p;
+	size_t len;
+};
+
+static int dw_arena_eq(const void *ctx, uint32_t i, const void *key)
 {
-	size_t ncap = a->cap ? a->cap * 2 : 1024;
-	const char **slots = calloc(ncap, sizeof *slots);
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < a->cap; i++) {
-		const char *s = a->slots[i];
-		if (!s)
-			continue;
-		size_t j = dw_arena_hash(s, strlen(s)) & (ncap - 1);
-		while (slots[j])
-			j = (j + 1) & (ncap - 1);
-		slots[j] = s;
-	}
-	free(a->slots);
-	a->slots = slots;
-	a->cap = ncap;
-	return 0;
+	const char *s = ((const struct dw_arena *)ctx)->strs[i];
+	const struct dw_strkey *k = key;
+
+	return strncmp(s, k->p, k->len) == 0 && s[k->len] == '\0';
 }
 
 const char *dw_arena_intern_len(struct dw_arena *a, const char *p, size_t len)
 {
 	if (!p)
 		return NULL;
-	if ((a->count + 1) * 2 > a->cap && dw_arena_grow(a) < 0)
-		return NULL;
-	size_t j = dw_arena_hash(p, len) & (a->cap - 1);
-	while (a->slots[j]) {
-		const char *s = a->slots[j];
-		if (strncmp(s, p, len) == 0 && s[len] == '\0')
-			return s;
-		j = (j + 1) & (a->cap - 1);
+	struct dw_strkey key = { p, len };
+	uint64_t h = dw_arena_hash(p, len);
+	int64_t i = htab_find(&a->idx, h, dw_arena_eq, a, &key);
+	if (i >= 0)
+		return a->strs[i];
+	if (a->count == a->cap) {
+		size_t ncap = a->cap ? a->cap * 2 : 1024;
+		const char **strs = realloc(a->strs, ncap * sizeof *strs);
+		if (!strs)
+			return NULL;
+		a->strs = strs;
+		a->cap = ncap;
 	}
 	char *copy = dw_arena_copy(a, p, len);
-	if (!copy)
+	if (!copy || htab_add(&a->idx, h, (uint32_t)a->count) < 0)
 		return NULL;
-	a->slots[j] = copy;
-	a->count++;
+	a->strs[a->count++] = copy;
 	return copy;
 }
 
@@ -102,63 +98,57 @@ void dw_arena_release(struct dw_arena *a)
 		free(c);
 		c = next;
 	}
-	free(a->slots);
+	htab_release(&a->idx);
+	free(a->strs);
 	memset(a, 0, sizeof *a);
 }
 
-static size_t dw_ptr_hash(const void *p, size_t cap)
+/* The table probes from the low bits: the multiply's high half is folded in. */
+static uint64_t dw_ptr_hash(const void *p)
 {
-	return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 32);
+}
+
+static int dw_ptr_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return ((const struct dw_ptrmap *)ctx)->keys[i] == key;
 }
 
 const void *dw_ptrmap_get(const struct dw_ptrmap *m, const void *key)
 {
-	if (!m->cap)
-		return NULL;
-	for (size_t j = dw_ptr_hash(key, m->cap); m->keys[j]; j = (j + 1) & (m->cap - 1))
-		if (m->keys[j] == key)
-			return m->vals[j];
-	return NULL;
+	int64_t i = htab_find(&m->idx, dw_ptr_hash(key), dw_ptr_eq, m, key);
+	return i < 0 ? NULL : m->vals[i];
 }
 
 int dw_ptrmap_put(struct dw_ptrmap *m, const void *key, const void *val)
 {
-	if ((m->count + 1) * 2 > m->cap) {
+	if (m->count == m->cap) {
 		size_t ncap = m->cap ? m->cap * 2 : 1024;
-		const void **keys = calloc(ncap, sizeof *keys);
-		const void **vals = calloc(ncap, sizeof *vals);
-		if (!keys || !vals) {
-			free(keys);
-			free(vals);
+		const void **keys = realloc(m->keys, ncap * sizeof *keys);
+		if (!keys)
 			return -1;
-		}
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->keys[i])
-				continue;
-			size_t j = dw_ptr_hash(m->keys[i], ncap);
-			while (keys[j])
-				j = (j + 1) & (ncap - 1);
-			keys[j] = m->keys[i];
-			vals[j] = m->vals[i];
-		}
-		free(m->keys);
-		free(m->vals);
 		m->keys = keys;
+		const void **vals = realloc(m->vals, ncap * sizeof *vals);
+		if (!vals)
+			return -1;
 		m->vals = vals;
 		m->cap = ncap;
 	}
-	size_t j = dw_ptr_hash(key, m->cap);
-	while (m->keys[j] && m->keys[j] != key)
-		j = (j + 1) & (m->cap - 1);
-	if (!m->keys[j])
+	int64_t i = htab_put(&m->idx, dw_ptr_hash(key), (uint32_t)m->count, dw_ptr_eq, m, key);
+	if (i < 0)
+		return -1;
+	if ((size_t)i == m->count) {
+		m->keys[i] = key;
 		m->count++;
-	m->keys[j] = key;
-	m->vals[j] = val;
+	}
+	m->vals[i] = val;
 	return 0;
 }
 
 void dw_ptrmap_release(struct dw_ptrmap *m)
 {
+	htab_release(&m->idx);
 	free(m->keys);
 	free(m->vals);
 	memset(m, 0, sizeof *m);

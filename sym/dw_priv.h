@@ -11,12 +11,15 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
-/* Interned strings: chunks of bytes plus an open-addressing set of pointers. */
+#include "htab.h"
+
+/* Interned strings: chunks of bytes plus a set of pointers (common/htab). */
 struct dw_arena {
 	struct dw_chunk *chunks; /* newest first */
-	const char **slots;      /* hash set of interned strings, cap a power of two */
-	size_t cap;
-	size_t count;
+	struct htab idx;         /* strs by content */
+	const char **strs;       /* every interned string */
+	size_t cap;              /* of strs */
+	size_t count;            /* strings in strs */
 };
 
 /* The one copy of s (or of len bytes at p) in the arena, or NULL when out of
@@ -27,11 +30,12 @@ const char *dw_arena_intern_len(struct dw_arena *a, const char *p, size_t len);
 /* Free every string of the arena and reset it to empty. */
 void dw_arena_release(struct dw_arena *a);
 
-/* A pointer -> pointer hash map (open addressing; NULL keys not allowed). */
+/* A pointer -> pointer hash map (common/htab; NULL keys not allowed). */
 struct dw_ptrmap {
-	const void **keys;
-	const void **vals;
-	size_t cap, count;
+	struct htab idx;         /* keys by pointer */
+	const void **keys;       /* per entry */
+	const void **vals;       /* per entry */
+	size_t cap, count;       /* of keys and vals; entries */
 };
 
 /* The value stored for key, or NULL. */
@@ -165,8 +169,9 @@ struct dw_cuidx {
 
 /* CU indexes of one module, hashed by CU offset. */
 struct dw_cutab {
-	struct dw_cuidx **slots;
-	size_t cap, count;
+	struct htab idx;         /* v by CU offset */
+	struct dw_cuidx **v;     /* every index built */
+	size_t cap, count;       /* of v; indexes in v */
 };
 
 /* The index of cu (built on first use: from the bytes of the sections in secs

@@ -360,30 +360,16 @@ static void dw_cuidx_free(struct dw_cuidx *c)
 	free(c);
 }
 
-static size_t dw_off_hash(Dwarf_Off off, size_t cap)
+/* The table probes from the low bits: the multiply's high half is folded in. */
+static uint64_t dw_off_hash(Dwarf_Off off)
 {
-	return (size_t)((off * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+	uint64_t h = off * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 32);
 }
 
-static int dw_cutab_grow(struct dw_cutab *t)
+static int dw_cutab_eq(const void *ctx, uint32_t i, const void *key)
 {
-	size_t ncap = t->cap ? t->cap * 2 : 64;
-	struct dw_cuidx **slots = calloc(ncap, sizeof *slots);
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < t->cap; i++) {
-		struct dw_cuidx *c = t->slots[i];
-		if (!c)
-			continue;
-		size_t j = dw_off_hash(c->off, ncap);
-		while (slots[j])
-			j = (j + 1) & (ncap - 1);
-		slots[j] = c;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->cap = ncap;
-	return 0;
+	return ((const struct dw_cutab *)ctx)->v[i]->off == *(const Dwarf_Off *)key;
 }
 
 Dwarf_Die *dw_cuidx_die(struct dw_cuidx *c, int32_t i)
@@ -401,13 +387,16 @@ Dwarf_Die *dw_cuidx_die(struct dw_cuidx *c, int32_t i)
 struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu, const struct dw_secs *secs)
 {
 	Dwarf_Off off = dwarf_dieoffset(cu);
-	if ((t->count + 1) * 2 > t->cap && dw_cutab_grow(t) < 0)
-		return NULL;
-	size_t j = dw_off_hash(off, t->cap);
-	while (t->slots[j]) {
-		if (t->slots[j]->off == off)
-			return t->slots[j];
-		j = (j + 1) & (t->cap - 1);
+	int64_t i = htab_find(&t->idx, dw_off_hash(off), dw_cutab_eq, t, &off);
+	if (i >= 0)
+		return t->v[i];
+	if (t->count == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+		struct dw_cuidx **v = realloc(t->v, ncap * sizeof *v);
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = ncap;
 	}
 	struct dw_cuidx *c = calloc(1, sizeof *c);
 	if (!c)
@@ -419,15 +408,19 @@ struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu, const struct dw
 		dw_cuidx_free(c);
 		return NULL;
 	}
-	t->slots[j] = c;
-	t->count++;
+	if (htab_add(&t->idx, dw_off_hash(off), (uint32_t)t->count) < 0) {
+		dw_cuidx_free(c);
+		return NULL;
+	}
+	t->v[t->count++] = c;
 	return c;
 }
 
 void dw_cutab_release(struct dw_cutab *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		dw_cuidx_free(t->slots[i]);
-	free(t->slots);
+	for (size_t i = 0; i < t->count; i++)
+		dw_cuidx_free(t->v[i]);
+	htab_release(&t->idx);
+	free(t->v);
 	memset(t, 0, sizeof *t);
 }
