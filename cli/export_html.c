@@ -145,9 +145,7 @@ struct html_ctx {
 		uint32_t out;        /* emitted index, UINT32_MAX: folded */
 	} *nodes;
 	size_t nnodes, nodecap;
-	uint64_t *slot;              /* (parent << 32 | frame) + 1, 0 empty */
-	uint32_t *slotnode;
-	size_t nslot;
+	struct htab nidx;            /* nodes but the root by (parent, frame) */
 };
 
 /* The frame id of scan address ai at inline level 'level' (clamped to the levels
@@ -198,46 +196,29 @@ static uint32_t frame_id(struct html_ctx *x, uint32_t ai, uint32_t level)
 	return x->base[ai] + (level < x->nlev[ai] ? level : x->nlev[ai] - 1);
 }
 
-static int tree_grow(struct html_ctx *x)
+/* The hash of a (parent, frame) pair: the multiply's high half folded into the
+ * low bits the table probes from. */
+static uint64_t node_hash(uint32_t parent, uint32_t frame)
 {
-	size_t ns = x->nslot ? x->nslot * 2 : 4096;
-	uint64_t *slot = calloc(ns, sizeof(*slot));
-	uint32_t *sn = malloc(ns * sizeof(*sn));
+	uint64_t h = ((uint64_t)parent << 32 | frame) * 0x9E3779B97F4A7C15ull;
 
-	if (!slot || !sn) {
-		free(slot);
-		free(sn);
-		return -1;
-	}
-	for (size_t i = 1; i < x->nnodes; i++) {
-		uint64_t key = ((uint64_t)x->nodes[i].parent << 32 | x->nodes[i].frame) + 1;
-		size_t k = (key * 0x9E3779B97F4A7C15ull >> 20) & (ns - 1);
+	return h ^ (h >> 29);
+}
 
-		while (slot[k])
-			k = (k + 1) & (ns - 1);
-		slot[k] = key;
-		sn[k] = (uint32_t)i;
-	}
-	free(x->slot);
-	free(x->slotnode);
-	x->slot = slot;
-	x->slotnode = sn;
-	x->nslot = ns;
-	return 0;
+/* key: a struct hnode with parent and frame set */
+static int node_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct hnode *a = &((const struct html_ctx *)ctx)->nodes[i], *b = key;
+
+	return a->parent == b->parent && a->frame == b->frame;
 }
 
 /* The child of 'parent' for 'frame', created when new. UINT32_MAX: out of memory. */
 static uint32_t tree_child(struct html_ctx *x, uint32_t parent, uint32_t frame)
 {
-	uint64_t key = ((uint64_t)parent << 32 | frame) + 1;
-	size_t k;
+	struct hnode key = { parent, frame, 0, 0, UINT32_MAX };
+	int64_t i;
 
-	if ((x->nnodes + 1) * 2 > x->nslot && tree_grow(x) < 0)
-		return UINT32_MAX;
-	for (k = (key * 0x9E3779B97F4A7C15ull >> 20) & (x->nslot - 1); x->slot[k];
-	     k = (k + 1) & (x->nslot - 1))
-		if (x->slot[k] == key)
-			return x->slotnode[k];
 	if (x->nnodes == x->nodecap) {
 		size_t nc = x->nodecap * 2;
 		struct hnode *v = realloc(x->nodes, nc * sizeof(*v));
@@ -247,10 +228,12 @@ static uint32_t tree_child(struct html_ctx *x, uint32_t parent, uint32_t frame)
 		x->nodes = v;
 		x->nodecap = nc;
 	}
-	x->nodes[x->nnodes] = (struct hnode){ parent, frame, 0, 0, UINT32_MAX };
-	x->slot[k] = key;
-	x->slotnode[k] = (uint32_t)x->nnodes;
-	return (uint32_t)x->nnodes++;
+	i = htab_put(&x->nidx, node_hash(parent, frame), (uint32_t)x->nnodes, node_eq, x, &key);
+	if (i < 0)
+		return UINT32_MAX;
+	if ((size_t)i == x->nnodes)
+		x->nodes[x->nnodes++] = key;
+	return (uint32_t)i;
 }
 
 /* The frame id of "(no frames recorded)": blocks allocated before libheapann's
@@ -754,8 +737,7 @@ out:
 	free(x.nlev);
 	free(x.fr);
 	free(x.nodes);
-	free(x.slot);
-	free(x.slotnode);
+	htab_release(&x.nidx);
 	strtab_release(&x.s);
 	return rc;
 }
