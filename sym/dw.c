@@ -770,6 +770,8 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 	struct dw_scope *sc = &c->scopes[i];
 	if (sc->named)
 		return sc->name;
+	if (c->is_cxx < 0 && sc->own_name)
+		c->is_cxx = dw_die_is_cxx(&c->cu);
 	const void *key = (const void *)(uintptr_t)(sc->origin + 1);
 	const char *known = sc->origin ? dw_ptrmap_get(&m->onames, key) : NULL;
 	if (known) {
@@ -786,6 +788,11 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 		} else {
 			sc->name = NULL;
 		}
+	} else if (sc->own_name && c->is_cxx == 0) {
+		/* a C function's own DW_AT_name, read by the DIE decoder: what
+		 * dw_die_name finds without asking libdw */
+		sc->name = dw_name(s, sc->own_name);
+		sc->linkage = 0;
 	} else {
 		Dwarf_Die *die = dw_cuidx_die(c, i);
 		sc->name = die ? dw_die_name(s, die, &sc->linkage) : NULL;
@@ -800,6 +807,14 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 static void dw_scope_call(struct dw_symbolizer *s, struct dw_cuidx *c, int32_t i, int own_lines,
 			  const char **file, unsigned *line, unsigned *column)
 {
+	const struct dw_scope *sc = &c->scopes[i];
+	if (sc->have_call && own_lines) {
+		/* read by the DIE decoder: no libdw lookup of the DIE */
+		*file = sc->has_call_file ? dw_cuidx_file(s, c, sc->call_file) : NULL;
+		*line = sc->call_line;
+		*column = sc->call_col;
+		return;
+	}
 	Dwarf_Die *die = dw_cuidx_die(c, i);
 	Dwarf_Attribute attr;
 	Dwarf_Word w;

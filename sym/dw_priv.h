@@ -60,6 +60,11 @@ struct dw_scope {
 	int named;              /* name below has been looked up */
 	int linkage;            /* the name came from a linkage name */
 	const char *name;       /* interned demangled name, NULL if none */
+	const char *own_name;   /* the DW_AT_name the decoder read when the DIE has no linkage
+				 * name, specification or origin (its name in a C CU), or NULL */
+	int have_call;          /* call_* below were read by the decoder (else ask libdw) */
+	int has_call_file;      /* DW_AT_call_file present */
+	uint32_t call_file, call_line, call_col;  /* DW_AT_call_*, 0 when absent */
 	uint32_t first_range;   /* this scope's ranges: cu->ranges[first_range..+nranges) */
 	uint32_t nranges;
 };
@@ -135,16 +140,26 @@ struct dw_unit {
 	int has_addr_base, has_rnglists_base;
 };
 
+/* Attributes of a scope DIE the decoder read besides its ranges (for names and
+ * inline call sites without libdw). */
+struct dw_sattrs {
+	const char *name;       /* DW_AT_name's string when the DIE has no linkage name,
+				 * specification or abstract origin, else NULL */
+	int have_call;          /* the DW_AT_call_* below are known (absent ones 0) */
+	int has_call_file;      /* DW_AT_call_file is present (file 0 is a file in DWARF 5) */
+	uint64_t call_file, call_line, call_col;
+};
+
 /* Walk the CU's DIEs as dw_scope.c's libdw walk does. For each subprogram or
  * inlined subroutine with code, range(arg, lo, hi) is called for each of its
- * ranges and then scope(arg, die_offset, parent, inlined, nranges, origin), which
+ * ranges and then scope(arg, die_offset, parent, inlined, nranges, origin, attrs), which
  * returns the new scope's index (the parent of the scopes below it) or -1 to
  * stop; origin is the offset of the DIE's DW_AT_abstract_origin when the DIE
  * has no name or linkage name of its own (its name is then the origin's), else
  * 0. Returns 0, or -1 on anything unexpected (the caller then falls back to
  * libdw) or when a callback failed. */
 int dw_cuidx_scan(const struct dw_unit *u, const struct dw_secs *secs,
-		  int (*scope)(void *, uint64_t, int32_t, int, int, uint64_t),
+		  int (*scope)(void *, uint64_t, int32_t, int, int, uint64_t, const struct dw_sattrs *),
 		  int (*range)(void *, uint64_t, uint64_t), void *arg);
 
 /* Entry idx of .debug_addr for unit u into *out. Returns 0, or -1. */
