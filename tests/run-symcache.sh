@@ -235,4 +235,32 @@ PY
 else
 	check "gcore of the generated program" false
 fi
+
+# ---- mprof-core: MPROF_CACHE_DIR, XDG_CACHE_HOME, HOME, --no-cache ----
+if [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] && command -v g++ >/dev/null 2>&1; then
+	cc -g -O1 -fPIC -shared -o "$TMP/libe2e.so" "$P/e2e_lib.c"
+	g++ -g -O1 -pie -fPIE -o "$TMP/e2e" "$P/e2e_main.cc" -L"$TMP" -le2e -Wl,-rpath,"$TMP" -pthread
+	gcore_waiting "$TMP/e2e.core" "$TMP/e2e" wait >/dev/null 2>&1
+	MP=$TOP/$B/mprof-core
+	MPROF_CACHE_DIR=$TMP/mc "$MP" --no-cache "$TMP/e2e" "$TMP/e2e.core" >"$TMP/m0.txt" 2>"$TMP/m0.err"
+	check_eq "mprof-core --no-cache: exit 0, no cache directory made" "0 no" "$? $([ -e "$TMP/mc" ] && echo yes || echo no)"
+	MPROF_CACHE_DIR=off "$MP" "$TMP/e2e" "$TMP/e2e.core" >"$TMP/moff.txt" 2>/dev/null
+	check_eq "MPROF_CACHE_DIR=off: same report, no directory named off" "0 no" \
+		"$(ndiff "$TMP/moff.txt" "$TMP/m0.txt") $([ -e off ] && echo yes || echo no)"
+	MPROF_CACHE_DIR=$TMP/mc "$MP" "$TMP/e2e" "$TMP/e2e.core" >"$TMP/m1.txt" 2>"$TMP/m1.err"
+	# the program, libe2e.so, libc and libstdc++ (and libgcc_s, libm: whatever named a frame)
+	nfiles=$(ls "$TMP/mc" | grep -c '\.symidx$')
+	check "MPROF_CACHE_DIR: one file per module that named a frame ($nfiles, the program's among them)" \
+		test "$nfiles" -ge 3 -a -f "$TMP/mc/$(buildid "$TMP/e2e").symidx" -a -f "$TMP/mc/$(buildid "$TMP/libe2e.so").symidx"
+	MPROF_CACHE_DIR=$TMP/mc "$MP" "$TMP/e2e" "$TMP/e2e.core" >"$TMP/m2.txt" 2>"$TMP/m2.err"
+	check_eq "report writing the cache = report from it = --no-cache report (lines differing)" "0 0" \
+		"$(ndiff "$TMP/m1.txt" "$TMP/m0.txt") $(ndiff "$TMP/m2.txt" "$TMP/m0.txt")"
+	check_eq "...and the same notes" "0 0" "$(ndiff "$TMP/m1.err" "$TMP/m0.err") $(ndiff "$TMP/m2.err" "$TMP/m0.err")"
+	check_grep "the report names the inlined frame shapes::build" "shapes::build" "$TMP/m2.txt"
+	mkdir -p "$TMP/xdg" "$TMP/home"
+	env -u MPROF_CACHE_DIR XDG_CACHE_HOME="$TMP/xdg" "$MP" "$TMP/e2e" "$TMP/e2e.core" >/dev/null 2>&1
+	check "no MPROF_CACHE_DIR: \$XDG_CACHE_HOME/mprof-core" test -f "$TMP/xdg/mprof-core/$(buildid "$TMP/e2e").symidx"
+	env -u MPROF_CACHE_DIR -u XDG_CACHE_HOME HOME="$TMP/home" "$MP" "$TMP/e2e" "$TMP/e2e.core" >/dev/null 2>&1
+	check "neither: ~/.cache/mprof-core" test -f "$TMP/home/.cache/mprof-core/$(buildid "$TMP/e2e").symidx"
+fi
 done_testing
