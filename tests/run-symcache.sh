@@ -236,6 +236,24 @@ else
 	check "gcore of the generated program" false
 fi
 
+# ---- the reader on damaged files (tests/fuzz/regress-symcache, fuzz_symcache's code) ----
+FZ=$B/tests/tools/fzrun
+case $FZ in /*) ;; *) FZ=$TOP/$FZ ;; esac
+if [ -x "$FZ" ]; then
+	R=$TOP/tests/fuzz/regress-symcache
+	grep -v '^#' "$R/EXPECT" | while read -r name why; do
+		"$FZ" --symcache "$R/$name" >"$TMP/fz.out" 2>&1
+		echo "$? $(sed "s|^$R/$name: ms=[0-9]* ||" "$TMP/fz.out")"
+		echo "0 refused: $why" >&2
+	done >"$TMP/fz.got" 2>"$TMP/fz.want"
+	check_eq "$(grep -vc '^#' "$R/EXPECT") damaged files refused, each for its reason (lines differing)" 0 \
+		"$(ndiff "$TMP/fz.got" "$TMP/fz.want")"
+	check_eq "no file of the regression set left without an expectation" \
+		"$(ls "$R" | grep -v '^EXPECT$' | sort)" "$(grep -v '^#' "$R/EXPECT" | cut -d' ' -f1 | sort)"
+	"$FZ" --symcache "$TOP/tests/fuzz/corpus/symcache/seed-12funcs.symidx" >"$TMP/fz.seed" 2>&1
+	check_grep "the seed itself is accepted: 3 CUs" ": ms=[0-9]+ accepted: 3 CUs, " "$TMP/fz.seed"
+fi
+
 # ---- mprof-core: MPROF_CACHE_DIR, XDG_CACHE_HOME, HOME, --no-cache ----
 if [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] && command -v g++ >/dev/null 2>&1; then
 	cc -g -O1 -fPIC -shared -o "$TMP/libe2e.so" "$P/e2e_lib.c"
