@@ -14,18 +14,16 @@ M = (1 << 64) - 1
 
 
 def csum(b):
-    h = (0x6a09e667f3bcc909 ^ len(b)) & M
-    i = 0
-    while i + 8 <= len(b):
-        (w,) = struct.unpack_from("<Q", b, i)
-        h = ((h ^ w) * 0x9e3779b97f4a7c15) & M
-        h ^= h >> 29
-        i += 8
-    while i < len(b):
-        h = ((h ^ b[i]) * 0x100000001b3) & M
-        h ^= h >> 29
-        i += 1
-    return h
+    # dw_cache_sum: running sum of 64-bit words and the sum of those sums
+    a, s = (0x6a09e667f3bcc909 ^ len(b)) & M, 0x9e3779b97f4a7c15
+    n8 = len(b) // 8 * 8
+    for (w,) in struct.iter_unpack("<Q", b[:n8]):
+        a = (a + w) & M
+        s = (s + a) & M
+    for c in b[n8:]:
+        a = (a + c) & M
+        s = (s + a) & M
+    return a ^ ((s * 0x9e3779b97f4a7c15) & M)
 
 
 cmd, path = sys.argv[1], sys.argv[2]
