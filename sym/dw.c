@@ -998,7 +998,7 @@ static int dw_frames_cached(struct dw_symbolizer *s, struct dw_module *m, uint64
 	unsigned line = 0, column = 0;
 	const struct dw_crow *r = dw_cache_row(k, cu, dpc);
 	if (r) {
-		file = dw_cache_str(k, files[r->file]);
+		file = dw_cache_str(k, files[r->file & ~DW_CROW_END]);
 		line = (int)r->line > 0 ? r->line : 0;
 		column = (int)r->col > 0 ? r->col : 0;
 	}
@@ -1075,9 +1075,23 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 	memset(files, 0, (nf + 2) * sizeof *files);
 	for (size_t i = 0; i < nf; i++)
 		files[i] = dw_cbuf_str(b, dw_cuidx_file(s, c, i));
+	/* Rows that can never be the answer are left out: one followed by a row at
+	 * the same address (dw_lines_find takes the last row at or before pc), and
+	 * one that says what the row kept before it says. Two thirds of the rows of
+	 * gcc -O2 code, and most of the file. */
+	size_t nr = 0;
+	const struct dw_lrow *lr = c->lines.rows;
+	uint64_t rbase = c->lines.nrows ? lr[0].addr : 0;
 	for (size_t i = 0; i < c->lines.nrows; i++) {
-		const struct dw_lrow *r = &c->lines.rows[i];
-		rows[i] = (struct dw_crow){ r->addr, r->file, r->line, r->col, r->end };
+		if (i + 1 < c->lines.nrows && lr[i + 1].addr == lr[i].addr)
+			continue;
+		uint32_t file = lr[i].file | (lr[i].end ? DW_CROW_END : 0u);
+		if (nr && !lr[i].end && rows[nr - 1].file == file && rows[nr - 1].line == lr[i].line &&
+		    rows[nr - 1].col == lr[i].col)
+			continue;
+		if (lr[i].addr - rbase > UINT32_MAX || lr[i].file >= DW_CROW_END || lr[i].addr < rbase)
+			goto out;   /* does not fit the file's rows: left to libdw */
+		rows[nr++] = (struct dw_crow){ (uint32_t)(lr[i].addr - rbase), lr[i].line, file, lr[i].col };
 	}
 	for (size_t i = 0; i < c->nscopes; i++) {
 		const char *name = dw_scope_name(s, m, c, (int32_t)i);
@@ -1097,8 +1111,9 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 	}
 	rec->nfiles = nf;
 	rec->files_off = dw_cbuf_add(b, files, (nf + (nf & 1)) * sizeof *files);
-	rec->nrows = c->lines.nrows;
-	rec->rows_off = dw_cbuf_array(b, rows, rec->nrows, sizeof *rows);
+	rec->nrows = nr;
+	rec->rows_base = rbase;
+	rec->rows_off = dw_cbuf_add(b, rows, nr * sizeof *rows);
 	rec->nscopes = c->nscopes;
 	rec->scopes_off = dw_cbuf_array(b, scopes, rec->nscopes, sizeof *scopes);
 	rec->nranges = c->nranges;

@@ -84,7 +84,7 @@ static int dw_ccu_check(const struct dw_cache *c, const struct dw_ccu *cu, char 
 		return dw_why(why, whysz, "a CU's array is out of bounds");
 	const struct dw_crow *rows = (const void *)(c->base + cu->rows_off);
 	for (uint64_t i = 0; i < cu->nrows; i++)
-		if (rows[i].file >= cu->nfiles || (i && rows[i].addr < rows[i - 1].addr))
+		if ((rows[i].file & ~DW_CROW_END) >= cu->nfiles || (i && rows[i].addr < rows[i - 1].addr))
 			return dw_why(why, whysz, "a line row is out of order or names no file");
 	const uint32_t *files = (const void *)(c->base + cu->files_off);
 	for (uint64_t i = 0; i < cu->nfiles; i++)
@@ -223,18 +223,19 @@ const struct dw_ccu *dw_cache_cu(const struct dw_cache *c, uint64_t pc, int *kno
 const struct dw_crow *dw_cache_row(const struct dw_cache *c, const struct dw_ccu *cu, uint64_t pc)
 {
 	const struct dw_crow *rows = (const void *)(c->base + cu->rows_off);
-	if (cu->nrows == 0)
+	if (cu->nrows == 0 || pc < cu->rows_base)
 		return NULL;
+	uint64_t rel = pc - cu->rows_base;
 	size_t lo = 0, hi = cu->nrows - 1;
 	while (lo < hi) {
 		size_t mid = hi - (hi - lo) / 2;
-		if (pc < rows[mid].addr)
+		if (rel < rows[mid].addr)
 			hi = mid - 1;
 		else
 			lo = mid;
 	}
 	const struct dw_crow *r = &rows[lo];
-	if (r->end || r->addr > pc)
+	if ((r->file & DW_CROW_END) || r->addr > rel)
 		return NULL;
 	return r;
 }

@@ -273,17 +273,22 @@ struct dw_carange {
 struct dw_ccu {
 	uint64_t cuoff;
 	uint32_t is_cxx, pad;
-	uint64_t rows_off, nrows;       /* struct dw_crow, libdw's order */
+	uint64_t rows_off, nrows;       /* struct dw_crow, libdw's order, rows that can
+					 * never be the answer left out */
 	uint64_t files_off, nfiles;     /* uint32_t strings: absolute paths */
 	uint64_t scopes_off, nscopes;   /* struct dw_cscope, parents first */
 	uint64_t ranges_off, nranges;   /* struct dw_crange grouped per scope */
 	uint64_t sorted_off;            /* the same ranges sorted (dw_cuidx.sorted) */
+	uint64_t rows_base;             /* DWARF address the rows' addr are relative to */
 };
 
 struct dw_crow {
-	uint64_t addr;
-	uint32_t file, line, col, end;
+	uint32_t addr;           /* minus the CU's rows_base */
+	uint32_t line;
+	uint32_t file;           /* index into the CU's files; DW_CROW_END set: ends a sequence */
+	uint32_t col;
 };
+#define DW_CROW_END 0x80000000u
 
 enum { DW_CSCOPE_INLINED = 1u, DW_CSCOPE_LINKAGE = 2u };
 

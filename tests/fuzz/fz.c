@@ -382,7 +382,7 @@ int fz_symcache_run(const uint8_t *data, size_t size, char *why, size_t whysz)
 			const struct dw_crow *rows = (const void *)(c.base + cus[k].rows_off);
 
 			for (uint64_t i = 0; i < cus[k].nrows && i < 64; i++)
-				sum += fz_symcache_probe(&c, rows[i].addr + 1);
+				sum += fz_symcache_probe(&c, cus[k].rows_base + rows[i].addr + 1);
 		}
 		sum += fz_symcache_probe(&c, h->last_end) + fz_symcache_probe(&c, h->last_end + 1);
 		snprintf(why, whysz, "accepted: %" PRIu64 " CUs, %zu bytes of names", h->ncus, sum);

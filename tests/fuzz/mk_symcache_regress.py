@@ -18,7 +18,7 @@ seed, out = sys.argv[1], sys.argv[2]
 base = open(seed, "rb").read()
 HDR = 224
 syms_off, nsyms, ar_off, nar, last_end, cus_off, ncus, strs_off, strs_size = struct.unpack_from("<9Q", base, 152)
-CU = 88
+CU = 96
 cu0 = cus_off
 rows_off, nrows, files_off, nfiles, scopes_off, nscopes, ranges_off, nranges, sorted_off = \
     struct.unpack_from("<9Q", base, cu0 + 16)
@@ -41,7 +41,7 @@ put("syms-misaligned", [("<Q", 152, syms_off + 4)])
 put("cu-count-past-end", [("<Q", 200, len(base))])
 put("cu0-rows-past-end", [("<Q", cu0 + 16, len(base) + 8)])
 put("cu0-row-file-oob", [("<I", rows_off + 8, nfiles)])
-put("cu0-rows-unsorted", [("<Q", rows_off, 0xffffffffffff)])
+put("cu0-rows-unsorted", [("<I", rows_off, 0xffffffff)])
 put("cu0-scope-parent-self", [("<i", scopes_off + 32 * 1, 1)])
 put("cu0-scope-name-oob", [("<I", scopes_off + 8, strs_size)])
 put("cu0-scope-ranges-oob", [("<I", scopes_off + 28, nranges + 1)])
