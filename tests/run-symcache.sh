@@ -232,6 +232,13 @@ PY
 		"$(ndiff "$TMP/corewarm.res" "$TMP/coreref.res")"
 	check "core: libc's addresses are named from the cache ($(grep -c 'libc\.so[^	]*+0x[0-9a-f]*	-	[^-]' "$TMP/corewarm.res"))" \
 		test "$(grep -c 'libc\.so[^	]*+0x[0-9a-f]*	-	[^-]' "$TMP/corewarm.res")" -gt 1000
+	# a cache written at the program's link addresses (raw, bias 0) answers for
+	# the PIE loaded at 0x$base in the core: addresses are kept relative to the module
+	rm -rf "$C"
+	"$SYMDW" --cache-dir "$C" --addr-file "$TMP/addrs" --raw-elf "$exe" >/dev/null 2>&1
+	"$SYMDW" --cache-dir "$C" --addr-file "$TMP/core.addrs" "$exe" "$TMP/core" >"$TMP/corebias.res" 2>/dev/null
+	check_eq "core: the program's cache written by a raw run (bias 0) = reference at the load address" 0 \
+		"$(ndiff "$TMP/corebias.res" "$TMP/coreref.res")"
 else
 	check "gcore of the generated program" false
 fi
