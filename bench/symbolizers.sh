@@ -16,6 +16,11 @@
 #    fast path; the fast path's answers are checked against the reference's.
 #    BENCH_SYM_CALLGRIND=1 adds instruction counts (valgrind --tool=callgrind)
 #    of fast and reference at 10k: repeatable on a loaded machine, unlike time.
+#    Two more columns for the per-module index cache (symdw --cache-dir): "cold"
+#    is the fast path writing the cache (the first run; the cache removed before
+#    each round), "warm" answers from it (written by a run on the same addresses).
+#    With BENCH_SYM_CALLGRIND=1, cold and warm counts too.
+# In part 1 the libdw paths are timed cold and warm the same way.
 # A benchmark, not a test.
 #
 # Environment: B [build], BENCH_SYM_ADDRS [10000] (part 1), BENCH_SYM_REPEAT [3],
@@ -82,9 +87,10 @@ gen_part() {
 	printf "\nsymbolizers, generated program: %d functions, %d call sites, %s MB; distinct return addresses,\n" \
 		"$NFUNCS" "$total" "$(du -m "$G/prog" | cut -f1)"
 	echo "whole-process wall time per address (median of $REPEAT interleaved rounds), ratio to the fast path:"
-	printf "%-9s | %-13s | %-13s | %-13s | %-13s | %-8s | %-8s | %-8s | %s\n" addresses "libdw fast" \
-		"libdw ref" "eu-addr2line" "gdb (MI)" "ref/fast" "eu/fast" "gdb/fast" "fast = ref"
-	echo "----------+---------------+---------------+---------------+---------------+----------+----------+----------+-----------"
+	printf "%-9s | %-13s | %-13s | %-13s | %-13s | %-13s | %-13s | %-8s | %-8s | %-8s | %-8s | %-9s | %s\n" addresses \
+		"libdw fast" "cache cold" "cache warm" "libdw ref" "eu-addr2line" "gdb (MI)" "cold/fst" "fst/warm" \
+		"ref/fast" "eu/fast" "gdb/fast" "fast = ref = warm"
+	echo "----------+---------------+---------------+---------------+---------------+---------------+---------------+----------+----------+----------+----------+-----------+------------------"
 	for n in $SIZES; do
 		spread "$n" "$TMP/grets" 0 >"$TMP/a$n"
 		k=$(wc -l <"$TMP/a$n")
@@ -92,10 +98,13 @@ gen_part() {
 import sys
 for l in open(sys.argv[1]):
     if l.strip(): print("0x%x" % (int(l, 16) - 1))' "$TMP/a$n" >"$TMP/m$n"
-		: >"$TMP/tf" ; : >"$TMP/tr" ; : >"$TMP/te" ; : >"$TMP/tg"
+		: >"$TMP/tf" ; : >"$TMP/tr" ; : >"$TMP/te" ; : >"$TMP/tg" ; : >"$TMP/tc" ; : >"$TMP/tw"
 		r=0
 		while [ $r -lt "$REPEAT" ]; do
 			wall "$SYMDW" --quiet --addr-file "$TMP/a$n" --raw-elf "$G/prog" >>"$TMP/tf"
+			rm -rf "$TMP/cache"
+			wall "$SYMDW" --quiet --cache-dir "$TMP/cache" --addr-file "$TMP/a$n" --raw-elf "$G/prog" >>"$TMP/tc"
+			wall "$SYMDW" --quiet --cache-dir "$TMP/cache" --addr-file "$TMP/a$n" --raw-elf "$G/prog" >>"$TMP/tw"
 			wall "$SYMDW" --quiet --reference --addr-file "$TMP/a$n" --raw-elf "$G/prog" >>"$TMP/tr"
 			if [ "$n" -le "${BENCH_SYM_EU_MAX:-1000}" ] && command -v eu-addr2line >/dev/null 2>&1; then
 				t0=$(date +%s%N)
@@ -110,26 +119,34 @@ for l in open(sys.argv[1]):
 		done
 		"$SYMDW" --addr-file "$TMP/a$n" --raw-elf "$G/prog" >"$TMP/f.res" 2>/dev/null
 		"$SYMDW" --reference --addr-file "$TMP/a$n" --raw-elf "$G/prog" >"$TMP/r.res" 2>/dev/null
-		same=$(cmp -s "$TMP/f.res" "$TMP/r.res" && echo yes || echo NO)
+		"$SYMDW" --cache-dir "$TMP/cache" --addr-file "$TMP/a$n" --raw-elf "$G/prog" >"$TMP/w.res" 2>/dev/null
+		same=$(cmp -s "$TMP/f.res" "$TMP/r.res" && cmp -s "$TMP/w.res" "$TMP/r.res" && echo yes || echo NO)
 		tf=$(median <"$TMP/tf") tr=$(median <"$TMP/tr") te=$(median <"$TMP/te") tg=$(median <"$TMP/tg")
-		echo "$k $tf $tr $te $tg $same" | awk '
+		tc=$(median <"$TMP/tc") tw=$(median <"$TMP/tw")
+		echo "$k $tf $tr $te $tg $same $tc $tw" | awk '
 			function us(t) { return t > 0 ? sprintf("%.1f us", t * 1e6 / $1) : "-" }
 			function ra(t) { return t > 0 && $2 > 0 ? sprintf("%.1fx", t / $2) : "-" }
-			{ printf "%-9d | %-13s | %-13s | %-13s | %-13s | %-8s | %-8s | %-8s | %s\n",
-				$1, us($2), us($3), us($4), us($5), ra($3), ra($4), ra($5), $6 }'
+			{ printf "%-9d | %-13s | %-13s | %-13s | %-13s | %-13s | %-13s | %-8s | %-8s | %-8s | %-8s | %-8s | %s\n",
+				$1, us($2), us($7), us($8), us($3), us($4), us($5), ra($7),
+				($8 > 0 ? sprintf("%.1fx", $2 / $8) : "-"), ra($3), ra($4), ra($5), $6 }'
 	done
 	echo "(gdb: whole run of tests/tools/migdb, start-up included, 1k addresses only; eu-addr2line reads the"
 	echo " addresses minus one from stdin, up to BENCH_SYM_EU_MAX; fast = ref: the fast path's output is byte"
 	echo " for byte the reference's)"
 	if [ "${BENCH_SYM_CALLGRIND:-0}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
 		spread 10000 "$TMP/grets" 0 >"$TMP/cg"
-		for mode in fast reference; do
-			flag=; [ $mode = reference ] && flag=--reference
+		rm -rf "$TMP/cgcache"
+		for mode in fast reference cold warm; do
+			flag=
+			case $mode in reference) flag=--reference ;; cold|warm) flag="--cache-dir $TMP/cgcache" ;; esac
 			valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.$mode" "$SYMDW" --quiet $flag \
 				--addr-file "$TMP/cg" --raw-elf "$G/prog" 2>&1 | sed -n 's/.*refs: *//p' | tr -d , >"$TMP/ir.$mode"
 		done
-		awk -v f="$(cat "$TMP/ir.fast")" -v r="$(cat "$TMP/ir.reference")" 'BEGIN {
-			printf "callgrind, 10k addresses: fast %.0fM instructions, reference %.0fM: %.2fx\n", f / 1e6, r / 1e6, r / f }'
+		awk -v f="$(cat "$TMP/ir.fast")" -v r="$(cat "$TMP/ir.reference")" -v c="$(cat "$TMP/ir.cold")" \
+			-v w="$(cat "$TMP/ir.warm")" 'BEGIN {
+			printf "callgrind, 10k addresses: fast %.0fM instructions, reference %.0fM: %.2fx\n", f / 1e6, r / 1e6, r / f
+			printf "callgrind, 10k addresses, index cache: cold (writing it) %.0fM = %.2fx fast; warm %.1fM: fast/warm %.1fx, reference/warm %.1fx\n",
+				c / 1e6, c / f, w / 1e6, f / w, r / w }'
 	fi
 }
 
@@ -175,19 +192,40 @@ while [ $r -lt "${BENCH_SYM_LIBC_REPEAT:-1}" ]; do
 	sed -n 's/^compared \(.*\)/  answers compared: \1 (gdb: one frame, line by its is_stmt rules; see README)/p' "$TMP/cmp"
 	r=$((r + 1))
 done
-# the libdw backend's fast path against its reference path on the same addresses
-: >"$TMP/lf"; : >"$TMP/lr"
+# the libdw backend's fast path against its reference path on the same addresses,
+# and with the index cache: cold (writing it) and warm
+: >"$TMP/lf"; : >"$TMP/lr"; : >"$TMP/lc"; : >"$TMP/lw"
 r=0
 while [ $r -lt "$REPEAT" ]; do
 	wall "$SYMDW" --quiet --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >>"$TMP/lf"
 	wall "$SYMDW" --quiet --reference --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >>"$TMP/lr"
+	rm -rf "$TMP/lcache"
+	wall "$SYMDW" --quiet --cache-dir "$TMP/lcache" --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >>"$TMP/lc"
+	wall "$SYMDW" --quiet --cache-dir "$TMP/lcache" --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >>"$TMP/lw"
 	r=$((r + 1))
 done
+"$SYMDW" --cache-dir "$TMP/lcache" --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >"$TMP/lw.res" 2>/dev/null
 "$SYMDW" --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >"$TMP/lf.res" 2>/dev/null
 "$SYMDW" --reference --addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" >"$TMP/lr.res" 2>/dev/null
 echo "$count $(median <"$TMP/lf") $(median <"$TMP/lr") $(cmp -s "$TMP/lf.res" "$TMP/lr.res" && echo yes || echo NO)" | awk '{
 	printf "  libdw fast path %.1f us each, reference path %.1f us each (whole process, median of '"$REPEAT"'): %.2fx; same output: %s\n",
 		$2 * 1e6 / $1, $3 * 1e6 / $1, ($2 > 0 ? $3 / $2 : 0), $4 }'
+echo "$count $(median <"$TMP/lf") $(median <"$TMP/lc") $(median <"$TMP/lw") $(median <"$TMP/lr") $(cmp -s "$TMP/lw.res" "$TMP/lr.res" && echo yes || echo NO)" | awk '{
+	printf "  index cache: cold (writing it) %.1f us each (%.2fx fast), warm %.1f us each: fast/warm %.1fx, reference/warm %.1fx; warm = reference: %s\n",
+		$3 * 1e6 / $1, ($2 > 0 ? $3 / $2 : 0), $4 * 1e6 / $1, ($4 > 0 ? $2 / $4 : 0), ($4 > 0 ? $5 / $4 : 0), $6 }'
+if [ "${BENCH_SYM_CALLGRIND:-0}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
+	rm -rf "$TMP/lcgcache"
+	for mode in fast reference cold warm; do
+		flag=
+		case $mode in reference) flag=--reference ;; cold|warm) flag="--cache-dir $TMP/lcgcache" ;; esac
+		valgrind --tool=callgrind --callgrind-out-file="$TMP/lcg.$mode" "$SYMDW" --quiet $flag \
+			--addr-file "$TMP/addrs" "$TMP/mi_prog" "$TMP/core" 2>&1 | sed -n 's/.*refs: *//p' | tr -d , >"$TMP/lir.$mode"
+	done
+	awk -v f="$(cat "$TMP/lir.fast")" -v r="$(cat "$TMP/lir.reference")" -v c="$(cat "$TMP/lir.cold")" \
+		-v w="$(cat "$TMP/lir.warm")" -v n="$count" 'BEGIN {
+		printf "  callgrind, %d libc addresses: fast %.0fM, reference %.0fM, cache cold %.0fM (%.2fx fast), warm %.1fM (fast/warm %.1fx)\n",
+			n, f / 1e6, r / 1e6, c / 1e6, c / f, w / 1e6, f / w }'
+fi
 }
 
 for part in $PARTS; do

@@ -44,6 +44,7 @@ struct cli_options {
 	unsigned reports;          /* enum cli_report bits */
 	int reports_given;
 	const char *symbolizer;    /* "dw" or "gdb" */
+	int no_cache;              /* --no-cache: no per-module symbol index files */
 	long top;                  /* -1: default */
 	double threshold;          /* percent, 0: none */
 	int threshold_given;

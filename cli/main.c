@@ -38,6 +38,9 @@ static const char usage_text[] =
 "  --sysroot DIR       look for the core's modules under DIR\n"
 "  --debug-dir DIR     another place for separate debug info (repeatable)\n"
 "  --symbolizer dw|gdb name frames with libdw (default) or gdb's MI\n"
+"  --no-cache          libdw: neither read nor write the per-module index cache\n"
+"                      ($MPROF_CACHE_DIR, else $XDG_CACHE_HOME/mprof-core, else\n"
+"                      ~/.cache/mprof-core; MPROF_CACHE_DIR=off disables it too)\n"
 "  --threads N         scan with N threads (default: all cores)\n"
 "reports:\n"
 "  --report LIST       comma-separated: stacks (default), corruption (also by\n"
@@ -150,6 +153,7 @@ enum {
 	OPT_LEAKDEPTH, OPT_CALLSITES,
 	OPT_WEIGHT, OPT_FOLDEDLINES,
 	OPT_VERSION,
+	OPT_NOCACHE,
 };
 
 void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **third)
@@ -182,6 +186,7 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, OPT_VERSION },
+		{ "no-cache", no_argument, 0, OPT_NOCACHE },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -222,6 +227,7 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 			o->symbolizer = optarg;
 			break;
 		case OPT_THREADS: o->threads = (unsigned)parse_u64(optarg, "--threads"); break;
+		case OPT_NOCACHE: o->no_cache = 1; break;
 		case OPT_REPORT:
 			o->reports = parse_reports(optarg);
 			o->reports_given = 1;
@@ -417,6 +423,9 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	so.core = o->core ? cp_image_data_path(p->img) : NULL;   /* compressed: its temporary file */
 	so.sysroot = o->sysroot;
 	so.debug_dirs = o->ndebug_dirs ? o->debug_dirs : NULL;
+	char cache_dir[4096];
+	if (!o->no_cache && sym_cache_dir(cache_dir, sizeof(cache_dir)) == 0)
+		so.cache_dir = cache_dir;   /* libdw's per-module index files (symcache) */
 	p->sym = !strcmp(o->symbolizer, "gdb") ? sym_gdb_open(&so, &serr) : sym_dw_open(&so, &serr);
 	if (!p->sym) {
 		fprintf(stderr, "mprof-core: %s\n", serr.msg);

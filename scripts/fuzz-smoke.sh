@@ -17,10 +17,11 @@ corpus() {
 	raw) echo tests/fuzz/corpus/raw ;;
 	mi) echo fixtures/mi ;;
 	symdw) echo tests/fuzz/corpus/symdw ;;
+	symcache) echo tests/fuzz/corpus/symcache tests/fuzz/regress-symcache ;;
 	*) echo tests/fuzz/corpus/image tests/fuzz/regress ;;
 	esac
 }
-targets=${FUZZ_TARGETS:-"core raw scan stats reach addr all mi symdw"}
+targets=${FUZZ_TARGETS:-"core raw scan stats reach addr all mi symdw symcache"}
 failed=0 total=0
 for t in $targets; do
 	mkdir -p "$WORK/$t"

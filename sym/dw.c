@@ -51,6 +51,11 @@ struct dw_module {
 	struct dw_secs secs;      /* the DWARF sections dw_line.c and dw_die.c read */
 	struct dw_ptrmap onames;  /* abstract origin offset + 1 -> name of the scopes it names */
 	struct dw_ptrmap olinks;  /* the same -> (void *)1 when that name is a linkage name */
+	int ckey_ok;              /* ckey below is set: the module may be cached */
+	struct dw_ckey ckey;      /* what its cache file must match */
+	struct dw_cache cache;    /* its mapped cache file (cache.base NULL: none) */
+	struct dw_ptrmap touched; /* CU offset + 1 -> struct dw_cuidx decoded here (for the cache) */
+	int dirty;                /* touched holds CUs the cache file lacks */
 };
 
 struct dw_symbolizer {
@@ -78,6 +83,8 @@ struct dw_symbolizer {
 	char *demangle_buf;           /* reused output buffer of __cxa_demangle */
 	size_t demangle_cap;
 	int reference;                /* SYM_DW_REFERENCE: every line asked of libdw */
+	char *cache_dir;              /* per-module index files, or NULL (dw_cache.c) */
+	int cache_write_noted;        /* a failure to write one was noted */
 };
 
 /* libdwfl's callbacks carry no user pointer: the symbolizer being driven is
@@ -500,6 +507,8 @@ static int dw_module_disk_path(const struct dw_symbolizer *s, Dwfl_Module *mod, 
 	return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
+static int dw_module_cache_open(struct dw_symbolizer *s, struct dw_module *m, Elf *elf);
+
 /* Our record for mod, prepared on first use: file, build-id check, index. */
 static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod)
 {
@@ -605,7 +614,11 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 				s->exe, h1, h2, m->name);
 		}
 	}
-	if (m->has_elf) {
+	if (m->has_elf && dw_module_cache_open(s, m, elf) == 0) {
+		/* names and lines come from the cache file: libdw (and the
+		 * inflating of compressed debug sections) only for CUs it lacks */
+		m->has_dwarf = 1;
+	} else if (m->has_elf) {
 		Dwarf_Addr dwbias;
 		if (dwfl_module_getdwarf(mod, &dwbias))
 			m->has_dwarf = 1;
@@ -757,6 +770,8 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 	struct dw_scope *sc = &c->scopes[i];
 	if (sc->named)
 		return sc->name;
+	if (c->is_cxx < 0 && sc->own_name)
+		c->is_cxx = dw_die_is_cxx(&c->cu);
 	const void *key = (const void *)(uintptr_t)(sc->origin + 1);
 	const char *known = sc->origin ? dw_ptrmap_get(&m->onames, key) : NULL;
 	if (known) {
@@ -773,12 +788,44 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 		} else {
 			sc->name = NULL;
 		}
+	} else if (sc->own_name && c->is_cxx == 0) {
+		/* a C function's own DW_AT_name, read by the DIE decoder: what
+		 * dw_die_name finds without asking libdw */
+		sc->name = dw_name(s, sc->own_name);
+		sc->linkage = 0;
 	} else {
 		Dwarf_Die *die = dw_cuidx_die(c, i);
 		sc->name = die ? dw_die_name(s, die, &sc->linkage) : NULL;
 	}
 	sc->named = 1;
 	return sc->name;
+}
+
+/* Where inlined scope i of c was called: DW_AT_call_file (a path from the
+ * decoded line table when own_lines, else from libdw's), _line and _column,
+ * NULL and 0 when absent. */
+static void dw_scope_call(struct dw_symbolizer *s, struct dw_cuidx *c, int32_t i, int own_lines,
+			  const char **file, unsigned *line, unsigned *column)
+{
+	const struct dw_scope *sc = &c->scopes[i];
+	if (sc->have_call && own_lines) {
+		/* read by the DIE decoder: no libdw lookup of the DIE */
+		*file = sc->has_call_file ? dw_cuidx_file(s, c, sc->call_file) : NULL;
+		*line = sc->call_line;
+		*column = sc->call_col;
+		return;
+	}
+	Dwarf_Die *die = dw_cuidx_die(c, i);
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+	*file = NULL;
+	*line = *column = 0;
+	if (die && dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0)
+		*file = own_lines ? dw_cuidx_file(s, c, w) : dw_cu_file(s, &c->cu, w);
+	if (die && dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+		*line = (unsigned)w;
+	if (die && dwarf_attr(die, DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
+		*column = (unsigned)w;
 }
 
 /* Frames from DWARF for pc (an address in the image): innermost inlined frame
@@ -796,6 +843,11 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 	struct dw_cuidx *c = dw_cutab_get(&m->cus, cu, secs);
 	if (!c)
 		return -1;
+	if (m->ckey_ok) {
+		const void *key = (const void *)(uintptr_t)(c->off + 1);
+		if (!dw_ptrmap_get(&m->touched, key) && dw_ptrmap_put(&m->touched, key, c) == 0)
+			m->dirty = 1;
+	}
 	Dwfl_Line *l;
 
 	const char *file = NULL;
@@ -846,17 +898,7 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 		if (!c->scopes[i].inlined)
 			break;
 		/* the caller's position is where this instance was inlined */
-		Dwarf_Die *die = dw_cuidx_die(c, i);
-		Dwarf_Attribute attr;
-		Dwarf_Word w;
-		file = NULL;
-		line = column = 0;
-		if (die && dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0)
-			file = own_lines ? dw_cuidx_file(s, c, w) : dw_cu_file(s, &c->cu, w);
-		if (die && dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
-			line = (unsigned)w;
-		if (die && dwarf_attr(die, DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
-			column = (unsigned)w;
+		dw_scope_call(s, c, i, own_lines, &file, &line, &column);
 	}
 	/* the outermost frame is the real function even if DWARF lost its parent;
 	 * when its DIE has no name, the symbol table may know it */
@@ -872,6 +914,353 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 			outer->function = dw_name(s, fs->name);
 	}
 	return added;
+}
+
+/* ---- the index cache (dw_cache.c) -------------------------------------- */
+
+/* path of m's cache file: "<build-id in hex>.symidx" */
+static void dw_cache_name(const struct dw_module *m, char *name, size_t cap)
+{
+	dw_hex(name, cap, m->ckey.id, (int)m->ckey.idlen);
+	strncat(name, ".symidx", cap - strlen(name) - 1);
+}
+
+/* Set m's cache key (file with a build-id only) and map its cache file when it
+ * matches: symbols from it then. Returns 0 when the cache is in use, else -1
+ * (with a note when a file was there but could not be used). */
+static int dw_module_cache_open(struct dw_symbolizer *s, struct dw_module *m, Elf *elf)
+{
+	const void *id;
+	const char *mainfile = NULL;
+	struct stat st;
+	if (!s->cache_dir)
+		return -1;
+	ssize_t idlen = dwelf_elf_gnu_build_id(elf, &id);
+	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+	if (idlen <= 0 || (size_t)idlen > sizeof m->ckey.id || !mainfile || stat(mainfile, &st) != 0)
+		return -1;
+	memcpy(m->ckey.id, id, (size_t)idlen);
+	m->ckey.idlen = (uint32_t)idlen;
+	m->ckey.flags = s->cxa_demangle ? DW_CKEY_DEMANGLE : 0;
+	m->ckey.size = (uint64_t)st.st_size;
+	m->ckey.mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+	m->ckey_ok = 1;
+
+	char name[160], path[4096], why[256] = "";
+	dw_cache_name(m, name, sizeof name);
+	int n = snprintf(path, sizeof path, "%s/%s", s->cache_dir, name);
+	if (n < 0 || (size_t)n >= sizeof path)
+		return -1;
+	int rc = dw_cache_map(&m->cache, path, &m->ckey, why, sizeof why);
+	if (rc == 0) {
+		/* the separate debug file it was made from must be the same too */
+		const struct dw_chdr *h = m->cache.h;
+		const char *dbg = dw_cache_str(&m->cache, h->dbg_path);
+		if (dbg && (stat(dbg, &st) != 0 || (uint64_t)st.st_size != h->dbg_size ||
+			    (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec != h->dbg_mtime)) {
+			dw_cache_unmap(&m->cache);
+			return -1;
+		}
+		const struct dw_csym *cs = (const void *)(m->cache.base + h->syms_off);
+		if (h->nsyms && !(m->syms = malloc(h->nsyms * sizeof *m->syms))) {
+			dw_cache_unmap(&m->cache);
+			return -1;
+		}
+		for (uint64_t i = 0; i < h->nsyms; i++) {
+			m->syms[i].addr = cs[i].addr + m->bias;
+			m->syms[i].size = cs[i].size;
+			m->syms[i].name = dw_cache_str(&m->cache, cs[i].name);
+			m->syms[i].rank = cs[i].rank;
+		}
+		m->nsyms = h->nsyms;
+		return 0;
+	}
+	/* a file made for another build of the same build-id (copied, touched) is
+	 * simply rewritten; a damaged one is worth a line */
+	if (rc < 0 && !strstr(why, "another build"))
+		dw_note(s, "%s: symbol cache %s ignored (%s); it will be rewritten", m->name, path, why);
+	return -1;
+}
+
+/* dw_frames_dwarf from m's cache file. Returns the number of frames added, -1
+ * out of memory, or -2 when the file lacks pc's CU (ask libdw). */
+static int dw_frames_cached(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc)
+{
+	const struct dw_cache *k = &m->cache;
+	uint64_t dpc = pc - (m->bias + (uint64_t)k->h->dwdelta);
+	int known;
+	const struct dw_ccu *cu = dw_cache_cu(k, dpc, &known);
+	if (!cu)
+		return known ? -2 : 0;
+	const uint32_t *files = dw_cache_files(k, cu);
+	const struct dw_cscope *sc = dw_cache_scopes(k, cu);
+	const char *file = NULL;
+	unsigned line = 0, column = 0;
+	const struct dw_crow *r = dw_cache_row(k, cu, dpc);
+	if (r) {
+		file = dw_cache_str(k, files[r->file & ~DW_CROW_END]);
+		line = (int)r->line > 0 ? r->line : 0;
+		column = (int)r->col > 0 ? r->col : 0;
+	}
+	int32_t i = dw_cache_scope(k, cu, dpc);
+	if (i < 0) {
+		if (!file)
+			return 0;
+		const struct dw_fsym *fs = dw_module_lookup(m, pc);
+		struct sym_frame *f = dw_frame_new(s);
+		if (!f)
+			return -1;
+		f->function = fs ? dw_name(s, fs->name) : NULL;
+		f->file = file;
+		f->line = line;
+		f->column = column;
+		return 1;
+	}
+	int added = 0;
+	for (; i >= 0; i = sc[i].parent) {
+		struct sym_frame *f = dw_frame_new(s);
+		if (!f)
+			return -1;
+		added++;
+		f->function = dw_cache_str(k, sc[i].name);
+		f->file = file;
+		f->line = line;
+		f->column = column;
+		f->inlined = (sc[i].flags & DW_CSCOPE_INLINED) != 0;
+		if (!f->inlined)
+			break;
+		file = dw_cache_str(k, sc[i].call_file);
+		line = sc[i].call_line;
+		column = sc[i].call_col;
+	}
+	struct sym_frame *outer = &s->table.frames[s->table.nframes - 1];
+	outer->inlined = 0;
+	if (!outer->function || (i >= 0 && !(sc[i].flags & DW_CSCOPE_LINKAGE) && cu->is_cxx)) {
+		const struct dw_fsym *fs = dw_module_lookup(m, pc);
+		if (fs && (!outer->function || (fs->name[0] == '_' && fs->name[1] == 'Z')))
+			outer->function = dw_name(s, fs->name);
+	}
+	return added;
+}
+
+/* Append n elements of elsz bytes (a multiple of 8) and return the offset of
+ * the first (the current end when n is 0). */
+static uint64_t dw_cbuf_array(struct dw_cbuf *b, const void *p, size_t n, size_t elsz)
+{
+	return dw_cbuf_add(b, p, n * elsz);
+}
+
+/* Write CU c (decoded here) into b: its record in *rec. Returns 0, or -1 when
+ * its lines are not decoded by dw_line.c (the CU is then left to libdw). */
+static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c,
+			     struct dw_cbuf *b, struct dw_ccu *rec)
+{
+	if (dw_cuidx_lines(s, m, c) <= 0)
+		return -1;
+	if (c->is_cxx < 0)
+		c->is_cxx = dw_die_is_cxx(&c->cu);
+	memset(rec, 0, sizeof *rec);
+	rec->cuoff = c->off;
+	rec->is_cxx = (uint32_t)c->is_cxx;
+	size_t nf = c->lines.nfiles;
+	uint32_t *files = malloc((nf + 2) * sizeof *files);
+	struct dw_crow *rows = malloc((c->lines.nrows + 1) * sizeof *rows);
+	struct dw_cscope *scopes = malloc((c->nscopes + 1) * sizeof *scopes);
+	struct dw_crange *ranges = malloc((c->nranges + 1) * 2 * sizeof *ranges);
+	int rc = -1;
+	if (!files || !rows || !scopes || !ranges) {
+		b->failed = 1;
+		goto out;
+	}
+	memset(files, 0, (nf + 2) * sizeof *files);
+	for (size_t i = 0; i < nf; i++)
+		files[i] = dw_cbuf_str(b, dw_cuidx_file(s, c, i));
+	/* Rows that can never be the answer are left out: one followed by a row at
+	 * the same address (dw_lines_find takes the last row at or before pc), and
+	 * one that says what the row kept before it says. Two thirds of the rows of
+	 * gcc -O2 code, and most of the file. */
+	size_t nr = 0;
+	const struct dw_lrow *lr = c->lines.rows;
+	uint64_t rbase = c->lines.nrows ? lr[0].addr : 0;
+	for (size_t i = 0; i < c->lines.nrows; i++) {
+		if (i + 1 < c->lines.nrows && lr[i + 1].addr == lr[i].addr)
+			continue;
+		uint32_t file = lr[i].file | (lr[i].end ? DW_CROW_END : 0u);
+		if (nr && !lr[i].end && rows[nr - 1].file == file && rows[nr - 1].line == lr[i].line &&
+		    rows[nr - 1].col == lr[i].col)
+			continue;
+		if (lr[i].addr - rbase > UINT32_MAX || lr[i].file >= DW_CROW_END || lr[i].addr < rbase)
+			goto out;   /* does not fit the file's rows: left to libdw */
+		rows[nr++] = (struct dw_crow){ (uint32_t)(lr[i].addr - rbase), lr[i].line, file, lr[i].col };
+	}
+	for (size_t i = 0; i < c->nscopes; i++) {
+		const char *name = dw_scope_name(s, m, c, (int32_t)i);
+		const struct dw_scope *sc = &c->scopes[i];
+		const char *cfile = NULL;
+		unsigned cline = 0, ccol = 0;
+		if (sc->inlined)
+			dw_scope_call(s, c, (int32_t)i, 1, &cfile, &cline, &ccol);
+		scopes[i] = (struct dw_cscope){ sc->parent,
+			(sc->inlined ? DW_CSCOPE_INLINED : 0u) | (sc->linkage ? DW_CSCOPE_LINKAGE : 0u),
+			dw_cbuf_str(b, name), dw_cbuf_str(b, cfile), cline, ccol, sc->first_range, sc->nranges };
+	}
+	for (size_t i = 0; i < c->nranges; i++) {
+		const struct dw_range *r = &c->ranges[i], *q = &c->sorted[i];
+		ranges[i] = (struct dw_crange){ r->lo, r->hi, r->scope, r->depth };
+		ranges[c->nranges + i] = (struct dw_crange){ q->lo, q->hi, q->scope, q->depth };
+	}
+	rec->nfiles = nf;
+	rec->files_off = dw_cbuf_add(b, files, (nf + (nf & 1)) * sizeof *files);
+	rec->nrows = nr;
+	rec->rows_base = rbase;
+	rec->rows_off = dw_cbuf_add(b, rows, nr * sizeof *rows);
+	rec->nscopes = c->nscopes;
+	rec->scopes_off = dw_cbuf_array(b, scopes, rec->nscopes, sizeof *scopes);
+	rec->nranges = c->nranges;
+	rec->ranges_off = dw_cbuf_array(b, ranges, rec->nranges, sizeof *ranges);
+	rec->sorted_off = dw_cbuf_array(b, ranges + c->nranges, rec->nranges, sizeof *ranges);
+	rc = 0;
+out:
+	free(files);
+	free(rows);
+	free(scopes);
+	free(ranges);
+	return rc;
+}
+
+/* Copy CU record o of the mapped cache k into b (strings re-added). */
+static void dw_cache_put_old(const struct dw_cache *k, const struct dw_ccu *o, struct dw_cbuf *b,
+			     struct dw_ccu *rec)
+{
+	*rec = *o;
+	const uint32_t *of = dw_cache_files(k, o);
+	uint32_t *files = malloc((o->nfiles + 2) * sizeof *files);
+	struct dw_cscope *scopes = malloc((o->nscopes + 1) * sizeof *scopes);
+	if (!files || !scopes) {
+		b->failed = 1;
+		free(files);
+		free(scopes);
+		return;
+	}
+	memset(files, 0, (o->nfiles + 2) * sizeof *files);
+	for (uint64_t i = 0; i < o->nfiles; i++)
+		files[i] = dw_cbuf_str(b, dw_cache_str(k, of[i]));
+	const struct dw_cscope *os = dw_cache_scopes(k, o);
+	for (uint64_t i = 0; i < o->nscopes; i++) {
+		scopes[i] = os[i];
+		scopes[i].name = dw_cbuf_str(b, dw_cache_str(k, os[i].name));
+		scopes[i].call_file = dw_cbuf_str(b, dw_cache_str(k, os[i].call_file));
+	}
+	rec->files_off = dw_cbuf_add(b, files, (o->nfiles + (o->nfiles & 1)) * sizeof *files);
+	rec->rows_off = dw_cbuf_array(b, k->base + o->rows_off, o->nrows, sizeof(struct dw_crow));
+	rec->scopes_off = dw_cbuf_array(b, scopes, o->nscopes, sizeof *scopes);
+	rec->ranges_off = dw_cbuf_array(b, k->base + o->ranges_off, o->nranges, sizeof(struct dw_crange));
+	rec->sorted_off = dw_cbuf_array(b, k->base + o->sorted_off, o->nranges, sizeof(struct dw_crange));
+	free(files);
+	free(scopes);
+}
+
+/* Write m's cache file: the CU ranges, every CU decoded in this process or in
+ * the file already mapped, and the symbols. Failures become one note. */
+static void dw_module_cache_write(struct dw_symbolizer *s, struct dw_module *m)
+{
+	m->dirty = 0;
+	Dwarf_Addr dwbias;
+	Dwarf *dbg = dwfl_module_getdwarf(m->mod, &dwbias);
+	Dwarf_Aranges *ar;
+	size_t nar;
+	if (!dbg || dwarf_getaranges(dbg, &ar, &nar) != 0)
+		return;
+	struct dw_cbuf b = { 0 };
+	struct dw_chdr h;
+	struct dw_carange *runs = calloc(nar + 1, sizeof *runs);
+	struct dw_ccu *cus = calloc(nar + 1, sizeof *cus);
+	struct dw_ptrmap oldcu = { 0 }, newcu = { 0 };
+	char why[512] = "";
+	if (!runs || !cus)
+		goto out;
+	memset(&h, 0, sizeof h);
+	dw_cbuf_add(&b, &h, sizeof h);
+	h.key = m->ckey;
+	h.dwdelta = (int64_t)(dwbias - m->bias);
+	h.dbg_path = DW_CACHE_NONE;
+	const char *mainfile = NULL, *debugfile = NULL;
+	struct stat st;
+	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	if (debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0)) {
+		if (stat(debugfile, &st) != 0)
+			goto out;
+		h.dbg_size = (uint64_t)st.st_size;
+		h.dbg_mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+		h.dbg_path = dw_cbuf_str(&b, debugfile);
+	}
+	if (m->cache.base) {
+		const struct dw_chdr *oh = m->cache.h;
+		const struct dw_carange *oar = (const void *)(m->cache.base + oh->aranges_off);
+		for (uint64_t i = 0; i < oh->naranges; i++)
+			if (oar[i].cu != DW_CACHE_NONE)
+				dw_ptrmap_put(&oldcu, (const void *)(uintptr_t)(oar[i].cuoff + 1),
+					      (const void *)(uintptr_t)(oar[i].cu + 1));
+	}
+	/* libdwfl keeps the first arange of each run of one CU */
+	size_t nruns = 0, ncus = 0;
+	Dwarf_Off last = 0;
+	for (size_t i = 0; i < nar; i++) {
+		Dwarf_Addr addr;
+		Dwarf_Word len;
+		Dwarf_Off cuoff;
+		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &addr, &len, &cuoff) != 0)
+			goto out;
+		h.last_end = addr + len;
+		if (nruns && cuoff == last)
+			continue;
+		last = cuoff;
+		const void *key = (const void *)(uintptr_t)(cuoff + 1);
+		runs[nruns] = (struct dw_carange){ addr, cuoff, DW_CACHE_NONE, 0 };
+		const void *known = dw_ptrmap_get(&newcu, key);
+		if (known) {
+			runs[nruns++].cu = (uint32_t)((uintptr_t)known - 1);
+			continue;
+		}
+		struct dw_cuidx *c = (struct dw_cuidx *)dw_ptrmap_get(&m->touched, key);
+		const void *o = dw_ptrmap_get(&oldcu, key);
+		int put = -1;
+		if (c)
+			put = dw_cache_put_live(s, m, c, &b, &cus[ncus]);
+		else if (o) {
+			dw_cache_put_old(&m->cache, (const struct dw_ccu *)(m->cache.base + m->cache.h->cus_off) +
+					 ((uintptr_t)o - 1), &b, &cus[ncus]);
+			put = 0;
+		}
+		if (put == 0 && dw_ptrmap_put(&newcu, key, (const void *)(uintptr_t)(ncus + 1)) == 0)
+			runs[nruns].cu = (uint32_t)ncus++;
+		nruns++;
+	}
+	h.naranges = nruns;
+	h.aranges_off = dw_cbuf_array(&b, runs, nruns, sizeof *runs);
+	h.ncus = ncus;
+	h.cus_off = dw_cbuf_array(&b, cus, ncus, sizeof *cus);
+	struct dw_csym *cs = calloc(m->nsyms + 1, sizeof *cs);
+	if (!cs)
+		goto out;
+	for (size_t i = 0; i < m->nsyms; i++)
+		cs[i] = (struct dw_csym){ m->syms[i].addr - m->bias, m->syms[i].size,
+					  dw_cbuf_str(&b, m->syms[i].name), m->syms[i].rank };
+	h.nsyms = m->nsyms;
+	h.syms_off = dw_cbuf_array(&b, cs, m->nsyms, sizeof *cs);
+	free(cs);
+	char name[160];
+	dw_cache_name(m, name, sizeof name);
+	if (dw_cbuf_write(&b, &h, s->cache_dir, name, why, sizeof why) < 0 && !s->cache_write_noted) {
+		s->cache_write_noted = 1;
+		dw_note(s, "symbol cache not written (%s); names are right, only later runs are not faster", why);
+	}
+out:
+	dw_cbuf_release(&b);
+	dw_ptrmap_release(&oldcu);
+	dw_ptrmap_release(&newcu);
+	free(runs);
+	free(cus);
 }
 
 static int dw_resolve_one(struct dw_symbolizer *s, uint64_t addr, struct sym_loc *loc)
@@ -905,7 +1294,9 @@ static int dw_resolve_one(struct dw_symbolizer *s, uint64_t addr, struct sym_loc
 		return 0;
 	}
 	if (m->has_dwarf) {
-		int k = dw_frames_dwarf(s, m, pc);
+		int k = m->cache.base ? dw_frames_cached(s, m, pc) : -2;
+		if (k == -2)
+			k = dw_frames_dwarf(s, m, pc);
 		if (k < 0)
 			return -1;
 		loc->nframes = (uint32_t)k;
@@ -946,6 +1337,9 @@ static int dw_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 		}
 		s->table.nlocs = i + 1;
 	}
+	for (struct dw_module *m = s->modules; m; m = m->next)
+		if (m->dirty)
+			dw_module_cache_write(s, m);
 	*out = &s->table;
 	dw_current = NULL;
 	return 0;
@@ -975,6 +1369,8 @@ static void dw_free(struct symbolizer *base)
 		dw_cutab_release(&m->cus);
 		dw_ptrmap_release(&m->onames);
 		dw_ptrmap_release(&m->olinks);
+		dw_ptrmap_release(&m->touched);
+		dw_cache_unmap(&m->cache);
 		free(m);
 		m = next;
 	}
@@ -986,6 +1382,7 @@ static void dw_free(struct symbolizer *base)
 	free(s->debuginfo_path);
 	free(s->sysroot);
 	free(s->exe);
+	free(s->cache_dir);
 	free(s->demangle_buf);
 	if (s->cxx_handle)
 		dlclose(s->cxx_handle);
@@ -1130,7 +1527,7 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 	if (n < 0)
 		return dw_error(err, SYM_EFORMAT, "%s: cannot read the load map: %s", opt->core,
 				dwfl_errmsg(-1));
-	uint64_t entry;
+	uint64_t entry = 0;
 	int have_entry = dw_core_entry(s->core_elf, &entry) == 0;
 	if (n == 0 && have_entry && dw_report_exe_at_entry(s, opt->exe, entry) == 0)
 		n = 1;
@@ -1181,6 +1578,11 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	s->exe = strdup(opt->exe);
 	s->exe_idlen = -1;
 	s->reference = (opt->flags & SYM_DW_REFERENCE) != 0;
+	/* the reference path is what the cache is tested against: never cached */
+	if (opt->cache_dir && opt->cache_dir[0] && !s->reference && !(s->cache_dir = strdup(opt->cache_dir))) {
+		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+		goto fail;
+	}
 	if (!s->debuginfo_path || (opt->sysroot && !s->sysroot) || !s->exe) {
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 		goto fail;

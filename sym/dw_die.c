@@ -178,7 +178,9 @@ static int dw_abbrevs_read(struct dw_abbrevs *a, const struct dw_unit *u, const 
 			/* pcs and names matter for scopes only; DW_AT_sibling for every DIE */
 			int wanted = name == DW_AT_sibling || (scope_tag && (name == DW_AT_low_pc ||
 				name == DW_AT_high_pc || name == DW_AT_ranges || name == DW_AT_abstract_origin ||
-				name == DW_AT_name || name == DW_AT_linkage_name || name == DW_AT_MIPS_linkage_name));
+				name == DW_AT_name || name == DW_AT_linkage_name || name == DW_AT_MIPS_linkage_name ||
+				name == DW_AT_specification || name == DW_AT_call_file || name == DW_AT_call_line ||
+				name == DW_AT_call_column));
 			s->skip = wanted ? -1 : dw_form_size(u, s->form);
 		}
 		ab->n = (uint32_t)(a->nspecs - ab->first);
@@ -192,6 +194,13 @@ fail:
 	return -1;
 }
 
+struct dw_walkctx {
+	const struct dw_unit *u;
+	const struct dw_secs *secs;
+	struct dw_abbrevs ab;
+	const unsigned char *ustart, *uend;   /* the unit, header included */
+};
+
 /* What the walk needs of one DIE. */
 struct dw_rdie {
 	const struct dw_abbrev *ab;   /* NULL for a null entry */
@@ -201,14 +210,38 @@ struct dw_rdie {
 	uint64_t low, high, ranges;
 	int own_name;                 /* has a name or linkage name of its own */
 	uint64_t origin;              /* .debug_info offset of DW_AT_abstract_origin, 0 if none */
+	const char *name;             /* DW_AT_name's string, NULL if none or not read */
+	int other_name;               /* a linkage name, specification or origin, or a name not read */
+	int call_bad;                 /* a DW_AT_call_* in a form not read here */
+	int has_call_file;
+	uint64_t call_file, call_line, call_col;
 };
 
-struct dw_walkctx {
-	const struct dw_unit *u;
-	const struct dw_secs *secs;
-	struct dw_abbrevs ab;
-	const unsigned char *ustart, *uend;   /* the unit, header included */
-};
+/* The string of form at p (value v already read), or NULL when this decoder
+ * does not read that form or the string is out of bounds. */
+static const char *dw_form_string(const struct dw_walkctx *w, uint32_t form, const unsigned char *at, uint64_t v)
+{
+	const struct dw_sec *sec;
+	if (form == DW_FORM_string)
+		return (const char *)at;
+	if (form == DW_FORM_strp)
+		sec = &w->secs->str;
+	else if (form == DW_FORM_line_strp)
+		sec = &w->secs->line_str;
+	else
+		return NULL;
+	if (!sec->data || v >= sec->size || !memchr(sec->data + v, '\0', sec->size - v))
+		return NULL;
+	return (const char *)sec->data + v;
+}
+
+/* Is form one dwarf_formudata reads as a plain constant? */
+static int dw_form_const(uint32_t form)
+{
+	return form == DW_FORM_data1 || form == DW_FORM_data2 || form == DW_FORM_data4 ||
+	       form == DW_FORM_data8 || form == DW_FORM_udata || form == DW_FORM_implicit_const;
+}
+
 
 /* Read a value of form at *p. Returns 0 with *v set (for string forms *v is
  * unused), or -1 on an unknown form or a read past end. */
@@ -298,6 +331,7 @@ static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, stru
 			continue;
 		}
 		uint32_t form = s->form;
+		const unsigned char *at = p;
 		if (dw_form_read(w, form, s->implicit, &p, &v) < 0)
 			return -1;
 		switch (s->name) {
@@ -334,11 +368,33 @@ static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, stru
 			d->has_high = 1;
 			break;
 		case DW_AT_name:
+			d->own_name = 1;
+			d->name = dw_form_string(w, form, at, v);
+			if (!d->name)
+				d->other_name = 1;
+			break;
 		case DW_AT_linkage_name:
 		case DW_AT_MIPS_linkage_name:
 			d->own_name = 1;
+			d->other_name = 1;
+			break;
+		case DW_AT_specification:
+			d->other_name = 1;
+			break;
+		case DW_AT_call_file:
+		case DW_AT_call_line:
+		case DW_AT_call_column:
+			if (!dw_form_const(form))
+				d->call_bad = 1;
+			else if (s->name == DW_AT_call_file)
+				d->call_file = v, d->has_call_file = 1;
+			else if (s->name == DW_AT_call_line)
+				d->call_line = v;
+			else
+				d->call_col = v;
 			break;
 		case DW_AT_abstract_origin:
+			d->other_name = 1;
 			if (form == DW_FORM_ref1 || form == DW_FORM_ref2 || form == DW_FORM_ref4 ||
 			    form == DW_FORM_ref8 || form == DW_FORM_ref_udata)
 				d->origin = (uint64_t)(w->ustart - w->secs->info.data) + v;
@@ -522,7 +578,7 @@ static int dw_rdie_ranges(const struct dw_walkctx *w, const struct dw_rdie *d,
 }
 
 int dw_cuidx_scan(const struct dw_unit *u, const struct dw_secs *secs,
-		  int (*scope)(void *, uint64_t, int32_t, int, int, uint64_t),
+		  int (*scope)(void *, uint64_t, int32_t, int, int, uint64_t, const struct dw_sattrs *),
 		  int (*range)(void *, uint64_t, uint64_t), void *arg)
 {
 	struct dw_walkctx w = { u, secs, {0}, NULL, NULL };
@@ -566,9 +622,11 @@ int dw_cuidx_scan(const struct dw_unit *u, const struct dw_secs *secs,
 			if (nr < 0)
 				goto out;
 			if (nr > 0) {
+				struct dw_sattrs x = { lv->d.other_name ? NULL : lv->d.name, !lv->d.call_bad,
+						       lv->d.has_call_file, lv->d.call_file, lv->d.call_line, lv->d.call_col };
 				int idx = scope(arg, (uint64_t)(lv->p - secs->info.data), me,
 						tag == DW_TAG_inlined_subroutine, nr,
-						lv->d.own_name ? 0 : lv->d.origin);
+						lv->d.own_name ? 0 : lv->d.origin, &x);
 				if (idx < 0)
 					goto out;
 				me = idx;

@@ -64,6 +64,11 @@ struct dw_scope {
 	int named;              /* name below has been looked up */
 	int linkage;            /* the name came from a linkage name */
 	const char *name;       /* interned demangled name, NULL if none */
+	const char *own_name;   /* the DW_AT_name the decoder read when the DIE has no linkage
+				 * name, specification or origin (its name in a C CU), or NULL */
+	int have_call;          /* call_* below were read by the decoder (else ask libdw) */
+	int has_call_file;      /* DW_AT_call_file present */
+	uint32_t call_file, call_line, call_col;  /* DW_AT_call_*, 0 when absent */
 	uint32_t first_range;   /* this scope's ranges: cu->ranges[first_range..+nranges) */
 	uint32_t nranges;
 };
@@ -139,16 +144,26 @@ struct dw_unit {
 	int has_addr_base, has_rnglists_base;
 };
 
+/* Attributes of a scope DIE the decoder read besides its ranges (for names and
+ * inline call sites without libdw). */
+struct dw_sattrs {
+	const char *name;       /* DW_AT_name's string when the DIE has no linkage name,
+				 * specification or abstract origin, else NULL */
+	int have_call;          /* the DW_AT_call_* below are known (absent ones 0) */
+	int has_call_file;      /* DW_AT_call_file is present (file 0 is a file in DWARF 5) */
+	uint64_t call_file, call_line, call_col;
+};
+
 /* Walk the CU's DIEs as dw_scope.c's libdw walk does. For each subprogram or
  * inlined subroutine with code, range(arg, lo, hi) is called for each of its
- * ranges and then scope(arg, die_offset, parent, inlined, nranges, origin), which
+ * ranges and then scope(arg, die_offset, parent, inlined, nranges, origin, attrs), which
  * returns the new scope's index (the parent of the scopes below it) or -1 to
  * stop; origin is the offset of the DIE's DW_AT_abstract_origin when the DIE
  * has no name or linkage name of its own (its name is then the origin's), else
  * 0. Returns 0, or -1 on anything unexpected (the caller then falls back to
  * libdw) or when a callback failed. */
 int dw_cuidx_scan(const struct dw_unit *u, const struct dw_secs *secs,
-		  int (*scope)(void *, uint64_t, int32_t, int, int, uint64_t),
+		  int (*scope)(void *, uint64_t, int32_t, int, int, uint64_t, const struct dw_sattrs *),
 		  int (*range)(void *, uint64_t, uint64_t), void *arg);
 
 /* Entry idx of .debug_addr for unit u into *out. Returns 0, or -1. */
@@ -206,5 +221,163 @@ static inline int dw_tag_descend(unsigned tag)
 		return 0;
 	}
 }
+
+
+/* ---- the per-module index cache (dw_cache.c) ----
+ * A file per module, named by its build-id, that answers addresses without
+ * libdw: the collapsed address ranges of the CUs (libdwfl's choice of CU for
+ * an address), and for each CU that was decoded, its line rows, file paths and
+ * scopes already named, plus the module's function symbols. Little-endian
+ * fixed-size records; every offset is checked when the file is mapped. */
+
+#define DW_CACHE_MAGIC "MPRFSYMC"
+#define DW_CACHE_VERSION 1u
+#define DW_CACHE_NONE 0xffffffffu   /* no string, or a CU that was not decoded */
+
+/* What must match for a cache file to be used. */
+struct dw_ckey {
+	unsigned char id[64];    /* the module file's GNU build-id */
+	uint32_t idlen;
+	uint32_t flags;          /* DW_CKEY_DEMANGLE */
+	uint64_t size, mtime;    /* the module file's st_size and st_mtime in ns */
+};
+enum { DW_CKEY_DEMANGLE = 1u << 0 };  /* C++ names were demangled */
+
+struct dw_chdr {
+	char magic[8];
+	uint32_t version, hdrsize;
+	uint64_t size;           /* the whole file */
+	uint64_t sum;            /* dw_cache_sum of bytes [hdrsize, size) */
+	struct dw_ckey key;
+	int64_t dwdelta;         /* DWARF bias minus the module's load bias */
+	uint64_t dbg_size, dbg_mtime;  /* the separate debug file, when dbg_path is set */
+	uint32_t dbg_path;       /* string: that file's path, or DW_CACHE_NONE */
+	uint32_t pad;
+	uint64_t syms_off, nsyms;       /* struct dw_csym, sorted by addr */
+	uint64_t aranges_off, naranges; /* struct dw_carange, sorted by addr */
+	uint64_t last_end;              /* end of the last arange before collapsing */
+	uint64_t cus_off, ncus;         /* struct dw_ccu */
+	uint64_t strs_off, strs_size;   /* NUL-terminated strings; ends with a NUL */
+};
+
+struct dw_csym {
+	uint64_t addr;           /* minus the load bias */
+	uint64_t size;
+	uint32_t name;           /* string (raw symbol name) */
+	int32_t rank;
+};
+
+/* The first arange of a run of one CU (as libdwfl collapses them). */
+struct dw_carange {
+	uint64_t addr;           /* DWARF address */
+	uint64_t cuoff;          /* the CU DIE's offset */
+	uint32_t cu;             /* index into the CU records, or DW_CACHE_NONE */
+	uint32_t pad;
+};
+
+struct dw_ccu {
+	uint64_t cuoff;
+	uint32_t is_cxx, pad;
+	uint64_t rows_off, nrows;       /* struct dw_crow, libdw's order, rows that can
+					 * never be the answer left out */
+	uint64_t files_off, nfiles;     /* uint32_t strings: absolute paths */
+	uint64_t scopes_off, nscopes;   /* struct dw_cscope, parents first */
+	uint64_t ranges_off, nranges;   /* struct dw_crange grouped per scope */
+	uint64_t sorted_off;            /* the same ranges sorted (dw_cuidx.sorted) */
+	uint64_t rows_base;             /* DWARF address the rows' addr are relative to */
+};
+
+struct dw_crow {
+	uint32_t addr;           /* minus the CU's rows_base */
+	uint32_t line;
+	uint32_t file;           /* index into the CU's files; DW_CROW_END set: ends a sequence */
+	uint32_t col;
+};
+#define DW_CROW_END 0x80000000u
+
+enum { DW_CSCOPE_INLINED = 1u, DW_CSCOPE_LINKAGE = 2u };
+
+struct dw_cscope {
+	int32_t parent;          /* -1 or an earlier scope */
+	uint32_t flags;          /* DW_CSCOPE_* */
+	uint32_t name;           /* string: the display name, or DW_CACHE_NONE */
+	uint32_t call_file;      /* string: where an inlined instance was called */
+	uint32_t call_line, call_col;
+	uint32_t first_range, nranges;
+};
+
+struct dw_crange {
+	uint64_t lo, hi;
+	uint32_t scope, depth;
+};
+
+/* A mapped cache file that passed dw_cache_check. */
+struct dw_cache {
+	const unsigned char *base;
+	size_t len;
+	const struct dw_chdr *h;
+};
+
+/* The checksum stored in the header. */
+uint64_t dw_cache_sum(const unsigned char *p, size_t n);
+
+/* Check len bytes at p as a cache file for key (NULL: any key): header,
+ * checksum, every offset and index in bounds, order of sorted arrays. Returns
+ * 0 (c filled, borrowing p), or -1 with why filled (one phrase). */
+int dw_cache_check(struct dw_cache *c, const unsigned char *p, size_t len, const struct dw_ckey *key,
+		   char *why, size_t whysz);
+
+/* Map and check the file at path. Returns 0, 1 when there is no such file, or
+ * -1 with why filled. Release with dw_cache_unmap(). */
+int dw_cache_map(struct dw_cache *c, const char *path, const struct dw_ckey *key, char *why, size_t whysz);
+void dw_cache_unmap(struct dw_cache *c);
+
+/* The string at off, or NULL for DW_CACHE_NONE (offsets were checked). */
+const char *dw_cache_str(const struct dw_cache *c, uint32_t off);
+
+/* The CU libdwfl would pick for DWARF address pc: its record, or NULL with
+ * *known 0 when no CU covers pc, or NULL with *known 1 when the CU was not
+ * decoded into the file (ask libdw). */
+const struct dw_ccu *dw_cache_cu(const struct dw_cache *c, uint64_t pc, int *known);
+
+/* The row that names pc (dw_lines_find's rule), or NULL. */
+const struct dw_crow *dw_cache_row(const struct dw_cache *c, const struct dw_ccu *cu, uint64_t pc);
+
+/* The innermost scope holding pc (dw_cuidx_find's rule), or -1. */
+int32_t dw_cache_scope(const struct dw_cache *c, const struct dw_ccu *cu, uint64_t pc);
+
+/* Arrays of a checked file. */
+static inline const struct dw_cscope *dw_cache_scopes(const struct dw_cache *c, const struct dw_ccu *cu)
+{
+	return (const struct dw_cscope *)(c->base + cu->scopes_off);
+}
+static inline const uint32_t *dw_cache_files(const struct dw_cache *c, const struct dw_ccu *cu)
+{
+	return (const uint32_t *)(c->base + cu->files_off);
+}
+
+/* A cache file being built: records in data, strings in strs. */
+struct dw_cbuf {
+	unsigned char *data;
+	size_t len, cap;
+	char *strs;
+	size_t slen, scap;
+	struct dw_ptrmap soff;   /* string pointer -> its offset + 1 */
+	int failed;              /* out of memory (or a string table over 4 GiB) */
+};
+
+/* Append n bytes (8-byte aligned); returns their offset in data. */
+uint64_t dw_cbuf_add(struct dw_cbuf *b, const void *p, size_t n);
+
+/* The offset of s in strs (added once per pointer), or DW_CACHE_NONE for NULL. */
+uint32_t dw_cbuf_str(struct dw_cbuf *b, const char *s);
+
+/* Finish the header (h, whose offsets are set; strings go last), the checksum,
+ * and write the file dir/name atomically (a temporary file renamed over it;
+ * dir created when missing). Returns 0, or -1 with why filled. */
+int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const char *name, char *why,
+		  size_t whysz);
+
+void dw_cbuf_release(struct dw_cbuf *b);
 
 #endif /* DW_PRIV_H */

@@ -101,7 +101,7 @@ static int dw_fast_range(void *arg, uint64_t lo, uint64_t hi)
 }
 
 static int dw_fast_scope(void *arg, uint64_t off, int32_t parent, int inlined, int nranges,
-			 uint64_t origin)
+			 uint64_t origin, const struct dw_sattrs *x)
 {
 	struct dw_walk *w = arg;
 	struct dw_cuidx *c = w->c;
@@ -115,6 +115,14 @@ static int dw_fast_scope(void *arg, uint64_t off, int32_t parent, int inlined, i
 	sc->parent = parent;
 	sc->depth = depth;
 	sc->inlined = inlined;
+	sc->own_name = x->name;
+	if (x->have_call && x->call_file <= UINT32_MAX && x->call_line <= UINT32_MAX && x->call_col <= UINT32_MAX) {
+		sc->have_call = 1;
+		sc->has_call_file = x->has_call_file;
+		sc->call_file = (uint32_t)x->call_file;
+		sc->call_line = (uint32_t)x->call_line;
+		sc->call_col = (uint32_t)x->call_col;
+	}
 	sc->first_range = (uint32_t)(c->nranges - (size_t)nranges);
 	sc->nranges = (uint32_t)nranges;
 	for (size_t k = sc->first_range; k < c->nranges; k++)

@@ -67,3 +67,21 @@ int sym_module_open(const char *sysroot, const char *modname, char **file_name)
 	}
 	return fd;
 }
+
+int sym_cache_dir(char *buf, size_t cap)
+{
+	const char *env = getenv("MPROF_CACHE_DIR");
+	int n;
+	if (env) {
+		if (!env[0] || !strcmp(env, "off"))
+			return -1;
+		n = snprintf(buf, cap, "%s", env);
+	} else if ((env = getenv("XDG_CACHE_HOME")) && env[0] == '/') {
+		n = snprintf(buf, cap, "%s/mprof-core", env);
+	} else if ((env = getenv("HOME")) && env[0]) {
+		n = snprintf(buf, cap, "%s/.cache/mprof-core", env);
+	} else {
+		return -1;
+	}
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}

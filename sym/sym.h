@@ -70,6 +70,8 @@ struct sym_options {
 	const char *gdb;          /* gdb binary for the MI backend (NULL: "gdb") */
 	unsigned timeout_ms;      /* per-command time-out for the MI backend (0: default) */
 	unsigned flags;           /* enum sym_option_flag */
+	const char *cache_dir;    /* libdw backend: directory of per-module index files
+				   * (sym_cache_dir()), or NULL for none */
 };
 
 enum sym_option_flag {
@@ -106,6 +108,12 @@ void sym_free(struct symbolizer *s);
  * to a malloc'd copy of the path opened (the caller frees it); -1 when modname
  * is not absolute, the path is too long, or it cannot be opened. */
 int sym_module_open(const char *sysroot, const char *modname, char **file_name);
+
+/* The default directory of the libdw backend's index cache into buf:
+ * $MPROF_CACHE_DIR when set, else $XDG_CACHE_HOME/mprof-core, else
+ * $HOME/.cache/mprof-core. Returns 0, or -1 when there is none (MPROF_CACHE_DIR
+ * set to "" or "off", no HOME, or the path does not fit in cap bytes). */
+int sym_cache_dir(char *buf, size_t cap);
 
 /* ---- for backends ---- */
 struct sym_backend_ops {

@@ -8,6 +8,8 @@ T_FAIL=0
 # A scratch directory per script, removed at exit unless KEEP=1.
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mprof-test.XXXXXX")
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$TMP"' EXIT
+# mprof-core's symbol index cache (sym/dw_cache.c) per script, not in ~/.cache
+MPROF_CACHE_DIR=$TMP/symcache; export MPROF_CACHE_DIR
 
 # check NAME CMD...: run CMD; pass when it exits 0.
 check() {

@@ -4,6 +4,7 @@
  * (they take paths), closed before returning; nothing is written to disk and
  * everything allocated is released, so a leak is the reader's.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "reach.h"
 #include "sym.h"
 #include "tables.h"
+#include "dw_priv.h"
 #include "fz.h"
 
 /* A memfd holding data, and its /proc path. Returns the descriptor, or -1. */
@@ -323,4 +325,68 @@ void fz_symdw_run(const uint8_t *data, size_t size)
 		sym_free(s);
 	}
 	close(fd);
+}
+
+/* Every lookup of the cache at pc, reading each string it leads to. */
+static size_t fz_symcache_probe(const struct dw_cache *c, uint64_t pc)
+{
+	int known;
+	size_t n = 0;
+	const struct dw_ccu *cu = dw_cache_cu(c, pc, &known);
+
+	if (!cu)
+		return 0;
+	const struct dw_crow *r = dw_cache_row(c, cu, pc);
+	if (r) {
+		const char *f = dw_cache_str(c, dw_cache_files(c, cu)[r->file]);
+		n += f ? strlen(f) : 0;
+	}
+	for (int32_t i = dw_cache_scope(c, cu, pc); i >= 0; i = dw_cache_scopes(c, cu)[i].parent) {
+		const char *nm = dw_cache_str(c, dw_cache_scopes(c, cu)[i].name);
+		const char *cf = dw_cache_str(c, dw_cache_scopes(c, cu)[i].call_file);
+		n += (nm ? strlen(nm) : 0) + (cf ? strlen(cf) : 0) + 1;
+	}
+	return n;
+}
+
+int fz_symcache_run(const uint8_t *data, size_t size, char *why, size_t whysz)
+{
+	struct dw_cache c;
+	unsigned char *p = malloc(size ? size : 1);   /* 8-byte aligned, as mmap's */
+	int rc;
+
+	if (!p)
+		abort();
+	memcpy(p, data, size);
+	if (size >= sizeof(struct dw_chdr)) {
+		struct dw_chdr h;
+		size_t hs;
+
+		memcpy(&h, p, sizeof(h));
+		h.size = size;
+		hs = h.hdrsize <= size ? h.hdrsize : size;
+		h.sum = dw_cache_sum(p + hs, size - hs);
+		memcpy(p, &h, sizeof(h));
+	}
+	rc = dw_cache_check(&c, p, size, NULL, why, whysz);
+	if (rc == 0) {
+		const struct dw_chdr *h = c.h;
+		const struct dw_carange *ar = (const void *)(c.base + h->aranges_off);
+		const struct dw_ccu *cus = (const void *)(c.base + h->cus_off);
+		size_t sum = 0;
+
+		for (uint64_t i = 0; i < h->naranges && i < 64; i++)
+			sum += fz_symcache_probe(&c, ar[i].addr) + fz_symcache_probe(&c, ar[i].addr + 17) +
+			       fz_symcache_probe(&c, ar[i].addr - 1);
+		for (uint64_t k = 0; k < h->ncus && k < 16; k++) {
+			const struct dw_crow *rows = (const void *)(c.base + cus[k].rows_off);
+
+			for (uint64_t i = 0; i < cus[k].nrows && i < 64; i++)
+				sum += fz_symcache_probe(&c, cus[k].rows_base + rows[i].addr + 1);
+		}
+		sum += fz_symcache_probe(&c, h->last_end) + fz_symcache_probe(&c, h->last_end + 1);
+		snprintf(why, whysz, "accepted: %" PRIu64 " CUs, %zu bytes of names", h->ncus, sum);
+	}
+	free(p);
+	return rc;
 }

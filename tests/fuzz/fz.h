@@ -48,4 +48,11 @@ void fz_mi_run(const uint8_t *data, size_t size);
  * memfd can be made (descriptors leaking). */
 void fz_symdw_run(const uint8_t *data, size_t size);
 
+/* Check data as a libdw symbolizer cache file (sym/dw_cache.c) after storing its
+ * real size and checksum in its header (so that mutations reach the structure
+ * checks), then look up addresses from its own ranges and rows and read every
+ * string a lookup returns. Returns 0 when the file was accepted, -1 with why
+ * filled when refused. */
+int fz_symcache_run(const uint8_t *data, size_t size, char *why, size_t whysz);
+
 #endif /* FZ_H */

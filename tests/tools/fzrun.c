@@ -2,7 +2,7 @@
  * libFuzzer targets (tests/fuzz/fz.c), without libFuzzer: built by make with gcc,
  * and under ASan+UBSan in build-san/. For tests/run-fuzz-regress.sh.
  *
- * usage: fzrun [--mi | --symdw] FILE...
+ * usage: fzrun [--mi | --symdw | --symcache] FILE...
  * Prints one line per file: "FILE: ms=N error: MSG" or "FILE: ms=N segs=N blocks=N
  * live=N damaged=N roots=N lost=N stats=0|1 [note: MSG]". Exits 1 when a file
  * cannot be read, else 0 (a sanitizer report aborts the run).
@@ -71,6 +71,10 @@ int main(int argc, char **argv)
 			mode = 2;
 			continue;
 		}
+		if (!strcmp(argv[i], "--symcache")) {
+			mode = 3;
+			continue;
+		}
 		data = slurp(argv[i], &len);
 		if (!data) {
 			fprintf(stderr, "fzrun: %s: cannot read\n", argv[i]);
@@ -84,6 +88,13 @@ int main(int argc, char **argv)
 		} else if (mode == 2) {
 			fz_symdw_run(data, len);
 			printf("%s: ms=%.0f symdw\n", argv[i], now_ms() - t0);
+		} else if (mode == 3) {
+			char why[256];
+
+			if (fz_symcache_run(data, len, why, sizeof(why)) < 0)
+				printf("%s: ms=%.0f refused: %s\n", argv[i], now_ms() - t0, why);
+			else
+				printf("%s: ms=%.0f %s\n", argv[i], now_ms() - t0, why);
 		} else {
 			struct fz_result r;
 

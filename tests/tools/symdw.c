@@ -3,11 +3,13 @@
  * tab-separated line per address, then the notes prefixed "note: ".
  *
  * usage: symdw [--sysroot DIR] [--debug-dir DIR]... [--addr-file F] [--repeat N]
- *              [--scan] [--quiet] [--reference] (EXE CORE | --raw-elf EXE) [ADDR...]
+ *              [--scan] [--quiet] [--reference] [--cache-dir DIR]
+ *              (EXE CORE | --raw-elf EXE) [ADDR...]
  * --scan adds every distinct return address of the annotated blocks that
  * coreparse finds in CORE; --repeat resolves N times (timing on stderr);
  * --reference asks libdw for every line (SYM_DW_REFERENCE: the old, slower
- * path the fast one is compared with).
+ * path the fast one is compared with); --cache-dir keeps the per-module index
+ * files there (sym_options.cache_dir; none by default here).
  * line:  ADDR \t FUNCTION \t FILE:LINE \t MODULE+0xOFF \t FLAGS \t CHAIN
  * where FUNCTION and FILE:LINE are the innermost frame's ("?" when unknown),
  * FLAGS is "-" or a comma list (nomodule, buildid, nodebug) and CHAIN lists
@@ -26,7 +28,7 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: symdw [--sysroot DIR] [--debug-dir DIR]... [--addr-file F] "
-		"[--repeat N] [--scan] [--quiet] [--reference] (EXE CORE | --raw-elf EXE) [ADDR...]\n");
+		"[--repeat N] [--scan] [--quiet] [--reference] [--cache-dir DIR] (EXE CORE | --raw-elf EXE) [ADDR...]\n");
 	return 2;
 }
 
@@ -95,6 +97,8 @@ int main(int argc, char **argv)
 			quiet = 1;
 		else if (!strcmp(argv[i], "--raw-elf"))
 			raw = 1;
+		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+			opt.cache_dir = argv[++i];
 		else if (!strcmp(argv[i], "--reference"))
 			opt.flags |= SYM_DW_REFERENCE;
 		else

@@ -191,8 +191,10 @@ static int on_range(void *arg, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-static int on_scope(void *arg, uint64_t off, int32_t parent, int inlined, int nranges, uint64_t origin)
+static int on_scope(void *arg, uint64_t off, int32_t parent, int inlined, int nranges, uint64_t origin,
+		    const struct dw_sattrs *x)
 {
+	(void)x;
 	struct scopes *s = arg;
 	if (s->n == 16)
 		return -1;

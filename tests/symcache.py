@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""symcache.py - edit a libdw symbolizer cache file (sym/dw_cache.c) for
+tests/run-symcache.sh, keeping it well-formed where asked.
+
+usage: symcache.py rename FILE OLD NEW   replace the string OLD by NEW (same length)
+                                         and store the matching checksum
+       symcache.py flip FILE             flip one byte in the middle (checksum left)
+       symcache.py info FILE             print "version size nsyms naranges ncus"
+"""
+import struct
+import sys
+
+M = (1 << 64) - 1
+
+
+def csum(b):
+    # dw_cache_sum: running sum of 64-bit words and the sum of those sums
+    a, s = (0x6a09e667f3bcc909 ^ len(b)) & M, 0x9e3779b97f4a7c15
+    n8 = len(b) // 8 * 8
+    for (w,) in struct.iter_unpack("<Q", b[:n8]):
+        a = (a + w) & M
+        s = (s + a) & M
+    for c in b[n8:]:
+        a = (a + c) & M
+        s = (s + a) & M
+    return a ^ ((s * 0x9e3779b97f4a7c15) & M)
+
+
+cmd, path = sys.argv[1], sys.argv[2]
+data = bytearray(open(path, "rb").read())
+version, hdrsize = struct.unpack_from("<II", data, 8)
+if cmd == "rename":
+    old, new = sys.argv[3].encode(), sys.argv[4].encode()
+    assert len(old) == len(new)
+    at = data.find(b"\0" + old + b"\0")
+    if at < 0:
+        sys.exit("no string %s" % sys.argv[3])
+    data[at + 1:at + 1 + len(old)] = new
+    struct.pack_into("<Q", data, 24, csum(bytes(data[hdrsize:])))
+elif cmd == "flip":
+    data[len(data) // 2] ^= 0x40
+elif cmd == "info":
+    # header: magic 8, version 4, hdrsize 4, size 8, sum 8, key 88, dwdelta 8,
+    # dbg_size 8, dbg_mtime 8, dbg_path 4, pad 4, then syms, aranges, last_end, cus
+    off = 8 + 4 + 4 + 8 + 8 + 88 + 8 + 8 + 8 + 4 + 4
+    syms_off, nsyms, ar_off, nar, last_end, cus_off, ncus = struct.unpack_from("<7Q", data, off)
+    print(version, len(data), nsyms, nar, ncus)
+    sys.exit(0)
+open(path, "wb").write(data)
