@@ -22,7 +22,8 @@ struct an_input {
 
 /* Which frames count as the allocator and which blocks to leave out. Function names
  * match a pattern when equal to it, or equal up to the start of the parameter list
- * ("operator new" matches "operator new(unsigned long)"). */
+ * ("operator new" matches "operator new(unsigned long)"); glibc's "__GI_" prefix
+ * of its internal aliases is ignored ("__strdup" matches "__GI___strdup"). */
 struct an_filter {
 	const char *const *alloc_fns;  /* user's --alloc-fn names (added to the built-in list) */
 	size_t nalloc_fns;

@@ -26,6 +26,10 @@ int an_name_matches(const char *name, const char *pattern)
 	if (!name || !pattern)
 		return 0;
 	n = strlen(pattern);
+	/* glibc's internal aliases: libdw names libc's strdup __GI___strdup (the
+	 * linkage name of its hidden_proto), which is still __strdup */
+	if (!strncmp(name, "__GI_", 5) && strncmp(pattern, "__GI_", 5) != 0)
+		name += 5;
 	if (strncmp(name, pattern, n) != 0)
 		return 0;
 	/* whole name, or the pattern ends where the parameter list starts */
