@@ -144,7 +144,10 @@ uint32_t an_alloc_skip(const struct an_input *in, const struct an_filter *f, uin
 				return k;
 		}
 	}
-	return k;
+	/* Every frame is the allocator's (HEAPANN_DEPTH=1 under strdup, or an
+	 * unwinder that stopped inside libc): keep the outermost, the one entry
+	 * point known, rather than show a stack with no frames at all. */
+	return k ? k - 1 : 0;
 }
 
 int an_stack_ignored(const struct an_input *in, const struct an_filter *f, uint32_t stack)
