@@ -5,7 +5,8 @@
  * allocator's), malloc(0) and blocks above the mmap threshold. Built by
  * tests/run-hunt-allocs.sh with gcc -O0 and with clang -O2
  * -fomit-frame-pointer (clang emits no .debug_aranges). Prints "ready", waits
- * for a line on stdin (the test's gcore), then exits without freeing. */
+ * for a line on stdin (the test's gcore), then exits without freeing; built
+ * with -DHUNT_ABORT it aborts instead, for a core (tests/run-hunt-qemu.sh). */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <stdio.h>
@@ -46,6 +47,9 @@ int main(void)
 		if (!keep[i])
 			return 1;
 	printf("ready\n");
+#ifdef HUNT_ABORT
+	abort();   /* tests/run-hunt-qemu.sh: the target's core, from qemu-user */
+#endif
 	if (!fgets(line, sizeof line, stdin))
 		return 0;
 	return 0;
