@@ -49,6 +49,19 @@ check_eq "cut at 100 bytes: exit 1" 1 $?
 check_eq "cut at 100 bytes: one line on stderr" 1 "$(wc -l <"$TMP/cut100.err")"
 check_grep "cut at 100 bytes: it names the file" "^mprof-core: .*cut100: truncated core" "$TMP/cut100.err"
 
+# diff with a cut core as OLD: its side says what it lacks, in text and JSON
+head -c $((size / 2)) "$TMP/core" >"$TMP/half"
+"$B/mprof-core" diff "$exe" "$TMP/half" "$TMP/core" >"$TMP/diff.out" 2>&1
+check_eq "diff, half a core as OLD: exit 0" 0 $?
+check_grep "diff: the old side says it is truncated" '^old .*half: .*; missing from the image: [0-9,]+ bytes of writable memory \(the file is truncated\): blocks there are not seen' "$TMP/diff.out"
+check_grep "diff: and that its notes are cut off" '^old .*half: .*notes cut off' "$TMP/diff.out"
+check "diff: the new side, whole, says nothing of the kind" sh -c "! grep '^new ' '$TMP/diff.out' | grep -q 'missing from the image'"
+"$B/mprof-core" diff --format json "$exe" "$TMP/half" "$TMP/core" >"$TMP/diff.json" 2>/dev/null
+check "diff JSON: old.truncated true, new.truncated false" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not (d["old"]["truncated"] is True and d["new"]["truncated"] is False and d["old"]["missing_writable_bytes"] > 0 and d["new"]["missing_writable_bytes"] == 0))' "$TMP/diff.json"
+
 # sixteen cuts across the file: never a crash, every exit 0 or 1
 bad=
 for k in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
