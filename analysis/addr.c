@@ -169,7 +169,9 @@ void an_addr_classify(const struct cp_image *img, const struct cp_scan *scan, ui
 		return;
 	}
 	if (!out->seg) {
-		out->what = AN_ADDR_UNMAPPED;
+		/* gcore writes no segment at all for read-only file mappings:
+		 * NT_FILE still says the address is mapped */
+		out->what = out->mapping ? AN_ADDR_NOT_DUMPED : AN_ADDR_UNMAPPED;
 		return;
 	}
 	for (size_t t = 0; t < img->nthreads; t++) {

@@ -22,7 +22,8 @@ struct an_input {
 
 /* Which frames count as the allocator and which blocks to leave out. Function names
  * match a pattern when equal to it, or equal up to the start of the parameter list
- * ("operator new" matches "operator new(unsigned long)"). */
+ * ("operator new" matches "operator new(unsigned long)"); glibc's "__GI_" prefix
+ * of its internal aliases is ignored ("__strdup" matches "__GI___strdup"). */
 struct an_filter {
 	const char *const *alloc_fns;  /* user's --alloc-fn names (added to the built-in list) */
 	size_t nalloc_fns;
@@ -62,7 +63,8 @@ size_t an_frames_at(const struct an_input *in, uint32_t addr_idx, struct an_fram
 int an_name_matches(const char *name, const char *pattern);
 
 /* How many innermost logical frames of 'stack' belong to the allocator: built-in
- * names (malloc family, operator new/new[], strdup...) and f->alloc_fns. */
+ * names (malloc family, operator new/new[], strdup...) and f->alloc_fns. When
+ * all of them do, all but the outermost (a stack keeps at least one frame). */
 uint32_t an_alloc_skip(const struct an_input *in, const struct an_filter *f, uint32_t stack);
 
 /* 1 when any logical frame of 'stack' matches one of f->ignore_fns. */

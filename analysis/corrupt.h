@@ -126,7 +126,7 @@ enum an_addr_what {
 	AN_ADDR_MODULE,     /* a module's data, bss or code (set by the caller from symbols) */
 	AN_ADDR_STACK,      /* a thread's stack */
 	AN_ADDR_UNMAPPED,   /* in no segment of the image */
-	AN_ADDR_NOT_DUMPED, /* in a segment, but the file does not hold the bytes */
+	AN_ADDR_NOT_DUMPED, /* in a segment the file does not hold, or in an NT_FILE mapping without one */
 	AN_ADDR_OTHER,      /* dumped memory with no block, stack or symbol around */
 };
 

@@ -27,6 +27,10 @@ int an_name_matches(const char *name, const char *pattern)
 	if (!name || !pattern)
 		return 0;
 	n = strlen(pattern);
+	/* glibc's internal aliases: libdw names libc's strdup __GI___strdup (the
+	 * linkage name of its hidden_proto), which is still __strdup */
+	if (!strncmp(name, "__GI_", 5) && strncmp(pattern, "__GI_", 5) != 0)
+		name += 5;
 	if (strncmp(name, pattern, n) != 0)
 		return 0;
 	/* whole name, or the pattern ends where the parameter list starts */
@@ -141,7 +145,10 @@ uint32_t an_alloc_skip(const struct an_input *in, const struct an_filter *f, uin
 				return k;
 		}
 	}
-	return k;
+	/* Every frame is the allocator's (HEAPANN_DEPTH=1 under strdup, or an
+	 * unwinder that stopped inside libc): keep the outermost, the one entry
+	 * point known, rather than show a stack with no frames at all. */
+	return k ? k - 1 : 0;
 }
 
 int an_stack_ignored(const struct an_input *in, const struct an_filter *f, uint32_t stack)

@@ -170,6 +170,13 @@ static void side_text(FILE *f, const char *label, const struct cli_profile *p,
 	if (p->have_stats)
 		fprintf(f, "; %s allocations, %s frees so far", fmt_num(c, p->stats.allocs),
 			fmt_num(d, p->stats.frees));
+	/* a cut core's missing blocks would read as growth or shrinkage */
+	if (cli_missing_writable(p->img, NULL) || p->img->truncated)
+		fprintf(f, "; missing from the image: %s bytes of writable memory%s: blocks there "
+			"are not seen", fmt_num(a, cli_missing_writable(p->img, NULL)),
+			p->img->truncated ? " (the file is truncated)" : "");
+	if (p->img->notes_cut)
+		fputs("; notes cut off by the truncation (library frames unnamed)", f);
 	fputc('\n', f);
 }
 
@@ -238,6 +245,10 @@ static void side_json(struct json *j, const char *key, const struct cli_profile 
 	json_u64(j, st->bytes);
 	json_key(j, "damaged_headers");
 	json_u64(j, p->scan.ndamaged);
+	json_key(j, "missing_writable_bytes");
+	json_u64(j, cli_missing_writable(p->img, NULL));
+	json_key(j, "truncated");
+	json_bool(j, p->img->truncated);
 	json_opt_u64(j, "allocs", p->have_stats, p->stats.allocs);
 	json_opt_u64(j, "frees", p->have_stats, p->stats.frees);
 	json_obj_end(j);

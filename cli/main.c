@@ -500,6 +500,9 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 		if (ro)
 			fprintf(f, "not dumped (read-only file mappings, read from the files): %s bytes\n",
 				fmt_num(a, ro));
+		if (img->notes_cut)   /* gcore writes its notes last: a cut file loses them first */
+			fputs("notes cut off by the truncation: threads and mapped files are missing "
+			      "(frames in shared libraries show as addresses; no stack is a root)\n", f);
 	}
 }
 
@@ -550,6 +553,8 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_u64(j, img->missing_segs);
 	json_key(j, "truncated");
 	json_bool(j, img->truncated);
+	json_key(j, "notes_cut");
+	json_bool(j, img->notes_cut);
 	json_obj_end(j);
 }
 

@@ -202,8 +202,12 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 		fputs("not mapped in the image\n", f);
 		break;
 	case AN_ADDR_NOT_DUMPED:
-		fprintf(f, "mapped (0x%" PRIx64 "-0x%" PRIx64 ") but not dumped in the image",
-			a->seg->vaddr, a->seg->vaddr + a->seg->memsz);
+		if (a->seg)
+			fprintf(f, "mapped (0x%" PRIx64 "-0x%" PRIx64 ") but not dumped in the image",
+				a->seg->vaddr, a->seg->vaddr + a->seg->memsz);
+		else   /* known from NT_FILE only */
+			fprintf(f, "mapped (0x%" PRIx64 "-0x%" PRIx64 ") but not dumped in the image",
+				a->mapping->start, a->mapping->end);
 		if (ai->have_sym) {
 			fputs("; ", f);
 			sym_text(f, &ai->sym);

@@ -461,9 +461,11 @@ static void lost_notes(FILE *f, const struct lost_ctx *x)
 	if (x->p->scan.ndamaged)
 		fprintf(f, "note: %s damaged headers: their blocks are not classified, and blocks only "
 			"they point to may show as lost\n", fmt_num(a, x->p->scan.ndamaged));
-	if (x->p->img->missing_bytes)
-		fprintf(f, "note: %s bytes are missing from the image: references held there are not seen\n",
-			fmt_num(a, x->p->img->missing_bytes));
+	/* only writable memory can hold references: read-only file mappings,
+	 * which kernel cores leave out by design, are not worth a warning */
+	if (cli_missing_writable(x->p->img, NULL))
+		fprintf(f, "note: %s bytes of writable memory are missing from the image: references "
+			"held there are not seen\n", fmt_num(a, cli_missing_writable(x->p->img, NULL)));
 }
 
 int report_lost_text(FILE *f, const struct cli_options *o, const struct cli_profile *p,

@@ -98,13 +98,15 @@ int cli_raw_diagnose(const struct cp_image *img, const struct cp_scan *scan,
 	uint64_t n, outside = 0;
 
 	msg[0] = '\0';
+	/* freed headers carry no address-tied check word: they pass at any base,
+	 * so they say nothing about it */
+	if (scan->nlive == 0 && scan->ndamaged) {
+		snprintf(msg, cap, "%s: no valid block found: %zu headers fail their check word, "
+			 "which ties each header to its address: is --base 0x%" PRIx64 " the "
+			 "address of the dump's first byte?", path, scan->ndamaged, img->segs[0].vaddr);
+		return -1;
+	}
 	if (scan->nblocks == 0) {
-		if (scan->ndamaged) {
-			snprintf(msg, cap, "%s: no valid block found: %zu headers fail their check word, "
-				 "which ties each header to its address: is --base 0x%" PRIx64 " the "
-				 "address of the dump's first byte?", path, scan->ndamaged, img->segs[0].vaddr);
-			return -1;
-		}
 		if ((n = count_magics(img, img->wsize, !img->big_endian)) > 0) {
 			snprintf(msg, cap, "%s: no valid block found, but %" PRIu64 " headers in the other "
 				 "byte order: try --endian %s", path, n, img->big_endian ? "little" : "big");

@@ -82,6 +82,9 @@ struct cp_image {
 	uint64_t missing_bytes;   /* bytes of memsz that the file does not hold */
 	size_t missing_segs;      /* segments with some memory missing */
 	int truncated;            /* the file ends before a segment's filesz */
+	int notes_cut;            /* the file ends before (the end of) a PT_NOTE: threads,
+				   * mapped files and auxv may be missing (gcore writes
+				   * its notes last) */
 	uint64_t truncated_bytes; /* of missing_bytes, those the core should hold (filesz)
 				   * but the file lacks; the rest the core never held
 				   * (p_filesz < p_memsz: not dumped by design) */

@@ -302,11 +302,13 @@ struct cp_image *cp_image_open_core(const char *path, struct cp_error *err)
 
 			if (ph.p_offset >= img->map_size) {
 				img->truncated = 1;
+				img->notes_cut = 1;
 				continue;
 			}
 			if (len > img->map_size - ph.p_offset) {
 				len = img->map_size - ph.p_offset;
 				img->truncated = 1;
+				img->notes_cut = 1;
 			}
 			if (cp_notes_parse(img, img->map + ph.p_offset, (size_t)len, err) < 0)
 				goto fail;

@@ -47,6 +47,7 @@ struct dw_module {
 	struct dw_fsym *syms;     /* sorted by addr */
 	size_t nsyms;
 	struct dw_cutab cus;      /* scope indexes of the CUs used so far */
+	struct dw_cutable cutable; /* CUs by their own ranges, for files without .debug_aranges */
 	int secs_state;           /* 0 not looked up, 1 secs below found, -1 none */
 	struct dw_secs secs;      /* the DWARF sections dw_line.c and dw_die.c read */
 	struct dw_ptrmap onames;  /* abstract origin offset + 1 -> name of the scopes it names */
@@ -837,6 +838,9 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 {
 	Dwarf_Addr dwbias;
 	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &dwbias);
+	/* no .debug_aranges (clang's default): the CUs' own ranges */
+	if (!cu && dwfl_module_getdwarf(m->mod, &dwbias))
+		cu = dw_cutable_find(&m->cutable, m->mod, pc - dwbias);
 	if (!cu)
 		return 0;
 	const struct dw_secs *secs = !s->reference && dw_module_secs(m) > 0 ? &m->secs : NULL;
@@ -1367,6 +1371,7 @@ static void dw_free(struct symbolizer *base)
 		struct dw_module *next = m->next;
 		free(m->syms);
 		dw_cutab_release(&m->cus);
+		dw_cutable_release(&m->cutable);
 		dw_ptrmap_release(&m->onames);
 		dw_ptrmap_release(&m->olinks);
 		dw_ptrmap_release(&m->touched);

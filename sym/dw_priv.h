@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 
 #include "htab.h"
 
@@ -202,6 +203,23 @@ int32_t dw_cuidx_find(const struct dw_cuidx *c, uint64_t pc);
 
 /* Free every index of the table and reset it to empty. */
 void dw_cutab_release(struct dw_cutab *t);
+
+/* ---- CUs by address without .debug_aranges (dw_curange.c) ---- */
+
+/* Every CU range of one module, sorted; built on first use. */
+struct dw_cutable {
+	struct dw_curange *r;
+	size_t n;
+	int state;            /* 0 not built, 1 built, -1 out of memory */
+};
+
+/* The CU DIE (libdwfl's, valid as long as mod) whose DW_AT_low_pc/high_pc or
+ * DW_AT_ranges hold pc (a DWARF address, without the load bias), or NULL. For
+ * modules without .debug_aranges, where dwfl_module_addrdie finds nothing. */
+Dwarf_Die *dw_cutable_find(struct dw_cutable *t, Dwfl_Module *mod, uint64_t pc);
+
+/* Free the table and reset it to empty. */
+void dw_cutable_release(struct dw_cutable *t);
 
 /* Tags whose children may hold code scopes: the one rule of both walks, libdw's
  * (dw_scope.c) and the byte decoder's (dw_die.c), so they find the same scopes. */
