@@ -1164,6 +1164,26 @@ static void dw_cache_put_old(const struct dw_cache *k, const struct dw_ccu *o, s
 	free(scopes);
 }
 
+/* Whether every CU of m with an address range is in seen (CU offset + 1 of
+ * each CU that .debug_aranges names). Returns 1 when all are, else 0. */
+static int dw_aranges_complete(struct dw_module *m, const struct dw_ptrmap *seen)
+{
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+
+	while ((cu = dwfl_module_nextcu(m->mod, cu, &bias))) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0)
+			if (hi > lo)
+				break;
+		if (off > 0 && !dw_ptrmap_get(seen, (const void *)(uintptr_t)(dwarf_dieoffset(cu) + 1)))
+			return 0;
+	}
+	return 1;
+}
+
 /* Write m's cache file: the CU ranges, every CU decoded in this process or in
  * the file already mapped, and the symbols. Failures become one note. */
 static void dw_module_cache_write(struct dw_symbolizer *s, struct dw_module *m)
@@ -1179,7 +1199,7 @@ static void dw_module_cache_write(struct dw_symbolizer *s, struct dw_module *m)
 	struct dw_chdr h;
 	struct dw_carange *runs = calloc(nar + 1, sizeof *runs);
 	struct dw_ccu *cus = calloc(nar + 1, sizeof *cus);
-	struct dw_ptrmap oldcu = { 0 }, newcu = { 0 };
+	struct dw_ptrmap oldcu = { 0 }, newcu = { 0 }, seen = { 0 };
 	char why[512] = "";
 	if (!runs || !cus)
 		goto out;
@@ -1216,6 +1236,8 @@ static void dw_module_cache_write(struct dw_symbolizer *s, struct dw_module *m)
 		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &addr, &len, &cuoff) != 0)
 			goto out;
 		h.last_end = addr + len;
+		if (dw_ptrmap_put(&seen, (const void *)(uintptr_t)(cuoff + 1), &seen) < 0)
+			goto out;
 		if (nruns && cuoff == last)
 			continue;
 		last = cuoff;
@@ -1240,6 +1262,11 @@ static void dw_module_cache_write(struct dw_symbolizer *s, struct dw_module *m)
 			runs[nruns].cu = (uint32_t)ncus++;
 		nruns++;
 	}
+	/* The file answers from these runs alone, so they must name every CU that
+	 * has code: a module without .debug_aranges (clang's default), or with a
+	 * CU missing from it, is named live through dw_cutable: not cached. */
+	if (!dw_aranges_complete(m, &seen))
+		goto out;
 	h.naranges = nruns;
 	h.aranges_off = dw_cbuf_array(&b, runs, nruns, sizeof *runs);
 	h.ncus = ncus;
@@ -1263,6 +1290,7 @@ out:
 	dw_cbuf_release(&b);
 	dw_ptrmap_release(&oldcu);
 	dw_ptrmap_release(&newcu);
+	dw_ptrmap_release(&seen);
 	free(runs);
 	free(cus);
 }
