@@ -636,6 +636,36 @@ static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char 
 	}
 	return mask;
 }
+
+/* For W=8: bit k of the result is set when the half of word k of the 256 bytes
+ * at p that holds bits 32..63 (the odd lanes for a little-endian target, the even
+ * ones for big-endian) equals that half of a magic. The same filter as
+ * lanes_mask() on the lanes that matter only: the other half of each word was
+ * compared for nothing, and the mask bit per word spares the caller the two hits
+ * of one word. About half the work per byte of the scan's inner loop (issue 15). */
+#define CP_HAVE_WORDS_MASK8 1
+static inline __attribute__((always_inline)) uint64_t words_mask8(const struct scanner *sc,
+								  const unsigned char *p, int odd)
+{
+	const __m128i A = _mm_set1_epi32((int)sc->lane[0]), B = _mm_set1_epi32((int)sc->lane[1]);
+	const __m128i C = _mm_set1_epi32((int)sc->lane[2]), D = _mm_set1_epi32((int)sc->lane[3]);
+	const __m128i E = _mm_set1_epi32((int)sc->lane[4]);
+	uint64_t mask = 0;
+	unsigned k;
+
+	for (k = 0; k < 8; k++) {
+		__m128 a = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + 32 * k)));
+		__m128 b = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + 32 * k + 16)));
+		/* lanes 1, 3 of a and of b (0xDD), or lanes 0, 2 (0x88): words 4k..4k+3 */
+		__m128i v = _mm_castps_si128(odd ? _mm_shuffle_ps(a, b, 0xDD) : _mm_shuffle_ps(a, b, 0x88));
+		__m128i e = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(v, A), _mm_cmpeq_epi32(v, B)),
+					 _mm_or_si128(_mm_cmpeq_epi32(v, C), _mm_cmpeq_epi32(v, D)));
+
+		e = _mm_or_si128(e, _mm_cmpeq_epi32(v, E));
+		mask |= (uint64_t)(unsigned)_mm_movemask_ps(_mm_castsi128_ps(e)) << (4 * k);
+	}
+	return mask;
+}
 #else
 static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char *p)
 {
@@ -694,6 +724,24 @@ static void scan_chunk(struct worker *wk, struct chunk *c)
 		c->blocks = wk->sc->pool[--wk->sc->npool];
 	pthread_mutex_unlock(&wk->sc->pub_lock);
 	populate(base + c->off, c->end - c->off);
+#ifdef CP_HAVE_WORDS_MASK8
+	if (w == 8) {
+		/* two loops, so that the shuffle's lane choice is a constant */
+		const int odd = !sc->big;
+
+		for (; c->end - off >= 256; off += 256) {
+			uint64_t mask = odd ? words_mask8(sc, base + off, 1) : words_mask8(sc, base + off, 0);
+
+			while (mask) {
+				uint64_t o = off + 8 * (uint64_t)__builtin_ctzll(mask);
+
+				mask &= mask - 1;
+				if (word_is_magic(sc, base + o))
+					candidate(wk, c, seg, o, cp_decode(base + o, w, sc->big));
+			}
+		}
+	}
+#endif
 	for (; c->end - off >= 256; off += 256) {
 		uint64_t mask = lanes_mask(sc, base + off);
 
