@@ -645,6 +645,34 @@ static void for_dumped(const struct cp_image *img, uint64_t a, uint64_t b, const
 	}
 }
 
+/* for_dumped() for [a, b) when the caller walks many short ranges mostly in
+ * address order (the mark, block by block): the segment of the last range is
+ * kept in *seg, and a range inside its dumped bytes is one call of fn, without
+ * looking the segment up again. The same calls as for_dumped() (segments do
+ * not overlap: cp_image refuses a core where they do). */
+static inline void for_dumped_near(const struct cp_image *img, const struct cp_segment **seg,
+				   uint64_t a, uint64_t b, const struct piece_fn *f)
+{
+	const struct cp_segment *s = *seg;
+	unsigned w = img->wsize;
+	uint64_t a2 = round_up_sat(a, w);
+
+	if (a2 >= b)
+		return;
+	if (!s || a2 < s->vaddr || a2 - s->vaddr >= s->memsz) {
+		s = cp_image_segment(img, a2);
+		*seg = s;
+	}
+	if (s && b - s->vaddr <= s->avail && b - s->vaddr <= s->memsz) {
+		uint64_t len = (b - a2) & ~(uint64_t)(w - 1);
+
+		if (len)
+			f->fn(f->arg, a2, img->map + s->offset + (a2 - s->vaddr), len);
+		return;
+	}
+	for_dumped(img, a, b, f);
+}
+
 /* For a walk from a upwards over the sorted excluded ranges (*e: the first one
  * that may still matter, advanced here): an excluded range holding a raises
  * *skip_to to its end; one starting later lowers *next to its start. */
@@ -746,6 +774,7 @@ struct mark {
 	uint32_t leader;      /* clique phase: the leader, else UINT32_MAX */
 	uint64_t block_bytes;
 	struct an_pagerel rel; /* pages of img->map read since the last release */
+	const struct cp_segment *seg;  /* segment of the block read last (for_dumped_near) */
 };
 
 /* memcheck's lc_push_without_clique_if_a_chunk_ptr */
@@ -826,7 +855,7 @@ static void mark_block(struct mark *m, uint32_t k)
 
 	/* a size 0 block's [user, user + 1) holds no whole word: nothing is read */
 	m->cur = k;
-	for_dumped(m->img, live_start(&m->li, k), live_end(&m->li, k), &f);
+	for_dumped_near(m->img, &m->seg, live_start(&m->li, k), live_end(&m->li, k), &f);
 	an_pagerel_check(&m->rel);
 }
 
@@ -1148,6 +1177,7 @@ static void *part_read(void *arg)
 	struct mark *m = pt->m;
 	struct chunk_ctx x;
 	struct piece_fn f = { chunk_piece, &x };
+	const struct cp_segment *seg = NULL;
 
 	x.li = &m->li;
 	x.rel = &m->rel;
@@ -1159,7 +1189,7 @@ static void *part_read(void *arg)
 		uint32_t k = m->stack.v[pos];
 
 		if (!pt->hits.oom)
-			for_dumped(m->img, live_start(&m->li, k), live_end(&m->li, k), &f);
+			for_dumped_near(m->img, &seg, live_start(&m->li, k), live_end(&m->li, k), &f);
 		pt->ends[pos - pt->a] = (uint32_t)pt->hits.n;
 	}
 	pt->bytes = x.bytes;
