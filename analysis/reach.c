@@ -2,9 +2,10 @@
  * leak categories computed over a core instead of a running program.
  *
  * Pure over a read-only image: every read goes through the segments' dumped bytes.
- * Live blocks are indexed by user address (a sorted array, cut into regions with
- * one bucket per 2^k bytes, about one bucket per block), so a candidate word costs
- * a range check, a search among the few regions, a bucket and one to three blocks.
+ * Live blocks are indexed by user address (a sorted array of their scan indices,
+ * cut into regions with one bucket per 2^k bytes, about one bucket per block; the
+ * addresses are read from the scan's blocks), so a candidate word costs a range
+ * check, a search among the few regions, a bucket and one to three blocks.
  * The mark uses an explicit work list. Roots and batches of the list are read by
  * several threads into hit lists that the calling thread applies in order, so the
  * result (parents included) does not depend on the thread count. Every read of

@@ -2,9 +2,11 @@
  * chunks that worker threads take in turn; the inner loop filters 32-bit lanes
  * (in the target's raw byte order) against the magics with SSE2 and decodes only
  * the hits. A candidate is validated against heapann_block.h before anything in it
- * is used, and never followed when it fails. Output is built per chunk and per
- * thread, then merged in address order. Memory grows with the number of blocks,
- * not with the image (big images' pages are dropped once scanned).
+ * is used, and never followed when it fails. Each chunk's blocks are built in a
+ * buffer, then copied in chunk order (address order) into the result, and the
+ * buffer is reused; stacks are interned per thread and merged at the end. Memory
+ * grows with the number of blocks, not with the image (big images' pages are
+ * dropped once scanned).
  */
 #include <pthread.h>
 #include <stdatomic.h>
