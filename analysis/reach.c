@@ -650,9 +650,13 @@ static void for_dumped(const struct cp_image *img, uint64_t a, uint64_t b, const
  * address order (the mark, block by block): the segment of the last range is
  * kept in *seg, and a range inside its dumped bytes is one call of fn, without
  * looking the segment up again. The same calls as for_dumped() (segments do
- * not overlap: cp_image refuses a core where they do). */
-static inline void for_dumped_near(const struct cp_image *img, const struct cp_segment **seg,
-				   uint64_t a, uint64_t b, const struct piece_fn *f)
+ * not overlap: cp_image refuses a core where they do), but for a range whose
+ * words the scan saw hold no address (cp_scan_may_point): no word there can
+ * point into a block, so it is not read at all (at 10M blocks of bench/core.sh,
+ * a gigabyte of block data the mark read and faulted in again, issue 15). */
+static inline void for_dumped_near(const struct cp_image *img, const struct cp_scan *scan,
+				   const struct cp_segment **seg, uint64_t a, uint64_t b,
+				   const struct piece_fn *f)
 {
 	const struct cp_segment *s = *seg;
 	unsigned w = img->wsize;
@@ -667,7 +671,7 @@ static inline void for_dumped_near(const struct cp_image *img, const struct cp_s
 	if (s && b - s->vaddr <= s->avail && b - s->vaddr <= s->memsz) {
 		uint64_t len = (b - a2) & ~(uint64_t)(w - 1);
 
-		if (len)
+		if (len && cp_scan_may_point(scan, img, s, a2, a2 + len))
 			f->fn(f->arg, a2, img->map + s->offset + (a2 - s->vaddr), len);
 		return;
 	}
@@ -776,6 +780,8 @@ struct mark {
 	uint64_t block_bytes;
 	struct an_pagerel rel; /* pages of img->map read since the last release */
 	const struct cp_segment *seg;  /* segment of the block read last (for_dumped_near) */
+	const struct cp_scan *ptrs;    /* the scan when its ptr_words cover every live
+				* block (no word outside them can point into one), else NULL */
 };
 
 /* memcheck's lc_push_without_clique_if_a_chunk_ptr */
@@ -856,7 +862,7 @@ static void mark_block(struct mark *m, uint32_t k)
 
 	/* a size 0 block's [user, user + 1) holds no whole word: nothing is read */
 	m->cur = k;
-	for_dumped_near(m->img, &m->seg, live_start(&m->li, k), live_end(&m->li, k), &f);
+	for_dumped_near(m->img, m->ptrs, &m->seg, live_start(&m->li, k), live_end(&m->li, k), &f);
 	an_pagerel_check(&m->rel);
 }
 
@@ -1190,7 +1196,7 @@ static void *part_read(void *arg)
 		uint32_t k = m->stack.v[pos];
 
 		if (!pt->hits.oom)
-			for_dumped_near(m->img, &seg, live_start(&m->li, k), live_end(&m->li, k), &f);
+			for_dumped_near(m->img, m->ptrs, &seg, live_start(&m->li, k), live_end(&m->li, k), &f);
 		pt->ends[pos - pt->a] = (uint32_t)pt->hits.n;
 	}
 	pt->bytes = x.bytes;
@@ -1299,6 +1305,12 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 	m.leader = UINT32_MAX;
 	if (live_index_build(scan, &m.li) < 0)
 		goto out;
+	/* a word can point into a live block only if its value lies in [li.lo,
+	 * li.lo + li.span): the scan's notes say which words may, when that range
+	 * is inside the one they were taken for */
+	if (scan->ptr_words && m.li.n && m.li.lo >= scan->ptr_lo && m.li.span &&
+	    m.li.span - 1 <= scan->ptr_hi - m.li.lo)
+		m.ptrs = scan;
 	{
 		uint64_t budget = opt ? opt->resident_max : 0;
 

@@ -8,6 +8,7 @@
  * grows with the number of blocks, not with the image (big images' pages are
  * dropped once scanned).
  */
+#include <elf.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -219,6 +220,9 @@ struct scanner {
 	uint64_t r_sl, r_sf, r_el, r_ef, r_mask;
 	uint32_t lane[5], lane_mask;  /* the lane filter's patterns, see lanes_mask() */
 	uint64_t r_sig, sig0, sig1;   /* statistics region signature (heapann_stats.h) */
+	/* words that may be addresses (cp_scan.ptr_words), or ptr_words NULL */
+	uint64_t *ptr_words, *ptr_seg_bit;
+	uint32_t ptr_lo, ptr_span;    /* upper halves within [ptr_lo, ptr_lo + ptr_span] */
 	uint64_t sl, sf, el, ef;
 };
 
@@ -639,6 +643,19 @@ static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char 
 	return mask;
 }
 
+/* OR the low n bits of m into bits [bit, bit + n) of map (n <= 32); other threads
+ * may set bits in the same 64-bit words. */
+static inline void ptr_bits_or(uint64_t *map, uint64_t bit, uint64_t m, unsigned n)
+{
+	unsigned sh = (unsigned)(bit & 63);
+
+	if (!m)
+		return;
+	__atomic_fetch_or(&map[bit / 64], m << sh, __ATOMIC_RELAXED);
+	if (sh + n > 64)
+		__atomic_fetch_or(&map[bit / 64 + 1], m >> (64 - sh), __ATOMIC_RELAXED);
+}
+
 /* For W=8: bit k of the result is set when the half of word k of the 256 bytes
  * at p that holds bits 32..63 (the odd lanes for a little-endian target, the even
  * ones for big-endian) equals that half of a magic. The same filter as
@@ -647,12 +664,17 @@ static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char 
  * of one word. About half the work per byte of the scan's inner loop (issue 15). */
 #define CP_HAVE_WORDS_MASK8 1
 static inline __attribute__((always_inline)) uint64_t words_mask8(const struct scanner *sc,
-								  const unsigned char *p, int odd)
+								  const unsigned char *p, int odd,
+								  uint64_t *ptrs)
 {
 	const __m128i A = _mm_set1_epi32((int)sc->lane[0]), B = _mm_set1_epi32((int)sc->lane[1]);
 	const __m128i C = _mm_set1_epi32((int)sc->lane[2]), D = _mm_set1_epi32((int)sc->lane[3]);
 	const __m128i E = _mm_set1_epi32((int)sc->lane[4]);
-	uint64_t mask = 0;
+	/* unsigned (hi - ptr_lo) > ptr_span, as a signed compare of both biased */
+	const __m128i L = _mm_set1_epi32((int)sc->ptr_lo);
+	const __m128i S = _mm_set1_epi32((int)(sc->ptr_span ^ 0x80000000u));
+	const __m128i X = _mm_set1_epi32((int)0x80000000u);
+	uint64_t mask = 0, out = 0;
 	unsigned k;
 
 	for (k = 0; k < 8; k++) {
@@ -665,7 +687,14 @@ static inline __attribute__((always_inline)) uint64_t words_mask8(const struct s
 
 		e = _mm_or_si128(e, _mm_cmpeq_epi32(v, E));
 		mask |= (uint64_t)(unsigned)_mm_movemask_ps(_mm_castsi128_ps(e)) << (4 * k);
+		if (ptrs) {
+			__m128i gt = _mm_cmpgt_epi32(_mm_xor_si128(_mm_sub_epi32(v, L), X), S);
+
+			out |= (uint64_t)(~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(gt)) & 15u) << (4 * k);
+		}
 	}
+	if (ptrs)
+		*ptrs = out;
 	return mask;
 }
 #else
@@ -730,9 +759,17 @@ static void scan_chunk(struct worker *wk, struct chunk *c)
 	if (w == 8) {
 		/* two loops, so that the shuffle's lane choice is a constant */
 		const int odd = !sc->big;
+		/* the words that may be addresses, when noted: bit of the word at off */
+		const uint64_t off0 = (w - seg->vaddr % w) % w;
+		uint64_t *pw = sc->ptr_words, bit0 = pw ? sc->ptr_seg_bit[c->seg] : 0, pm = 0;
 
 		for (; c->end - off >= 256; off += 256) {
-			uint64_t mask = odd ? words_mask8(sc, base + off, 1) : words_mask8(sc, base + off, 0);
+			uint64_t mask = !pw ? (odd ? words_mask8(sc, base + off, 1, NULL) :
+					       words_mask8(sc, base + off, 0, NULL)) :
+				       words_mask8(sc, base + off, 1, &pm);
+
+			if (pw)
+				ptr_bits_or(pw, bit0 + (off - off0) / 8, pm, 32);
 
 			while (mask) {
 				uint64_t o = off + 8 * (uint64_t)__builtin_ctzll(mask);
@@ -759,9 +796,17 @@ static void scan_chunk(struct worker *wk, struct chunk *c)
 				candidate(wk, c, seg, o, cp_decode(base + o, w, sc->big));
 		}
 	}
-	for (; off < c->end; off += w)
+	for (; off < c->end; off += w) {
+		if (sc->ptr_words) {   /* W=8, little-endian: see scan_prepare_ptrs() */
+			uint64_t v = cp_decode(base + off, w, sc->big);
+
+			if ((uint32_t)((v >> 32) - sc->ptr_lo) <= sc->ptr_span)
+				ptr_bits_or(sc->ptr_words, sc->ptr_seg_bit[c->seg] +
+					    (off - (w - seg->vaddr % w) % w) / w, 1, 1);
+		}
 		if (word_is_magic(sc, base + off))
 			candidate(wk, c, seg, off, cp_decode(base + off, w, sc->big));
+	}
 	if (sc->total >= SMALL_IMAGE)
 		unmap_scanned(base + c->off, c->end - c->off);
 }
@@ -1111,6 +1156,56 @@ out:
 	return rc;
 }
 
+/* Note the words that may be addresses (cp_scan.ptr_words) where the fast path
+ * can: 64-bit little-endian images with the SSE2 filter. The range is the upper
+ * halves of the lowest and highest address of the writable segments (a heap is
+ * writable; the vsyscall page at the top of x86-64's address space is not, and
+ * would widen the range to almost every value), of all segments when none is.
+ * The mark checks that every live block lies inside it before it trusts the
+ * bits. Returns 0 (also when nothing is noted), -1 out of memory. */
+static int scan_prepare_ptrs(struct scanner *sc)
+{
+#ifdef CP_HAVE_WORDS_MASK8
+	const struct cp_image *img = sc->img;
+	uint64_t lo = UINT64_MAX, hi = 0, nbits = 0;
+	size_t i;
+	int any_w = 0;
+
+	if (sc->w != 8 || sc->big || !img->nsegs)
+		return 0;
+	sc->ptr_seg_bit = malloc(img->nsegs * sizeof(*sc->ptr_seg_bit));
+	if (!sc->ptr_seg_bit)
+		return -1;
+	for (i = 0; i < img->nsegs; i++)
+		any_w |= img->segs[i].memsz && (img->segs[i].flags & PF_W);
+	for (i = 0; i < img->nsegs; i++) {
+		const struct cp_segment *s = &img->segs[i];
+		uint64_t off0 = (8 - s->vaddr % 8) % 8, last;
+
+		sc->ptr_seg_bit[i] = nbits;
+		if (s->avail >= off0 + 8)
+			nbits += ((s->avail - off0) / 8 + 63) / 64 * 64;
+		if (!s->memsz || (any_w && !(s->flags & PF_W)))
+			continue;
+		last = s->memsz - 1 > UINT64_MAX - s->vaddr ? UINT64_MAX : s->vaddr + (s->memsz - 1);
+		if (s->vaddr < lo)
+			lo = s->vaddr;
+		if (last > hi)
+			hi = last;
+	}
+	if (lo > hi)
+		return 0;
+	sc->ptr_lo = (uint32_t)(lo >> 32);
+	sc->ptr_span = (uint32_t)(hi >> 32) - sc->ptr_lo;
+	sc->ptr_words = calloc(nbits / 64 + 1, sizeof(uint64_t));
+	if (!sc->ptr_words)
+		return -1;
+#else
+	(void)sc;
+#endif
+	return 0;
+}
+
 int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options *opt,
 		       struct cp_scan *out, struct cp_error *err)
 {
@@ -1165,7 +1260,7 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 	pthread_mutex_init(&sc.pub_lock, NULL);
 	sc.chunk_bytes = opt && opt->chunk_bytes ? opt->chunk_bytes : CHUNK_BYTES;
 	sc.chunk_bytes = (sc.chunk_bytes + sc.w - 1) / sc.w * sc.w;
-	if (plan_chunks(&sc) < 0) {
+	if (plan_chunks(&sc) < 0 || scan_prepare_ptrs(&sc) < 0) {
 		cp_error_set(err, CP_ENOMEM, img->path, "out of memory");
 		goto out;
 	}
@@ -1212,6 +1307,15 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 		cp_error_set(err, CP_ENOMEM, img->path, "out of memory while merging the scan");
 		goto out;
 	}
+	out->ptr_words = sc.ptr_words;
+	out->ptr_seg_bit = sc.ptr_words ? sc.ptr_seg_bit : NULL;
+	if (sc.ptr_words) {
+		out->ptr_lo = (uint64_t)sc.ptr_lo << 32;
+		out->ptr_hi = ((uint64_t)(sc.ptr_lo + sc.ptr_span) << 32) | 0xFFFFFFFFu;
+	}
+	sc.ptr_words = NULL;
+	if (out->ptr_seg_bit)
+		sc.ptr_seg_bit = NULL;
 	rc = 0;
 out:
 	if (wks)
@@ -1229,6 +1333,8 @@ out:
 		vec_release(&sc.pool[i], sizeof(struct cp_block));
 	free(sc.pool);
 	free(sc.out);
+	free(sc.ptr_words);
+	free(sc.ptr_seg_bit);
 	pthread_mutex_destroy(&sc.pub_lock);
 	if (rc < 0)
 		cp_scan_free(out);
@@ -1255,7 +1361,38 @@ void cp_scan_free(struct cp_scan *scan)
 	free(scan->addrs);
 	free(scan->damaged);
 	free(scan->sigs);
+	free(scan->ptr_words);
+	free(scan->ptr_seg_bit);
 	memset(scan, 0, sizeof(*scan));
+}
+
+int cp_scan_may_point(const struct cp_scan *scan, const struct cp_image *img,
+		      const struct cp_segment *seg, uint64_t a, uint64_t b)
+{
+	const unsigned w = img->wsize;
+	uint64_t first, n, off0;
+	size_t s;
+
+	if (!scan || !scan->ptr_words || !seg || w != 8 || b <= a)
+		return 1;
+	s = (size_t)(seg - img->segs);
+	off0 = (w - seg->vaddr % w) % w;
+	if (s >= img->nsegs || a < seg->vaddr + off0 || (a - seg->vaddr - off0) % w ||
+	    b - seg->vaddr > seg->avail)
+		return 1;
+	first = scan->ptr_seg_bit[s] + (a - seg->vaddr - off0) / w;
+	n = (b - a) / w;
+	while (n) {
+		unsigned sh = (unsigned)(first & 63);
+		uint64_t take = n < 64 - sh ? n : 64 - sh;
+		uint64_t m = take == 64 ? UINT64_MAX : ((1ull << take) - 1) << sh;
+
+		if (scan->ptr_words[first / 64] & m)
+			return 1;
+		first += take;
+		n -= take;
+	}
+	return 0;
 }
 
 /* addr lies in b's raw block: pad, header, user data or guard (a zero-size block
