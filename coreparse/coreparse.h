@@ -308,6 +308,9 @@ struct cp_scan_options {
 	uint64_t chunk_bytes; /* work unit per thread; 0: default (8 MiB). When set,
 			       * small images are split too (tests use it to put headers
 			       * across chunk boundaries) */
+	int no_ptr_notes;     /* leave cp_scan.ptr_words NULL: for a caller that will
+			       * not run the mark (the notes cost a range test per word
+			       * and a bit per word of memory) */
 };
 
 /* cp_scan_image() with options (opt may be NULL). Same result and ownership. */

@@ -1260,7 +1260,7 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 	pthread_mutex_init(&sc.pub_lock, NULL);
 	sc.chunk_bytes = opt && opt->chunk_bytes ? opt->chunk_bytes : CHUNK_BYTES;
 	sc.chunk_bytes = (sc.chunk_bytes + sc.w - 1) / sc.w * sc.w;
-	if (plan_chunks(&sc) < 0 || scan_prepare_ptrs(&sc) < 0) {
+	if (plan_chunks(&sc) < 0 || (!(opt && opt->no_ptr_notes) && scan_prepare_ptrs(&sc) < 0)) {
 		cp_error_set(err, CP_ENOMEM, img->path, "out of memory");
 		goto out;
 	}
