@@ -2,9 +2,10 @@
  * leak categories computed over a core instead of a running program.
  *
  * Pure over a read-only image: every read goes through the segments' dumped bytes.
- * Live blocks are indexed by user address (a sorted array, cut into regions with
- * one bucket per 2^k bytes, about one bucket per block), so a candidate word costs
- * a range check, a search among the few regions, a bucket and one to three blocks.
+ * Live blocks are indexed by user address (a sorted array of their scan indices,
+ * cut into regions with one bucket per 2^k bytes, about one bucket per block; the
+ * addresses are read from the scan's blocks), so a candidate word costs a range
+ * check, a search among the few regions, a bucket and one to three blocks.
  * The mark uses an explicit work list. Roots and batches of the list are read by
  * several threads into hit lists that the calling thread applies in order, so the
  * result (parents included) does not depend on the thread count. Every read of
@@ -382,11 +383,6 @@ out:
  * three blocks. */
 #define REGION_GAP (1u << 20)
 
-struct live_block {
-	uint64_t start;       /* user address */
-	uint64_t end;         /* user + size (user + 1 for size 0) */
-};
-
 struct region {
 	uint64_t start, end;  /* first block's start, last block's end */
 	uint32_t first;       /* index of the region's first block */
@@ -395,8 +391,10 @@ struct region {
 };
 
 struct live_index {
-	struct live_block *v; /* ascending */
-	uint32_t *idx;        /* scan index of each */
+	const struct cp_block *blocks;  /* the scan's: a block's addresses are read there
+				* (issue 15: a copy of them cost 16 bytes per live block,
+				* 160 MB of fresh pages at 10M blocks) */
+	uint32_t *idx;        /* scan index of each, ascending by user address */
 	size_t n;
 	uint64_t lo, span;    /* candidates: [lo, lo + span) */
 	struct region *regions;
@@ -405,9 +403,21 @@ struct live_index {
 	unsigned shift;
 };
 
+/* Live block k's user data: [live_start, live_end) (one byte for size 0). */
+static inline uint64_t live_start(const struct live_index *li, uint32_t k)
+{
+	return li->blocks[li->idx[k]].user;
+}
+
+static inline uint64_t live_end(const struct live_index *li, uint32_t k)
+{
+	const struct cp_block *b = &li->blocks[li->idx[k]];
+
+	return b->user + (b->size ? b->size : 1);
+}
+
 static void live_index_release(struct live_index *li)
 {
-	free(li->v);
 	free(li->idx);
 	free(li->regions);
 	free(li->buckets);
@@ -417,12 +427,12 @@ static void live_index_release(struct live_index *li)
 static int live_index_build(const struct cp_scan *scan, struct live_index *li)
 {
 	size_t n = 0, nb = 0, cap = 0;
-	uint64_t spans = 0;
+	uint64_t spans = 0, prev_end = 0;
 
 	memset(li, 0, sizeof(*li));
-	li->v = malloc((scan->nlive + 1) * sizeof(*li->v));
+	li->blocks = scan->blocks;
 	li->idx = malloc((scan->nlive + 1) * sizeof(*li->idx));
-	if (!li->v || !li->idx)
+	if (!li->idx)
 		goto fail;
 	for (size_t i = 0; i < scan->nblocks; i++) {
 		const struct cp_block *b = &scan->blocks[i];
@@ -431,10 +441,9 @@ static int live_index_build(const struct cp_scan *scan, struct live_index *li)
 		if (b->state != CP_LIVE || n >= scan->nlive)
 			continue;
 		end = b->user + (b->size ? b->size : 1);
-		if (n && b->user < li->v[n - 1].end)
+		if (n && b->user < prev_end)
 			continue;   /* overlaps the one before: not a real block */
-		li->v[n].start = b->user;
-		li->v[n].end = end;
+		prev_end = end;
 		li->idx[n] = (uint32_t)i;
 		if (!li->nregions || b->user - li->regions[li->nregions - 1].end > REGION_GAP) {
 			if (li->nregions == cap) {
@@ -455,7 +464,7 @@ static int live_index_build(const struct cp_scan *scan, struct live_index *li)
 	li->n = n;
 	if (!n)
 		return 0;
-	li->lo = li->v[0].start;
+	li->lo = live_start(li, 0);
 	li->span = li->regions[li->nregions - 1].end - li->lo;
 	for (size_t r = 0; r < li->nregions; r++)
 		spans += li->regions[r].end - li->regions[r].start;
@@ -477,7 +486,7 @@ static int live_index_build(const struct cp_scan *scan, struct live_index *li)
 		for (size_t bk = 0; bk < nbk; bk++) {
 			uint64_t at = rg->start + ((uint64_t)bk << li->shift);
 
-			while (k < rg->last && li->v[k].end <= at)
+			while (k < rg->last && live_end(li, k) <= at)
 				k++;
 			rg->bucket[bk] = k;
 		}
@@ -512,21 +521,21 @@ static const uint32_t *bucket_of(const struct live_index *li, uint64_t v)
 	return &rg->bucket[(v - rg->start) >> li->shift];
 }
 
-/* The block among li->v[a..z] whose user data holds v, or -1: the block holding
+/* The block among live blocks a..z whose user data holds v, or -1: the block holding
  * v, if any, is the last one starting at or before v. */
 static inline long live_pick(const struct live_index *li, uint64_t v, uint32_t a, uint32_t z)
 {
 	while (z - a > 4) {
 		uint32_t mid = a + (z - a) / 2;
 
-		if (li->v[mid].start <= v)
+		if (live_start(li, mid) <= v)
 			a = mid;
 		else
 			z = mid;
 	}
-	while (a < z && li->v[a + 1].start <= v)
+	while (a < z && live_start(li, a + 1) <= v)
 		a++;
-	if (li->v[a].start <= v && v < li->v[a].end)
+	if (live_start(li, a) <= v && v < live_end(li, a))
 		return (long)a;
 	return -1;
 }
@@ -559,8 +568,11 @@ static void live_find_batch(const struct live_index *li, const uint64_t *vals, u
 			continue;
 		a[i] = bp[i][0];
 		z[i] = bp[i][1];
-		__builtin_prefetch(&li->v[a[i]]);
+		__builtin_prefetch(&li->idx[a[i]]);
 	}
+	for (unsigned i = 0; i < n; i++)
+		if (bp[i])
+			__builtin_prefetch(&li->blocks[li->idx[a[i]]]);
 	for (unsigned i = 0; i < n; i++)
 		out[i] = bp[i] ? live_pick(li, vals[i], a[i], z[i]) : -1;
 }
@@ -632,6 +644,38 @@ static void for_dumped(const struct cp_image *img, uint64_t a, uint64_t b, const
 			return;
 		a = round_up_sat(stop, w);
 	}
+}
+
+/* for_dumped() for [a, b) when the caller walks many short ranges mostly in
+ * address order (the mark, block by block): the segment of the last range is
+ * kept in *seg, and a range inside its dumped bytes is one call of fn, without
+ * looking the segment up again. The same calls as for_dumped() (segments do
+ * not overlap: cp_image refuses a core where they do), but for a range whose
+ * words the scan saw hold no address (cp_scan_may_point): no word there can
+ * point into a block, so it is not read at all (at 10M blocks of bench/core.sh,
+ * a gigabyte of block data the mark read and faulted in again, issue 15). */
+static inline void for_dumped_near(const struct cp_image *img, const struct cp_scan *scan,
+				   const struct cp_segment **seg, uint64_t a, uint64_t b,
+				   const struct piece_fn *f)
+{
+	const struct cp_segment *s = *seg;
+	unsigned w = img->wsize;
+	uint64_t a2 = round_up_sat(a, w);
+
+	if (a2 >= b)
+		return;
+	if (!s || a2 < s->vaddr || a2 - s->vaddr >= s->memsz) {
+		s = cp_image_segment(img, a2);
+		*seg = s;
+	}
+	if (s && b - s->vaddr <= s->avail && b - s->vaddr <= s->memsz) {
+		uint64_t len = (b - a2) & ~(uint64_t)(w - 1);
+
+		if (len && cp_scan_may_point(scan, img, s, a2, a2 + len))
+			f->fn(f->arg, a2, img->map + s->offset + (a2 - s->vaddr), len);
+		return;
+	}
+	for_dumped(img, a, b, f);
 }
 
 /* For a walk from a upwards over the sorted excluded ranges (*e: the first one
@@ -735,6 +779,9 @@ struct mark {
 	uint32_t leader;      /* clique phase: the leader, else UINT32_MAX */
 	uint64_t block_bytes;
 	struct an_pagerel rel; /* pages of img->map read since the last release */
+	const struct cp_segment *seg;  /* segment of the block read last (for_dumped_near) */
+	const struct cp_scan *ptrs;    /* the scan when its ptr_words cover every live
+				* block (no word outside them can point into one), else NULL */
 };
 
 /* memcheck's lc_push_without_clique_if_a_chunk_ptr */
@@ -803,7 +850,7 @@ static void mark_piece(void *arg, uint64_t addr, const unsigned char *p, uint64_
 			if (m->leader != UINT32_MAX)
 				clique_take(m, (uint32_t)k, m->cur);
 			else
-				mark_raise(m, (uint32_t)k, vals[i] == m->li.v[k].start, m->cur,
+				mark_raise(m, (uint32_t)k, vals[i] == live_start(&m->li, k), m->cur,
 					   m->prior_definite);
 		}
 	}
@@ -815,7 +862,7 @@ static void mark_block(struct mark *m, uint32_t k)
 
 	/* a size 0 block's [user, user + 1) holds no whole word: nothing is read */
 	m->cur = k;
-	for_dumped(m->img, m->li.v[k].start, m->li.v[k].end, &f);
+	for_dumped_near(m->img, m->ptrs, &m->seg, live_start(&m->li, k), live_end(&m->li, k), &f);
 	an_pagerel_check(&m->rel);
 }
 
@@ -915,7 +962,7 @@ static void chunk_piece(void *arg, uint64_t addr, const unsigned char *p, uint64
 				c->cap = cap;
 			}
 			c->hits[c->n].k = (uint32_t)ks[i];
-			c->hits[c->n].start = vals[i] == x->li->v[ks[i]].start;
+			c->hits[c->n].start = vals[i] == live_start(x->li, (uint32_t)ks[i]);
 			c->n++;
 		}
 	}
@@ -1100,7 +1147,7 @@ static int mark_roots(struct mark *m, unsigned nthreads, uint64_t *root_bytes)
 				v &= 0xFFFFFFFFu;
 			k = live_find(&m->li, v);
 			if (k >= 0)
-				mark_raise(m, (uint32_t)k, v == m->li.v[k].start, AN_REACH_FROM_ROOT | (uint32_t)r, 1);
+				mark_raise(m, (uint32_t)k, v == live_start(&m->li, k), AN_REACH_FROM_ROOT | (uint32_t)r, 1);
 		}
 	}
 	rc = m->oom ? -1 : 0;
@@ -1137,6 +1184,7 @@ static void *part_read(void *arg)
 	struct mark *m = pt->m;
 	struct chunk_ctx x;
 	struct piece_fn f = { chunk_piece, &x };
+	const struct cp_segment *seg = NULL;
 
 	x.li = &m->li;
 	x.rel = &m->rel;
@@ -1148,7 +1196,7 @@ static void *part_read(void *arg)
 		uint32_t k = m->stack.v[pos];
 
 		if (!pt->hits.oom)
-			for_dumped(m->img, m->li.v[k].start, m->li.v[k].end, &f);
+			for_dumped_near(m->img, m->ptrs, &seg, live_start(&m->li, k), live_end(&m->li, k), &f);
 		pt->ends[pos - pt->a] = (uint32_t)pt->hits.n;
 	}
 	pt->bytes = x.bytes;
@@ -1168,7 +1216,7 @@ static void mark_drain_parallel(struct mark *m, unsigned nthreads)
 		while (b < m->stack.n && bytes < BATCH_BYTES) {
 			uint32_t k = m->stack.v[b];
 
-			bytes += m->li.v[k].end - m->li.v[k].start;
+			bytes += live_end(&m->li, k) - live_start(&m->li, k);
 			b++;
 		}
 		if (nthreads < 2 || bytes < BATCH_MIN || b - a < 2 * nthreads) {
@@ -1195,7 +1243,7 @@ static void mark_drain_parallel(struct mark *m, unsigned nthreads)
 				while (pos < b && (t == nthreads - 1 || acc < per * (t + 1))) {
 					uint32_t k = m->stack.v[pos++];
 
-					acc += m->li.v[k].end - m->li.v[k].start;
+					acc += live_end(&m->li, k) - live_start(&m->li, k);
 				}
 				pt->b = pos;
 				pt->ends = malloc((pt->b - pt->a + 1) * sizeof(*pt->ends));
@@ -1257,6 +1305,12 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 	m.leader = UINT32_MAX;
 	if (live_index_build(scan, &m.li) < 0)
 		goto out;
+	/* a word can point into a live block only if its value lies in [li.lo,
+	 * li.lo + li.span): the scan's notes say which words may, when that range
+	 * is inside the one they were taken for */
+	if (scan->ptr_words && m.li.n && m.li.lo >= scan->ptr_lo && m.li.span &&
+	    m.li.span - 1 <= scan->ptr_hi - m.li.lo)
+		m.ptrs = scan;
 	{
 		uint64_t budget = opt ? opt->resident_max : 0;
 

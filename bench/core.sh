@@ -9,9 +9,9 @@
 #                                        prints the program path for mprof-core
 # Environment: B [build], BENCH_BIG [0], BENCH_CORE_BLOCKS (overrides the count),
 # BENCH_GCORE=1 (take the core with gdb's gcore instead of a kernel core),
-# BENCH_BASE_MPROF (another mprof-core, e.g. an older build: its --report=lost
-# runs right after ours on the same core, rows marked "base", for a before/after
-# in one run).
+# BENCH_BASE_MPROF (another mprof-core, e.g. an older build: its default report
+# and --report=lost alternate with ours on the same core, rows marked "base", for
+# a before/after in one run; BENCH_BASE_ROUNDS [2] rounds).
 set -u
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -135,20 +135,26 @@ time_report "default report" "$TMP/report.txt" "$MK" "$TMP/core"
 time_report "--format=json" "$TMP/report.json" --format=json "$MK" "$TMP/core"
 time_report "--report=lost" "$TMP/lost.txt" --report=lost "$MK" "$TMP/core"   # issue 7: target 10M <= 15 s
 # issue 15 part 4: 10M blocks in <= 3 s and <= 1 GB peak RSS. With BENCH_BASE_MPROF,
-# the two binaries alternate (base, ours, base, ours) and must print the same report.
+# the two binaries alternate (base, ours, base, ours; BENCH_BASE_ROUNDS rounds, 2)
+# on the default report and on --report=lost, and must print the same reports.
 if [ -n "${BENCH_BASE_MPROF:-}" ]; then
 	if ! [ -x "$BENCH_BASE_MPROF" ]; then
 		echo "core bench: BENCH_BASE_MPROF=$BENCH_BASE_MPROF is not executable: base rows skipped"
 	else
-		for round in 1 2; do
+		for round in $(seq "${BENCH_BASE_ROUNDS:-2}"); do
+			RUN_MPROF=$BENCH_BASE_MPROF time_report "default report (base)" "$TMP/report-base.txt" \
+				"$MK" "$TMP/core"
+			time_report "default report" "$TMP/report.txt" "$MK" "$TMP/core"
 			RUN_MPROF=$BENCH_BASE_MPROF time_report "--report=lost (base)" "$TMP/lost-base.txt" \
 				--report=lost "$MK" "$TMP/core"
 			time_report "--report=lost" "$TMP/lost.txt" --report=lost "$MK" "$TMP/core"
 		done
-		if cmp -s "$TMP/lost-base.txt" "$TMP/lost.txt"; then
-			echo "   --report=lost: the same output from both binaries"
-		else
-			echo "   --report=lost: the outputs differ (diff $TMP/lost-base.txt $TMP/lost.txt; KEEP=1 keeps them)"
-		fi
+		for r in report lost; do
+			if cmp -s "$TMP/$r-base.txt" "$TMP/$r.txt"; then
+				echo "   $r: the same output from both binaries"
+			else
+				echo "   $r: the outputs differ (diff $TMP/$r-base.txt $TMP/$r.txt; KEEP=1 keeps them)"
+			fi
+		done
 	fi
 fi

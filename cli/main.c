@@ -388,6 +388,8 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		struct cp_scan_options so_scan = { 0 };
 
 		so_scan.nthreads = o->threads;
+		/* issue 15: the scan's notes of address words serve only the mark */
+		so_scan.no_ptr_notes = !((o->reports & REP_LOST) || o->nwhy || o->nrefs);
 		if (!o->quiet && p->img->map_size > (1ull << 30) && isatty(2))
 			so_scan.progress = scan_progress;
 		if (cp_scan_image_opts(p->img, &so_scan, &p->scan, &cerr) < 0)

@@ -270,7 +270,25 @@ struct cp_scan {
 				    * cp_scan_image() even when nsigs is 0, so a reader
 				    * can use them instead of scanning the image again */
 	size_t nsigs;
+	/* Words whose value may lie in [ptr_lo, ptr_hi] (issue 15: the mark need
+	 * not read a block none of whose words can point into a block). ptr_words
+	 * is NULL when the scan did not note them (32-bit or big-endian images,
+	 * builds without SSE2, hand-made scans). Else one bit per dumped word,
+	 * segment by segment: word j of segment s (at round_up(vaddr, W) + j * W)
+	 * is bit ptr_seg_bit[s] + j, set when the word's value lies in [ptr_lo,
+	 * ptr_hi]: whole 4 GiB steps around the writable segments (all segments
+	 * when none is writable). A clear bit: the value is outside. */
+	uint64_t *ptr_words;
+	uint64_t *ptr_seg_bit;     /* per segment of the image, multiples of 64 */
+	uint64_t ptr_lo, ptr_hi;
 };
+
+/* 0 when no whole word of [a, b) (inside the dumped part of segment seg, a
+ * word-aligned) holds a value in [scan->ptr_lo, scan->ptr_hi] (per ptr_words);
+ * 1 when one may, or when that is unknown (scan NULL, nothing noted, a range
+ * outside the segment's dumped bytes). */
+int cp_scan_may_point(const struct cp_scan *scan, const struct cp_image *img,
+		      const struct cp_segment *seg, uint64_t a, uint64_t b);
 
 /* Scan every dumped byte of img for headers, using nthreads threads (0: all cores).
  * Returns 0 and fills *out (which the caller releases with cp_scan_free), or -1
@@ -293,6 +311,9 @@ struct cp_scan_options {
 	uint64_t chunk_bytes; /* work unit per thread; 0: default (8 MiB). When set,
 			       * small images are split too (tests use it to put headers
 			       * across chunk boundaries) */
+	int no_ptr_notes;     /* leave cp_scan.ptr_words NULL: for a caller that will
+			       * not run the mark (the notes cost a range test per word
+			       * and a bit per word of memory) */
 };
 
 /* cp_scan_image() with options (opt may be NULL). Same result and ownership. */

@@ -2,10 +2,13 @@
  * chunks that worker threads take in turn; the inner loop filters 32-bit lanes
  * (in the target's raw byte order) against the magics with SSE2 and decodes only
  * the hits. A candidate is validated against heapann_block.h before anything in it
- * is used, and never followed when it fails. Output is built per chunk and per
- * thread, then merged in address order. Memory grows with the number of blocks,
- * not with the image (big images' pages are dropped once scanned).
+ * is used, and never followed when it fails. Each chunk's blocks are built in a
+ * buffer, then copied in chunk order (address order) into the result, and the
+ * buffer is reused; stacks are interned per thread and merged at the end. Memory
+ * grows with the number of blocks, not with the image (big images' pages are
+ * dropped once scanned).
  */
+#include <elf.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -153,7 +156,10 @@ static void stab_release(struct stab *t)
 struct chunk {
 	size_t seg;
 	uint64_t off, end;
-	struct vec blocks;     /* struct cp_block, stack = thread-local index */
+	struct vec blocks;     /* struct cp_block, stack = thread-local index, while the
+				* chunk is scanned and until it is published */
+	size_t bfirst, bn;     /* once published: its blocks are out[bfirst, bfirst + bn) */
+	int scanned;           /* scanned, waiting to be published (under pub_lock) */
 	struct vec damage;     /* struct cp_damage, same */
 	struct vec sigs;       /* uint64_t: statistics region signatures */
 	unsigned worker;       /* which worker's stack table the indices refer to */
@@ -187,10 +193,25 @@ struct scanner {
 	uint64_t total;
 	uint64_t chunk_bytes;
 	const struct cp_scan_options *opt;
+	/* Publication: the blocks of scanned chunks are copied, in chunk order, into
+	 * one array (the result's), and each chunk's buffer goes back to a pool for
+	 * the next chunk. So the blocks are written to fresh memory once, not twice
+	 * (a buffer per chunk, then the merged copy: at 10M blocks, 630 MB of page
+	 * faults each), and the buffers stay few and warm. */
+	pthread_mutex_t pub_lock;
+	size_t published;             /* chunks published so far */
+	struct cp_block *out;         /* published blocks (malloc: becomes cp_scan.blocks) */
+	size_t out_n, out_cap;
+	struct vec *pool;             /* buffers of published chunks, emptied, for reuse */
+	size_t npool, pool_cap;
+	int pub_failed;               /* out of memory while publishing */
 	/* magics as raw host words of the target's byte order */
 	uint64_t r_sl, r_sf, r_el, r_ef, r_mask;
 	uint32_t lane[5], lane_mask;  /* the lane filter's patterns, see lanes_mask() */
 	uint64_t r_sig, sig0, sig1;   /* statistics region signature (heapann_stats.h) */
+	/* words that may be addresses (cp_scan.ptr_words), or ptr_words NULL */
+	uint64_t *ptr_words, *ptr_seg_bit;
+	uint32_t ptr_lo, ptr_span;    /* upper halves within [ptr_lo, ptr_lo + ptr_span] */
 	uint64_t sl, sf, el, ef;
 };
 
@@ -610,6 +631,61 @@ static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char 
 	}
 	return mask;
 }
+
+/* OR the low n bits of m into bits [bit, bit + n) of map (n <= 32); other threads
+ * may set bits in the same 64-bit words. */
+static inline void ptr_bits_or(uint64_t *map, uint64_t bit, uint64_t m, unsigned n)
+{
+	unsigned sh = (unsigned)(bit & 63);
+
+	if (!m)
+		return;
+	__atomic_fetch_or(&map[bit / 64], m << sh, __ATOMIC_RELAXED);
+	if (sh + n > 64)
+		__atomic_fetch_or(&map[bit / 64 + 1], m >> (64 - sh), __ATOMIC_RELAXED);
+}
+
+/* For W=8: bit k of the result is set when the half of word k of the 256 bytes
+ * at p that holds bits 32..63 (the odd lanes for a little-endian target, the even
+ * ones for big-endian) equals that half of a magic. The same filter as
+ * lanes_mask() on the lanes that matter only: the other half of each word was
+ * compared for nothing, and the mask bit per word spares the caller the two hits
+ * of one word. About half the work per byte of the scan's inner loop (issue 15). */
+#define CP_HAVE_WORDS_MASK8 1
+static inline __attribute__((always_inline)) uint64_t words_mask8(const struct scanner *sc,
+								  const unsigned char *p, int odd,
+								  uint64_t *ptrs)
+{
+	const __m128i A = _mm_set1_epi32((int)sc->lane[0]), B = _mm_set1_epi32((int)sc->lane[1]);
+	const __m128i C = _mm_set1_epi32((int)sc->lane[2]), D = _mm_set1_epi32((int)sc->lane[3]);
+	const __m128i E = _mm_set1_epi32((int)sc->lane[4]);
+	/* unsigned (hi - ptr_lo) > ptr_span, as a signed compare of both biased */
+	const __m128i L = _mm_set1_epi32((int)sc->ptr_lo);
+	const __m128i S = _mm_set1_epi32((int)(sc->ptr_span ^ 0x80000000u));
+	const __m128i X = _mm_set1_epi32((int)0x80000000u);
+	uint64_t mask = 0, out = 0;
+	unsigned k;
+
+	for (k = 0; k < 8; k++) {
+		__m128 a = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + 32 * k)));
+		__m128 b = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + 32 * k + 16)));
+		/* lanes 1, 3 of a and of b (0xDD), or lanes 0, 2 (0x88): words 4k..4k+3 */
+		__m128i v = _mm_castps_si128(odd ? _mm_shuffle_ps(a, b, 0xDD) : _mm_shuffle_ps(a, b, 0x88));
+		__m128i e = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(v, A), _mm_cmpeq_epi32(v, B)),
+					 _mm_or_si128(_mm_cmpeq_epi32(v, C), _mm_cmpeq_epi32(v, D)));
+
+		e = _mm_or_si128(e, _mm_cmpeq_epi32(v, E));
+		mask |= (uint64_t)(unsigned)_mm_movemask_ps(_mm_castsi128_ps(e)) << (4 * k);
+		if (ptrs) {
+			__m128i gt = _mm_cmpgt_epi32(_mm_xor_si128(_mm_sub_epi32(v, L), X), S);
+
+			out |= (uint64_t)(~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(gt)) & 15u) << (4 * k);
+		}
+	}
+	if (ptrs)
+		*ptrs = out;
+	return mask;
+}
 #else
 static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char *p)
 {
@@ -663,7 +739,37 @@ static void scan_chunk(struct worker *wk, struct chunk *c)
 	uint64_t off = c->off, last = UINT64_MAX;
 
 	c->worker = wk->id;
+	pthread_mutex_lock(&wk->sc->pub_lock);
+	if (wk->sc->npool)
+		c->blocks = wk->sc->pool[--wk->sc->npool];
+	pthread_mutex_unlock(&wk->sc->pub_lock);
 	populate(base + c->off, c->end - c->off);
+#ifdef CP_HAVE_WORDS_MASK8
+	if (w == 8) {
+		/* two loops, so that the shuffle's lane choice is a constant */
+		const int odd = !sc->big;
+		/* the words that may be addresses, when noted: bit of the word at off */
+		const uint64_t off0 = (w - seg->vaddr % w) % w;
+		uint64_t *pw = sc->ptr_words, bit0 = pw ? sc->ptr_seg_bit[c->seg] : 0, pm = 0;
+
+		for (; c->end - off >= 256; off += 256) {
+			uint64_t mask = !pw ? (odd ? words_mask8(sc, base + off, 1, NULL) :
+					       words_mask8(sc, base + off, 0, NULL)) :
+				       words_mask8(sc, base + off, 1, &pm);
+
+			if (pw)
+				ptr_bits_or(pw, bit0 + (off - off0) / 8, pm, 32);
+
+			while (mask) {
+				uint64_t o = off + 8 * (uint64_t)__builtin_ctzll(mask);
+
+				mask &= mask - 1;
+				if (word_is_magic(sc, base + o))
+					candidate(wk, c, seg, o, cp_decode(base + o, w, sc->big));
+			}
+		}
+	}
+#endif
 	for (; c->end - off >= 256; off += 256) {
 		uint64_t mask = lanes_mask(sc, base + off);
 
@@ -679,11 +785,64 @@ static void scan_chunk(struct worker *wk, struct chunk *c)
 				candidate(wk, c, seg, o, cp_decode(base + o, w, sc->big));
 		}
 	}
-	for (; off < c->end; off += w)
+	for (; off < c->end; off += w) {
+		if (sc->ptr_words) {   /* W=8, little-endian: see scan_prepare_ptrs() */
+			uint64_t v = cp_decode(base + off, w, sc->big);
+
+			if ((uint32_t)((v >> 32) - sc->ptr_lo) <= sc->ptr_span)
+				ptr_bits_or(sc->ptr_words, sc->ptr_seg_bit[c->seg] +
+					    (off - (w - seg->vaddr % w) % w) / w, 1, 1);
+		}
 		if (word_is_magic(sc, base + off))
 			candidate(wk, c, seg, off, cp_decode(base + off, w, sc->big));
+	}
 	if (sc->total >= SMALL_IMAGE)
 		unmap_scanned(base + c->off, c->end - c->off);
+}
+
+/* Copy the blocks of the scanned chunks that follow the published ones into
+ * sc->out, in chunk order, and put their buffers in the pool (pub_lock held). */
+static void publish_ready(struct scanner *sc)
+{
+	while (sc->published < sc->nchunks && sc->chunks[sc->published].scanned && !sc->pub_failed) {
+		struct chunk *c = &sc->chunks[sc->published];
+		size_t n = c->blocks.n;
+
+		if (sc->out_n + n > sc->out_cap) {
+			size_t cap = sc->out_cap ? sc->out_cap : 1024;
+			struct cp_block *o;
+
+			while (cap < sc->out_n + n)
+				cap *= 2;
+			o = realloc(sc->out, cap * sizeof(*o));
+			if (!o) {
+				sc->pub_failed = 1;
+				return;
+			}
+			sc->out = o;
+			sc->out_cap = cap;
+		}
+		if (sc->npool == sc->pool_cap) {
+			size_t cap = sc->pool_cap ? sc->pool_cap * 2 : 8;
+			struct vec *v = realloc(sc->pool, cap * sizeof(*v));
+
+			if (!v) {
+				sc->pub_failed = 1;
+				return;
+			}
+			sc->pool = v;
+			sc->pool_cap = cap;
+		}
+		if (n)
+			memcpy(sc->out + sc->out_n, c->blocks.p, n * sizeof(*sc->out));
+		c->bfirst = sc->out_n;
+		c->bn = n;
+		sc->out_n += n;
+		c->blocks.n = 0;
+		sc->pool[sc->npool++] = c->blocks;
+		memset(&c->blocks, 0, sizeof(c->blocks));
+		sc->published++;
+	}
 }
 
 static void *worker_main(void *arg)
@@ -697,6 +856,10 @@ static void *worker_main(void *arg)
 		if (i >= sc->nchunks || wk->failed)
 			break;
 		scan_chunk(wk, &sc->chunks[i]);
+		pthread_mutex_lock(&sc->pub_lock);
+		sc->chunks[i].scanned = 1;
+		publish_ready(sc);
+		pthread_mutex_unlock(&sc->pub_lock);
 		atomic_fetch_add(&sc->done, sc->chunks[i].end - sc->chunks[i].off);
 		if (wk->id == 0 && sc->opt && sc->opt->progress)
 			sc->opt->progress(sc->opt->progress_arg, atomic_load(&sc->done), sc->total);
@@ -844,27 +1007,35 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		}
 	}
 	for (i = 0; i < sc->nchunks; i++) {
-		nb += sc->chunks[i].blocks.n;
+		nb += sc->chunks[i].bn;
 		nd += sc->chunks[i].damage.n;
 		nsig += sc->chunks[i].sigs.n;
 		out->nstale += sc->chunks[i].nstale;
 		out->nstray += sc->chunks[i].nstray;
 		out->nwriting += sc->chunks[i].nwriting;
 	}
-	out->blocks = malloc((nb ? nb : 1) * sizeof(*out->blocks));
+	/* the blocks are published in place already: only their stacks change */
+	if (sc->published != sc->nchunks || nb != sc->out_n)
+		goto out;
+	if (sc->out && sc->out_cap > nb + nb / 8) {
+		struct cp_block *o = realloc(sc->out, (nb ? nb : 1) * sizeof(*o));
+
+		if (o)
+			sc->out = o;
+	}
+	out->blocks = sc->out ? sc->out : malloc(sizeof(*out->blocks));
+	sc->out = NULL;
 	out->damaged = malloc((nd ? nd : 1) * sizeof(*out->damaged));
 	out->sigs = malloc((nsig ? nsig : 1) * sizeof(*out->sigs));
 	if (!out->blocks || !out->damaged || !out->sigs)
 		goto out;
 	for (i = 0; i < sc->nchunks; i++) {
 		struct chunk *c = &sc->chunks[i];
-		struct cp_block *b = (struct cp_block *)c->blocks.p;
 		struct cp_damage *d = (struct cp_damage *)c->damage.p;
 
-		for (j = 0; j < c->blocks.n; j++) {
+		for (j = 0; j < c->bn; j++) {
 			struct cp_block *o = &out->blocks[out->nblocks++];
 
-			*o = b[j];
 			o->stack = remap[c->worker][o->stack];
 			if (o->flags & CP_HDR_UNVERIFIED)
 				verify_unverified(sc, infos, ninfos, o);
@@ -886,8 +1057,6 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		if (c->sigs.n)
 			memcpy(out->sigs + out->nsigs, c->sigs.p, c->sigs.n * sizeof(*out->sigs));
 		out->nsigs += c->sigs.n;
-		/* release as we go, so the peak holds about one copy of the blocks */
-		vec_release(&c->blocks, sizeof(struct cp_block));
 		vec_release(&c->damage, sizeof(struct cp_damage));
 		vec_release(&c->sigs, sizeof(uint64_t));
 	}
@@ -976,6 +1145,56 @@ out:
 	return rc;
 }
 
+/* Note the words that may be addresses (cp_scan.ptr_words) where the fast path
+ * can: 64-bit little-endian images with the SSE2 filter. The range is the upper
+ * halves of the lowest and highest address of the writable segments (a heap is
+ * writable; the vsyscall page at the top of x86-64's address space is not, and
+ * would widen the range to almost every value), of all segments when none is.
+ * The mark checks that every live block lies inside it before it trusts the
+ * bits. Returns 0 (also when nothing is noted), -1 out of memory. */
+static int scan_prepare_ptrs(struct scanner *sc)
+{
+#ifdef CP_HAVE_WORDS_MASK8
+	const struct cp_image *img = sc->img;
+	uint64_t lo = UINT64_MAX, hi = 0, nbits = 0;
+	size_t i;
+	int any_w = 0;
+
+	if (sc->w != 8 || sc->big || !img->nsegs)
+		return 0;
+	sc->ptr_seg_bit = malloc(img->nsegs * sizeof(*sc->ptr_seg_bit));
+	if (!sc->ptr_seg_bit)
+		return -1;
+	for (i = 0; i < img->nsegs; i++)
+		any_w |= img->segs[i].memsz && (img->segs[i].flags & PF_W);
+	for (i = 0; i < img->nsegs; i++) {
+		const struct cp_segment *s = &img->segs[i];
+		uint64_t off0 = (8 - s->vaddr % 8) % 8, last;
+
+		sc->ptr_seg_bit[i] = nbits;
+		if (s->avail >= off0 + 8)
+			nbits += ((s->avail - off0) / 8 + 63) / 64 * 64;
+		if (!s->memsz || (any_w && !(s->flags & PF_W)))
+			continue;
+		last = s->memsz - 1 > UINT64_MAX - s->vaddr ? UINT64_MAX : s->vaddr + (s->memsz - 1);
+		if (s->vaddr < lo)
+			lo = s->vaddr;
+		if (last > hi)
+			hi = last;
+	}
+	if (lo > hi)
+		return 0;
+	sc->ptr_lo = (uint32_t)(lo >> 32);
+	sc->ptr_span = (uint32_t)(hi >> 32) - sc->ptr_lo;
+	sc->ptr_words = calloc(nbits / 64 + 1, sizeof(uint64_t));
+	if (!sc->ptr_words)
+		return -1;
+#else
+	(void)sc;
+#endif
+	return 0;
+}
+
 int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options *opt,
 		       struct cp_scan *out, struct cp_error *err)
 {
@@ -1027,9 +1246,10 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 	}
 	atomic_init(&sc.next, 0);
 	atomic_init(&sc.done, 0);
+	pthread_mutex_init(&sc.pub_lock, NULL);
 	sc.chunk_bytes = opt && opt->chunk_bytes ? opt->chunk_bytes : CHUNK_BYTES;
 	sc.chunk_bytes = (sc.chunk_bytes + sc.w - 1) / sc.w * sc.w;
-	if (plan_chunks(&sc) < 0) {
+	if (plan_chunks(&sc) < 0 || (!(opt && opt->no_ptr_notes) && scan_prepare_ptrs(&sc) < 0)) {
 		cp_error_set(err, CP_ENOMEM, img->path, "out of memory");
 		goto out;
 	}
@@ -1064,6 +1284,7 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 		pthread_join(wks[t].thread, NULL);
 	for (t = 0; t < nw; t++)
 		failed |= wks[t].failed;
+	failed |= sc.pub_failed;
 	if (failed) {
 		cp_error_set(err, CP_ENOMEM, img->path, "out of memory while scanning");
 		goto out;
@@ -1075,6 +1296,15 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 		cp_error_set(err, CP_ENOMEM, img->path, "out of memory while merging the scan");
 		goto out;
 	}
+	out->ptr_words = sc.ptr_words;
+	out->ptr_seg_bit = sc.ptr_words ? sc.ptr_seg_bit : NULL;
+	if (sc.ptr_words) {
+		out->ptr_lo = (uint64_t)sc.ptr_lo << 32;
+		out->ptr_hi = ((uint64_t)(sc.ptr_lo + sc.ptr_span) << 32) | 0xFFFFFFFFu;
+	}
+	sc.ptr_words = NULL;
+	if (out->ptr_seg_bit)
+		sc.ptr_seg_bit = NULL;
 	rc = 0;
 out:
 	if (wks)
@@ -1088,6 +1318,13 @@ out:
 	}
 	free(sc.chunks);
 	free(sc.run_end);
+	for (i = 0; i < sc.npool; i++)
+		vec_release(&sc.pool[i], sizeof(struct cp_block));
+	free(sc.pool);
+	free(sc.out);
+	free(sc.ptr_words);
+	free(sc.ptr_seg_bit);
+	pthread_mutex_destroy(&sc.pub_lock);
 	if (rc < 0)
 		cp_scan_free(out);
 	return rc;
@@ -1113,7 +1350,38 @@ void cp_scan_free(struct cp_scan *scan)
 	free(scan->addrs);
 	free(scan->damaged);
 	free(scan->sigs);
+	free(scan->ptr_words);
+	free(scan->ptr_seg_bit);
 	memset(scan, 0, sizeof(*scan));
+}
+
+int cp_scan_may_point(const struct cp_scan *scan, const struct cp_image *img,
+		      const struct cp_segment *seg, uint64_t a, uint64_t b)
+{
+	const unsigned w = img->wsize;
+	uint64_t first, n, off0;
+	size_t s;
+
+	if (!scan || !scan->ptr_words || !seg || w != 8 || b <= a)
+		return 1;
+	s = (size_t)(seg - img->segs);
+	off0 = (w - seg->vaddr % w) % w;
+	if (s >= img->nsegs || a < seg->vaddr + off0 || (a - seg->vaddr - off0) % w ||
+	    b - seg->vaddr > seg->avail)
+		return 1;
+	first = scan->ptr_seg_bit[s] + (a - seg->vaddr - off0) / w;
+	n = (b - a) / w;
+	while (n) {
+		unsigned sh = (unsigned)(first & 63);
+		uint64_t take = n < 64 - sh ? n : 64 - sh;
+		uint64_t m = take == 64 ? UINT64_MAX : ((1ull << take) - 1) << sh;
+
+		if (scan->ptr_words[first / 64] & m)
+			return 1;
+		first += take;
+		n -= take;
+	}
+	return 0;
 }
 
 /* addr lies in b's raw block: pad, header, user data or guard (a zero-size block
