@@ -13,6 +13,9 @@
 # and --report=lost alternate with ours on the same core, rows marked "base", for
 # a before/after in one run; BENCH_BASE_ROUNDS [2] rounds).
 set -u
+# the symbol index cache would make every round after the first warm (and the
+# old binary has none): each run names its frames from the debug info
+MPROF_CACHE_DIR=${MPROF_CACHE_DIR-off}; export MPROF_CACHE_DIR
 CALLER=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
 B=${B:-build}

@@ -13,6 +13,9 @@
 # Environment: B [build], BENCH_EXPORT_BLOCKS [2000000], BENCH_EXPORT_REPEAT [3],
 # BENCH_EXPORT_FORMATS ["text json folded svg pprof massif html"].
 set -u
+# the symbol index cache would make every round after the first warm (and the
+# old binary has none): each run names its frames from the debug info
+MPROF_CACHE_DIR=${MPROF_CACHE_DIR-off}; export MPROF_CACHE_DIR
 cd "$(dirname "$0")/.." || exit 1
 B=${B:-build}
 BB=$B/bench

@@ -13,6 +13,9 @@
 # /tmp copy), BENCH_CORE_BLOCKS [2000000], BENCH_HTAB_ROUNDS [7],
 # BENCH_HTAB_IR_BLOCKS [200000] (0: no callgrind). A benchmark, not a test.
 set -u
+# the symbol index cache would make every round after the first warm (and the
+# old binary has none): each run names its frames from the debug info
+MPROF_CACHE_DIR=${MPROF_CACHE_DIR-off}; export MPROF_CACHE_DIR
 cd "$(dirname "$0")/.." || exit 1
 B=${B:-build}
 BASE=${BENCH_BASE_MPROF:-}

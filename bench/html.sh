@@ -9,6 +9,9 @@
 # same run. Medians of BENCH_HTML_ROUNDS loads (default 5), files interleaved.
 # Environment: B [build], BENCH_HTML_ROUNDS [5], BENCH_HTML_LEVELS ["3 4 5"].
 set -u
+# the symbol index cache would make every round after the first warm (and the
+# old binary has none): each run names its frames from the debug info
+MPROF_CACHE_DIR=${MPROF_CACHE_DIR-off}; export MPROF_CACHE_DIR
 cd "$(dirname "$0")/.." || exit 1
 B=${B:-build}
 CC=${CC:-cc}

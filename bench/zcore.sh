@@ -9,6 +9,9 @@
 # Big files: run it once, niced; they are deleted at the end (KEEP=1 keeps them).
 # Environment: B [build], BENCH_ZCORE_BLOCKS [4000000], BENCH_ZCORE_LEVEL [3].
 set -u
+# the symbol index cache would make every round after the first warm (and the
+# old binary has none): each run names its frames from the debug info
+MPROF_CACHE_DIR=${MPROF_CACHE_DIR-off}; export MPROF_CACHE_DIR
 cd "$(dirname "$0")/.." || exit 1
 B=${B:-build}
 CC=${CC:-cc}
