@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sym.h"
@@ -71,6 +72,7 @@ int sym_module_open(const char *sysroot, const char *modname, char **file_name)
 int sym_cache_dir(char *buf, size_t cap)
 {
 	const char *env = getenv("MPROF_CACHE_DIR");
+	struct stat st;
 	int n;
 	if (env) {
 		if (!env[0] || !strcmp(env, "off"))
@@ -78,7 +80,8 @@ int sym_cache_dir(char *buf, size_t cap)
 		n = snprintf(buf, cap, "%s", env);
 	} else if ((env = getenv("XDG_CACHE_HOME")) && env[0] == '/') {
 		n = snprintf(buf, cap, "%s/mprof-core", env);
-	} else if ((env = getenv("HOME")) && env[0]) {
+	} else if ((env = getenv("HOME")) && env[0] && stat(env, &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* a HOME that does not exist (nobody's /nonexistent) is not created */
 		n = snprintf(buf, cap, "%s/.cache/mprof-core", env);
 	} else {
 		return -1;

@@ -112,7 +112,8 @@ int sym_module_open(const char *sysroot, const char *modname, char **file_name);
 /* The default directory of the libdw backend's index cache into buf:
  * $MPROF_CACHE_DIR when set, else $XDG_CACHE_HOME/mprof-core, else
  * $HOME/.cache/mprof-core. Returns 0, or -1 when there is none (MPROF_CACHE_DIR
- * set to "" or "off", no HOME, or the path does not fit in cap bytes). */
+ * set to "" or "off", no HOME or a HOME that is not a directory, or the path
+ * does not fit in cap bytes). */
 int sym_cache_dir(char *buf, size_t cap);
 
 /* ---- for backends ---- */
