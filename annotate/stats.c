@@ -208,6 +208,7 @@ static __attribute__((noinline, cold)) int st_ready_slow(void)
 		;
 	return s == 2;
 }
+
 /* 1 when the region is ready (made now if this is the first allocation).
  * Inline: every entry point, malloc and free asks. */
 static inline int st_ready(void)
