@@ -63,6 +63,23 @@ static inline uintptr_t ha_start_live_late(void)
 	return ~ha_start_live_inv;
 }
 
+/* Eight guard bytes as one word (HEAPANN_GUARD_BYTE repeated). */
+#define HA_GUARD_WORD (0x0101010101010101ULL * HEAPANN_GUARD_BYTE)
+
+/* Fill GUARD guard bytes at G (not aligned: right after the user's size). Whole
+ * words first: the default guard of 8 bytes is one unaligned store, where a call
+ * to memset cost some 20 instructions per allocation. */
+static inline void ha_hdr_guard_fill(unsigned char *g, unsigned guard)
+{
+	const uint64_t w = HA_GUARD_WORD;
+	unsigned i = 0;
+
+	for (; i + 8 <= guard; i += 8)
+		memcpy(g + i, &w, 8);
+	for (; i < guard; i++)
+		g[i] = HEAPANN_GUARD_BYTE;
+}
+
 /* Write a live header for a block whose user data starts at USER and whose raw
  * block starts OFFSET bytes earlier (OFFSET >= the header size for DEPTH), then
  * fill GUARD guard bytes after USER + SIZE. FRAMES holds DEPTH return addresses,
@@ -89,8 +106,7 @@ static inline uintptr_t *ha_hdr_write(void *user, size_t offset, size_t size,
 	/* libc's vector copy: it neither allocates nor locks */
 	memcpy(&h[HEAPANN_W_FRAMES], frames, depth * sizeof(uintptr_t));
 	h[HEAPANN_W_FRAMES + depth] = (uintptr_t)heapann_end_live(HA_W) | depth;
-	if (guard)
-		memset((char *)user + size, HEAPANN_GUARD_BYTE, guard);
+	ha_hdr_guard_fill((unsigned char *)user + size, guard);
 	__atomic_store_n(&h[HEAPANN_W_START], ha_start_live_late(), __ATOMIC_RELEASE);
 	return h;
 }
@@ -137,9 +153,18 @@ static inline int ha_hdr_find(const void *user, struct ha_hdr_view *v)
 static inline unsigned ha_hdr_guard_damage(const void *user, const struct ha_hdr_view *v)
 {
 	const unsigned char *g = (const unsigned char *)user + v->size;
-	unsigned i, bad = 0;
+	unsigned i = 0, bad = 0, end = v->guard;
 
-	for (i = 0; i < v->guard; i++)
+	/* a word at a time while intact (every free checks the guard); a damaged
+	 * word, and the bytes past the last whole word, byte by byte */
+	for (; i + 8 <= end; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, g + i, 8);
+		if (__builtin_expect(w != HA_GUARD_WORD, 0))
+			break;
+	}
+	for (; i < end; i++)
 		bad += g[i] != HEAPANN_GUARD_BYTE;
 	return bad;
 }

@@ -189,14 +189,13 @@ static void st_make(void)
 	__atomic_store_n(&st_state, 2, __ATOMIC_RELEASE);
 }
 
-/* 1 when the region is ready (made now if this is the first allocation). */
-static int st_ready(void)
+/* st_ready()'s slow path: make the region (the first allocation), or wait for
+ * the thread making it. 1 when it is ready. */
+static __attribute__((noinline, cold)) int st_ready_slow(void)
 {
 	int s = __atomic_load_n(&st_state, __ATOMIC_ACQUIRE);
 	unsigned spin = 0;
 
-	if (ST_LIKELY(s == 2))
-		return 1;
 	if (s == 0) {
 		int expect = 0;
 
@@ -208,6 +207,15 @@ static int st_ready(void)
 	while ((s = __atomic_load_n(&st_state, __ATOMIC_ACQUIRE)) == 1 && ++spin < ST_SPIN)
 		;
 	return s == 2;
+}
+
+/* 1 when the region is ready (made now if this is the first allocation).
+ * Inline: every entry point, malloc and free asks. */
+static inline int st_ready(void)
+{
+	if (ST_LIKELY(__atomic_load_n(&st_state, __ATOMIC_ACQUIRE) == 2))
+		return 1;
+	return st_ready_slow();
 }
 
 /* The hash of a chain of return addresses, never 0. It runs once per

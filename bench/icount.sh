@@ -64,7 +64,7 @@ for w in alloc python; do
 		extra="HEAPANN_DEPTH=64" ;;
 	python) [ -n "$py" ] || { echo "python: no python3: skipped"; continue; }
 		PROG=$py ARGS=$TMP/dicts.py name="python3 dicts $PYR rounds"
-		extra="PYTHONMALLOC=malloc" ;;
+		extra="PYTHONMALLOC=malloc PYTHONHASHSEED=0" ;;   # a fixed seed: repeatable counts
 	esac
 	plain=$(ir $extra)
 	lib=$(ir $extra LD_PRELOAD="$LIB")

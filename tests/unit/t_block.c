@@ -155,6 +155,42 @@ int main(void)
 	CHECK("guard: 3 bytes differ", ha_hdr_guard_damage(u, &v) == 3);
 	CHECK("guard damage does not invalidate the header", state_of(u) == HA_HDR_LIVE);
 
+	/* Guards of other lengths, after odd sizes (unaligned), are filled and
+	 * counted word by word and then byte by byte: every byte, every length. */
+	{
+		static _Alignas(16) unsigned char gb[1024];
+		static const unsigned lens[] = { 1, 7, 8, 9, 16, 21, 255 };
+		unsigned ok_fill = 1, ok_count = 1;
+		struct ha_hdr_view gv;
+
+		for (unsigned li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+			unsigned gl = lens[li];
+			size_t sz = 13 + li, off = ha_hdr_offset(3, HA_MIN_ALIGN);
+			unsigned char *gu = gb + off;
+
+			memset(gb, 0xAA, sizeof(gb));
+			ha_hdr_write(gu, off, sz, 3, frames, 7, gl);
+			ok_fill &= ha_hdr_find(gu, &gv) == HA_HDR_LIVE && gv.guard == gl &&
+				   ha_hdr_guard_damage(gu, &gv) == 0 && gu[sz + gl] == 0xAA &&
+				   gu[sz - 1] == 0xAA;
+			for (unsigned b = 0; b < gl; b++)
+				ok_fill &= gu[sz + b] == HEAPANN_GUARD_BYTE;
+			/* damage the first and the last byte, then one in the middle */
+			gu[sz] = 0;
+			ok_count &= ha_hdr_guard_damage(gu, &gv) == 1;
+			if (gl > 1) {
+				gu[sz + gl - 1] = 0x11;
+				ok_count &= ha_hdr_guard_damage(gu, &gv) == 2;
+			}
+			if (gl > 2) {
+				gu[sz + gl / 2] = 0x22;
+				ok_count &= ha_hdr_guard_damage(gu, &gv) == 3;
+			}
+		}
+		CHECK("guards of 1..255 bytes after odd sizes: filled, bounded", ok_fill);
+		CHECK("guards of 1..255 bytes: 1, 2, 3 damaged bytes counted", ok_count);
+	}
+
 	/* Freed: both magics change, the block is told apart from a damaged one
 	 * even after the allocator reuses its first words. */
 	ha_hdr_mark_freed(u, &v);
