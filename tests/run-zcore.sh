@@ -138,7 +138,10 @@ mp "$exe" /etc/passwd 2>&1 | sed 's|/etc/passwd|X|' >"$TMP/plainbad"
 check_eq "gzip of /etc/passwd: the plain file's error" "$(sed "s|$TMP/passwd.gz|X|" "$TMP/bad.err")" "$(cat "$TMP/plainbad")"
 zstd -q -c "$exe" >"$TMP/prog.zst"
 bad_input "zstd of the program, not a core" "$TMP/prog.zst" "not a core file \\(an ELF shared object or PIE executable\\)"
-(printf '\050\265\057\375'; head -c 100000 /dev/urandom) >"$TMP/random.zst"
+# seeded: some random frame headers ask for a window over 128 MiB, which gets
+# its own message (the 43-byte regression of run-fuzz-regress); this one does not
+python3 -c "import random, sys; r = random.Random(3)
+sys.stdout.buffer.write(b'\x28\xb5\x2f\xfd' + bytes(r.getrandbits(8) for _ in range(100000)))" >"$TMP/random.zst"
 bad_input "zstd magic and random bytes" "$TMP/random.zst" "zstd data corrupt: .*"
 (cat "$TMP/core.gz"; printf 'trailing') >"$TMP/trail.gz"
 zs=$(stat -c %s "$TMP/core.gz")
