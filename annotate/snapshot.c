@@ -48,6 +48,7 @@
 #define SNAP_PAGE 4096u            /* x86-64 */
 #define SNAP_RUN_MAX (8u << 20)    /* bytes per pwrite */
 #define SNAP_CHILD_STACK (256u << 10) /* the writer's stack (and the middle process's) */
+#define SNAP_ZSTD_STACK (64u << 10)   /* the zstd process's, until its execve */
 
 /* ---- options (read once by the constructor, without allocating) ---- */
 static int snap_on_exit;                    /* "exit" */
@@ -845,29 +846,45 @@ static int snap_to_file(struct snap_work *w, const char *file, const char *final
 	return 0;
 }
 
-/* The zstd process: stdin the pipe's read end RD, stdout OUT, the program's
- * other descriptors closed, no signal blocked, and the program's environment
- * without LD_PRELOAD (zstd itself is not annotated). ENVP is room for it. Runs in
- * a process of its own; never returns. */
-__attribute__((noreturn))
-static void snap_zstd_exec(int rd, int out, char **envp)
+/* What the zstd process starts from (in the writer's memory, which it shares
+ * until execve). */
+struct snap_zstd_start {
+	int rd, out;                /* the pipe's read end, the .zst.part file */
+	char **envp;                /* room for the environment handed to zstd */
+};
+
+/* The zstd process, started by clone(CLONE_VM | CLONE_VFORK) like posix_spawn
+ * (the writer's image is not copied again; the writer waits until execve): stdin
+ * the pipe, stdout the file, the program's other descriptors closed, its signal
+ * handlers back to the default before any signal is unblocked (none of them may
+ * run here), and its environment without LD_PRELOAD (zstd itself is not
+ * annotated). Only system calls; never returns. */
+static int snap_zstd_exec(void *arg)
 {
+	const struct snap_zstd_start *z = arg;
 	char *argv[] = { "zstd", "-q", "-c", snap_zstd_level, "-T0", 0 };
+	struct sigaction dfl, old;
 	sigset_t none;
 	size_t k = 0;
 
-	if (dup2(rd, 0) < 0 || dup2(out, 1) < 0)
+	if (dup2(z->rd, 0) < 0 || dup2(z->out, 1) < 0)
 		_exit(127);
 	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
 	for (char **e = environ; e && *e; e++)
 		if (!snap_starts(*e, "LD_PRELOAD="))
-			envp[k++] = *e;
-	envp[k] = 0;
+			z->envp[k++] = *e;
+	z->envp[k] = 0;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigaction(sig, 0, &old) == 0 && (old.sa_flags & SA_SIGINFO ||
+		    (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)))
+			sigaction(sig, &dfl, 0);
 	sigemptyset(&none);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, sizeof(long));
-	execve(snap_zstd, argv, envp);
+	execve(snap_zstd, argv, z->envp);
 	_exit(127);
 }
 
@@ -897,10 +914,11 @@ static void snap_zstd_fallback(const char *why, const char *arg, int e)
 static int snap_to_zstd(struct snap_work *w, const char *file, const char *final)
 {
 	struct snap_out o = { .fd = -1, .pipe = 1 };
+	struct snap_zstd_start z;
 	int p[2] = { -1, -1 }, out = -1, rc, st, e = 0;
 	const char *what = "";
 	size_t nenv = 1;
-	char **envp;
+	char **envp, *stack;
 	long pid;
 
 	if (!snap_zstd[0]) {
@@ -910,8 +928,9 @@ static int snap_to_zstd(struct snap_work *w, const char *file, const char *final
 	for (char **v = environ; v && *v; v++)
 		nenv++;
 	envp = snap_mmap(nenv * sizeof(*envp));
+	stack = snap_mmap(SNAP_ZSTD_STACK);
 	out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (!envp || out < 0 || pipe2(p, O_CLOEXEC) < 0) {
+	if (!envp || !stack || out < 0 || pipe2(p, O_CLOEXEC) < 0) {
 		e = errno;
 		if (out >= 0) {
 			close(out);
@@ -922,10 +941,8 @@ static int snap_to_zstd(struct snap_work *w, const char *file, const char *final
 		return -1;
 	}
 	fcntl(p[1], F_SETPIPE_SZ, (int)SNAP_ZEROS);   /* fewer switches; may be refused */
-	/* like fork(), without the program's atfork handlers */
-	pid = syscall(SYS_clone, (unsigned long)SIGCHLD, 0, 0, 0, 0);
-	if (pid == 0)
-		snap_zstd_exec(p[0], out, envp);
+	z = (struct snap_zstd_start){ .rd = p[0], .out = out, .envp = envp };
+	pid = clone(snap_zstd_exec, stack + SNAP_ZSTD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &z);
 	e = errno;
 	close(p[0]);
 	close(out);
