@@ -13,6 +13,10 @@
  * malloc (or inside the unwinder) cannot deadlock it, nor can another thread
  * holding either. In the child only system calls run, into mmap'd memory: no
  * malloc, no stdio, no locks. Every handler is async-signal-safe and keeps errno.
+ * HEAPANN_SNAPSHOT_COMPRESS=zstd: the writer runs the zstd program (not libzstd:
+ * the same code goes into firmware) and writes the core into a pipe to it, in
+ * file order, holes as zeros, giving PROG.PID.N.core.zst; when zstd is missing
+ * or fails, it says so and writes the plain core from the same image.
  */
 #include "snapshot.h"
 #include "internal.h"
