@@ -871,7 +871,11 @@ static int snap_zstd_exec(void *arg)
 	sigset_t none;
 	size_t k = 0;
 
-	if (dup2(z->rd, 0) < 0 || dup2(z->out, 1) < 0)
+	/* above 2 first: the program may have closed 0 or 1, so that the pipe or the
+	 * file got one of them (and dup2 onto itself would keep FD_CLOEXEC) */
+	int rd = (int)fcntl(z->rd, F_DUPFD_CLOEXEC, 3), out = (int)fcntl(z->out, F_DUPFD_CLOEXEC, 3);
+
+	if (rd < 0 || out < 0 || dup2(rd, 0) < 0 || dup2(out, 1) < 0)
 		_exit(127);
 	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
 		for (int fd = 3; fd < 1024; fd++)

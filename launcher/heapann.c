@@ -260,7 +260,7 @@ static int snap_parse(const char *name, struct snap *s)
 	const char *p;
 	char *end;
 
-	if (len > 14 && strcmp(name + len - 4, ".zst") == 0)
+	if (len >= 14 && strcmp(name + len - 4, ".zst") == 0)
 		len -= 4;
 	if (len < 10 || len > NAME_MAX || strncmp(name + len - 5, ".core", 5))
 		return -1;

@@ -6,7 +6,8 @@
 #    plain exit core (blocks, bytes, stacks, the four loss categories, exactly);
 #    zstd -t accepts it; gdb reads it after zstd -d; only the .zst is left;
 #  - fallback: zstd not on PATH, HEAPANN_ZSTD naming a missing program or one that
-#    fails: one line says why, and the plain core is written and reads;
+#    fails: one line says why, and the plain core is written and reads; a program
+#    with stdin and stdout closed still gets its .zst;
 #  - options: none, zstd:LEVEL, unknown values warned about;
 #  - holes: a 320 MiB heap of zeros (tests/prog/snap_sparse.c) goes through the
 #    pipe as zeros and takes almost no disk;
@@ -144,6 +145,14 @@ mkdir "$TMP/named"
 HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_COMPRESS=zstd HEAPANN_ZSTD="$TMP/myzstd" PATH=/nonexistent \
 	HEAPANN_SNAPSHOT_DIR="$TMP/named" LD_PRELOAD=$LIB "$exe" 2>/dev/null
 check_eq "HEAPANN_ZSTD names the program, PATH not needed" 1 "$(ls "$TMP/named" | grep -c '\.1\.core\.zst$')"
+# a program that closed its stdin and stdout: the pipe and the file get fds 0 and 1
+mkdir "$TMP/closed"
+HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_COMPRESS=zstd HEAPANN_SNAPSHOT_DIR="$TMP/closed" LD_PRELOAD=$LIB \
+	"$exe" <&- >&- 2>"$TMP/closed.err"
+set -- "$TMP"/closed/lost_prog.*.1.core.zst
+check "stdin and stdout closed: the .zst written, zstd -t accepts it" zstd -q -t "$1"
+report "$exe" "$1" "$TMP/closed.txt"
+check "stdin and stdout closed: the same report" cmp -s "$TMP/plain.txt" "$TMP/closed.txt"
 mkdir "$TMP/quiet"
 HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_COMPRESS=zstd HEAPANN_QUIET=1 PATH=/nonexistent \
 	HEAPANN_SNAPSHOT_DIR="$TMP/quiet" LD_PRELOAD=$LIB "$exe" 2>"$TMP/quiet.err"
