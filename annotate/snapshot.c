@@ -13,6 +13,10 @@
  * malloc (or inside the unwinder) cannot deadlock it, nor can another thread
  * holding either. In the child only system calls run, into mmap'd memory: no
  * malloc, no stdio, no locks. Every handler is async-signal-safe and keeps errno.
+ * HEAPANN_SNAPSHOT_COMPRESS=zstd: the writer runs the zstd program (not libzstd:
+ * the same code goes into firmware) and writes the core into a pipe to it, in
+ * file order, holes as zeros, giving PROG.PID.N.core.zst; when zstd is missing
+ * or fails, it says so and writes the plain core from the same image.
  */
 #include "snapshot.h"
 #include "internal.h"
@@ -48,6 +52,7 @@
 #define SNAP_PAGE 4096u            /* x86-64 */
 #define SNAP_RUN_MAX (8u << 20)    /* bytes per pwrite */
 #define SNAP_CHILD_STACK (256u << 10) /* the writer's stack (and the middle process's) */
+#define SNAP_ZSTD_STACK (64u << 10)   /* the zstd process's, until its execve */
 
 /* ---- options (read once by the constructor, without allocating) ---- */
 static int snap_on_exit;                    /* "exit" */
@@ -59,6 +64,9 @@ static int snap_quiet;                      /* HEAPANN_QUIET=1 */
 static char snap_dir[PATH_MAX];             /* absolute, no trailing slash (except "/") */
 static char snap_prog[256];                 /* basename of /proc/self/exe */
 static unsigned snap_count;                 /* snapshots of this process so far */
+static int snap_compress_zstd;              /* HEAPANN_SNAPSHOT_COMPRESS=zstd[:LEVEL] */
+static char snap_zstd_level[8] = "-3";      /* zstd's level option */
+static char snap_zstd[PATH_MAX];            /* the zstd program ("": not found) */
 
 /* What the writer needs from the thread that took the snapshot. Lives on that
  * thread's stack; the child reads its own copy. */
@@ -166,7 +174,22 @@ struct snap_work {
 	char args[81];              /* /proc/self/cmdline, NULs as spaces */
 	uint64_t pm[4096];          /* a chunk of /proc/self/pagemap */
 	int pagemap;                /* its descriptor, -1 if unreadable */
+	Elf64_Ehdr eh;              /* the core's ELF header */
+	Elf64_Phdr *ph;             /* its program headers (mmap'd, hdr_len bytes with eh) */
+	size_t phnum, hdr_len;
+	uint64_t end;               /* the core's length: past its last segment */
+	const char *zeros;          /* SNAP_ZEROS bytes that read as 0 (pipe output's holes) */
 };
+
+/* Where the core goes: a file (pwrite, holes stay holes) or a pipe to zstd (write
+ * in order; holes and unreadable pages become zeros). */
+struct snap_out {
+	int fd;
+	int pipe;                   /* 1: fd is a pipe, written strictly in order */
+	uint64_t pos;               /* pipe: bytes written so far */
+	const char *zeros;          /* pipe: SNAP_ZEROS zero bytes to write holes from */
+};
+#define SNAP_ZEROS (1u << 20)
 
 static void *snap_mmap(size_t len)
 {
@@ -553,14 +576,31 @@ static int snap_build_notes(struct snap_work *w, const struct snap_job *j)
 	return 0;
 }
 
-/* pwrite all LEN bytes. Returns 0, -1 with errno set, or -2 on EFAULT (memory
- * that cannot be read: the caller goes page by page). */
-static int snap_pwrite(int fd, const void *buf, size_t len, uint64_t off)
+/* Write LEN bytes of BUF at core offset OFF to O, all of them (EINTR and short
+ * writes retried). A pipe is written in order: the bytes from o->pos up to OFF
+ * (a hole) go first, as zeros. Returns 0, -1 with errno set, or -2 on EFAULT
+ * (memory that cannot be read; o->pos says how far a pipe got: the caller goes
+ * on page by page). */
+static int snap_out_write(struct snap_out *o, const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;
 
+	if (o->pipe) {
+		if (off < o->pos) {
+			errno = EINVAL;
+			return -1;
+		}
+		while (o->pos < off) {
+			uint64_t gap = off - o->pos;
+			int rc = snap_out_write(o, o->zeros, gap > SNAP_ZEROS ? SNAP_ZEROS : (size_t)gap,
+						o->pos);
+
+			if (rc < 0)
+				return -1;
+		}
+	}
 	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
+		ssize_t n = o->pipe ? write(o->fd, p, len) : pwrite(o->fd, p, len, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -573,20 +613,31 @@ static int snap_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
+		if (o->pipe)
+			o->pos = off;
 	}
 	return 0;
 }
 
-/* Write [p, p+len) at file offset OFF; pages that cannot be read stay holes. */
-static int snap_write_run(int fd, uintptr_t p, size_t len, uint64_t off)
+/* Write [p, p+len) at core offset OFF; pages that cannot be read stay holes (zeros
+ * in a pipe). */
+static int snap_write_run(struct snap_out *o, uintptr_t p, size_t len, uint64_t off)
 {
-	int rc = snap_pwrite(fd, (const void *)p, len, off);
+	int rc = snap_out_write(o, (const void *)p, len, off);
+	size_t k;
 
 	if (rc != -2)
 		return rc;
-	for (size_t k = 0; k < len; k += SNAP_PAGE)
-		if (snap_pwrite(fd, (const void *)(p + k), SNAP_PAGE, off + k) == -1)
+	/* a pipe cannot take back what it got: on from where it stopped */
+	for (k = o->pipe ? (size_t)(o->pos - off) : 0; k < len;) {
+		size_t next = (k / SNAP_PAGE + 1) * SNAP_PAGE;
+
+		if (next > len)
+			next = len;
+		if (snap_out_write(o, (const void *)(p + k), next - k, off + k) == -1)
 			return -1;
+		k = next;
+	}
 	return 0;
 }
 
@@ -602,7 +653,7 @@ static int snap_page_zero(const uint64_t *w)
  * swapped, says /proc/self/pagemap: they read as zero) and all-zero pages are
  * skipped, so the file stays sparse there and untouched memory is never faulted
  * in; the rest goes out in runs of up to SNAP_RUN_MAX bytes. */
-static int snap_write_anon(struct snap_work *w, int fd, const struct snap_map *m)
+static int snap_write_anon(struct snap_work *w, struct snap_out *o, const struct snap_map *m)
 {
 	uintptr_t run = 0, a;
 	size_t pm_n = 0, pm_i = 0;
@@ -632,20 +683,23 @@ static int snap_write_anon(struct snap_work *w, int fd, const struct snap_map *m
 		else
 			zero = snap_page_zero((const uint64_t *)a);
 		if (zero || (run && a - run >= SNAP_RUN_MAX)) {
-			if (run && snap_write_run(fd, run, a - run, m->offset + (run - m->start)) < 0)
+			if (run && snap_write_run(o, run, a - run, m->offset + (run - m->start)) < 0)
 				return -1;
 			run = 0;
 		}
 		if (!zero && !run)
 			run = a;
 	}
-	if (run && snap_write_run(fd, run, a - run, m->offset + (run - m->start)) < 0)
+	if (run && snap_write_run(o, run, a - run, m->offset + (run - m->start)) < 0)
 		return -1;
 	return 0;
 }
 
-/* Write the core to FD. Returns 0, or -1 with errno set and *WHAT naming the step. */
-static int snap_write_core(struct snap_work *w, const struct snap_job *j, int fd, const char **what)
+/* Everything the core says before a byte of memory is written: the mappings,
+ * the notes, the ELF and program headers, into W (mmap'd; the maps are read
+ * first, so nothing mapped here is in them). Returns 0, or -1 with errno set and
+ * *WHAT naming the step. */
+static int snap_prepare(struct snap_work *w, const struct snap_job *j, const char **what)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr *ph;
@@ -714,25 +768,42 @@ static int snap_write_core(struct snap_work *w, const struct snap_job *j, int fd
 					  .p_memsz = m->end - m->start, .p_align = SNAP_PAGE };
 		off += m->filesz;
 	}
-	*what = "writing";
-	if (snap_pwrite(fd, &eh, sizeof(eh), 0) < 0 ||
-	    snap_pwrite(fd, ph, phnum * sizeof(*ph), sizeof(eh)) < 0 ||
-	    snap_pwrite(fd, w->notes, w->notes_len, hdr_len) < 0)
+	w->eh = eh;
+	w->ph = ph;
+	w->phnum = phnum;
+	w->hdr_len = hdr_len;
+	w->end = off;
+	/* never written: every page reads as the shared zero page */
+	w->zeros = mmap(0, SNAP_ZEROS, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w->zeros == MAP_FAILED)
 		return -1;
-	munmap(ph, hdr_len);
-	for (i = 0; i < w->nmaps; i++) {
+	return 0;
+}
+
+/* Write the core W describes to O, in file order. Can run again on another
+ * output (the memory is this process's own copy: it does not change). Returns 0,
+ * or -1 with errno set and *WHAT naming the step. */
+static int snap_emit(struct snap_work *w, struct snap_out *o, const char **what)
+{
+	*what = "writing";
+	o->zeros = w->zeros;
+	if (snap_out_write(o, &w->eh, sizeof(w->eh), 0) < 0 ||
+	    snap_out_write(o, w->ph, w->phnum * sizeof(*w->ph), sizeof(w->eh)) < 0 ||
+	    snap_out_write(o, w->notes, w->notes_len, w->hdr_len) < 0)
+		return -1;
+	for (size_t i = 0; i < w->nmaps; i++) {
 		const struct snap_map *m = &w->maps[i];
 
 		if (!m->filesz)
 			continue;
-		if (m->anon && m->dump == 1 ? snap_write_anon(w, fd, m) < 0 :
-		    snap_write_run(fd, m->start, m->filesz, m->offset) < 0)
+		if (m->anon && m->dump == 1 ? snap_write_anon(w, o, m) < 0 :
+		    snap_write_run(o, m->start, m->filesz, m->offset) < 0)
 			return -1;
 	}
-	if (w->pagemap >= 0)
-		close(w->pagemap);
-	/* trailing holes: the file must still be as long as its segments say */
-	while (ftruncate(fd, (off_t)off) < 0)
+	/* trailing holes: the core must still be as long as its segments say */
+	if (o->pipe)
+		return o->pos < w->end ? snap_out_write(o, w->zeros, 0, w->end) : 0;
+	while (ftruncate(o->fd, (off_t)w->end) < 0)
 		if (errno != EINTR)
 			return -1;
 	return 0;
@@ -752,9 +823,181 @@ static void snap_path(struct ha_line *l, const struct snap_job *j)
 	ha_line_str(l, ".core");
 }
 
-/* The writer process: write the core under a temporary name, rename it into
- * place (whoever waits for DIR/PROG.PID.N.core never sees half a core), say so
- * on stderr, exit. Never returns. */
+/* Write the core W describes to FILE (created, mode 0600) then rename it to
+ * FINAL: whoever waits for FINAL never sees half a core. On failure FILE is
+ * removed and a line on stderr says why. Returns 0 or -1. */
+static int snap_to_file(struct snap_work *w, const char *file, const char *final)
+{
+	struct snap_out o = { .fd = -1 };
+	const char *what = "";
+
+	o.fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (o.fd < 0) {
+		snap_fail(file, "", errno);
+		return -1;
+	}
+	if (snap_emit(w, &o, &what) < 0) {
+		snap_fail(final, what, errno);
+		close(o.fd);
+		unlink(file);
+		return -1;
+	}
+	if (close(o.fd) < 0 || syscall(SYS_rename, file, final) < 0) {
+		snap_fail(final, "", errno);
+		unlink(file);
+		return -1;
+	}
+	return 0;
+}
+
+/* What the zstd process starts from (in the writer's memory, which it shares
+ * until execve). */
+struct snap_zstd_start {
+	int rd, out;                /* the pipe's read end, the .zst.part file */
+	char **envp;                /* room for the environment handed to zstd */
+};
+
+/* The zstd process, started by clone(CLONE_VM | CLONE_VFORK) like posix_spawn
+ * (the writer's image is not copied again; the writer waits until execve): stdin
+ * the pipe, stdout the file, the program's other descriptors closed, its signal
+ * handlers back to the default before any signal is unblocked (none of them may
+ * run here), and its environment without LD_PRELOAD (zstd itself is not
+ * annotated). Only system calls; never returns. */
+static int snap_zstd_exec(void *arg)
+{
+	const struct snap_zstd_start *z = arg;
+	char *argv[] = { "zstd", "-q", "-c", snap_zstd_level, "-T0", 0 };
+	struct sigaction dfl, old;
+	sigset_t none;
+	size_t k = 0;
+
+	/* above 2 first: the program may have closed 0 or 1, so that the pipe or the
+	 * file got one of them (and dup2 onto itself would keep FD_CLOEXEC) */
+	int rd = (int)fcntl(z->rd, F_DUPFD_CLOEXEC, 3), out = (int)fcntl(z->out, F_DUPFD_CLOEXEC, 3);
+
+	if (rd < 0 || out < 0 || dup2(rd, 0) < 0 || dup2(out, 1) < 0)
+		_exit(127);
+	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	for (char **e = environ; e && *e; e++)
+		if (!snap_starts(*e, "LD_PRELOAD="))
+			z->envp[k++] = *e;
+	z->envp[k] = 0;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigaction(sig, 0, &old) == 0 && (old.sa_flags & SA_SIGINFO ||
+		    (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)))
+			sigaction(sig, &dfl, 0);
+	sigemptyset(&none);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, sizeof(long));
+	execve(snap_zstd, argv, z->envp);
+	_exit(127);
+}
+
+/* "heapann: snapshot: WHY; writing the plain core instead" (unless HEAPANN_QUIET) */
+static void snap_zstd_fallback(const char *why, const char *arg, int e)
+{
+	struct ha_line l = { .len = 0 };
+
+	if (snap_quiet)
+		return;
+	ha_line_str(&l, "heapann: snapshot: ");
+	ha_line_str(&l, why);
+	ha_line_str(&l, arg);
+	if (e) {
+		ha_line_str(&l, ": ");
+		snap_errno(&l, e);
+	}
+	ha_line_str(&l, "; writing the plain core instead");
+	ha_line_send(&l);
+}
+
+/* Write the core W describes through zstd (HEAPANN_SNAPSHOT_COMPRESS=zstd) into
+ * FILE, then rename it to FINAL. zstd runs in a child of this writer, reading a
+ * pipe; the core goes into the pipe in file order, holes as zeros. Returns 0, or
+ * -1 when zstd is missing, cannot run or fails (a line says which; FILE is
+ * removed): the caller writes the plain core then. */
+static int snap_to_zstd(struct snap_work *w, const char *file, const char *final)
+{
+	struct snap_out o = { .fd = -1, .pipe = 1 };
+	struct snap_zstd_start z;
+	int p[2] = { -1, -1 }, out = -1, rc, st, e = 0;
+	const char *what = "";
+	size_t nenv = 1;
+	char **envp, *stack;
+	long pid;
+
+	if (!snap_zstd[0]) {
+		snap_zstd_fallback("zstd not found on PATH (HEAPANN_ZSTD names it)", "", 0);
+		return -1;
+	}
+	for (char **v = environ; v && *v; v++)
+		nenv++;
+	envp = snap_mmap(nenv * sizeof(*envp));
+	stack = snap_mmap(SNAP_ZSTD_STACK);
+	out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (!envp || !stack || out < 0 || pipe2(p, O_CLOEXEC) < 0) {
+		e = errno;
+		if (out >= 0) {
+			close(out);
+			unlink(file);
+		}
+		snap_fail(out < 0 ? file : final, "starting zstd", e);
+		snap_zstd_fallback("cannot start ", snap_zstd, 0);
+		return -1;
+	}
+	fcntl(p[1], F_SETPIPE_SZ, (int)SNAP_ZEROS);   /* fewer switches; may be refused */
+	z = (struct snap_zstd_start){ .rd = p[0], .out = out, .envp = envp };
+	pid = clone(snap_zstd_exec, stack + SNAP_ZSTD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &z);
+	e = errno;
+	close(p[0]);
+	close(out);
+	if (pid < 0) {
+		close(p[1]);
+		unlink(file);
+		snap_zstd_fallback("cannot start ", snap_zstd, e);
+		return -1;
+	}
+	o.fd = p[1];
+	rc = snap_emit(w, &o, &what);
+	e = errno;
+	close(p[1]);   /* zstd sees the end of its input */
+	while (waitpid((pid_t)pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			st = -1;
+			break;
+		}
+	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && rc == 0) {
+		if (syscall(SYS_rename, file, final) == 0)
+			return 0;
+		e = errno;
+		unlink(file);
+		snap_fail(final, "", e);
+		snap_zstd_fallback("cannot rename the compressed core", "", 0);
+		return -1;
+	}
+	unlink(file);
+	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
+		snap_zstd_fallback("cannot run ", snap_zstd, 0);
+	else if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		struct ha_line l = { .len = 0 };
+
+		ha_line_str(&l, snap_zstd);
+		ha_line_str(&l, WIFSIGNALED(st) ? " was killed by signal " : " failed with status ");
+		ha_line_num(&l, (unsigned long)(WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st)), 10);
+		l.buf[l.len] = 0;
+		snap_zstd_fallback(l.buf, "", 0);
+	} else {
+		snap_fail(final, what, e);
+		snap_zstd_fallback("writing to ", snap_zstd, 0);
+	}
+	return -1;
+}
+
+/* The writer process: write the core (through zstd when asked, the plain core
+ * when that fails), say where on stderr, exit. Never returns. */
 __attribute__((noreturn))
 static void snap_child(const struct snap_job *j)
 {
@@ -762,41 +1005,45 @@ static void snap_child(const struct snap_job *j)
 	struct snap_work *w;
 	const char *what = "";
 	sigset_t all;
-	int fd, rc = -1;
 
 	/* no handler of the program's may run here (it would run on the copy) */
 	sigfillset(&all);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, 0, sizeof(long));
 	snap_path(&path, j);
-	path.buf[path.len] = 0;
-	part = path;
-	ha_line_str(&part, ".part");
-	part.buf[part.len] = 0;
 	w = snap_mmap(sizeof(*w));
 	if (!w) {
+		path.buf[path.len] = 0;
 		snap_fail(path.buf, "mmap", errno);
 		_exit(1);
 	}
 	w->pagemap = -1;
-	fd = open(part.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		snap_fail(part.buf, "", errno);
-		_exit(1);
-	}
-	rc = snap_write_core(w, j, fd, &what);
-	if (rc < 0) {
+	if (snap_prepare(w, j, &what) < 0) {
 		int e = errno;
 
+		path.buf[path.len] = 0;
 		snap_fail(path.buf, what, e);
-		close(fd);
-		unlink(part.buf);
 		_exit(1);
 	}
-	if (close(fd) < 0 || syscall(SYS_rename, part.buf, path.buf) < 0) {
-		snap_fail(path.buf, "", errno);
-		unlink(part.buf);
-		_exit(1);
+	if (snap_compress_zstd) {
+		struct ha_line zpath = path;
+
+		ha_line_str(&zpath, ".zst");
+		zpath.buf[zpath.len] = 0;
+		part = zpath;
+		ha_line_str(&part, ".part");
+		part.buf[part.len] = 0;
+		if (snap_to_zstd(w, part.buf, zpath.buf) == 0) {
+			path = zpath;
+			goto done;
+		}
 	}
+	path.buf[path.len] = 0;
+	part = path;
+	ha_line_str(&part, ".part");
+	part.buf[part.len] = 0;
+	if (snap_to_file(w, part.buf, path.buf) < 0)
+		_exit(1);
+done:
 	if (!snap_quiet) {
 		struct ha_line l = { .len = 0 };
 
@@ -1219,6 +1466,72 @@ static void snap_dir_init(void)
 		snap_dir[--len] = 0;
 }
 
+/* "heapann: HEAPANN_SNAPSHOT_COMPRESS: WHAT 'V' ignored (zstd, zstd:LEVEL or none)" */
+static void snap_compress_warn(const char *what, const char *v)
+{
+	struct ha_line l = { .len = 0 };
+
+	ha_line_str(&l, "heapann: HEAPANN_SNAPSHOT_COMPRESS: ");
+	ha_line_str(&l, what);
+	ha_line_str(&l, " '");
+	while (*v && l.len < 200)
+		l.buf[l.len++] = *v++;
+	ha_line_str(&l, "' ignored (zstd, zstd:LEVEL or none): the cores are not compressed");
+	ha_line_send(&l);
+}
+
+/* HEAPANN_SNAPSHOT_COMPRESS: "none" (the default) or "zstd[:LEVEL]" (1 to 19,
+ * default 3); anything else is warned about and ignored. With zstd, snap_zstd is
+ * HEAPANN_ZSTD, else the first executable zstd on PATH, else "" (each snapshot
+ * then says so and writes the plain core). */
+static void snap_compress_init(void)
+{
+	const char *v = snap_env("HEAPANN_SNAPSHOT_COMPRESS"), *z, *path;
+
+	if (!v || !*v || strcmp(v, "none") == 0)
+		return;
+	if (strncmp(v, "zstd", 4) != 0 || (v[4] && v[4] != ':')) {
+		snap_compress_warn("unknown value", v);
+		return;
+	}
+	if (v[4] == ':') {
+		const char *d = v + 5;
+		int level = 0;
+
+		while (*d >= '0' && *d <= '9' && level < 100)
+			level = level * 10 + (*d++ - '0');
+		if (*d || level < 1 || level > 19) {
+			snap_compress_warn("zstd level not 1 to 19 in", v);
+			return;
+		}
+		snap_zstd_level[1] = (char)(level >= 10 ? '0' + level / 10 : '0' + level);
+		snap_zstd_level[2] = (char)(level >= 10 ? '0' + level % 10 : 0);
+		snap_zstd_level[3] = 0;
+	}
+	snap_compress_zstd = 1;
+	z = snap_env("HEAPANN_ZSTD");
+	if (z && *z) {
+		snap_copy(snap_zstd, z, sizeof(snap_zstd));
+		return;
+	}
+	path = snap_env("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+
+		if (len && len + 6 < sizeof(snap_zstd)) {
+			memcpy(snap_zstd, path, len);
+			memcpy(snap_zstd + len, "/zstd", 6);
+			if (access(snap_zstd, X_OK) == 0)
+				return;
+		}
+		path += len + (end != 0);
+	}
+	snap_zstd[0] = 0;
+}
+
 /* snap_prog: the basename of /proc/self/exe, else the short invocation name. */
 static void snap_prog_init(void)
 {
@@ -1271,6 +1584,7 @@ static void snap_init(void)
 	snap_quiet = q && q[0] && !(q[0] == '0' && q[1] == 0);
 	snap_dir_init();
 	snap_prog_init();
+	snap_compress_init();
 	pthread_atfork(0, 0, snap_atfork_child);
 	for (int i = 0; i < snap_nsignals; i++)
 		snap_install(snap_signals[i], snap_on_signal, 0);

@@ -14,8 +14,8 @@
 
 #if HA_HAVE_SNAPSHOT
 /* Take one snapshot now, from ordinary code (not a signal handler): the calling
- * thread's registers come from getcontext. Writes DIR/PROG.PID.N.core and waits
- * for the writer. Returns 0 when the core was written, -1 otherwise (a line on
+ * thread's registers come from getcontext. Writes DIR/PROG.PID.N.core (or
+ * .core.zst with HEAPANN_SNAPSHOT_COMPRESS=zstd) and waits for the writer. Returns 0 when the core was written, -1 otherwise (a line on
  * stderr says why). Keeps errno. Allocates nothing. */
 int ha_snapshot_now(void);
 #endif

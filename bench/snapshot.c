@@ -1,6 +1,8 @@
 /* snapshot.c - the program bench/snapshot.sh measures: a heap of MB mebibytes in
  * 1 MiB blocks, every page written with a non-zero pattern (nothing for the
- * writer to skip), then commands on stdin:
+ * writer to skip; one byte in 64, which compresses very well) or, with a second
+ * argument "random", every byte pseudo-random (which does not compress), then
+ * commands on stdin:
  *
  *   snap N   raise the snapshot signal (SIGUSR2) in this thread and print
  *            "pause_us=T" (the time raise() took: the handler runs before it
@@ -8,8 +10,9 @@
  *            process's CPU time meanwhile: the clone's page-table copy) and
  *            "child_cpu_us=C" (the CPU time of the children it reaped meanwhile:
  *            the writer, when the handler waited for it), then wait until
- *            $HEAPANN_SNAPSHOT_DIR/snapbench.PID.N.core exists (it is renamed into
- *            place when complete) and print "ready_us=T" (from before the raise)
+ *            $HEAPANN_SNAPSHOT_DIR/snapbench.PID.N.core (or .core.zst) exists (it
+ *            is renamed into place when complete) and print "ready_us=T" (from
+ *            before the raise)
  *   quit     exit
  *
  * It prints "ready PID" once the heap is made. Not a test: numbers only.
@@ -43,8 +46,10 @@ static double now_us(void)
 int main(int argc, char **argv)
 {
 	long mb = argc > 1 ? atol(argv[1]) : 100;
+	int random = argc > 2 && strcmp(argv[2], "random") == 0;
+	unsigned long long x = 0x9e3779b97f4a7c15ull;
 	const char *dir = getenv("HEAPANN_SNAPSHOT_DIR");
-	char line[64], path[4096];
+	char line[64], path[4096], zpath[4200];
 	char **blocks;
 
 	if (mb <= 0 || !dir) {
@@ -56,8 +61,15 @@ int main(int argc, char **argv)
 		blocks[i] = malloc(1 << 20);
 		if (!blocks[i])
 			return 1;
-		for (size_t k = 0; k < (1u << 20); k += 64)
-			blocks[i][k] = (char)(k / 64 + i + 1) | 1;
+		if (random) {
+			for (size_t k = 0; k < (1u << 20); k += 8) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;   /* xorshift64 */
+				memcpy(blocks[i] + k, &x, 8);
+			}
+		} else {
+			for (size_t k = 0; k < (1u << 20); k += 64)
+				blocks[i][k] = (char)(k / 64 + i + 1) | 1;
+		}
 	}
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
@@ -69,6 +81,7 @@ int main(int argc, char **argv)
 		if (sscanf(line, "snap %u", &n) != 1)
 			break;
 		snprintf(path, sizeof(path), "%s/snapbench.%d.%u.core", dir, (int)getpid(), n);
+		snprintf(zpath, sizeof(zpath), "%s.zst", path);
 		s0 = cpu_us(RUSAGE_SELF);
 		c0 = cpu_us(RUSAGE_CHILDREN);
 		t0 = now_us();
@@ -77,7 +90,7 @@ int main(int argc, char **argv)
 		printf("pause_us=%.0f\nself_cpu_us=%.0f\nchild_cpu_us=%.0f\n", t1 - t0,
 		       cpu_us(RUSAGE_SELF) - s0, cpu_us(RUSAGE_CHILDREN) - c0);
 		fflush(stdout);
-		while (stat(path, &st) != 0)
+		while (stat(path, &st) != 0 && stat(zpath, &st) != 0)
 			usleep(1000);
 		printf("ready_us=%.0f\n", now_us() - t0);
 		fflush(stdout);

@@ -45,6 +45,9 @@ static const char usage_text[] =
 "  --depth N           return addresses kept per block (HEAPANN_DEPTH, 0..256)\n"
 "  --snapshot LIST     when to snapshot (HEAPANN_SNAPSHOT, default exit,signal):\n"
 "                      exit, signal, signal:SIGNAME, abort\n"
+"  --compress zstd|none  write the snapshots as PROG.PID.N.core.zst through the\n"
+"                      zstd program (HEAPANN_SNAPSHOT_COMPRESS; default: as set\n"
+"                      in the environment, else none)\n"
 "  --version           print the version and exit\n"
 "  -h, --help          this text\n"
 "report options, passed to mprof-core (see mprof-core --help):\n"
@@ -58,7 +61,7 @@ static const char usage_text[] =
 "126 PROG not executable, 127 PROG not found\n";
 
 enum {
-	OPT_KEEP = 256, OPT_NOREPORT, OPT_DEPTH, OPT_SNAPSHOT, OPT_VERSION,
+	OPT_KEEP = 256, OPT_NOREPORT, OPT_DEPTH, OPT_SNAPSHOT, OPT_VERSION, OPT_COMPRESS,
 	OPT_PASS_ARG,     /* mprof-core options with an argument: index + this */
 	OPT_PASS_FLAG = OPT_PASS_ARG + 64,
 };
@@ -242,21 +245,24 @@ static int shell_status(int st)
 	return EXIT_SELF;
 }
 
-/* One snapshot file in the directory: NAME.PID.N.core. */
+/* One snapshot file in the directory: NAME.PID.N.core or NAME.PID.N.core.zst. */
 struct snap {
 	char name[NAME_MAX + 1];
 	long pid;
 	long n;
 };
 
-/* Parse "ANY.PID.N.core" (what libheapann writes). Returns 0 on a match. */
+/* Parse "ANY.PID.N.core" or "ANY.PID.N.core.zst" (what libheapann writes).
+ * Returns 0 on a match. */
 static int snap_parse(const char *name, struct snap *s)
 {
 	size_t len = strlen(name);
 	const char *p;
 	char *end;
 
-	if (len < 10 || len > NAME_MAX || strcmp(name + len - 5, ".core"))
+	if (len >= 14 && strcmp(name + len - 4, ".zst") == 0)
+		len -= 4;
+	if (len < 10 || len > NAME_MAX || strncmp(name + len - 5, ".core", 5))
 		return -1;
 	/* walk back over ".N" and ".PID" */
 	p = name + len - 5;
@@ -377,6 +383,8 @@ static int list_has(const char *list, const char *word)
 	return 0;
 }
 
+#define NOPTS 7   /* heapann's own entries in main's longopts */
+
 int main(int argc, char **argv)
 {
 	static struct option longopts[] = {
@@ -386,12 +394,13 @@ int main(int argc, char **argv)
 		{ "snapshot", required_argument, 0, OPT_SNAPSHOT },
 		{ "version", no_argument, 0, OPT_VERSION },
 		{ "help", no_argument, 0, 'h' },
+		{ "compress", required_argument, 0, OPT_COMPRESS },
 		/* then pass_arg[] and pass_flag[], filled in below */
-		[6 + NELEM(pass_arg) + NELEM(pass_flag)] = { 0, 0, 0, 0 },
+		[NOPTS + NELEM(pass_arg) + NELEM(pass_flag)] = { 0, 0, 0, 0 },
 	};
 	char self[PATH_MAX], lib[PATH_MAX], mprof[PATH_MAX], dir[PATH_MAX];
 	char prog_path[PATH_MAX], prog_exe[PATH_MAX], core[PATH_MAX * 2], sig[32];
-	const char *keep = NULL, *depth = NULL, *snaplist = DEFAULT_SNAPSHOT;
+	const char *keep = NULL, *depth = NULL, *snaplist = DEFAULT_SNAPSHOT, *compress = NULL;
 	int report = 1, mp_argc = 1, c, errpipe[2], prog_status, st, exec_err = 0;
 	struct snap *snaps = NULL;
 	size_t nsnaps, nmine = 0, last = 0;
@@ -399,10 +408,10 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	for (size_t i = 0; i < NELEM(pass_arg); i++)
-		longopts[6 + i] = (struct option){ pass_arg[i] + 2, required_argument, 0,
+		longopts[NOPTS + i] = (struct option){ pass_arg[i] + 2, required_argument, 0,
 						   OPT_PASS_ARG + (int)i };
 	for (size_t i = 0; i < NELEM(pass_flag); i++)
-		longopts[6 + NELEM(pass_arg) + i] = (struct option){ pass_flag[i] + 2, no_argument, 0,
+		longopts[NOPTS + NELEM(pass_arg) + i] = (struct option){ pass_flag[i] + 2, no_argument, 0,
 								     OPT_PASS_FLAG + (int)i };
 	/* at most two mprof-core words per heapann word, plus PROG, CORE and NULL;
 	 * kept until exit (a static, so that it is never a leak) */
@@ -430,6 +439,13 @@ int main(int argc, char **argv)
 			if (!*optarg)
 				usage_error("%s needs a list: exit, signal, signal:SIGNAME, abort", "--snapshot");
 			snaplist = optarg;
+			break;
+		case OPT_COMPRESS:
+			if (strcmp(optarg, "zstd") && strcmp(optarg, "none") &&
+			    !(strncmp(optarg, "zstd:", 5) == 0 && atoi(optarg + 5) >= 1 &&
+			      atoi(optarg + 5) <= 19 && strspn(optarg + 5, "0123456789") == strlen(optarg + 5)))
+				usage_error("--compress takes zstd, zstd:LEVEL (1 to 19) or none, not %s", optarg);
+			compress = optarg;
 			break;
 		case OPT_VERSION: printf("heapann %s\n", HA_PACKAGE_VERSION); return 0;
 		case 'h': fputs(usage_text, stdout); return 0;
@@ -529,6 +545,8 @@ int main(int argc, char **argv)
 		setenv("HEAPANN_SNAPSHOT_DIR", dir, 1);
 		if (depth)
 			setenv("HEAPANN_DEPTH", depth, 1);
+		if (compress)
+			setenv("HEAPANN_SNAPSHOT_COMPRESS", compress, 1);
 		execv(prog_path, argv + optind);
 		e = errno;
 		if (write(errpipe[1], &e, sizeof(e)) != (ssize_t)sizeof(e))
