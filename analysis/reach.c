@@ -1308,8 +1308,8 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 	/* a word can point into a live block only if its value lies in [li.lo,
 	 * li.lo + li.span): the scan's notes say which words may, when that range
 	 * is inside the one they were taken for */
-	if (scan->ptr_words && m.li.n && m.li.lo >= scan->ptr_lo && m.li.span &&
-	    m.li.span - 1 <= scan->ptr_hi - m.li.lo)
+	if (scan->ptr_words && m.li.n && m.li.lo >= scan->ptr_lo && m.li.lo <= scan->ptr_hi &&
+	    m.li.span && m.li.span - 1 <= scan->ptr_hi - m.li.lo)
 		m.ptrs = scan;
 	{
 		uint64_t budget = opt ? opt->resident_max : 0;
