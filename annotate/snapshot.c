@@ -923,7 +923,7 @@ static int snap_to_zstd(struct snap_work *w, const char *file, const char *final
 {
 	struct snap_out o = { .fd = -1, .pipe = 1 };
 	struct snap_zstd_start z;
-	int p[2] = { -1, -1 }, out = -1, rc, st, e = 0;
+	int p[2] = { -1, -1 }, out = -1, rc, st, e = 0, we = 0;
 	const char *what = "";
 	size_t nenv = 1;
 	char **envp, *stack;
@@ -967,6 +967,7 @@ static int snap_to_zstd(struct snap_work *w, const char *file, const char *final
 	while (waitpid((pid_t)pid, &st, 0) < 0)
 		if (errno != EINTR) {
 			st = -1;
+			we = errno;
 			break;
 		}
 	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && rc == 0) {
@@ -981,7 +982,9 @@ static int snap_to_zstd(struct snap_work *w, const char *file, const char *final
 	unlink(file);
 	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
 		snap_zstd_fallback("cannot run ", snap_zstd, 0);
-	else if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	else if (st == -1)
+		snap_zstd_fallback("cannot wait for ", snap_zstd, we);
+	else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		struct ha_line l = { .len = 0 };
 
 		ha_line_str(&l, snap_zstd);
@@ -1009,6 +1012,16 @@ static void snap_child(const struct snap_job *j)
 	/* no handler of the program's may run here (it would run on the copy) */
 	sigfillset(&all);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, 0, sizeof(long));
+	/* a program that ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT, as daemons do)
+	 * would have the kernel reap zstd, and the wait for its status fail: the
+	 * writer's dispositions are its own copy, so take the default back */
+	{
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof dfl);
+		dfl.sa_handler = SIG_DFL;
+		sigaction(SIGCHLD, &dfl, 0);
+	}
 	snap_path(&path, j);
 	w = snap_mmap(sizeof(*w));
 	if (!w) {

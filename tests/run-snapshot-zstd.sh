@@ -153,6 +153,14 @@ set -- "$TMP"/closed/lost_prog.*.1.core.zst
 check "stdin and stdout closed: the .zst written, zstd -t accepts it" zstd -q -t "$1"
 report "$exe" "$1" "$TMP/closed.txt"
 check "stdin and stdout closed: the same report" cmp -s "$TMP/plain.txt" "$TMP/closed.txt"
+# a program that ignores SIGCHLD (daemons do; an ignored disposition survives
+# exec; bash passes it on, dash does not): the kernel would reap zstd itself and
+# the writer's wait would fail
+mkdir "$TMP/sigign"
+HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_COMPRESS=zstd HEAPANN_SNAPSHOT_DIR="$TMP/sigign" LD_PRELOAD=$LIB \
+	bash -c "trap '' CHLD; exec '$exe'" 2>"$TMP/sigign.err"
+check_eq "SIGCHLD ignored: the .zst written, no fallback" \
+	"1 0" "$(ls "$TMP/sigign" | grep -c '\.1\.core\.zst$') $(grep -c 'plain core instead' "$TMP/sigign.err")"
 mkdir "$TMP/quiet"
 HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_COMPRESS=zstd HEAPANN_QUIET=1 PATH=/nonexistent \
 	HEAPANN_SNAPSHOT_DIR="$TMP/quiet" LD_PRELOAD=$LIB "$exe" 2>"$TMP/quiet.err"
