@@ -373,7 +373,7 @@ int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const c
 	int n2 = snprintf(path, sizeof path, "%s/%s", dir, name);
 	if (n1 < 0 || (size_t)n1 >= sizeof tmp || n2 < 0 || (size_t)n2 >= sizeof path)
 		return dw_why(why, whysz, "cache path too long");
-	int fd = mkstemp(tmp);
+	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(why, whysz, "cannot write in %s: %s", dir, strerror(errno));
 		return -1;
@@ -383,8 +383,11 @@ int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const c
 		ssize_t w = write(fd, b->data + done, b->len - done);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;   /* write() made no progress and said nothing */
 			break;
+		}
 		done += (size_t)w;
 	}
 	int saved = errno;
