@@ -35,11 +35,11 @@ for mode in guard double both; do
 	check_eq "$mode: exit 3 (corruption found)" 3 "$(cat "$TMP/$mode.rc")"
 done
 check_grep "guard: the counts" \
-	'^libheapann found at run time: 2 broken guards \(checked at free or realloc\), 0 frees or reallocs of a freed block$' "$TMP/guard.txt"
+	'^libheapann found at run time: 2 broken guards \(checked at free or realloc\), 0 frees or reallocs of a freed or damaged block$' "$TMP/guard.txt"
 check_grep "double: the counts" \
-	'^libheapann found at run time: 0 broken guards \(checked at free or realloc\), 2 frees or reallocs of a freed block$' "$TMP/double.txt"
+	'^libheapann found at run time: 0 broken guards \(checked at free or realloc\), 2 frees or reallocs of a freed or damaged block$' "$TMP/double.txt"
 check_grep "both: the counts" \
-	'^libheapann found at run time: 2 broken guards \(checked at free or realloc\), 2 frees or reallocs of a freed block$' "$TMP/both.txt"
+	'^libheapann found at run time: 2 broken guards \(checked at free or realloc\), 2 frees or reallocs of a freed or damaged block$' "$TMP/both.txt"
 a=$(sed -n 's/^culprit=//p' "$TMP/guard.out")
 check_grep "guard: the last broken block is named, freed since" \
 	"^last broken guard: block $(printf '0x%x' "$a") \(40 bytes, seq 2\), freed since; allocated at:$" "$TMP/guard.txt"
