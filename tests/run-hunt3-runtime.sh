@@ -61,4 +61,19 @@ check_eq "json guard: the last block" "$a 40 freed alloc_culprit" \
 	"$(jq "$TMP/guard.json" '"%d %d %s %s" % (int(d["corruption"]["runtime"]["last_guard_block"]["address"], 16), d["corruption"]["runtime"]["last_guard_block"]["size"], d["corruption"]["runtime"]["last_guard_block"]["state"], d["corruption"]["runtime"]["last_guard_block"]["frames"][0]["function"])')"
 check_eq "json double: counts" "0 2 None" \
 	"$(jq "$TMP/double.json" '"%d %d %s" % (d["corruption"]["runtime"]["guards"], d["corruption"]["runtime"]["bad_frees"], d["corruption"]["runtime"]["last_guard_block"])')"
+
+# HTML: the corruption section says it too (rendered by Chromium when installed)
+if command -v chromium >/dev/null; then
+	"$B/mprof-core" --format html -o "$TMP/guard.html" "$exe" "$TMP/guard.core" 2>/dev/null
+	check_eq "html guard: exit 3" 3 $?
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir="$(mktemp -d "$TMP/profile.XXXXXX")" --hide-scrollbars \
+		--dump-dom "file://$TMP/guard.html" >"$TMP/guard.dom" 2>/dev/null
+	python3 tests/html_dom.py "$TMP/guard.dom" >"$TMP/guard.domtxt"
+	check_grep "html guard: the run-time counts" \
+		'^section corruption: libheapann found at run time: 2 broken guards \(checked at free or realloc\), 0 frees or reallocs of a freed or damaged block$' "$TMP/guard.domtxt"
+	check_grep "html guard: the last block" \
+		"^section corruption: last broken guard: block $(printf '0x%x' "$a") \(40 bytes, seq 2\), freed since; allocated at:$" "$TMP/guard.domtxt"
+fi
 done_testing
