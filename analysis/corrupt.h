@@ -85,6 +85,12 @@ struct an_corrupt {
 	size_t nstack_copies;          /* damaged "headers" in a thread's stack segment:
 					* stale copies of header words that libheapann
 					* spilled while writing one, not heap damage */
+	/* damage libheapann counted while the program ran, from its statistics
+	 * region (the caller copies them from struct cp_stats): the blocks went
+	 * back to the allocator, so the image shows nothing else of it */
+	uint64_t runtime_guards;       /* broken guards found at free or realloc */
+	uint64_t runtime_bad_frees;    /* frees/reallocs of a freed or damaged block */
+	uint64_t runtime_last_seq;     /* seq of the last block in runtime_guards */
 };
 
 /* Find every live block with a broken guard and explain every damaged header of
@@ -96,10 +102,11 @@ int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 /* Free what an_corrupt_build allocated; *c is zeroed. */
 void an_corrupt_release(struct an_corrupt *c);
 
-/* 1 when c holds any broken guard or damaged header. */
+/* 1 when c holds any broken guard or damaged header, or damage counted at run
+ * time. */
 static inline int an_corrupt_found(const struct an_corrupt *c)
 {
-	return c->nguards || c->ndamaged;
+	return c->nguards || c->ndamaged || c->runtime_guards || c->runtime_bad_frees;
 }
 
 /* One past the last byte of the damaged header d proven overwritten: bytes of the

@@ -136,6 +136,7 @@ static void ha_guard_check(const void *user, const struct ha_hdr_view *v)
 	bad = ha_hdr_guard_damage(user, v);
 	if (HA_UNLIKELY(bad)) {
 		ha_report_guard(user, v->size, bad, v->guard);
+		ha_stats_damage(1, v->seq);
 		ha_corruption_seen();
 	}
 }
@@ -281,6 +282,7 @@ static void ha_bad_pointer(const char *fn, int state, void *p)
 			   (fn[0] == 'f' ? "free of an already freed block" :
 			    "realloc of an already freed block") :
 			   "damaged header, block leaked:", p);
+	ha_stats_damage(0, 0);
 	ha_corruption_seen();
 }
 

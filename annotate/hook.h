@@ -18,6 +18,11 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 		    const uintptr_t *frames);
 void ha_stats_free(const void *user, size_t size, uintptr_t seq);
 void ha_stats_free_undo(const void *user, size_t size, uintptr_t seq);
+/* Count damage found while the program runs (GUARD 1: a broken guard of the
+ * block with sequence number SEQ, checked before it goes back; 0: a free or
+ * realloc of a freed block or of one whose header is damaged, SEQ unused): the
+ * block is gone by the time a core is taken, so only these counters tell. */
+void ha_stats_damage(int guard, uintptr_t seq);
 /* Count one call of entry point ENTRY (enum heapann_call); the exported
  * functions call it first. */
 void ha_stats_call(unsigned entry);

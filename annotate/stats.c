@@ -562,3 +562,15 @@ void ha_stats_free_undo(const void *user, size_t size, uintptr_t seq)
 	(void)seq;
 	st_free(size, -1);
 }
+
+void ha_stats_damage(int guard, uintptr_t seq)
+{
+	if (ST_UNLIKELY(!st_ready()))
+		return;
+	if (guard) {
+		ADD(st_counters[HEAPANN_SC_GUARD_BREAKS], 1);
+		__atomic_store_n(&st_counters[HEAPANN_SC_LAST_GUARD_SEQ], seq, __ATOMIC_RELAXED);
+	} else {
+		ADD(st_counters[HEAPANN_SC_BAD_FREES], 1);
+	}
+}

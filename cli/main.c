@@ -652,6 +652,11 @@ int main(int argc, char **argv)
 		cli_profile_release(&p);
 		return EXIT_BADINPUT;
 	}
+	if (p.have_stats) {   /* damage libheapann saw at run time: no other trace in the core */
+		corr.runtime_guards = p.stats.guard_breaks;
+		corr.runtime_bad_frees = p.stats.bad_frees;
+		corr.runtime_last_seq = p.stats.last_guard_seq;
+	}
 	/* issue 6: corruption shows by default whenever some is found; --addr alone
 	 * answers its question without the stacks report */
 	if (!o.reports_given && o.naddrs)

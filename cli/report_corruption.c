@@ -114,6 +114,54 @@ static const char *state_name(const struct cp_block *b)
 	return b->state == CP_LIVE ? "live" : "freed";
 }
 
+/* The freed block whose header still names sequence number seq (the last block
+ * libheapann found with a broken guard at run time), or NULL. A header the
+ * allocator partly reused (CP_HDR_UNVERIFIED) is taken only when no verified one
+ * has that number. */
+static const struct cp_block *freed_by_seq(const struct cp_scan *sc, uint64_t seq)
+{
+	const struct cp_block *best = NULL;
+
+	if (!seq)
+		return NULL;
+	for (size_t i = 0; i < sc->nblocks; i++) {
+		const struct cp_block *b = &sc->blocks[i];
+
+		if (b->state != CP_FREED || b->seq != seq)
+			continue;
+		if (!(b->flags & CP_HDR_UNVERIFIED))
+			return b;
+		if (!best)
+			best = b;
+	}
+	return best;
+}
+
+/* What libheapann counted while the program ran: text. */
+static void runtime_text(FILE *f, const struct cli_profile *p, const struct an_corrupt *c)
+{
+	const struct cp_block *b;
+	char a[32];
+
+	if (!c->runtime_guards && !c->runtime_bad_frees)
+		return;
+	fprintf(f, "\nlibheapann found at run time: %" PRIu64 " broken guard%s (checked at free or "
+		"realloc), %" PRIu64 " free%s or realloc%s of a freed or damaged block\n",
+		c->runtime_guards, c->runtime_guards == 1 ? "" : "s", c->runtime_bad_frees,
+		c->runtime_bad_frees == 1 ? "" : "s", c->runtime_bad_frees == 1 ? "" : "s");
+	if (!c->runtime_guards)
+		return;
+	b = freed_by_seq(&p->scan, c->runtime_last_seq);
+	if (!b) {
+		fprintf(f, "last broken guard: block seq %" PRIu64 ", freed since; its header is no "
+			"longer in the image\n", c->runtime_last_seq);
+		return;
+	}
+	fprintf(f, "last broken guard: block 0x%" PRIx64 " (%s bytes, seq %" PRIu64 "), freed since; "
+		"allocated at:\n", b->user, fmt_num(a, b->size), b->seq);
+	stack_text(f, p, b->stack, "        ", 0);
+}
+
 int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an_corrupt *c)
 {
 	const struct cp_scan *sc = &p->scan;
@@ -227,6 +275,7 @@ int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an
 			fputs("  no block found before it in the same memory segment\n", f);
 		}
 	}
+	runtime_text(f, p, c);
 	if (c->nstack_copies)
 		fprintf(f, "\n(%zu header-like word%s on thread stacks ignored: stale copies, not heap damage)\n",
 			c->nstack_copies, c->nstack_copies == 1 ? "" : "s");
@@ -378,6 +427,32 @@ int report_corruption_json(struct json *j, const struct cli_profile *p, const st
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+	/* damage libheapann counted while the program ran (its blocks are gone) */
+	json_key(j, "runtime");
+	json_obj_begin(j);
+	json_key(j, "guards");
+	json_u64(j, c->runtime_guards);
+	json_key(j, "bad_frees");
+	json_u64(j, c->runtime_bad_frees);
+	json_key(j, "last_guard_seq");
+	if (c->runtime_guards)
+		json_u64(j, c->runtime_last_seq);
+	else
+		json_null(j);
+	json_key(j, "last_guard_block");
+	{
+		const struct cp_block *b = c->runtime_guards ?
+			freed_by_seq(sc, c->runtime_last_seq) : NULL;
+
+		if (b) {
+			json_obj_begin(j);
+			block_json(j, p, b);
+			json_obj_end(j);
+		} else {
+			json_null(j);
+		}
+	}
+	json_obj_end(j);
 	json_obj_end(j);
 	return 0;
 }

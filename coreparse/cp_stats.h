@@ -43,6 +43,10 @@ struct cp_stats {
 	uint64_t unrecorded_frees;       /* derived: unrecorded allocs minus the live
 					  * blocks whose stack has no entry */
 	uint64_t calls[HEAPANN_NCALLS];  /* per entry point, enum heapann_call */
+	uint64_t guard_breaks;           /* broken guards libheapann found at free or
+					  * realloc (those blocks are gone) */
+	uint64_t bad_frees;              /* frees/reallocs of a freed or damaged block */
+	uint64_t last_guard_seq;         /* seq of the last block in guard_breaks */
 	struct cp_stats_bin bins[HEAPANN_STATS_NBINS];
 	struct cp_stats_stack *stacks;   /* entries that were complete */
 	size_t nstacks;

@@ -486,6 +486,9 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	out->unrecorded_allocs = WORD(c, HEAPANN_SC_UNREC_ALLOCS);
 	out->unrecorded_bytes = WORD(c, HEAPANN_SC_UNREC_BYTES);
 	out->tl_interval = WORD(c, HEAPANN_SC_TL_INTERVAL);
+	out->guard_breaks = WORD(c, HEAPANN_SC_GUARD_BREAKS);
+	out->bad_frees = WORD(c, HEAPANN_SC_BAD_FREES);
+	out->last_guard_seq = WORD(c, HEAPANN_SC_LAST_GUARD_SEQ);
 	for (unsigned sh = 0; sh < HEAPANN_STATS_CALL_SHARDS; sh++) {
 		uint64_t base = HEAPANN_SC_CALLS + (uint64_t)sh * HEAPANN_STATS_CALL_SHARD_WORDS;
 		uint64_t slot = WORD(c, base + HEAPANN_SP_SLOT);

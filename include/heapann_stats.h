@@ -53,11 +53,17 @@
  * a slot's counts are its words plus the pending words of every shard that names
  * it); a free adds to BYTES_FREED and its bin's FREES only (the size is all it
  * needs: it never reads the block's stack). Live bytes are BYTES - BYTES_FREED and
- * TIME is BYTES + BYTES_FREED, so the LIVE and TIME counter words are reserved;
- * allocation and free counts are the sums of the bins.
+ * TIME is BYTES + BYTES_FREED (no counter words of their own); allocation and
+ * free counts are the sums of the bins.
+ *
+ * Damage libheapann finds while the program runs (a broken guard at free or
+ * realloc, a second free) is counted in GUARD_BREAKS and BAD_FREES: the block is
+ * gone by the time a core is taken, so the core holds no other trace of it.
+ * These words were reserved and always 0 in earlier version-2 writers, so a
+ * reader needs no new version to read them.
  *
  * Per-stack frees are not counted in the process (version 2; version 1 kept FREES
- * and CLS_FREED per slot and UNREC_FREES, now reserved and 0). A reader derives
+ * and CLS_FREED per slot and UNREC_FREES, now 0; its counter word is LAST_GUARD_SEQ). A reader derives
  * them: every live block carries its full stack in its header, so a slot's frees
  * are its ALLOCS minus the live blocks of the image whose first STACK_DEPTH frames
  * are the slot's FRAMES, and its bytes freed per class are CLS_BYTES minus their
@@ -125,14 +131,17 @@ enum heapann_stats_counter {
 	HEAPANN_SC_FREES = 1,         /* reserved (0): the sum of the bins' FREES */
 	HEAPANN_SC_BYTES = 2,         /* bytes requested */
 	HEAPANN_SC_BYTES_FREED = 3,   /* requested bytes of the blocks freed */
-	HEAPANN_SC_LIVE = 4,          /* reserved (0): BYTES - BYTES_FREED */
+	HEAPANN_SC_GUARD_BREAKS = 4,  /* broken guards libheapann found at free or realloc
+				       * (its block is gone); once 0 and reserved */
 	HEAPANN_SC_PEAK = 5,          /* highest live bytes seen */
 	HEAPANN_SC_PEAK_TIME = 6,     /* time when PEAK was reached */
-	HEAPANN_SC_TIME = 7,          /* reserved (0): BYTES + BYTES_FREED */
+	HEAPANN_SC_BAD_FREES = 7,     /* frees and reallocs of a freed block or of one
+				       * whose header is damaged; once 0 and reserved */
 	HEAPANN_SC_STACKS = 8,        /* stack table slots taken */
 	HEAPANN_SC_UNREC_ALLOCS = 9,  /* allocations whose stack found no slot */
 	HEAPANN_SC_UNREC_BYTES = 10,
-	HEAPANN_SC_UNREC_FREES = 11,  /* reserved (0): derived, see above */
+	HEAPANN_SC_LAST_GUARD_SEQ = 11, /* sequence number of the last block counted in
+				       * GUARD_BREAKS; once UNREC_FREES, 0 and reserved */
 	HEAPANN_SC_TL_COUNT = 12,     /* valid timeline samples */
 	HEAPANN_SC_TL_INTERVAL = 13,  /* TIME between samples (doubles when full) */
 	HEAPANN_SC_TL_NEXT = 14,      /* TIME of the next sample */

@@ -420,6 +420,20 @@
 				add(f, el('div', null, 'no block found before it in the same memory segment'));
 			}
 		});
+		/* damage libheapann counted at run time: its blocks are gone from the core */
+		var r = c.runtime;
+		if (r && (r.guards || r.bad_frees)) {
+			var rf = add(s, el('div', 'finding'));
+			add(rf, el('div', 'bad', 'libheapann found at run time: ' + plural(r.guards, 'broken guard') +
+				' (checked at free or realloc), ' + num(r.bad_frees) +
+				' frees or reallocs of a freed or damaged block'));
+			if (r.last_guard_block) {
+				var lb = r.last_guard_block;
+				add(rf, el('div', null, 'last broken guard: block ' + lb.address + ' (' + num(lb.size) +
+					' bytes, seq ' + lb.seq + '), freed since; allocated at:'));
+				objFrames(rf, lb.frames);
+			}
+		}
 	})();
 
 	/* ---- lost (only with --report=lost: the mark phase costs time) ---- */
