@@ -482,6 +482,9 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 		fmt_num(a, st->blocks), fmt_num(b, st->bytes), fmt_num(c, st->bytes + st->overhead));
 	fprintf(f, "distinct stacks: %s, freed blocks seen: %s, damaged headers: %s\n",
 		fmt_num(a, st->n), fmt_num(b, sc->nfreed), fmt_num(c, sc->ndamaged));
+	if (sc->ncut)
+		fprintf(f, "headers cut off by the end of the dumped memory (not read, not damage): %s\n",
+			fmt_num(a, sc->ncut));
 	if (sc->nwriting)
 		fprintf(f, "headers being written when the core was taken (blocks not yet handed out): %s\n",
 			fmt_num(a, sc->nwriting));
@@ -539,6 +542,8 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_u64(j, p->scan.nfreed);
 	json_key(j, "damaged_headers");
 	json_u64(j, p->scan.ndamaged);
+	json_key(j, "headers_cut");   /* run past the end of the dumped bytes */
+	json_u64(j, p->scan.ncut);
 	json_key(j, "headers_being_written");
 	json_u64(j, p->scan.nwriting);
 	json_key(j, "ignored_blocks");

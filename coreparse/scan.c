@@ -164,6 +164,7 @@ struct chunk {
 	struct vec sigs;       /* uint64_t: statistics region signatures */
 	unsigned worker;       /* which worker's stack table the indices refer to */
 	size_t nstale;
+	size_t ncut;      /* headers cut off by the end of the dumped bytes */
 	size_t nstray;
 	size_t nwriting;
 };
@@ -380,6 +381,10 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 	memset(&d, 0, sizeof(d));
 	d.hdr = H;
 	if (avail - h < HEAPANN_FIXED_WORDS * w) {
+		if (!freed && seg->avail < seg->memsz + (sc->img->kind == CP_KIND_RAW)) {
+			c->ncut++;   /* the dump ends inside it: not dumped, not damaged */
+			return;
+		}
 		d.kind = CP_DMG_BOUNDS;
 		d.first_bad = (uint32_t)((avail - h) / w);
 		goto damaged;
@@ -440,6 +445,10 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 		goto damaged;
 	}
 	if (avail - h < hb) {
+		if (!freed && seg->avail < seg->memsz + (sc->img->kind == CP_KIND_RAW)) {
+			c->ncut++;
+			return;
+		}
 		d.kind = CP_DMG_BOUNDS;
 		d.first_bad = (uint32_t)((avail - h) / w);
 		goto damaged;
@@ -914,6 +923,10 @@ static int plan_chunks(struct scanner *sc)
 			sc->run_end[i] = sc->run_end[i + 1];
 		if (sc->run_end[i] < s->vaddr)   /* wraps at the top of the address space */
 			sc->run_end[i] = UINT64_MAX;
+		/* a raw dump is the memory someone chose to dump, not a whole mapping: a
+		 * block may go on past its end (not dumped, not damaged) */
+		if (img->kind == CP_KIND_RAW)
+			sc->run_end[i] = img->wsize == 4 ? UINT64_C(0x100000000) : UINT64_MAX;
 	}
 	return 0;
 }
@@ -1012,6 +1025,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		nsig += sc->chunks[i].sigs.n;
 		out->nstale += sc->chunks[i].nstale;
 		out->nstray += sc->chunks[i].nstray;
+		out->ncut += sc->chunks[i].ncut;
 		out->nwriting += sc->chunks[i].nwriting;
 	}
 	/* the blocks are published in place already: only their stacks change */
