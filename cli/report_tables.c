@@ -699,9 +699,11 @@ int report_tables_text(FILE *f, const struct cli_options *o, const struct cli_pr
 			fmt_num(a, p->stats.live_bytes), fmt_num(b, p->stats.allocs - p->stats.frees),
 			fmt_num(c, p->stats.peak_live));
 		if (p->stats.unrecorded_allocs)
-			fprintf(f, "stack table full: %s allocations (%s bytes) under unrecorded stacks "
-				"are in the counters and bins only\n", fmt_num(a, p->stats.unrecorded_allocs),
-				fmt_num(b, p->stats.unrecorded_bytes));
+			fprintf(f, "stack table full: %s allocations (%s bytes) under unrecorded stacks; "
+				"the tables show their %s live blocks (%s bytes) from the image, "
+				"without their frees\n", fmt_num(a, p->stats.unrecorded_allocs),
+				fmt_num(b, p->stats.unrecorded_bytes), fmt_num(c, u.fallback_blocks),
+				fmt_num(d, u.fallback_bytes));
 	} else {
 		fputs("\nstatistics: none in the image (a raw dump of the heap alone, or a program "
 		      "without libheapann's statistics): the tables use the live blocks only\n", f);
@@ -764,6 +766,10 @@ int report_tables_json(struct json *j, const struct cli_options *o, const struct
 		json_u64(j, st->unrecorded_allocs);
 		json_key(j, "unrecorded_bytes");
 		json_u64(j, st->unrecorded_bytes);
+		json_key(j, "unrecorded_live_blocks");   /* in the tables, from the image */
+		json_u64(j, u.fallback_blocks);
+		json_key(j, "unrecorded_live_bytes");
+		json_u64(j, u.fallback_bytes);
 		json_key(j, "stacks");
 		json_u64(j, st->nstacks);
 		json_key(j, "calls");
