@@ -397,7 +397,11 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		if (so_scan.progress)
 			fputs("\r\033[K", stderr);
 	}
-	if (o->raw) {
+	if (cli_stats_load(o, p) < 0)   /* issue 5: before naming, it adds stacks */
+		return -1;
+	/* a dump holding the statistics region but no block (the region's RAM alone,
+	 * or everything freed) still has counters, bins and a timeline to show */
+	if (o->raw && !(p->have_stats && !p->scan.nblocks && !p->scan.ndamaged)) {
 		char msg[sizeof(cerr.msg)];
 
 		/* a PIE's load address is not in a raw dump: its code range says nothing */
@@ -410,8 +414,6 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		if (msg[0] && !o->quiet)
 			fprintf(stderr, "mprof-core: warning: %s\n", msg);
 	}
-	if (cli_stats_load(o, p) < 0)   /* issue 5: before naming, it adds stacks */
-		return -1;
 	{
 		char msg[2048];   /* issue 13: a core of a program run without the library */
 

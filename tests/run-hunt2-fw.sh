@@ -72,6 +72,21 @@ for v in mips:mips-linux-gnu arm:arm-linux-gnueabihf; do
 	check_eq "$n top of the heap, without the region: the tables from its $NH live $S-byte blocks" "live_blocks [($NH, $NH, 0)]" \
 		"$(py "$TMP/h.json" "d['tables_source'], [(l['kept_blocks'], l['allocs'], l['frees']) for l in d['leaks'] if l['path'][:2] == ['make_item', 'main']]" | tr -d "'" | sed 's/^(//; s/)$//; s/, \[/ [/')"
 
+	# the region's RAM alone, up to the end of its 256 KiB buffer (tab_static.c),
+	# no block: the whole run's counters, bins and calls, and the live blocks
+	# said to be outside the dump; exit 0 (the region is something to show)
+	rend=$(printf '0x%x' $((buf + 256 * 1024)))
+	python3 tests/ramcut.py "$core" "$lo" "$rend" "$TMP/region.bin"
+	R=$TMP/region.json
+	"$M" --format json --report=leaks,bins,direct --raw "$TMP/region.bin" --elf "$exe" --base "$lo" >"$R" 2>"$R.err"
+	check_eq "$n region alone: exit 0" 0 $?
+	check_eq "$n region alone: no block, statistics found, all $LIVE live blocks outside the dump" \
+		"0 statistics $LIVE" "$(py "$R" "d['blocks'], d['tables_source'], d['statistics']['live_blocks_not_in_image']" | tr -d "(),'")"
+	check_eq "$n region alone: bin $S: $A allocs, $F frees, $K kept" "[($A, $((A * S)), $F, $K)]" \
+		"$(py "$R" "[(b['allocs'], b['bytes'], b['frees'], b['kept_blocks']) for b in d['bins'] if b['size'] == $S]")"
+	check_eq "$n region alone: direct: make_item called malloc $A times for $((A * S)) bytes" "[($A, $((A * S)))]" \
+		"$(py "$R" "[(x['calls'], x['bytes']) for x in d['direct'] if x['function'] == 'make_item']")"
+
 	# a dump that stops at the user address of the middle make_item block (its
 	# header dumped, its data not): the blocks above are not in it
 	set -- $(py "$J" "' '.join(b['address'] for b in sorted(d['block_list'], key=lambda b: int(b['address'], 16)) if b['size'] == $S)")
