@@ -438,6 +438,11 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 	d.user = user;
 	d.known = CP_KNOWN_SIZE | CP_KNOWN_SEQ | CP_KNOWN_USER;
 	limit = sc->run_end[seg - sc->img->segs];
+	/* a raw dump is the memory someone chose to dump, not a whole mapping: a block
+	 * whose header the check word proves may go on past its end (not dumped, not
+	 * damaged); the address space bounds it */
+	if (sc->img->kind == CP_KIND_RAW)
+		limit = w == 4 ? UINT64_C(0x100000000) : UINT64_MAX;
 	if (user < H || user > limit || size > limit - user ||
 	    heapann_info_guard(info) > limit - user - size) {
 		d.kind = CP_DMG_BOUNDS;
@@ -923,10 +928,6 @@ static int plan_chunks(struct scanner *sc)
 			sc->run_end[i] = sc->run_end[i + 1];
 		if (sc->run_end[i] < s->vaddr)   /* wraps at the top of the address space */
 			sc->run_end[i] = UINT64_MAX;
-		/* a raw dump is the memory someone chose to dump, not a whole mapping: a
-		 * block may go on past its end (not dumped, not damaged) */
-		if (img->kind == CP_KIND_RAW)
-			sc->run_end[i] = img->wsize == 4 ? UINT64_C(0x100000000) : UINT64_MAX;
 	}
 	return 0;
 }
