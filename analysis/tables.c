@@ -195,8 +195,16 @@ int an_usage_from_scan(const struct an_input *in, const struct an_filter *f,
 int an_usage_from_stats(const struct an_input *in, const struct an_filter *f,
 			const struct cp_stats *st, struct an_usage *out)
 {
-	if (usage_start(out, st->nstacks) < 0)
+	const struct cp_scan *sc = in->scan;
+	unsigned char *seen;
+
+	if (usage_start(out, st->nstacks + sc->nstacks) < 0)
 		return -1;
+	seen = calloc(sc->nstacks + 1, 1);   /* scan stacks the region has an entry for */
+	if (!seen) {
+		an_usage_release(out);
+		return -1;
+	}
 	out->from_stats = 1;
 	out->unrecorded_allocs = st->unrecorded_allocs;
 	out->unrecorded_bytes = st->unrecorded_bytes;
@@ -206,6 +214,7 @@ int an_usage_from_stats(const struct an_input *in, const struct an_filter *f,
 
 		if (e->stack >= in->scan->nstacks)
 			continue;
+		seen[e->stack] = 1;
 		if (an_stack_ignored(in, f, e->stack)) {
 			out->ignored_allocs += e->allocs;
 			out->ignored_bytes += e->bytes;
@@ -223,6 +232,44 @@ int an_usage_from_stats(const struct an_input *in, const struct an_filter *f,
 			s->cls_freed[c] = e->cls_freed[c];
 		}
 	}
+	/* A full stack table left some stacks out: their live blocks are in the image,
+	 * so the tables show them from there (allocations = live blocks, frees not
+	 * known) rather than leave kept bytes out of the leak and direct tables. */
+	if (st->unrecorded_allocs) {
+		uint32_t *at = malloc((sc->nstacks + 1) * sizeof(*at));
+
+		if (!at) {
+			free(seen);
+			an_usage_release(out);
+			return -1;
+		}
+		for (size_t i = 0; i < sc->nblocks; i++) {
+			const struct cp_block *b = &sc->blocks[i];
+			struct an_site *s;
+
+			if (b->state != CP_LIVE || b->stack >= sc->nstacks || seen[b->stack] == 1)
+				continue;
+			if (!seen[b->stack]) {
+				if (an_stack_ignored(in, f, b->stack)) {
+					seen[b->stack] = 1;
+					continue;
+				}
+				seen[b->stack] = 2;
+				at[b->stack] = (uint32_t)out->n;
+				s = &out->v[out->n++];
+				s->stack = b->stack;
+				s->skip = an_alloc_skip(in, f, b->stack);
+			}
+			s = &out->v[at[b->stack]];
+			s->allocs++;
+			s->bytes += b->size;
+			s->cls_bytes[an_size_class(b->size)] += b->size;
+			out->fallback_blocks++;
+			out->fallback_bytes += b->size;
+		}
+		free(at);
+	}
+	free(seen);
 	for (unsigned b = 0; b < AN_NBINS; b++) {
 		out->bins[b].allocs = st->bins[b].allocs;
 		out->bins[b].bytes = st->bins[b].bytes;

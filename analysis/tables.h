@@ -53,6 +53,8 @@ struct an_usage {
 	uint64_t ignored_allocs, ignored_bytes;      /* left out by --ignore-fn */
 	int from_stats;            /* 1: the statistics region; 0: live blocks only */
 	uint64_t unrecorded_allocs, unrecorded_bytes; /* stats: stacks that did not fit */
+	uint64_t fallback_blocks, fallback_bytes; /* stats: live blocks of those stacks,
+						  * taken from the image (frees unknown) */
 };
 
 /* Usage from the live blocks of in->scan (freed blocks ignored). Returns 0 and
@@ -62,7 +64,9 @@ int an_usage_from_scan(const struct an_input *in, const struct an_filter *f,
 
 /* Usage from a statistics region read by cp_stats_read() against the same scan
  * (st->stacks[i].stack indexes in->scan->stacks). Bins come from the region's own
- * bins (they count every allocation, whatever --ignore-fn says). Returns 0 or -1
+ * bins (they count every allocation, whatever --ignore-fn says). When the region's
+ * stack table was full, the live blocks of stacks it has no entry for are added
+ * from the scan (allocs = live blocks, no frees; fallback_*). Returns 0 or -1
  * (out of memory). */
 int an_usage_from_stats(const struct an_input *in, const struct an_filter *f,
 			const struct cp_stats *st, struct an_usage *out);

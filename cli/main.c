@@ -397,7 +397,11 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		if (so_scan.progress)
 			fputs("\r\033[K", stderr);
 	}
-	if (o->raw) {
+	if (cli_stats_load(o, p) < 0)   /* issue 5: before naming, it adds stacks */
+		return -1;
+	/* a dump holding the statistics region but no block (the region's RAM alone,
+	 * or everything freed) still has counters, bins and a timeline to show */
+	if (o->raw && !(p->have_stats && !p->scan.nblocks && !p->scan.ndamaged)) {
 		char msg[sizeof(cerr.msg)];
 
 		/* a PIE's load address is not in a raw dump: its code range says nothing */
@@ -410,8 +414,6 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		if (msg[0] && !o->quiet)
 			fprintf(stderr, "mprof-core: warning: %s\n", msg);
 	}
-	if (cli_stats_load(o, p) < 0)   /* issue 5: before naming, it adds stacks */
-		return -1;
 	{
 		char msg[2048];   /* issue 13: a core of a program run without the library */
 
@@ -482,6 +484,9 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 		fmt_num(a, st->blocks), fmt_num(b, st->bytes), fmt_num(c, st->bytes + st->overhead));
 	fprintf(f, "distinct stacks: %s, freed blocks seen: %s, damaged headers: %s\n",
 		fmt_num(a, st->n), fmt_num(b, sc->nfreed), fmt_num(c, sc->ndamaged));
+	if (sc->ncut)
+		fprintf(f, "headers cut off by the end of the dumped memory (not read, not damage): %s\n",
+			fmt_num(a, sc->ncut));
 	if (sc->nwriting)
 		fprintf(f, "headers being written when the core was taken (blocks not yet handed out): %s\n",
 			fmt_num(a, sc->nwriting));
@@ -539,6 +544,8 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_u64(j, p->scan.nfreed);
 	json_key(j, "damaged_headers");
 	json_u64(j, p->scan.ndamaged);
+	json_key(j, "headers_cut");   /* run past the end of the dumped bytes */
+	json_u64(j, p->scan.ncut);
 	json_key(j, "headers_being_written");
 	json_u64(j, p->scan.nwriting);
 	json_key(j, "ignored_blocks");

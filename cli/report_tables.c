@@ -672,6 +672,22 @@ static int timeline_json(struct json *j, const struct cli_profile *p)
 
 #define TABLE_REPORTS (REP_TREE | REP_LEAKS | REP_BINS | REP_DIRECT | REP_GRAPH | REP_TIMELINE)
 
+/* How many live blocks (and bytes) the statistics count beyond those the scan
+ * found: blocks outside the dumped memory (a raw dump that stops inside the heap),
+ * behind damaged headers or cut off. Their stacks' frees are over-counted. */
+static void stats_shortfall(const struct cli_profile *p, uint64_t *blocks, uint64_t *bytes)
+{
+	uint64_t nb = 0, by = 0;
+
+	for (size_t i = 0; i < p->scan.nblocks; i++)
+		if (p->scan.blocks[i].state == CP_LIVE) {
+			nb++;
+			by += p->scan.blocks[i].size;
+		}
+	*blocks = p->stats.allocs - p->stats.frees > nb ? p->stats.allocs - p->stats.frees - nb : 0;
+	*bytes = p->stats.live_bytes > by ? p->stats.live_bytes - by : 0;
+}
+
 static int usage_build(const struct cli_profile *p, struct an_usage *u)
 {
 	if (p->have_stats)
@@ -691,6 +707,7 @@ int report_tables_text(FILE *f, const struct cli_options *o, const struct cli_pr
 		return -1;
 	if (p->have_stats) {
 		char a[32], b[32], c[32], d[32];
+		uint64_t nb, nby;
 
 		fprintf(f, "\nstatistics (whole run): %s allocations, %s frees, %s bytes allocated, "
 			"%s bytes freed\n", fmt_num(a, p->stats.allocs), fmt_num(b, p->stats.frees),
@@ -699,9 +716,16 @@ int report_tables_text(FILE *f, const struct cli_options *o, const struct cli_pr
 			fmt_num(a, p->stats.live_bytes), fmt_num(b, p->stats.allocs - p->stats.frees),
 			fmt_num(c, p->stats.peak_live));
 		if (p->stats.unrecorded_allocs)
-			fprintf(f, "stack table full: %s allocations (%s bytes) under unrecorded stacks "
-				"are in the counters and bins only\n", fmt_num(a, p->stats.unrecorded_allocs),
-				fmt_num(b, p->stats.unrecorded_bytes));
+			fprintf(f, "stack table full: %s allocations (%s bytes) under unrecorded stacks; "
+				"the tables show their %s live blocks (%s bytes) from the image, "
+				"without their frees\n", fmt_num(a, p->stats.unrecorded_allocs),
+				fmt_num(b, p->stats.unrecorded_bytes), fmt_num(c, u.fallback_blocks),
+				fmt_num(d, u.fallback_bytes));
+		stats_shortfall(p, &nb, &nby);
+		if (nb)
+			fprintf(f, "the statistics count %s live blocks (%s bytes) that the image does not "
+				"hold (memory not dumped, damaged or cut-off headers): the tables count "
+				"them as freed\n", fmt_num(a, nb), fmt_num(b, nby));
 	} else {
 		fputs("\nstatistics: none in the image (a raw dump of the heap alone, or a program "
 		      "without libheapann's statistics): the tables use the live blocks only\n", f);
@@ -739,6 +763,7 @@ int report_tables_json(struct json *j, const struct cli_options *o, const struct
 	json_str(j, p->have_stats ? "statistics" : "live_blocks");
 	if (p->have_stats) {
 		const struct cp_stats *st = &p->stats;
+		uint64_t nb, nby;
 		static const char *const calls[HEAPANN_NCALLS] = {
 			"malloc", "calloc", "realloc", "free", "reallocarray", "posix_memalign",
 			"aligned_alloc", "memalign", "valloc", "pvalloc",
@@ -764,6 +789,15 @@ int report_tables_json(struct json *j, const struct cli_options *o, const struct
 		json_u64(j, st->unrecorded_allocs);
 		json_key(j, "unrecorded_bytes");
 		json_u64(j, st->unrecorded_bytes);
+		json_key(j, "unrecorded_live_blocks");   /* in the tables, from the image */
+		json_u64(j, u.fallback_blocks);
+		json_key(j, "unrecorded_live_bytes");
+		json_u64(j, u.fallback_bytes);
+		stats_shortfall(p, &nb, &nby);
+		json_key(j, "live_blocks_not_in_image");   /* counted as freed by the tables */
+		json_u64(j, nb);
+		json_key(j, "live_bytes_not_in_image");
+		json_u64(j, nby);
 		json_key(j, "stacks");
 		json_u64(j, st->nstacks);
 		json_key(j, "calls");

@@ -259,6 +259,9 @@ struct cp_scan {
 				    * word differs and the check word fails): values that
 				    * merely look like an END, e.g. copies on a stack; a
 				    * header overwritten up to its DEPTH word ends up here */
+	size_t ncut;               /* headers that run past the end of the dumped bytes (the
+				    * end of a raw dump, of a truncated core): not read,
+				    * counted here, not damage */
 	size_t nwriting;           /* headers caught while malloc was writing them (START
 				    * still 0, everything else complete and the check word
 				    * right: the core was taken in between): not a block

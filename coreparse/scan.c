@@ -164,6 +164,7 @@ struct chunk {
 	struct vec sigs;       /* uint64_t: statistics region signatures */
 	unsigned worker;       /* which worker's stack table the indices refer to */
 	size_t nstale;
+	size_t ncut;      /* headers cut off by the end of the dumped bytes */
 	size_t nstray;
 	size_t nwriting;
 };
@@ -380,6 +381,10 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 	memset(&d, 0, sizeof(d));
 	d.hdr = H;
 	if (avail - h < HEAPANN_FIXED_WORDS * w) {
+		if (!freed && seg->avail < seg->memsz + (sc->img->kind == CP_KIND_RAW)) {
+			c->ncut++;   /* the dump ends inside it: not dumped, not damaged */
+			return;
+		}
 		d.kind = CP_DMG_BOUNDS;
 		d.first_bad = (uint32_t)((avail - h) / w);
 		goto damaged;
@@ -433,6 +438,11 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 	d.user = user;
 	d.known = CP_KNOWN_SIZE | CP_KNOWN_SEQ | CP_KNOWN_USER;
 	limit = sc->run_end[seg - sc->img->segs];
+	/* a raw dump is the memory someone chose to dump, not a whole mapping: a block
+	 * whose header the check word proves may go on past its end (not dumped, not
+	 * damaged); the address space bounds it */
+	if (sc->img->kind == CP_KIND_RAW)
+		limit = w == 4 ? UINT64_C(0x100000000) : UINT64_MAX;
 	if (user < H || user > limit || size > limit - user ||
 	    heapann_info_guard(info) > limit - user - size) {
 		d.kind = CP_DMG_BOUNDS;
@@ -440,6 +450,10 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 		goto damaged;
 	}
 	if (avail - h < hb) {
+		if (!freed && seg->avail < seg->memsz + (sc->img->kind == CP_KIND_RAW)) {
+			c->ncut++;
+			return;
+		}
 		d.kind = CP_DMG_BOUNDS;
 		d.first_bad = (uint32_t)((avail - h) / w);
 		goto damaged;
@@ -1012,6 +1026,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		nsig += sc->chunks[i].sigs.n;
 		out->nstale += sc->chunks[i].nstale;
 		out->nstray += sc->chunks[i].nstray;
+		out->ncut += sc->chunks[i].ncut;
 		out->nwriting += sc->chunks[i].nwriting;
 	}
 	/* the blocks are published in place already: only their stacks change */

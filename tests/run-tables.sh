@@ -182,12 +182,19 @@ J=$TMP/s.json
 jcheck "stacks: bin 8 counts all $NB blocks" "$J" "[b['allocs'] for b in d['bins'] if b['size'] == 8] == [$NB]"
 jcheck "stacks: some stacks unrecorded, the rest in the table" "$J" \
 	'd["statistics"]["unrecorded_allocs"] > 0 and d["statistics"]["stacks"] <= 14'
-jcheck "stacks: leak table + unrecorded = every live byte" "$J" \
-	"sum(l['kept_bytes'] for l in d['leaks']) + d['statistics']['unrecorded_bytes'] == d['statistics']['live_bytes'] == d['bytes']"
-jcheck "stacks: level()'s recorded bytes are part of its $BY" "$J" \
-	"0 < sum(l['kept_bytes'] for l in d['leaks'] if l['path'][0] == 'level') < $BY"
+# the unrecorded stacks' live blocks come from the image: nothing kept is left out
+jcheck "stacks: the leak table holds every live block and byte, unrecorded stacks' from the image" "$J" \
+	"sum(l['kept_bytes'] for l in d['leaks']) == d['statistics']['live_bytes'] == d['bytes'] and sum(l['kept_blocks'] for l in d['leaks']) == d['blocks']"
+jcheck "stacks: the unrecorded stacks' live blocks are all of the unrecorded allocations (the program frees nothing)" "$J" \
+	"(d['statistics']['unrecorded_live_blocks'], d['statistics']['unrecorded_live_bytes']) == (d['statistics']['unrecorded_allocs'], d['statistics']['unrecorded_bytes'])"
+jcheck "stacks: level()'s rows keep all its $NB blocks, $BY bytes" "$J" \
+	"(sum(l['kept_blocks'] for l in d['leaks'] if l['path'][0] == 'level'), sum(l['kept_bytes'] for l in d['leaks'] if l['path'][0] == 'level')) == ($NB, $BY)"
+"$B/mprof-core" --format=json --report=direct "$exe" "$TMP/core" >"$TMP/sd.json" 2>/dev/null
+jcheck "stacks: direct: level() called malloc $NB times for $BY bytes, all kept" "$TMP/sd.json" \
+	"[(x['calls'], x['bytes'], x['kept_bytes']) for x in d['direct'] if x['function'] == 'level'] == [($NB, $BY, $BY)]"
 "$B/mprof-core" --report=leaks "$exe" "$TMP/core" >"$TMP/s.txt" 2>&1
-check_grep "stacks text: says the table was full" '^stack table full: [0-9,]+ allocations' "$TMP/s.txt"
+check_grep "stacks text: says the table was full and where the live blocks come from" \
+	'^stack table full: [0-9,]+ allocations \([0-9,]+ bytes\) under unrecorded stacks; the tables show their [0-9,]+ live blocks \([0-9,]+ bytes\) from the image, without their frees$' "$TMP/s.txt"
 # ---- the static kit with the region in a buffer of the program's own ----------
 echo 'int main(void) { return 0; }' >"$TMP/hello.c"
 if [ -f "$B/heapann-static.pc" ] && command -v pkg-config >/dev/null &&
