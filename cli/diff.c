@@ -200,8 +200,8 @@ static void diff_text(FILE *f, const struct cli_options *o, const struct cli_pro
 	side_text(f, "new", &p[1], &st[1]);
 	signed_num(a, (int64_t)(st[1].blocks - st[0].blocks));
 	signed_num(b, (int64_t)(st[1].bytes - st[0].bytes));
-	fprintf(f, "change: %s blocks, %s bytes; %zu stacks: %zu grew, %zu shrank\n", a, b, n, grew,
-		shrank);
+	fprintf(f, "change: %s blocks, %s bytes; %s stacks: %s grew, %s shrank\n", a, b,
+		fmt_num(c, n), fmt_num(d, grew), fmt_num(e, shrank));
 	if (between) {
 		fmt_num(a, p[1].stats.allocs - p[0].stats.allocs);
 		fmt_num(b, p[1].stats.frees - p[0].stats.frees);
