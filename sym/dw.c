@@ -651,6 +651,50 @@ static struct sym_frame *dw_frame_new(struct dw_symbolizer *s)
 	return f;
 }
 
+/* A new frame at file:line:column named function (NULL: unnamed), or NULL
+ * when out of memory. */
+static struct sym_frame *dw_frame_at(struct dw_symbolizer *s, const char *function,
+				     const char *file, unsigned line, unsigned column)
+{
+	struct sym_frame *f = dw_frame_new(s);
+	if (f) {
+		f->function = function;
+		f->file = file;
+		f->line = line;
+		f->column = column;
+	}
+	return f;
+}
+
+/* pc has a line (file non-NULL) but no function DIE: one frame named from the
+ * symbol table. Returns the number of frames added (0 without a file), or -1
+ * when out of memory. */
+static int dw_frame_symbol_only(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc,
+				const char *file, unsigned line, unsigned column)
+{
+	if (!file)
+		return 0;
+	const struct dw_fsym *fs = dw_module_lookup(m, pc);
+	return dw_frame_at(s, fs ? dw_name(s, fs->name) : NULL, file, line, column) ? 1 : -1;
+}
+
+/* The outermost frame of pc's chain just added is the real function even if
+ * DWARF lost its parent: not inlined, and named from the symbol table when its
+ * DIE has no name, or when cxx_unlinked (a C++ function without a linkage name,
+ * internal linkage: the symbol table still holds the mangled name with its
+ * parameters, as gdb shows it). */
+static void dw_frame_outer(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc,
+			   int cxx_unlinked)
+{
+	struct sym_frame *outer = &s->table.frames[s->table.nframes - 1];
+	outer->inlined = 0;
+	if (!outer->function || cxx_unlinked) {
+		const struct dw_fsym *fs = dw_module_lookup(m, pc);
+		if (fs && (!outer->function || (fs->name[0] == '_' && fs->name[1] == 'Z')))
+			outer->function = dw_name(s, fs->name);
+	}
+}
+
 /* A source path from the CU's tables made absolute the way gdb shows it
  * (relative names are relative to DW_AT_comp_dir), interned, or NULL. */
 static const char *dw_cu_path(struct dw_symbolizer *s, Dwarf_Die *cu, const char *name)
@@ -874,49 +918,23 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 	}
 
 	int32_t i = dw_cuidx_find(c, pc - dwbias);
-	if (i < 0) {
-		if (!file)
-			return 0;
-		/* a line but no function DIE: one frame named from the symbols */
-		const struct dw_fsym *fs = dw_module_lookup(m, pc);
-		struct sym_frame *f = dw_frame_new(s);
-		if (!f)
-			return -1;
-		f->function = fs ? dw_name(s, fs->name) : NULL;
-		f->file = file;
-		f->line = line;
-		f->column = column;
-		return 1;
-	}
+	if (i < 0)
+		return dw_frame_symbol_only(s, m, pc, file, line, column);
 	int added = 0;
 	for (; i >= 0; i = c->scopes[i].parent) {
-		struct sym_frame *f = dw_frame_new(s);
+		struct sym_frame *f = dw_frame_at(s, dw_scope_name(s, m, c, i), file, line, column);
 		if (!f)
 			return -1;
 		added++;
-		f->function = dw_scope_name(s, m, c, i);
-		f->file = file;
-		f->line = line;
-		f->column = column;
 		f->inlined = c->scopes[i].inlined;
 		if (!c->scopes[i].inlined)
 			break;
 		/* the caller's position is where this instance was inlined */
 		dw_scope_call(s, c, i, own_lines, &file, &line, &column);
 	}
-	/* the outermost frame is the real function even if DWARF lost its parent;
-	 * when its DIE has no name, the symbol table may know it */
-	struct sym_frame *outer = &s->table.frames[s->table.nframes - 1];
-	outer->inlined = 0;
-	/* No linkage name (C++ functions with internal linkage): the symbol table
-	 * still holds the mangled name with its parameters, as gdb shows it. */
 	if (c->is_cxx < 0)
 		c->is_cxx = dw_die_is_cxx(&c->cu);
-	if (!outer->function || (i >= 0 && !c->scopes[i].linkage && c->is_cxx)) {
-		const struct dw_fsym *fs = dw_module_lookup(m, pc);
-		if (fs && (!outer->function || (fs->name[0] == '_' && fs->name[1] == 'Z')))
-			outer->function = dw_name(s, fs->name);
-	}
+	dw_frame_outer(s, m, pc, i >= 0 && !c->scopes[i].linkage && c->is_cxx);
 	return added;
 }
 
@@ -1007,29 +1025,14 @@ static int dw_frames_cached(struct dw_symbolizer *s, struct dw_module *m, uint64
 		column = (int)r->col > 0 ? r->col : 0;
 	}
 	int32_t i = dw_cache_scope(k, cu, dpc);
-	if (i < 0) {
-		if (!file)
-			return 0;
-		const struct dw_fsym *fs = dw_module_lookup(m, pc);
-		struct sym_frame *f = dw_frame_new(s);
-		if (!f)
-			return -1;
-		f->function = fs ? dw_name(s, fs->name) : NULL;
-		f->file = file;
-		f->line = line;
-		f->column = column;
-		return 1;
-	}
+	if (i < 0)
+		return dw_frame_symbol_only(s, m, pc, file, line, column);
 	int added = 0;
 	for (; i >= 0; i = sc[i].parent) {
-		struct sym_frame *f = dw_frame_new(s);
+		struct sym_frame *f = dw_frame_at(s, dw_cache_str(k, sc[i].name), file, line, column);
 		if (!f)
 			return -1;
 		added++;
-		f->function = dw_cache_str(k, sc[i].name);
-		f->file = file;
-		f->line = line;
-		f->column = column;
 		f->inlined = (sc[i].flags & DW_CSCOPE_INLINED) != 0;
 		if (!f->inlined)
 			break;
@@ -1037,13 +1040,7 @@ static int dw_frames_cached(struct dw_symbolizer *s, struct dw_module *m, uint64
 		line = sc[i].call_line;
 		column = sc[i].call_col;
 	}
-	struct sym_frame *outer = &s->table.frames[s->table.nframes - 1];
-	outer->inlined = 0;
-	if (!outer->function || (i >= 0 && !(sc[i].flags & DW_CSCOPE_LINKAGE) && cu->is_cxx)) {
-		const struct dw_fsym *fs = dw_module_lookup(m, pc);
-		if (fs && (!outer->function || (fs->name[0] == '_' && fs->name[1] == 'Z')))
-			outer->function = dw_name(s, fs->name);
-	}
+	dw_frame_outer(s, m, pc, i >= 0 && !(sc[i].flags & DW_CSCOPE_LINKAGE) && cu->is_cxx);
 	return added;
 }
 

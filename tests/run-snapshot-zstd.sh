@@ -32,34 +32,7 @@ done
 cc -g -O1 -fno-omit-frame-pointer -o "$TMP/massif_example" examples/massif_example.c ||
 	skip "cannot compile examples/massif_example.c"
 
-# wait_for FILE [PATTERN]: until FILE exists (and has a line matching PATTERN), at
-# most 60 s. Returns 1 on timeout.
-wait_for() {
-	n=0
-	while [ $n -lt 3000 ]; do
-		if [ -e "$1" ] && { [ -z "${2:-}" ] || grep -Eq -- "$2" "$1"; }; then
-			return 0
-		fi
-		sleep 0.02; n=$((n + 1))
-	done
-	return 1
-}
-
-# sums JSON FUNCTION...: "F=BLOCKS/BYTES" per allocation site (first frame).
-sums() {
-	python3 - "$@" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-out = []
-for f in sys.argv[2:]:
-    b = y = 0
-    for s in d["stacks"]:
-        if s["frames"] and s["frames"][0].get("function") == f:
-            b += s["blocks"]; y += s["bytes"]
-    out.append("%s=%d/%d" % (f, b, y))
-print(" ".join(out))
-EOF
-}
+# wait_for and sums: tests/lib.sh
 
 # report EXE CORE OUT: the text report of stacks and losses, less the two lines
 # that name the file or depend on where the stack was (the first, and the roots')

@@ -31,35 +31,7 @@ for p in snap_grow snap_threads snap_sparse lost_prog; do
 done
 cc -g -O0 -o "$TMP/corrupt_overflow" tests/prog/corrupt_overflow.c || skip "cannot compile corrupt_overflow.c"
 
-# wait_for FILE [PATTERN]: until FILE exists (and has a line matching PATTERN), at
-# most 30 s. Returns 1 on timeout.
-wait_for() {
-	n=0
-	while [ $n -lt 1500 ]; do
-		if [ -e "$1" ] && { [ -z "${2:-}" ] || grep -Eq -- "$2" "$1"; }; then
-			return 0
-		fi
-		sleep 0.02; n=$((n + 1))
-	done
-	return 1
-}
-
-# sums JSON FUNCTION...: "F=BLOCKS/BYTES" per function: the live blocks whose
-# allocation site (first frame) is F, summed over stacks.
-sums() {
-	python3 - "$@" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-out = []
-for f in sys.argv[2:]:
-    b = y = 0
-    for s in d["stacks"]:
-        if s["frames"] and s["frames"][0].get("function") == f:
-            b += s["blocks"]; y += s["bytes"]
-    out.append("%s=%d/%d" % (f, b, y))
-print(" ".join(out))
-EOF
-}
+# wait_for and sums: tests/lib.sh
 
 # lost_sums JSON CATEGORY FUNCTION: "BLOCKS/BYTES" of the loss records of CATEGORY
 # whose allocation site is FUNCTION.
