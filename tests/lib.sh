@@ -99,3 +99,23 @@ for f in sys.argv[2:]:
 print(" ".join(out))
 EOF
 }
+
+# gcore_bases EXE CORE: run EXE (without the preload) until it prints "ready",
+# note the load addresses of EXE's first mapping in $base and of libc's in $lbase
+# (its path in $libc; empty when not found), write its core to CORE with gcore
+# and let it finish by a line on its stdin. Returns 0 when the core is written.
+gcore_bases() {
+	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+	"$1" <"$TMP/fifo" >"$TMP/run.out" &
+	gb_pid=$!
+	exec 9>"$TMP/fifo"
+	n=0; while ! grep -q ready "$TMP/run.out" 2>/dev/null && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+	base=$(awk -v e="$1" '$6 == e && $3 == "00000000" { split($1, r, "-"); print r[1]; exit }' /proc/$gb_pid/maps)
+	set -- "$2" $(awk '$6 ~ /\/libc\.so/ && $3 == "00000000" { split($1, r, "-"); print $6, r[1]; exit }' /proc/$gb_pid/maps)
+	libc=${2:-} lbase=${3:-}
+	make_gcore $gb_pid "$1"
+	gb_rc=$?
+	echo >&9; exec 9>&-
+	wait $gb_pid
+	return $gb_rc
+}

@@ -76,18 +76,8 @@ done
 # ---- a gcore'd process: the PIE at its load address, and libc's call sites ----
 # (libc's debug info is compressed and separate when libc6-dbg is installed)
 exe=$TMP/gen/prog5
-rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
-"$exe" <"$TMP/fifo" >"$TMP/run.out" &
-pid=$!
-exec 9>"$TMP/fifo"
-i=0; while ! grep -q ready "$TMP/run.out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-base=$(awk -v e="$exe" '$6 == e && $3 == "00000000" { split($1, r, "-"); print r[1]; exit }' /proc/$pid/maps)
-set -- $(awk '$6 ~ /\/libc\.so/ && $3 == "00000000" { split($1, r, "-"); print $6, r[1]; exit }' /proc/$pid/maps)
-libc=${1:-} lbase=${2:-}
-make_gcore $pid "$TMP/core"
+gcore_bases "$exe" "$TMP/core"
 gc=$?
-echo >&9; exec 9>&-
-wait $pid
 if [ $gc -eq 0 ] && [ -n "$base" ] && [ -n "$libc" ]; then
 	rets "$libc" | cut -d' ' -f1 >"$TMP/libcrets"
 	python3 - "$base" "$lbase" "$TMP/addrs5" "$TMP/libcrets" >"$TMP/core.addrs" <<'PY'
