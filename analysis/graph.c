@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "htab.h"
 #include "tables_priv.h"
 
@@ -44,15 +45,11 @@ static int edge_add(struct edge_map *m, uint32_t a, uint32_t b, size_t site,
 	struct edge key = { .from = a, .to = b }, *e;
 	int64_t i;
 
-	if (m->n == m->vcap) {
-		size_t cap = m->vcap ? m->vcap * 2 : 1024;
-		struct edge *v = realloc(m->v, cap * sizeof(*v));
+	struct edge *v = grow_array(m->v, &m->vcap, m->n, sizeof(*v), 1024);
 
-		if (!v)
-			return -1;
-		m->v = v;
-		m->vcap = cap;
-	}
+	if (!v)
+		return -1;
+	m->v = v;
 	i = htab_put(&m->idx, edge_hash(a, b), (uint32_t)m->n, edge_eq, m, &key);
 	if (i < 0)
 		return -1;

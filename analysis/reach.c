@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "heapann_stats.h"
 #include "pagerel.h"
 #include "reach.h"
@@ -49,15 +50,11 @@ static uint64_t round_up_sat(uint64_t x, uint64_t m)
 
 int an_roots_add(struct an_roots *roots, const struct an_root *r)
 {
-	if (roots->n == roots->cap) {
-		size_t cap = roots->cap ? roots->cap * 2 : 32;
-		struct an_root *v = realloc(roots->v, cap * sizeof(*v));
+	struct an_root *v = grow_array(roots->v, &roots->cap, roots->n, sizeof(*v), 32);
 
-		if (!v)
-			return -1;
-		roots->v = v;
-		roots->cap = cap;
-	}
+	if (!v)
+		return -1;
+	roots->v = v;
 	roots->v[roots->n++] = *r;
 	return 0;
 }
@@ -951,15 +948,13 @@ static void chunk_piece(void *arg, uint64_t addr, const unsigned char *p, uint64
 			if (ks[i] < 0)
 				continue;
 			if (c->n == c->cap) {
-				size_t cap = c->cap ? c->cap * 2 : 256;
-				struct hit *h = realloc(c->hits, cap * sizeof(*h));
+				struct hit *h = grow_array(c->hits, &c->cap, c->n, sizeof(*h), 256);
 
 				if (!h) {
 					c->oom = 1;
 					return;
 				}
 				c->hits = h;
-				c->cap = cap;
 			}
 			c->hits[c->n].k = (uint32_t)ks[i];
 			c->hits[c->n].start = vals[i] == live_start(x->li, (uint32_t)ks[i]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "grow.h"
 #include "htab.h"
 
 /* Functions that are part of the allocator whatever the program: Massif's list,
@@ -279,15 +280,11 @@ static int size_map_add(struct size_map *m, uint32_t cluster, uint64_t size)
 	struct size_ent key = { .size = size, .count = 0, .cluster = cluster };
 	int64_t i;
 
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 1024;
-		struct size_ent *v = realloc(m->v, cap * sizeof(*v));
+	struct size_ent *v = grow_array(m->v, &m->cap, m->n, sizeof(*v), 1024);
 
-		if (!v)
-			return -1;
-		m->v = v;
-		m->cap = cap;
-	}
+	if (!v)
+		return -1;
+	m->v = v;
 	i = htab_put(&m->idx, mix64(size * 31 + cluster), (uint32_t)m->n, size_eq, m, &key);
 	if (i < 0)
 		return -1;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cp_priv.h"
+#include "grow.h"
 #include "heapann_block.h"
 #include "heapann_stats.h"
 #include "htab.h"
@@ -836,16 +837,14 @@ static void publish_ready(struct scanner *sc)
 			sc->out = o;
 			sc->out_cap = cap;
 		}
-		if (sc->npool == sc->pool_cap) {
-			size_t cap = sc->pool_cap ? sc->pool_cap * 2 : 8;
-			struct vec *v = realloc(sc->pool, cap * sizeof(*v));
+		{
+			struct vec *v = grow_array(sc->pool, &sc->pool_cap, sc->npool, sizeof(*v), 8);
 
 			if (!v) {
 				sc->pub_failed = 1;
 				return;
 			}
 			sc->pool = v;
-			sc->pool_cap = cap;
 		}
 		if (n)
 			memcpy(sc->out + sc->out_n, c->blocks.p, n * sizeof(*sc->out));

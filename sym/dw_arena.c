@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dw_priv.h"
+#include "grow.h"
 
 enum { DW_CHUNK_SIZE = 64 * 1024 };
 
@@ -70,14 +71,10 @@ const char *dw_arena_intern_len(struct dw_arena *a, const char *p, size_t len)
 	int64_t i = htab_find(&a->idx, h, dw_arena_eq, a, &key);
 	if (i >= 0)
 		return a->strs[i];
-	if (a->count == a->cap) {
-		size_t ncap = a->cap ? a->cap * 2 : 1024;
-		const char **strs = realloc(a->strs, ncap * sizeof *strs);
-		if (!strs)
-			return NULL;
-		a->strs = strs;
-		a->cap = ncap;
-	}
+	const char **strs = grow_array(a->strs, &a->cap, a->count, sizeof *strs, 1024);
+	if (!strs)
+		return NULL;
+	a->strs = strs;
 	char *copy = dw_arena_copy(a, p, len);
 	if (!copy || htab_add(&a->idx, h, (uint32_t)a->count) < 0)
 		return NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dw_priv.h"
+#include "grow.h"
 
 enum { DW_MAX_DEPTH = 512 };
 
@@ -398,14 +399,10 @@ struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu, const struct dw
 	int64_t i = htab_find(&t->idx, dw_off_hash(off), dw_cutab_eq, t, &off);
 	if (i >= 0)
 		return t->v[i];
-	if (t->count == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct dw_cuidx **v = realloc(t->v, ncap * sizeof *v);
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = ncap;
-	}
+	struct dw_cuidx **v = grow_array(t->v, &t->cap, t->count, sizeof *v, 64);
+	if (!v)
+		return NULL;
+	t->v = v;
 	struct dw_cuidx *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "grow.h"
 #include "htab.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -264,6 +265,39 @@ static void test_oom(void)
 #endif
 }
 
+/* common/grow.h: the doubling array the tables' entries live in */
+static void test_grow_array(void)
+{
+	uint32_t *v = NULL, *p;
+	size_t cap = 0, n, grew = 0, caps_ok = 1;
+
+	for (n = 0; n < 1000; n++) {
+		size_t before = cap;
+
+		p = grow_array(v, &cap, n, sizeof(*v), 16);
+		if (!p)
+			break;
+		if (cap != before) {
+			grew++;
+			caps_ok &= cap == (before ? before * 2 : 16);
+		}
+		v = p;
+		v[n] = (uint32_t)n * 3;
+	}
+	CHECK("grow_array: 1000 elements", n == 1000);
+	CHECK("grow_array: 16 then doubling: 7 allocations up to 1024", grew == 7 && caps_ok && cap == 1024);
+	size_t sum_ok = 1;
+	for (n = 0; n < 1000; n++)
+		sum_ok &= v[n] == (uint32_t)n * 3;
+	CHECK("grow_array: the elements kept across reallocations", sum_ok);
+	CHECK("grow_array: with room, the same array and capacity",
+	      grow_array(v, &cap, 1000, sizeof(*v), 16) == v && cap == 1024);
+	size_t big = SIZE_MAX / 4;
+	CHECK("grow_array: a size that would overflow is refused, the capacity unchanged",
+	      grow_array(v, &big, big, 8, 16) == NULL && big == SIZE_MAX / 4);
+	free(v);
+}
+
 int main(void)
 {
 	test_empty();
@@ -272,5 +306,6 @@ int main(void)
 	test_multimap();
 	test_limits();
 	test_oom();
+	test_grow_array();
 	return CHECK_DONE();
 }
