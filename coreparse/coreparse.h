@@ -179,7 +179,9 @@ enum cp_block_flag {
 				      * not proven by the check word (guard_len, pad 0) */
 };
 
-/* One valid header found in the image. */
+/* One valid header found in the image. 48 bytes: a scan of 10M blocks writes
+ * 480 MB of them, so the guard's counts and the flags are bytes (a guard is at
+ * most HEAPANN_MAX_GUARD = 255 bytes long). */
 struct cp_block {
 	uint64_t user;       /* address of the user data */
 	uint64_t size;       /* requested size */
@@ -190,9 +192,10 @@ struct cp_block {
 	uint8_t state;       /* enum cp_block_state */
 	uint8_t guard_len;   /* guard bytes after the user data */
 	uint32_t pad;        /* bytes between the raw block and H */
-	uint32_t flags;      /* enum cp_block_flag */
-	uint32_t guard_diff; /* guard bytes that differ from HEAPANN_GUARD_BYTE */
-	uint32_t overrun;    /* 1 + index of the last differing guard byte, 0 if intact */
+	uint8_t flags;       /* enum cp_block_flag */
+	uint8_t guard_diff;  /* guard bytes that differ from HEAPANN_GUARD_BYTE */
+	uint8_t overrun;     /* 1 + index of the last differing guard byte, 0 if intact */
+	uint8_t spare;       /* 0 */
 };
 
 /* Where block b's memory starts (the raw block, pad included) and ends (one past

@@ -22,6 +22,9 @@
 #include "heapann_stats.h"
 #include "htab.h"
 
+/* the scan writes one per block found (480 MB at 10M blocks): keep it small */
+_Static_assert(sizeof(struct cp_block) == 48, "struct cp_block is 48 bytes");
+
 #define CHUNK_BYTES (8u << 20)             /* unit of work for one thread */
 #define SMALL_IMAGE (64ull << 20)          /* below this, one thread */
 #define INFO_SET 64                        /* distinct INFO words kept per worker */
@@ -286,7 +289,7 @@ static void guard_check(const struct scanner *sc, const struct cp_segment *seg, 
 		}
 		if (c != HEAPANN_GUARD_BYTE) {
 			b->guard_diff++;
-			b->overrun = (uint32_t)i + 1;
+			b->overrun = (uint8_t)(i + 1);
 		}
 	}
 	if (b->guard_diff)
@@ -353,7 +356,7 @@ static void push_block(struct worker *wk, struct chunk *c, const struct cp_segme
 	b->depth = (uint16_t)depth;
 	b->stack = (uint32_t)st;
 	b->state = freed ? CP_FREED : CP_LIVE;
-	b->flags = flags;
+	b->flags = (uint8_t)flags;
 	if (!(flags & CP_HDR_UNVERIFIED)) {
 		b->guard_len = (uint8_t)heapann_info_guard(info);
 		b->pad = (uint32_t)(heapann_info_pad(info) * sc->w);
@@ -969,7 +972,7 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 	chk = cp_decode(p + HEAPANN_W_CHECK * w, w, sc->big);
 	for (i = 0; i < ninfos; i++) {
 		if (heapann_check(b->hdr, b->size, b->depth, b->seq, infos[i], w) == chk) {
-			b->flags &= ~(uint32_t)CP_HDR_UNVERIFIED;
+			b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
 			b->guard_len = (uint8_t)heapann_info_guard(infos[i]);
 			b->pad = (uint32_t)(heapann_info_pad(infos[i]) * w);
 			return;
