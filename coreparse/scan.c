@@ -68,10 +68,14 @@ struct stab_entry {
 	uint32_t depth;
 };
 
+#define STAB_RECENT 64   /* slots of the recent-stack cache (a power of two) */
+
 struct stab {
 	struct vec frames;     /* uint64_t */
 	struct vec stacks;     /* struct stab_entry */
 	struct htab idx;       /* stacks by their frames */
+	uint32_t recent[STAB_RECENT]; /* 1 + index of a stack seen lately, by a slot
+				       * of its depth and first two frames; 0: none */
 };
 
 static uint64_t frames_hash(const uint64_t *f, unsigned depth)
@@ -149,11 +153,42 @@ static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
 	return (int64_t)t->stacks.n - 1;
 }
 
+/* stab_intern() through the recent-stack cache: a heap's blocks come from few
+ * call paths, often the same one many times in a row, and a slot picked by the
+ * depth and the first two frames (two multiplies) and one compare of the chain
+ * spare the full hash and the table's probe for nearly every block. The result
+ * is the one stab_intern() gives. */
+static int64_t stab_intern_recent(struct stab *t, const uint64_t *f, unsigned depth)
+{
+	uint64_t h = depth;
+	uint32_t slot, r;
+	int64_t id;
+
+	if (depth)
+		h ^= f[0] * 0x9E3779B97F4A7C15ULL;
+	if (depth > 1)
+		h ^= f[1] * 0xC2B2AE3D27D4EB4FULL;
+	slot = (uint32_t)((h ^ (h >> 31)) * 0xFF51AFD7ED558CCDULL >> 58) & (STAB_RECENT - 1);
+	r = t->recent[slot];
+	if (r) {
+		const struct stab_entry *e = (const struct stab_entry *)t->stacks.p + (r - 1);
+
+		if (e->depth == depth &&
+		    (depth == 0 || frames_equal((const uint64_t *)t->frames.p + e->first, f, depth)))
+			return (int64_t)r - 1;
+	}
+	id = stab_intern(t, f, depth);
+	if (id >= 0)
+		t->recent[slot] = (uint32_t)id + 1;
+	return id;
+}
+
 static void stab_release(struct stab *t)
 {
 	vec_release(&t->frames, sizeof(uint64_t));
 	vec_release(&t->stacks, sizeof(struct stab_entry));
 	htab_release(&t->idx);
+	memset(t->recent, 0, sizeof(t->recent));
 }
 
 /* One unit of work: bytes [off, end) of segment seg. */
@@ -273,6 +308,21 @@ static void guard_check(const struct scanner *sc, const struct cp_segment *seg, 
 		p = sc->map + seg->offset + (g - seg->vaddr);
 	else
 		p = cp_image_ptr(sc->img, g, b->guard_len);
+	if (p) {
+		/* nearly every guard is intact: compare it a word at a time first */
+		const uint64_t gw = 0x0101010101010101ULL * HEAPANN_GUARD_BYTE;
+		uint64_t x;
+
+		for (i = 0; i + 8 <= b->guard_len; i += 8) {
+			memcpy(&x, p + i, 8);
+			if (x != gw)
+				break;
+		}
+		for (; i < b->guard_len && p[i] == HEAPANN_GUARD_BYTE; i++)
+			;
+		if (i == b->guard_len)
+			return;
+	}
 	for (i = 0; i < b->guard_len; i++) {
 		unsigned char c;
 
@@ -302,9 +352,14 @@ static int64_t intern_frames(struct worker *wk, const unsigned char *p, unsigned
 	uint64_t f[HEAPANN_MAX_DEPTH];
 	unsigned i;
 
-	for (i = 0; i < depth; i++)
-		f[i] = cp_decode(p + (size_t)i * sc->w, sc->w, sc->big);
-	return stab_intern(&wk->stacks, f, depth);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (sc->w == 8 && !sc->big)
+		memcpy(f, p, (size_t)depth * 8);   /* the host's own words */
+	else
+#endif
+		for (i = 0; i < depth; i++)
+			f[i] = cp_decode(p + (size_t)i * sc->w, sc->w, sc->big);
+	return stab_intern_recent(&wk->stacks, f, depth);
 }
 
 static void info_remember(struct worker *wk, uint64_t info)

@@ -776,6 +776,85 @@ static void test_raw(unsigned w, int big)
 #undef NAME
 }
 
+/* ---- many stacks: the scan's recent-stack cache ---- */
+
+/* The frames of test stack k (of MS_STACKS): depth 3 + k % 4; the first two
+ * frames take few values, so many stacks share the depth and both first frames
+ * (the recent-stack cache's slot) and differ only further down. */
+#define MS_STACKS 150
+#define MS_BLOCKS 900
+static unsigned ms_frames(unsigned k, uint64_t *f)
+{
+	unsigned depth = 3 + k % 4, i;
+
+	for (i = 0; i < depth; i++)
+		f[i] = i == 0 ? 0x401000 + 16 * (k % 3) : i == 1 ? 0x402000 + 8 * (k % 2) : 0x403000 + 8 * k + i;
+	return depth;
+}
+
+/* Which stack block i uses: runs of the same stack, then jumps across the set,
+ * so a slot is reused by stacks that collide in it. */
+static unsigned ms_pick(unsigned i)
+{
+	return i % 7 < 3 ? (i / 7 * 11) % MS_STACKS : (i * 37 + i / 3) % MS_STACKS;
+}
+
+static void test_many_stacks(unsigned w, int big)
+{
+	struct mem m;
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s, s2;
+	struct cp_scan_options o = { 0 };
+	uint64_t f[8], hdr, users[MS_BLOCKS];
+	uint32_t first_use[MS_STACKS], nused = 0;
+	unsigned i, bad_frames = 0, bad_ids = 0, depth;
+	char name[160], what[40];
+	const char *path = tpath("many-stacks.bin");
+
+	snprintf(what, sizeof(what), "many stacks W=%u %s", w, big ? "big" : "little");
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	mem_init(&m, HEAP1, MS_BLOCKS * 128, w, big);
+	hdr = HEAP1;
+	for (i = 0; i < MS_BLOCKS; i++) {
+		depth = ms_frames(ms_pick(i), f);
+		users[i] = mem_block(&m, hdr, 8 + i % 16, depth, i + 1, f, 8, 0, 0);
+		hdr = (users[i] + 8 + i % 16 + 8 + 15) & ~(uint64_t)15;
+	}
+	write_file(path, m.p, m.size);
+	memset(first_use, 0xFF, sizeof(first_use));
+	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
+	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+		for (i = 0; i < MS_BLOCKS; i++) {
+			const struct cp_block *b = i < s.nblocks ? &s.blocks[i] : NULL;
+			unsigned k = ms_pick(i);
+
+			depth = ms_frames(k, f);
+			if (first_use[k] == UINT32_MAX)
+				first_use[k] = nused++;
+			if (!b || b->user != users[i] || !stack_is(&s, b->stack, f, depth))
+				bad_frames++;
+			else if (b->stack != first_use[k])
+				bad_ids++;
+		}
+		CHECK(NAME("900 live blocks, 150 stacks"), s.nlive == MS_BLOCKS && s.nblocks == MS_BLOCKS &&
+		      s.nstacks == MS_STACKS && nused == MS_STACKS && s.ndamaged == 0);
+		CHECK(NAME("every block's chain as written"), bad_frames == 0);
+		CHECK(NAME("stacks numbered by first use"), bad_ids == 0);
+		o.nthreads = 2;
+		o.chunk_bytes = 4096;
+		CHECK(NAME("2 threads, 4 KiB chunks: the same scan"),
+		      cp_scan_image_opts(img, &o, &s2, &err) == 0 && scans_equal(&s, &s2));
+		cp_scan_free(&s2);
+		cp_scan_free(&s);
+	} else {
+		CHECK(NAME("scan"), 0);
+	}
+	cp_image_free(img);
+	free(m.p);
+#undef NAME
+}
+
 /* ---- build-ids and the exe check ---- */
 
 static void exe_build(struct buf *out, const unsigned char *id, size_t n)
@@ -999,6 +1078,8 @@ int main(void)
 	test_core("ELF32 BE MIPS", 4, 1, EM_MIPS, 35, 40);
 	test_raw(8, 0);
 	test_raw(4, 1);
+	test_many_stacks(8, 0);
+	test_many_stacks(4, 1);
 	test_buildid();
 	test_bad_input();
 	test_mutations();
