@@ -68,14 +68,15 @@ struct stab_entry {
 	uint32_t depth;
 };
 
-#define STAB_RECENT 64   /* slots of the recent-stack cache (a power of two) */
+#define STAB_RECENT 512  /* slots of the recent-stack cache: 256 pairs */
 
 struct stab {
 	struct vec frames;     /* uint64_t */
 	struct vec stacks;     /* struct stab_entry */
 	struct htab idx;       /* stacks by their frames */
-	uint32_t recent[STAB_RECENT]; /* 1 + index of a stack seen lately, by a slot
-				       * of its depth and first two frames; 0: none */
+	uint32_t recent[STAB_RECENT]; /* 1 + index of a stack seen lately, in a pair of
+				       * slots by its depth and first three frames, the
+				       * more recent first; 0: none */
 };
 
 static uint64_t frames_hash(const uint64_t *f, unsigned depth)
@@ -153,33 +154,46 @@ static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
 	return (int64_t)t->stacks.n - 1;
 }
 
+/* Stack e's chain is f[0..depth). */
+static inline int stab_entry_is(const struct stab *t, uint32_t i, const uint64_t *f, unsigned depth)
+{
+	const struct stab_entry *e = (const struct stab_entry *)t->stacks.p + i;
+
+	return e->depth == depth &&
+	       (depth == 0 || frames_equal((const uint64_t *)t->frames.p + e->first, f, depth));
+}
+
 /* stab_intern() through the recent-stack cache: a heap's blocks come from few
- * call paths, often the same one many times in a row, and a slot picked by the
- * depth and the first two frames (two multiplies) and one compare of the chain
- * spare the full hash and the table's probe for nearly every block. The result
- * is the one stab_intern() gives. */
+ * call paths, often the same one many times in a row, and a pair of slots picked
+ * by the depth and the first three frames (three multiplies), the most recent first,
+ * and a compare of the chain spare the full hash and the table's probe for
+ * nearly every block. The result is the one stab_intern() gives. */
 static int64_t stab_intern_recent(struct stab *t, const uint64_t *f, unsigned depth)
 {
 	uint64_t h = depth;
-	uint32_t slot, r;
+	uint32_t *r, id0;
 	int64_t id;
 
 	if (depth)
 		h ^= f[0] * 0x9E3779B97F4A7C15ULL;
 	if (depth > 1)
 		h ^= f[1] * 0xC2B2AE3D27D4EB4FULL;
-	slot = (uint32_t)((h ^ (h >> 31)) * 0xFF51AFD7ED558CCDULL >> 58) & (STAB_RECENT - 1);
-	r = t->recent[slot];
-	if (r) {
-		const struct stab_entry *e = (const struct stab_entry *)t->stacks.p + (r - 1);
-
-		if (e->depth == depth &&
-		    (depth == 0 || frames_equal((const uint64_t *)t->frames.p + e->first, f, depth)))
-			return (int64_t)r - 1;
+	if (depth > 2)
+		h ^= f[2] * 0x165667B19E3779F9ULL;
+	r = &t->recent[((h ^ (h >> 31)) * 0xFF51AFD7ED558CCDULL >> 55) & (STAB_RECENT - 2)];
+	if (r[0] && stab_entry_is(t, r[0] - 1, f, depth))
+		return (int64_t)r[0] - 1;
+	if (r[1] && stab_entry_is(t, r[1] - 1, f, depth)) {
+		id0 = r[0];   /* most recent first */
+		r[0] = r[1];
+		r[1] = id0;
+		return (int64_t)r[0] - 1;
 	}
 	id = stab_intern(t, f, depth);
-	if (id >= 0)
-		t->recent[slot] = (uint32_t)id + 1;
+	if (id >= 0) {
+		r[1] = r[0];
+		r[0] = (uint32_t)id + 1;
+	}
 	return id;
 }
 

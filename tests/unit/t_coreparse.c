@@ -778,17 +778,20 @@ static void test_raw(unsigned w, int big)
 
 /* ---- many stacks: the scan's recent-stack cache ---- */
 
-/* The frames of test stack k (of MS_STACKS): depth 3 + k % 4; the first two
- * frames take few values, so many stacks share the depth and both first frames
- * (the recent-stack cache's slot) and differ only further down. */
+/* The frames of test stack k (of MS_STACKS): depth 4 + k % 3; the first three
+ * frames take few values, so many stacks share the depth and the first three
+ * frames (the recent-stack cache's key) and differ only further down. */
 #define MS_STACKS 150
 #define MS_BLOCKS 900
 static unsigned ms_frames(unsigned k, uint64_t *f)
 {
-	unsigned depth = 3 + k % 4, i;
+	unsigned depth = 4 + k % 3, i;
 
-	for (i = 0; i < depth; i++)
-		f[i] = i == 0 ? 0x401000 + 16 * (k % 3) : i == 1 ? 0x402000 + 8 * (k % 2) : 0x403000 + 8 * k + i;
+	f[0] = 0x401000 + 16 * (k % 2);
+	f[1] = 0x402000 + 8 * (k % 2);
+	f[2] = 0x402800 + 8 * (k % 4 / 2);
+	for (i = 3; i < depth; i++)
+		f[i] = 0x403000 + 8 * k + i;
 	return depth;
 }
 
