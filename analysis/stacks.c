@@ -266,7 +266,15 @@ struct size_map {
 	struct htab idx;
 	struct size_ent *v;
 	size_t n, cap;
+	/* sizes below SMALL_SIZES counted in place, small[cluster * SMALL_SIZES +
+	 * size], when there are at most SMALL_CLUSTERS clusters (NULL otherwise):
+	 * most blocks are small, and a hash probe per block was most of this pass
+	 * (issue 15: 0.3 s at 10M blocks) */
+	uint64_t *small;
 };
+
+#define SMALL_SIZES 512u
+#define SMALL_CLUSTERS 2048u
 
 static int size_eq(const void *ctx, uint32_t i, const void *key)
 {
@@ -397,6 +405,11 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 		stack_cluster[s] = (uint32_t)c;
 	}
 
+	if (nclusters && nclusters <= SMALL_CLUSTERS) {
+		sizes.small = calloc(nclusters * SMALL_SIZES, sizeof(*sizes.small));
+		if (!sizes.small)
+			goto out;
+	}
 	for (size_t i = 0; i < sc->nblocks; i++) {
 		const struct cp_block *b = &sc->blocks[i];
 		uint32_t c;
@@ -425,9 +438,15 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 		out->bytes += b->size;
 		out->overhead += ov;
 		out->block_cluster[i] = c;
-		if (size_map_add(&sizes, c, b->size) < 0)
+		if (sizes.small && b->size < SMALL_SIZES)
+			sizes.small[(size_t)c * SMALL_SIZES + b->size]++;
+		else if (size_map_add(&sizes, c, b->size) < 0)
 			goto out;
 	}
+	/* common_add() keeps the same sizes whatever the order they come in */
+	for (size_t i = 0; sizes.small && i < nclusters * SMALL_SIZES; i++)
+		if (sizes.small[i])
+			common_add(&out->v[i / SMALL_SIZES], i % SMALL_SIZES, sizes.small[i]);
 	for (size_t i = 0; i < sizes.n; i++)
 		common_add(&out->v[sizes.v[i].cluster], sizes.v[i].size, sizes.v[i].count);
 
@@ -461,6 +480,7 @@ out:
 	free(order);
 	htab_release(&sizes.idx);
 	free(sizes.v);
+	free(sizes.small);
 	if (rc < 0)
 		an_stacks_release(out);
 	return rc;

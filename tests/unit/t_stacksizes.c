@@ -1,0 +1,183 @@
+/* t_stacksizes.c - the size summary of an_stacks_build() (min, max, the three
+ * most frequent sizes, how many distinct): exact answers on synthetic scans, for
+ * sizes counted in place (below 512 bytes, up to 2048 clusters), sizes counted in
+ * the hash map, the tie between the two (the larger size wins), and more clusters
+ * than are counted in place. No core or symbolizer needed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "check.h"
+
+/* A synthetic scan: nstacks stacks of one frame each (main at line 100 + s, so
+ * each is its own cluster), and blocks added by ss_block(). */
+struct ss {
+	struct cp_scan scan;
+	struct sym_table sym;
+	struct an_input in;
+	uint64_t *addrs;
+	struct sym_loc *locs;
+	struct sym_frame *frames;
+	struct cp_stack *stacks;
+	uint32_t *sf;
+	struct cp_block *blocks;
+	size_t cap;
+};
+
+static void ss_init(struct ss *x, size_t nstacks, size_t cap)
+{
+	memset(x, 0, sizeof(*x));
+	x->addrs = calloc(nstacks, sizeof(*x->addrs));
+	x->locs = calloc(nstacks, sizeof(*x->locs));
+	x->frames = calloc(nstacks, sizeof(*x->frames));
+	x->stacks = calloc(nstacks, sizeof(*x->stacks));
+	x->sf = calloc(nstacks, sizeof(*x->sf));
+	x->blocks = calloc(cap, sizeof(*x->blocks));
+	x->cap = cap;
+	for (size_t s = 0; s < nstacks; s++) {
+		x->addrs[s] = 0x1000 + 0x10 * s;
+		x->frames[s].function = "main";
+		x->frames[s].file = "prog.c";
+		x->frames[s].line = 100 + (unsigned)s;
+		x->locs[s].addr = x->addrs[s];
+		x->locs[s].first = (uint32_t)s;
+		x->locs[s].nframes = 1;
+		x->stacks[s].first = (uint32_t)s;
+		x->stacks[s].depth = 1;
+		x->sf[s] = (uint32_t)s;
+	}
+	x->scan.addrs = x->addrs;
+	x->scan.naddrs = nstacks;
+	x->scan.stacks = x->stacks;
+	x->scan.nstacks = nstacks;
+	x->scan.stack_frames = x->sf;
+	x->scan.nstack_frames = nstacks;
+	x->scan.blocks = x->blocks;
+	x->sym.locs = x->locs;
+	x->sym.nlocs = nstacks;
+	x->sym.frames = x->frames;
+	x->sym.nframes = nstacks;
+	x->in.scan = &x->scan;
+	x->in.sym = &x->sym;
+}
+
+static void ss_release(struct ss *x)
+{
+	free(x->addrs);
+	free(x->locs);
+	free(x->frames);
+	free(x->stacks);
+	free(x->sf);
+	free(x->blocks);
+}
+
+/* n live blocks of size bytes under stack s (and one freed block, which must not
+ * count). */
+static void ss_block(struct ss *x, uint32_t s, uint64_t size, unsigned n)
+{
+	for (unsigned i = 0; i <= n && x->scan.nblocks < x->cap; i++) {
+		struct cp_block *b = &x->blocks[x->scan.nblocks++];
+
+		b->user = 0x100000 + 0x1000 * x->scan.nblocks;
+		b->hdr = b->user - 64;
+		b->size = size;
+		b->stack = s;
+		b->state = i < n ? CP_LIVE : CP_FREED;
+		if (i < n) {
+			x->scan.nlive++;
+			x->scan.live_bytes += size;
+		} else {
+			x->scan.nfreed++;
+		}
+	}
+}
+
+/* The cluster of stack s, or NULL. */
+static const struct an_stack *cluster_of(const struct an_stacks *st, uint32_t s)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (st->v[i].stack == s)
+			return &st->v[i];
+	return NULL;
+}
+
+/* c's common sizes are (s0 x n0), (s1 x n1), (s2 x n2) and it has nd distinct. */
+static int common_is(const struct an_stack *c, uint64_t s0, uint64_t n0, uint64_t s1, uint64_t n1,
+		     uint64_t s2, uint64_t n2, uint32_t nd)
+{
+	return c && c->ncommon == 3 && c->common[0].size == s0 && c->common[0].count == n0 &&
+	       c->common[1].size == s1 && c->common[1].count == n1 && c->common[2].size == s2 &&
+	       c->common[2].count == n2 && c->ndistinct_sizes == nd;
+}
+
+/* Three clusters: small sizes only, large sizes only, and both with ties across
+ * the 512-byte line; blocks of one cluster interleaved with the others'. */
+static void test_few_clusters(void)
+{
+	struct ss x;
+	struct an_filter f = { 0 };
+	struct an_stacks st;
+	const struct an_stack *c;
+
+	ss_init(&x, 3, 256);
+	ss_block(&x, 0, 24, 5);
+	ss_block(&x, 1, 4096, 2);
+	ss_block(&x, 2, 511, 3);
+	ss_block(&x, 0, 16, 5);      /* ties 24 x5: the larger first */
+	ss_block(&x, 1, 70000, 4);
+	ss_block(&x, 2, 512, 3);     /* ties 511 x3 across the line: 512 first */
+	ss_block(&x, 0, 0, 1);
+	ss_block(&x, 1, 512, 1);
+	ss_block(&x, 2, 1, 2);
+	ss_block(&x, 0, 200, 7);
+	ss_block(&x, 2, 100000, 3);  /* a third at x3: 100000 > 512 > 511 */
+	ss_block(&x, 2, 1, 2);       /* size 1 now x4 */
+	CHECK("few clusters: builds", an_stacks_build(&x.in, &f, &st) == 0);
+	CHECK("few clusters: 3 clusters, 38 live blocks", st.n == 3 && st.blocks == 38);
+	c = cluster_of(&st, 0);
+	CHECK("small sizes: 200 x7, 24 x5, 16 x5; 4 distinct; 0..200",
+	      common_is(c, 200, 7, 24, 5, 16, 5, 4) && c->min_size == 0 && c->max_size == 200 &&
+	      c->blocks == 18 && c->bytes == 200 * 7 + 24 * 5 + 16 * 5);
+	c = cluster_of(&st, 1);
+	CHECK("large sizes: 70000 x4, 4096 x2, 512 x1; 3 distinct",
+	      common_is(c, 70000, 4, 4096, 2, 512, 1, 3) && c->min_size == 512 && c->max_size == 70000);
+	c = cluster_of(&st, 2);
+	CHECK("both: 1 x4, then 100000, 512, 511 x3 (larger first): 4 distinct, 3 kept",
+	      common_is(c, 1, 4, 100000, 3, 512, 3, 4) && c->min_size == 1 && c->max_size == 100000);
+	an_stacks_release(&st);
+	ss_release(&x);
+}
+
+/* More clusters than are counted in place (2048): every size goes through the
+ * hash map, with the same answers. */
+static void test_many_clusters(void)
+{
+	const uint32_t ns = 2100;
+	struct ss x;
+	struct an_filter f = { 0 };
+	struct an_stacks st;
+	unsigned bad = 0;
+
+	ss_init(&x, ns, (size_t)ns * 9);
+	for (uint32_t s = 0; s < ns; s++) {
+		ss_block(&x, s, 8 + s % 100, 3);
+		ss_block(&x, s, 600 + s, 2);
+		ss_block(&x, s, 7, 1);
+	}
+	CHECK("2100 clusters: builds", an_stacks_build(&x.in, &f, &st) == 0);
+	CHECK("2100 clusters: all of them, 12600 live blocks", st.n == ns && st.blocks == 6ull * ns);
+	for (uint32_t s = 0; s < ns; s++)
+		if (!common_is(cluster_of(&st, s), 8 + s % 100, 3, 600 + s, 2, 7, 1, 3))
+			bad++;
+	CHECK("2100 clusters: each one's sizes exact", bad == 0);
+	an_stacks_release(&st);
+	ss_release(&x);
+}
+
+int main(void)
+{
+	test_few_clusters();
+	test_many_clusters();
+	return CHECK_DONE();
+}
