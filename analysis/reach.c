@@ -1201,6 +1201,10 @@ static void *part_read(void *arg)
 static void mark_drain_parallel(struct mark *m, unsigned nthreads)
 {
 	struct part parts[16];
+	/* cum[i]: block bytes of the batch's first i + 1 blocks, so that cutting it
+	 * into parts does not read every block's addresses a second time */
+	uint64_t *cum = NULL;
+	size_t cum_cap = 0;
 
 	if (nthreads > 16)
 		nthreads = 16;
@@ -1210,10 +1214,19 @@ static void mark_drain_parallel(struct mark *m, unsigned nthreads)
 
 		while (b < m->stack.n && bytes < BATCH_BYTES) {
 			uint32_t k = m->stack.v[b];
+			uint64_t *c = grow_array(cum, &cum_cap, b - a, sizeof(*cum), 4096);
 
+			if (!c) {
+				m->oom = 1;
+				break;
+			}
+			cum = c;
 			bytes += live_end(&m->li, k) - live_start(&m->li, k);
+			cum[b - a] = bytes;
 			b++;
 		}
+		if (m->oom)
+			break;
 		if (nthreads < 2 || bytes < BATCH_MIN || b - a < 2 * nthreads) {
 			/* small batch, or one big block: read and apply one by one */
 			for (; m->head < b && !m->oom; m->head++) {
@@ -1235,11 +1248,8 @@ static void mark_drain_parallel(struct mark *m, unsigned nthreads)
 				memset(pt, 0, sizeof(*pt));
 				pt->m = m;
 				pt->a = pos;
-				while (pos < b && (t == nthreads - 1 || acc < per * (t + 1))) {
-					uint32_t k = m->stack.v[pos++];
-
-					acc += live_end(&m->li, k) - live_start(&m->li, k);
-				}
+				while (pos < b && (t == nthreads - 1 || acc < per * (t + 1)))
+					acc = cum[pos++ - a];
 				pt->b = pos;
 				pt->ends = malloc((pt->b - pt->a + 1) * sizeof(*pt->ends));
 				if (!pt->ends)
@@ -1281,6 +1291,7 @@ static void mark_drain_parallel(struct mark *m, unsigned nthreads)
 			m->head = 0;
 		}
 	}
+	free(cum);
 	m->head = m->stack.n = 0;
 }
 
@@ -1349,11 +1360,11 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 	out->block_bytes = m.block_bytes;
 	an_pagerel_flush(&m.rel);
 	out->released = m.rel.released;
-	for (size_t i = 0; i < scan->nblocks; i++) {
-		if (out->from)
+	/* out->cat is calloc'd: AN_REACH_NONE is 0 (a pass over every block less) */
+	_Static_assert(AN_REACH_NONE == 0, "out->cat starts as AN_REACH_NONE");
+	if (out->from)
+		for (size_t i = 0; i < scan->nblocks; i++)
 			out->from[i] = AN_REACH_FROM_NONE;
-		out->cat[i] = AN_REACH_NONE;
-	}
 	for (size_t k = 0; k < m.li.n; k++) {
 		static const uint8_t cat_of[] = {
 			[ST_UNREACHED] = AN_REACH_DEFINITE, [ST_POSSIBLE] = AN_REACH_POSSIBLE,
