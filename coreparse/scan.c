@@ -216,6 +216,7 @@ struct chunk {
 	struct vec damage;     /* struct cp_damage, same */
 	struct vec sigs;       /* uint64_t: statistics region signatures */
 	unsigned worker;       /* which worker's stack table the indices refer to */
+	int unsorted;          /* a block came before the one pushed ahead of it */
 	size_t nstale;
 	size_t ncut;      /* headers cut off by the end of the dumped bytes */
 	size_t nstray;
@@ -256,6 +257,7 @@ struct scanner {
 	size_t published;             /* chunks published so far */
 	struct cp_block *out;         /* published blocks (malloc: becomes cp_scan.blocks) */
 	size_t out_n, out_cap;
+	int unsorted;                 /* the published blocks are not in block_cmp order */
 	struct vec *pool;             /* buffers of published chunks, emptied, for reuse */
 	size_t npool, pool_cap;
 	int pub_failed;               /* out of memory while publishing */
@@ -402,6 +404,12 @@ static int push_damage(struct worker *wk, struct chunk *c, const struct cp_damag
 	return 0;
 }
 
+/* Block x sorts after block y (by user address, then header: block_cmp > 0). */
+static inline int block_after(const struct cp_block *x, const struct cp_block *y)
+{
+	return x->user > y->user || (x->user == y->user && x->hdr > y->hdr);
+}
+
 /* Record a valid header: state, fields trusted by the check word. */
 static void push_block(struct worker *wk, struct chunk *c, const struct cp_segment *seg,
 		       uint64_t hdr, uint64_t info, uint64_t size, uint64_t depth, uint64_t seq,
@@ -426,6 +434,8 @@ static void push_block(struct worker *wk, struct chunk *c, const struct cp_segme
 	b->stack = (uint32_t)st;
 	b->state = freed ? CP_FREED : CP_LIVE;
 	b->flags = (uint8_t)flags;
+	if (c->blocks.n > 1 && block_after(b - 1, b))
+		c->unsorted = 1;
 	if (!(flags & CP_HDR_UNVERIFIED)) {
 		b->guard_len = (uint8_t)heapann_info_guard(info);
 		b->pad = (uint32_t)(heapann_info_pad(info) * sc->w);
@@ -918,6 +928,9 @@ static void publish_ready(struct scanner *sc)
 			}
 			sc->pool = v;
 		}
+		if (c->unsorted ||
+		    (n && sc->out_n && block_after(&sc->out[sc->out_n - 1], (struct cp_block *)c->blocks.p)))
+			sc->unsorted = 1;
 		if (n)
 			memcpy(sc->out + sc->out_n, c->blocks.p, n * sizeof(*sc->out));
 		c->bfirst = sc->out_n;
@@ -1049,6 +1062,25 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 	}
 }
 
+/* The final number of merged stack old (numbered by first use: the first not
+ * seen yet becomes out's next stack, its frames appended to out->addrs, where
+ * stack_frames keeps addresses until the end of scan_merge). */
+static inline uint32_t stack_number(struct cp_scan *out, const struct stab_entry *ge,
+				    const uint64_t *gf, uint32_t *newid, size_t *nf, uint32_t old)
+{
+	if (newid[old] == UINT32_MAX) {
+		struct cp_stack *st = &out->stacks[out->nstacks];
+
+		newid[old] = (uint32_t)out->nstacks++;
+		st->first = (uint32_t)*nf;
+		st->depth = ge[old].depth;
+		if (ge[old].depth)
+			memcpy(out->addrs + *nf, gf + ge[old].first, ge[old].depth * sizeof(uint64_t));
+		*nf += ge[old].depth;
+	}
+	return newid[old];
+}
+
 /* Merge the workers' stack tables and the chunks' results into out. Stacks are
  * numbered by first use in address order, so the result does not depend on the
  * number of threads or on their timing. */
@@ -1059,7 +1091,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	uint64_t infos[INFO_SET * 4];
 	size_t i, nb = 0, nd = 0, nsig = 0, j, ninfos = 0, nf;
 	unsigned t, k;
-	int rc = -1;
+	int rc = -1, sorted;
 	const struct stab_entry *ge;
 	const uint64_t *gf;
 
@@ -1113,8 +1145,21 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	sc->out = NULL;
 	out->damaged = malloc((nd ? nd : 1) * sizeof(*out->damaged));
 	out->sigs = malloc((nsig ? nsig : 1) * sizeof(*out->sigs));
-	if (!out->blocks || !out->damaged || !out->sigs)
+	ge = (const struct stab_entry *)g.stacks.p;
+	gf = (const uint64_t *)g.frames.p;
+	newid = malloc((g.stacks.n ? g.stacks.n : 1) * sizeof(*newid));
+	out->stacks = malloc((g.stacks.n ? g.stacks.n : 1) * sizeof(*out->stacks));
+	out->stack_frames = malloc((g.frames.n ? g.frames.n : 1) * sizeof(uint32_t));
+	out->addrs = malloc((g.frames.n ? g.frames.n : 1) * sizeof(uint64_t));
+	if (!out->blocks || !out->damaged || !out->sigs || !newid || !out->stacks ||
+	    !out->stack_frames || !out->addrs)
 		goto out;
+	memset(newid, 0xFF, (g.stacks.n ? g.stacks.n : 1) * sizeof(*newid));
+	out->nstacks = 0;
+	nf = 0;
+	/* blocks already in order (nearly always: chunks are published in address
+	 * order) get their final stack numbers in this one pass; else after the sort */
+	sorted = !sc->unsorted;
 	for (i = 0; i < sc->nchunks; i++) {
 		struct chunk *c = &sc->chunks[i];
 		struct cp_damage *d = (struct cp_damage *)c->damage.p;
@@ -1123,6 +1168,8 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 			struct cp_block *o = &out->blocks[out->nblocks++];
 
 			o->stack = remap[c->worker][o->stack];
+			if (sorted)
+				o->stack = stack_number(out, ge, gf, newid, &nf, o->stack);
 			if (o->flags & CP_HDR_UNVERIFIED)
 				verify_unverified(sc, infos, ninfos, o);
 			if (o->state == CP_LIVE) {
@@ -1146,10 +1193,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		vec_release(&c->damage, sizeof(struct cp_damage));
 		vec_release(&c->sigs, sizeof(uint64_t));
 	}
-	for (i = 1; i < out->nblocks; i++)
-		if (block_cmp(&out->blocks[i - 1], &out->blocks[i]) > 0)
-			break;
-	if (i < out->nblocks)
+	if (!sorted)
 		qsort(out->blocks, out->nblocks, sizeof(*out->blocks), block_cmp);
 	for (i = 1; i < out->ndamaged; i++)
 		if (out->damaged[i - 1].hdr > out->damaged[i].hdr)
@@ -1157,21 +1201,10 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	if (i < out->ndamaged)
 		qsort(out->damaged, out->ndamaged, sizeof(*out->damaged), damage_cmp);
 
-	/* renumber the stacks by first use: blocks, then damaged headers */
-	ge = (const struct stab_entry *)g.stacks.p;
-	gf = (const uint64_t *)g.frames.p;
-	out->nstacks = 0;
-	newid = malloc((g.stacks.n ? g.stacks.n : 1) * sizeof(*newid));
-	out->stacks = malloc((g.stacks.n ? g.stacks.n : 1) * sizeof(*out->stacks));
-	out->stack_frames = malloc((g.frames.n ? g.frames.n : 1) * sizeof(uint32_t));
-	out->addrs = malloc((g.frames.n ? g.frames.n : 1) * sizeof(uint64_t));
-	if (!newid || !out->stacks || !out->stack_frames || !out->addrs)
-		goto out;
-	memset(newid, 0xFF, (g.stacks.n ? g.stacks.n : 1) * sizeof(*newid));
-	nf = 0;
-	for (i = 0; i < out->nblocks + out->ndamaged; i++) {
+	/* number the stacks by first use: blocks (done above when they were in
+	 * order), then damaged headers */
+	for (i = sorted ? out->nblocks : 0; i < out->nblocks + out->ndamaged; i++) {
 		uint32_t *sp;
-		uint32_t old;
 
 		if (i < out->nblocks) {
 			sp = &out->blocks[i].stack;
@@ -1180,18 +1213,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 				continue;
 			sp = &out->damaged[i - out->nblocks].stack;
 		}
-		old = *sp;
-		if (newid[old] == UINT32_MAX) {
-			struct cp_stack *st = &out->stacks[out->nstacks];
-
-			newid[old] = (uint32_t)out->nstacks++;
-			st->first = (uint32_t)nf;
-			st->depth = ge[old].depth;
-			/* stack_frames holds addresses for now, indices below */
-			for (j = 0; j < ge[old].depth; j++)
-				out->addrs[nf++] = gf[ge[old].first + j];
-		}
-		*sp = newid[old];
+		*sp = stack_number(out, ge, gf, newid, &nf, *sp);
 	}
 	out->nstack_frames = nf;
 	/* distinct addresses, then frames as indices into them */

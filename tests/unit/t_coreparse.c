@@ -858,6 +858,69 @@ static void test_many_stacks(unsigned w, int big)
 #undef NAME
 }
 
+/* ---- blocks found out of address order ---- */
+
+/* Block A's frames hold a freed header of depth 1 (its DEPTH word 1, its END
+ * word END_FREED | 1), as any values may: the scan finds A by its START, then
+ * the freed block by that END inside A's header. Its user address comes before
+ * A's, so the scan must sort the blocks and number the stacks by first use in
+ * the sorted order, the same for any threads and chunks. */
+static void test_unsorted(unsigned w, int big)
+{
+	struct mem m;
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s, s2;
+	struct cp_scan_options o = { 0 };
+	const uint64_t s1[2] = { 0x401000, 0x402000 }, inner[1] = { 0x405000 };
+	uint64_t fa[8], x, y, a_hdr, a, fake;
+	char name[160], what[40];
+	const char *path = tpath("unsorted.bin");
+
+	snprintf(what, sizeof(what), "unsorted W=%u %s", w, big ? "big" : "little");
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	mem_init(&m, HEAP1, 0x400, w, big);
+	x = mem_block(&m, HEAP1, 24, 2, 1, s1, 8, 0, 0);
+	a_hdr = (x + 24 + 8 + 15) & ~(uint64_t)15;
+	fa[0] = 0x403000;                      /* the fake header's START: not a magic */
+	fa[1] = 0;                             /* INFO */
+	fa[2] = 16;                            /* SIZE */
+	fa[3] = 1;                             /* DEPTH */
+	fa[4] = 9;                             /* SEQ */
+	fa[5] = 0;                             /* CHECK: wrong, so unverified */
+	fa[6] = inner[0];                      /* its one frame */
+	fa[7] = heapann_end_freed(w) | 1;      /* its END */
+	a = mem_block(&m, a_hdr, 32, 8, 2, fa, 8, 0, 0);
+	fake = a_hdr + HEAPANN_W_FRAMES * w + heapann_header_bytes(1, w);
+	y = mem_block(&m, (a + 32 + 8 + 15) & ~(uint64_t)15, 40, 2, 3, s1, 8, 0, 0);
+	write_file(path, m.p, m.size);
+	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
+	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+		const struct cp_block *bf = block_at(&s, fake), *ba = block_at(&s, a);
+
+		CHECK(NAME("3 live, 1 freed, sorted"), s.nlive == 3 && s.nfreed == 1 && s.nblocks == 4 &&
+		      blocks_sorted(&s) && fake < a && s.ndamaged == 0);
+		CHECK(NAME("the freed one from A's frames: unverified, 16 bytes"),
+		      bf && bf == &s.blocks[1] && bf->state == CP_FREED && bf->size == 16 && bf->seq == 9 &&
+		      (bf->flags & CP_HDR_UNVERIFIED));
+		CHECK(NAME("stacks by first use in address order: X 0, the freed one 1, A 2, Y 0"),
+		      s.nstacks == 3 && s.blocks[0].stack == 0 && stack_is(&s, 0, s1, 2) &&
+		      bf && bf->stack == 1 && stack_is(&s, 1, inner, 1) && ba && ba->stack == 2 &&
+		      stack_is(&s, 2, fa, 8) && block_at(&s, y) && block_at(&s, y)->stack == 0);
+		o.nthreads = 2;
+		o.chunk_bytes = 64;
+		CHECK(NAME("2 threads, 64-byte chunks: the same scan"),
+		      cp_scan_image_opts(img, &o, &s2, &err) == 0 && scans_equal(&s, &s2));
+		cp_scan_free(&s2);
+		cp_scan_free(&s);
+	} else {
+		CHECK(NAME("scan"), 0);
+	}
+	cp_image_free(img);
+	free(m.p);
+#undef NAME
+}
+
 /* ---- build-ids and the exe check ---- */
 
 static void exe_build(struct buf *out, const unsigned char *id, size_t n)
@@ -1083,6 +1146,8 @@ int main(void)
 	test_raw(4, 1);
 	test_many_stacks(8, 0);
 	test_many_stacks(4, 1);
+	test_unsorted(8, 0);
+	test_unsorted(4, 1);
 	test_buildid();
 	test_bad_input();
 	test_mutations();
