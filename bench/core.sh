@@ -11,7 +11,10 @@
 # BENCH_GCORE=1 (take the core with gdb's gcore instead of a kernel core),
 # BENCH_BASE_MPROF (another mprof-core, e.g. an older build: its default report
 # and --report=lost alternate with ours on the same core, rows marked "base", for
-# a before/after in one run; BENCH_BASE_ROUNDS [2] rounds).
+# a before/after in one run; BENCH_BASE_ROUNDS [2] rounds), BENCH_CALLGRIND=1
+# (also count the instructions of the default report and of --report=lost under
+# valgrind's callgrind, ours and the base's: the figure that repeats on a busy
+# machine; use it with a small BENCH_CORE_BLOCKS, e.g. 200000).
 set -u
 # the symbol index cache would make every round after the first warm (and the
 # old binary has none): each run names its frames from the debug info
@@ -158,6 +161,35 @@ if [ -n "${BENCH_BASE_MPROF:-}" ]; then
 			else
 				echo "   $r: the outputs differ (diff $TMP/$r-base.txt $TMP/$r.txt; KEEP=1 keeps them)"
 			fi
+		done
+	fi
+fi
+# Instructions (callgrind Ir) of the default report and of --report=lost, ours and
+# the base's when given: they repeat to within a fraction of a percent where the
+# times above move by tens of percent.
+if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
+	if ! command -v valgrind >/dev/null 2>&1; then
+		echo "core bench: valgrind missing: instruction counts skipped"
+	else
+		# ir BINARY OUT ARGS...: the instructions callgrind counted, or "-"
+		ir() {
+			bin=$1 out=$2
+			shift 2
+			valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" "$bin" "$@" \
+				>"$out" 2>"$TMP/cg.err" || { echo -; return; }
+			sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$TMP/cg.err"
+		}
+		echo "== instructions (callgrind Ir), $NBLOCKS blocks"
+		printf "%-16s | %-14s | %-14s | %s\n" "report" "ours" "base" "ours/base"
+		for r in default lost; do
+			set -- "$MK" "$TMP/core"
+			[ $r = lost ] && set -- --report=lost "$@"
+			a=$(ir "$MPROF" "$TMP/cg-$r.txt" "$@")
+			b=-
+			[ -n "${BENCH_BASE_MPROF:-}" ] && [ -x "$BENCH_BASE_MPROF" ] &&
+				b=$(ir "$BENCH_BASE_MPROF" "$TMP/cg-$r-base.txt" "$@")
+			printf "%-16s | %-14s | %-14s | %s\n" "$r" "$a" "$b" \
+				"$(awk -v a="$a" -v b="$b" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.4f", a / b; else print "-" }')"
 		done
 	fi
 fi
