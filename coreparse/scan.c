@@ -369,8 +369,12 @@ static int64_t intern_frames(struct worker *wk, const unsigned char *p, unsigned
 	unsigned i;
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* the host's own words: read in place when aligned (a core's segments
+	 * start at page offsets), else copied */
+	if (sc->w == 8 && !sc->big && ((uintptr_t)p & 7) == 0)
+		return stab_intern_recent(&wk->stacks, (const uint64_t *)(const void *)p, depth);
 	if (sc->w == 8 && !sc->big)
-		memcpy(f, p, (size_t)depth * 8);   /* the host's own words */
+		memcpy(f, p, (size_t)depth * 8);
 	else
 #endif
 		for (i = 0; i < depth; i++)
