@@ -154,7 +154,7 @@ static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
 	return (int64_t)t->stacks.n - 1;
 }
 
-/* Stack e's chain is f[0..depth). */
+/* Stack i of t holds the chain f[0..depth). */
 static inline int stab_entry_is(const struct stab *t, uint32_t i, const uint64_t *f, unsigned depth)
 {
 	const struct stab_entry *e = (const struct stab_entry *)t->stacks.p + i;
