@@ -86,6 +86,8 @@ struct dw_symbolizer {
 	int reference;                /* SYM_DW_REFERENCE: every line asked of libdw */
 	char *cache_dir;              /* per-module index files, or NULL (dw_cache.c) */
 	int cache_write_noted;        /* a failure to write one was noted */
+	uint64_t cache_max;           /* the directory's size limit ($MPROF_CACHE_MAX) */
+	int cache_evict_noted;        /* a failure to keep it under the limit was noted */
 };
 
 /* libdwfl's callbacks carry no user pointer: the symbolizer being driven is
@@ -975,6 +977,7 @@ static int dw_module_cache_open(struct dw_symbolizer *s, struct dw_module *m, El
 		return -1;
 	int rc = dw_cache_map(&m->cache, path, &m->ckey, why, sizeof why);
 	if (rc == 0) {
+		dw_cache_touch(path);   /* recently used: evicted last */
 		/* the separate debug file it was made from must be the same too */
 		const struct dw_chdr *h = m->cache.h;
 		const char *dbg = dw_cache_str(&m->cache, h->dbg_path);
@@ -1279,9 +1282,14 @@ static void dw_module_cache_write(struct dw_symbolizer *s, struct dw_module *m)
 	free(cs);
 	char name[160];
 	dw_cache_name(m, name, sizeof name);
-	if (dw_cbuf_write(&b, &h, s->cache_dir, name, why, sizeof why) < 0 && !s->cache_write_noted) {
+	if (dw_cbuf_write(&b, &h, s->cache_dir, name, s->cache_max, why, sizeof why) < 0) {
+		if (!s->cache_write_noted)
+			dw_note(s, "symbol cache not written (%s); names are right, only later runs are not faster",
+				why);
 		s->cache_write_noted = 1;
-		dw_note(s, "symbol cache not written (%s); names are right, only later runs are not faster", why);
+	} else if (dw_cache_evict(s->cache_dir, name, s->cache_max, why, sizeof why) < 0 && !s->cache_evict_noted) {
+		s->cache_evict_noted = 1;
+		dw_note(s, "symbol cache directory not trimmed (%s)", why);
 	}
 out:
 	dw_cbuf_release(&b);
@@ -1613,6 +1621,11 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 		goto fail;
 	}
+	s->cache_max = DW_CACHE_MAX_DEFAULT;
+	const char *max = getenv("MPROF_CACHE_MAX");
+	if (s->cache_dir && max && dw_cache_max_parse(max, &s->cache_max) < 0)
+		dw_note(s, "MPROF_CACHE_MAX=%s is not a size (bytes, or with K, M, G); the symbol cache keeps "
+			"its default limit of 1 GiB", max);
 	if (!s->debuginfo_path || (opt->sysroot && !s->sysroot) || !s->exe) {
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 		goto fail;

@@ -347,8 +347,8 @@ static int dw_mkdirs(const char *dir)
 	return 0;
 }
 
-int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const char *name, char *why,
-		  size_t whysz)
+int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const char *name, uint64_t max,
+		  char *why, size_t whysz)
 {
 	if (b->slen == 0)
 		dw_cbuf_str(b, "");
@@ -357,6 +357,11 @@ int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const c
 	dw_cbuf_add(b, "", 0);
 	if (b->failed || b->len < sizeof *h)
 		return dw_why(why, whysz, "out of memory");
+	if (b->len > max) {
+		snprintf(why, whysz, "%zu bytes, over the cache's limit of %llu (MPROF_CACHE_MAX)", b->len,
+			 (unsigned long long)max);
+		return -1;
+	}
 	memcpy(h->magic, DW_CACHE_MAGIC, 8);
 	h->version = DW_CACHE_VERSION;
 	h->hdrsize = sizeof *h;

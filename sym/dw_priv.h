@@ -392,10 +392,30 @@ uint32_t dw_cbuf_str(struct dw_cbuf *b, const char *s);
 
 /* Finish the header (h, whose offsets are set; strings go last), the checksum,
  * and write the file dir/name atomically (a temporary file renamed over it;
- * dir created when missing). Returns 0, or -1 with why filled. */
-int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const char *name, char *why,
-		  size_t whysz);
+ * dir created when missing), unless the file would be over max bytes. Returns
+ * 0, or -1 with why filled. */
+int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const char *name, uint64_t max,
+		  char *why, size_t whysz);
 
 void dw_cbuf_release(struct dw_cbuf *b);
+
+/* ---- the cache directory's size limit (dw_evict.c) ---- */
+
+#define DW_CACHE_MAX_DEFAULT (1024ull << 20)   /* 1 GiB, when $MPROF_CACHE_MAX is unset */
+
+/* Remove the least recently used *.symidx files of dir (oldest mtime first,
+ * never the one named keep) until its *.symidx files total at most max bytes;
+ * temporary files of writers that died over an hour ago go too. Serialised
+ * with other processes by an flock on dir/.lock. Returns the number of files
+ * removed, or -1 with why filled. */
+int dw_cache_evict(const char *dir, const char *keep, uint64_t max, char *why, size_t whysz);
+
+/* Mark the cache file at path as used now (its mtime), for dw_cache_evict;
+ * failures are ignored. */
+void dw_cache_touch(const char *path);
+
+/* Parse a size in bytes with an optional K, M, G or T suffix (powers of 1024)
+ * into *out. Returns 0, or -1 when s is not such a size. */
+int dw_cache_max_parse(const char *s, uint64_t *out);
 
 #endif /* DW_PRIV_H */
