@@ -1142,8 +1142,13 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 	off_sorted -= shift;
 	struct dw_cscope *scopes = (struct dw_cscope *)(blob + off_scopes);
 	for (size_t i = 0; i < c->nscopes; i++) {
-		const char *name = dw_scope_name(s, m, c, (int32_t)i);
 		const struct dw_scope *sc = &c->scopes[i];
+		/* A C function's own DW_AT_name is its display name as it is
+		 * (dw_scope_name would intern it, demangling only "_Z" names):
+		 * stored without the lookup, which was half the writer's cost */
+		const char *name = !sc->named && !sc->origin && sc->own_name && c->is_cxx == 0 &&
+			!(sc->own_name[0] == '_' && sc->own_name[1] == 'Z') ? sc->own_name
+									: dw_scope_name(s, m, c, (int32_t)i);
 		uint32_t cfile = DW_CACHE_NONE;
 		unsigned cline = 0, ccol = 0;
 		if (sc->inlined)
@@ -1209,9 +1214,10 @@ static uint32_t dw_cache_unit_for(struct dw_symbolizer *s, struct dw_module *m, 
 	int put = -1;
 	if (c) {
 		put = dw_cache_put_live(s, m, c, b, &cus[*ncus]);
-	} else if (o) {
-		/* copied as it is: a damaged unit stays damaged and is caught
-		 * (and decoded again) when a lookup first uses it */
+	} else if (o && m->cache.ustate[(uintptr_t)o - 1] >= 0) {
+		/* copied as it is, unchecked when no lookup used it: a damaged
+		 * unit stays damaged and is caught (and decoded again) when a
+		 * lookup first uses it; one found damaged is left out */
 		dw_cbuf_unit_copy(b, &m->cache,
 				  (const struct dw_ccu *)(m->cache.base + m->cache.h->cus_off) + ((uintptr_t)o - 1),
 				  &cus[*ncus]);

@@ -16,11 +16,25 @@
 
 #include "dw_priv.h"
 
+/* Spread every bit of x over the whole word (xor-shift-multiply rounds). */
+static uint64_t dw_cache_mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0xea8ff5f8d837115full;
+	x ^= x >> 29;
+	x *= 0x50a74cff026f4c85ull;
+	x ^= x >> 32;
+	return x;
+}
+
 /* A Fletcher-style sum of 64-bit words (the running sum of running sums also
  * sees the order of the words): it catches a truncated or torn file and flipped
  * bits at about half an instruction per byte, which matters when a warm run's
- * whole cost is reading the file. Not a defence against a file made to deceive:
- * the bounds checks below make such a file harmless, not right. */
+ * whole cost is reading the file. The two sums are mixed before they are
+ * combined: a plain a ^ b * K let a flip of bit 62 cancel out (it moved a and
+ * b * K by the same 2^62; run-symcache's flipped unit found it). Not a defence
+ * against a file made to deceive: the bounds checks below make such a file
+ * harmless, not right. */
 uint64_t dw_cache_sum(const unsigned char *p, size_t n)
 {
 	uint64_t a = 0x6a09e667f3bcc909ull ^ n, b = 0x9e3779b97f4a7c15ull;
@@ -47,7 +61,7 @@ uint64_t dw_cache_sum(const unsigned char *p, size_t n)
 		a += p[i];
 		b += a;
 	}
-	return a ^ (b * 0x9e3779b97f4a7c15ull);
+	return dw_cache_mix(a ^ dw_cache_mix(b));
 }
 
 static int dw_why(char *why, size_t whysz, const char *msg)

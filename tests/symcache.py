@@ -16,6 +16,16 @@ import sys
 M = (1 << 64) - 1
 
 
+def mix(x):
+    # dw_cache_mix
+    x ^= x >> 31
+    x = (x * 0xea8ff5f8d837115f) & M
+    x ^= x >> 29
+    x = (x * 0x50a74cff026f4c85) & M
+    x ^= x >> 32
+    return x
+
+
 def csum(b):
     # dw_cache_sum: running sum of 64-bit words and the sum of those sums
     a, s = (0x6a09e667f3bcc909 ^ len(b)) & M, 0x9e3779b97f4a7c15
@@ -26,7 +36,7 @@ def csum(b):
     for c in b[n8:]:
         a = (a + c) & M
         s = (s + a) & M
-    return a ^ ((s * 0x9e3779b97f4a7c15) & M)
+    return mix(a ^ mix(s))
 
 
 cmd, path = sys.argv[1], sys.argv[2]
