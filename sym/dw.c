@@ -1113,9 +1113,14 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 	if (!blob)
 		return -1;
 	uint32_t *files = (uint32_t *)blob;
-	files[nf] = 0;   /* the pad when nf is odd */
-	for (size_t i = 0; i < nf; i++)
-		files[i] = dw_cbuf_ustr(b, dw_cuidx_file(s, c, i));
+	/* the files a kept row or an inline call site names; the others (headers
+	 * with no code here: most of a libc unit's) are stored as none, which
+	 * spares composing and storing their paths */
+	unsigned char *used = calloc(nf + 1, 1);
+	if (!used) {
+		b->failed = 1;
+		return -1;
+	}
 	/* Rows that can never be the answer are left out: one followed by a row at
 	 * the same address (dw_lines_find takes the last row at or before pc), and
 	 * one that says what the row kept before it says. Two thirds of the rows of
@@ -1131,9 +1136,13 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 		if (nr && !lr[i].end && rows[nr - 1].file == file && rows[nr - 1].line == lr[i].line &&
 		    rows[nr - 1].col == lr[i].col)
 			continue;
-		if (lr[i].addr - rbase > UINT32_MAX || lr[i].file >= DW_CROW_END || lr[i].addr < rbase)
+		if (lr[i].addr - rbase > UINT32_MAX || lr[i].file >= DW_CROW_END || lr[i].addr < rbase) {
+			free(used);
 			return -1;   /* does not fit the file's rows: left to libdw (the unit is dropped) */
+		}
 		rows[nr++] = (struct dw_crow){ (uint32_t)(lr[i].addr - rbase), lr[i].line, file, lr[i].col };
+		if (lr[i].file < nf)
+			used[lr[i].file] = 1;
 	}
 	/* the scopes follow the rows kept */
 	size_t shift = (nrow - nr) * sizeof(struct dw_crow);
@@ -1153,10 +1162,17 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 		unsigned cline = 0, ccol = 0;
 		if (sc->inlined)
 			dw_scope_call_idx(c, (int32_t)i, &cfile, &cline, &ccol);
+		if (cfile != DW_CACHE_NONE)
+			used[cfile] = 1;
 		scopes[i] = (struct dw_cscope){ sc->parent,
 			(sc->inlined ? DW_CSCOPE_INLINED : 0u) | (sc->linkage ? DW_CSCOPE_LINKAGE : 0u),
 			dw_cbuf_ustr(b, name), cfile, cline, ccol, sc->first_range, sc->nranges };
 	}
+	if (nf & 1)
+		files[nf] = 0;   /* the pad */
+	for (size_t i = 0; i < nf; i++)
+		files[i] = used[i] ? dw_cbuf_ustr(b, dw_cuidx_file(s, c, i)) : DW_CACHE_NONE;
+	free(used);
 	struct dw_crange *ranges = (struct dw_crange *)(blob + off_ranges);
 	struct dw_crange *sorted = (struct dw_crange *)(blob + off_sorted);
 	for (size_t i = 0; i < c->nranges; i++) {
