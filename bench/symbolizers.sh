@@ -19,13 +19,15 @@
 #    Two more columns for the per-module index cache (symdw --cache-dir): "cold"
 #    is the fast path writing the cache (the first run; the cache removed before
 #    each round), "warm" answers from it (written by a run on the same addresses).
-#    With BENCH_SYM_CALLGRIND=1, cold and warm counts too.
+#    With BENCH_SYM_CALLGRIND=1, no cache, cold and warm counts at each size.
+# 3. the same generated program built by clang-14 (no .debug_aranges), 10k
+#    addresses: no cache, cold and warm (part "clang").
 # In part 1 the libdw paths are timed cold and warm the same way.
 # A benchmark, not a test.
 #
 # Environment: B [build], BENCH_SYM_ADDRS [10000] (part 1), BENCH_SYM_REPEAT [3],
 # BENCH_SYM_FUNCS [26000], BENCH_SYM_SIZES ["1000 10000 100000"],
-# BENCH_SYM_CALLGRIND [0], BENCH_SYM_PARTS ["libc gen"],
+# BENCH_SYM_CALLGRIND [0], BENCH_SYM_PARTS ["libc gen clang"],
 # BENCH_SYM_LIBC_REPEAT [1] (rounds of part 1's gdb comparison; its libdw paths
 # use BENCH_SYM_REPEAT), BENCH_SYM_EU_MAX [1000] (eu-addr2line -i costs about
 # 10 ms an address on this program: larger sets only on request).
@@ -35,7 +37,7 @@ N=${BENCH_SYM_ADDRS:-10000}
 REPEAT=${BENCH_SYM_REPEAT:-3}
 NFUNCS=${BENCH_SYM_FUNCS:-26000}
 SIZES=${BENCH_SYM_SIZES:-1000 10000 100000}
-PARTS=${BENCH_SYM_PARTS:-libc gen}
+PARTS=${BENCH_SYM_PARTS:-libc gen clang}
 MIGDB=$B/tests/tools/migdb
 SYMDW=$B/tests/tools/symdw
 command -v gdb >/dev/null 2>&1 || { echo "symbolizers: gdb not installed, skipped"; exit 0; }
@@ -134,19 +136,71 @@ for l in open(sys.argv[1]):
 	echo " addresses minus one from stdin, up to BENCH_SYM_EU_MAX; fast = ref: the fast path's output is byte"
 	echo " for byte the reference's)"
 	if [ "${BENCH_SYM_CALLGRIND:-0}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
-		spread 10000 "$TMP/grets" 0 >"$TMP/cg"
-		rm -rf "$TMP/cgcache"
-		for mode in fast reference cold warm; do
-			flag=
-			case $mode in reference) flag=--reference ;; cold|warm) flag="--cache-dir $TMP/cgcache" ;; esac
-			valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.$mode" "$SYMDW" --quiet $flag \
-				--addr-file "$TMP/cg" --raw-elf "$G/prog" 2>&1 | sed -n 's/.*refs: *//p' | tr -d , >"$TMP/ir.$mode"
+		for n in $SIZES; do
+			spread "$n" "$TMP/grets" 0 >"$TMP/cg"
+			rm -rf "$TMP/cgcache"
+			modes="fast cold warm"
+			[ "$n" = 10000 ] && modes="fast reference cold warm"
+			for mode in $modes; do
+				flag=
+				case $mode in reference) flag=--reference ;; cold|warm) flag="--cache-dir $TMP/cgcache" ;; esac
+				valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.$mode" "$SYMDW" --quiet $flag \
+					--addr-file "$TMP/cg" --raw-elf "$G/prog" 2>&1 | sed -n 's/.*refs: *//p' | tr -d , >"$TMP/ir.$mode"
+			done
+			[ "$n" = 10000 ] && awk -v f="$(cat "$TMP/ir.fast")" -v r="$(cat "$TMP/ir.reference")" 'BEGIN {
+				printf "callgrind, 10k addresses: fast %.0fM instructions, reference %.0fM: %.2fx\n", f / 1e6, r / 1e6, r / f }'
+			awk -v n="$n" -v f="$(cat "$TMP/ir.fast")" -v c="$(cat "$TMP/ir.cold")" -v w="$(cat "$TMP/ir.warm")" 'BEGIN {
+				printf "callgrind, %d addresses, index cache: no cache %.1fM, cold (writing it) %.1fM = %.2fx, warm %.1fM: no cache/warm %.1fx\n",
+					n, f / 1e6, c / 1e6, c / f, w / 1e6, f / w }'
 		done
-		awk -v f="$(cat "$TMP/ir.fast")" -v r="$(cat "$TMP/ir.reference")" -v c="$(cat "$TMP/ir.cold")" \
-			-v w="$(cat "$TMP/ir.warm")" 'BEGIN {
-			printf "callgrind, 10k addresses: fast %.0fM instructions, reference %.0fM: %.2fx\n", f / 1e6, r / 1e6, r / f
-			printf "callgrind, 10k addresses, index cache: cold (writing it) %.0fM = %.2fx fast; warm %.1fM: fast/warm %.1fx, reference/warm %.1fx\n",
-				c / 1e6, c / f, w / 1e6, f / w, r / w }'
+	fi
+}
+
+# clang_part: the generated program built by clang (no .debug_aranges: CUs are
+# found by their own ranges, which the index cache keeps), 10k addresses: no
+# cache, cold and warm, wall medians (and callgrind counts with
+# BENCH_SYM_CALLGRIND=1); warm's answers compared with no cache's.
+clang_part() {
+	command -v python3 >/dev/null 2>&1 || { echo "symbolizers: python3 missing, clang part skipped"; return 0; }
+	command -v clang-14 >/dev/null 2>&1 || sh scripts/install-deps.sh clang-14 >/dev/null 2>&1
+	command -v clang-14 >/dev/null 2>&1 || { echo "symbolizers: clang-14 missing, clang part skipped"; return 0; }
+	G=$B/bench-symgen/clang-$NFUNCS
+	if [ ! -x "$G/prog" ]; then
+		echo "building the generated program with clang-14 ($NFUNCS functions; once, kept in $G) ..."
+		rm -rf "$G" && mkdir -p "$G" && python3 tests/prog/symgen.py "$NFUNCS" 30 "$G" || return 1
+		(cd "$G" && ls gen*.c main.c | xargs -P2 -I{} nice clang-14 -g -O2 -c {} &&
+			clang-14 -Wl,--build-id -o prog.tmp gen*.o main.o && rm -f gen*.o main.o && mv prog.tmp prog) ||
+			{ echo "symbolizers: cannot build $G/prog"; return 1; }
+	fi
+	call_rets "$G/prog" >"$TMP/crets"
+	spread 10000 "$TMP/crets" 0 >"$TMP/ca"
+	k=$(wc -l <"$TMP/ca")
+	: >"$TMP/cf"; : >"$TMP/cc"; : >"$TMP/cw"
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		wall "$SYMDW" --quiet --addr-file "$TMP/ca" --raw-elf "$G/prog" >>"$TMP/cf"
+		rm -rf "$TMP/ccache"
+		wall "$SYMDW" --quiet --cache-dir "$TMP/ccache" --addr-file "$TMP/ca" --raw-elf "$G/prog" >>"$TMP/cc"
+		wall "$SYMDW" --quiet --cache-dir "$TMP/ccache" --addr-file "$TMP/ca" --raw-elf "$G/prog" >>"$TMP/cw"
+		r=$((r + 1))
+	done
+	"$SYMDW" --addr-file "$TMP/ca" --raw-elf "$G/prog" >"$TMP/cf.res" 2>/dev/null
+	"$SYMDW" --cache-dir "$TMP/ccache" --addr-file "$TMP/ca" --raw-elf "$G/prog" >"$TMP/cw.res" 2>/dev/null
+	printf "\nsymbolizers, the generated program built by clang-14 (no .debug_aranges), %d addresses:\n" "$k"
+	echo "$k $(median <"$TMP/cf") $(median <"$TMP/cc") $(median <"$TMP/cw") $(cmp -s "$TMP/cf.res" "$TMP/cw.res" && echo yes || echo NO) $(ls "$TMP/ccache" | grep -c symidx)" | awk '{
+		printf "  no cache %.1f us each, cold (writing it) %.1f us each (%.2fx), warm %.1f us each (no cache/warm %.1fx); warm = no cache: %s; cache files: %d\n",
+			$2 * 1e6 / $1, $3 * 1e6 / $1, ($2 > 0 ? $3 / $2 : 0), $4 * 1e6 / $1, ($4 > 0 ? $2 / $4 : 0), $5, $6 }'
+	if [ "${BENCH_SYM_CALLGRIND:-0}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
+		rm -rf "$TMP/ccgcache"
+		for mode in fast cold warm; do
+			flag=
+			case $mode in cold|warm) flag="--cache-dir $TMP/ccgcache" ;; esac
+			valgrind --tool=callgrind --callgrind-out-file="$TMP/ccg.$mode" "$SYMDW" --quiet $flag \
+				--addr-file "$TMP/ca" --raw-elf "$G/prog" 2>&1 | sed -n 's/.*refs: *//p' | tr -d , >"$TMP/cir.$mode"
+		done
+		awk -v f="$(cat "$TMP/cir.fast")" -v c="$(cat "$TMP/cir.cold")" -v w="$(cat "$TMP/cir.warm")" 'BEGIN {
+			printf "  callgrind: no cache %.1fM, cold %.1fM (%.2fx), warm %.1fM (no cache/warm %.1fx)\n",
+				f / 1e6, c / 1e6, c / f, w / 1e6, f / w }'
 	fi
 }
 
@@ -232,6 +286,7 @@ for part in $PARTS; do
 	case $part in
 	libc) libc_part ;;
 	gen) gen_part ;;
-	*) echo "symbolizers: unknown part '$part' (libc, gen)" >&2; exit 2 ;;
+	clang) clang_part ;;
+	*) echo "symbolizers: unknown part '$part' (libc, gen, clang)" >&2; exit 2 ;;
 	esac
 done

@@ -41,6 +41,8 @@ static const char usage_text[] =
 "  --no-cache          libdw: neither read nor write the per-module index cache\n"
 "                      ($MPROF_CACHE_DIR, else $XDG_CACHE_HOME/mprof-core, else\n"
 "                      ~/.cache/mprof-core; MPROF_CACHE_DIR=off disables it too)\n"
+"                      (at most $MPROF_CACHE_MAX bytes, default 1G: least\n"
+"                      recently used files removed)\n"
 "  --threads N         scan with N threads (default: all cores)\n"
 "reports:\n"
 "  --report LIST       comma-separated: stacks (default), corruption (also by\n"

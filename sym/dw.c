@@ -57,6 +57,8 @@ struct dw_module {
 	struct dw_cache cache;    /* its mapped cache file (cache.base NULL: none) */
 	struct dw_ptrmap touched; /* CU offset + 1 -> struct dw_cuidx decoded here (for the cache) */
 	int dirty;                /* touched holds CUs the cache file lacks */
+	char *cache_path;         /* the mapped cache file's path (for notes), or NULL */
+	int cache_unit_noted;     /* a damaged unit of it was noted */
 };
 
 struct dw_symbolizer {
@@ -86,6 +88,8 @@ struct dw_symbolizer {
 	int reference;                /* SYM_DW_REFERENCE: every line asked of libdw */
 	char *cache_dir;              /* per-module index files, or NULL (dw_cache.c) */
 	int cache_write_noted;        /* a failure to write one was noted */
+	uint64_t cache_max;           /* the directory's size limit ($MPROF_CACHE_MAX) */
+	int cache_evict_noted;        /* a failure to keep it under the limit was noted */
 };
 
 /* libdwfl's callbacks carry no user pointer: the symbolizer being driven is
@@ -975,6 +979,9 @@ static int dw_module_cache_open(struct dw_symbolizer *s, struct dw_module *m, El
 		return -1;
 	int rc = dw_cache_map(&m->cache, path, &m->ckey, why, sizeof why);
 	if (rc == 0) {
+		dw_cache_touch(path);   /* recently used: evicted last */
+		free(m->cache_path);
+		m->cache_path = strdup(path);   /* NULL only costs the note its path */
 		/* the separate debug file it was made from must be the same too */
 		const struct dw_chdr *h = m->cache.h;
 		const char *dbg = dw_cache_str(&m->cache, h->dbg_path);
@@ -1008,19 +1015,30 @@ static int dw_module_cache_open(struct dw_symbolizer *s, struct dw_module *m, El
  * out of memory, or -2 when the file lacks pc's CU (ask libdw). */
 static int dw_frames_cached(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc)
 {
-	const struct dw_cache *k = &m->cache;
+	struct dw_cache *k = &m->cache;
 	uint64_t dpc = pc - (m->bias + (uint64_t)k->h->dwdelta);
 	int known;
+	char why[128] = "";
 	const struct dw_ccu *cu = dw_cache_cu(k, dpc, &known);
 	if (!cu)
 		return known ? -2 : 0;
+	if (!dw_cache_unit_ok(k, cu, why, sizeof why)) {
+		/* a damaged unit: libdw names its addresses, and the file is
+		 * rewritten with the unit decoded again (one note per module) */
+		if (why[0] && !m->cache_unit_noted) {
+			m->cache_unit_noted = 1;
+			dw_note(s, "%s: symbol cache: a unit of %s ignored (%s); it will be rewritten", m->name,
+				m->cache_path ? m->cache_path : "the file", why);
+		}
+		return -2;
+	}
 	const uint32_t *files = dw_cache_files(k, cu);
 	const struct dw_cscope *sc = dw_cache_scopes(k, cu);
 	const char *file = NULL;
 	unsigned line = 0, column = 0;
 	const struct dw_crow *r = dw_cache_row(k, cu, dpc);
 	if (r) {
-		file = dw_cache_str(k, files[r->file & ~DW_CROW_END]);
+		file = dw_cache_ustr(k, cu, files[r->file & ~DW_CROW_END]);
 		line = (int)r->line > 0 ? r->line : 0;
 		column = (int)r->col > 0 ? r->col : 0;
 	}
@@ -1029,14 +1047,14 @@ static int dw_frames_cached(struct dw_symbolizer *s, struct dw_module *m, uint64
 		return dw_frame_symbol_only(s, m, pc, file, line, column);
 	int added = 0;
 	for (; i >= 0; i = sc[i].parent) {
-		struct sym_frame *f = dw_frame_at(s, dw_cache_str(k, sc[i].name), file, line, column);
+		struct sym_frame *f = dw_frame_at(s, dw_cache_ustr(k, cu, sc[i].name), file, line, column);
 		if (!f)
 			return -1;
 		added++;
 		f->inlined = (sc[i].flags & DW_CSCOPE_INLINED) != 0;
 		if (!f->inlined)
 			break;
-		file = dw_cache_str(k, sc[i].call_file);
+		file = sc[i].call_file == DW_CACHE_NONE ? NULL : dw_cache_ustr(k, cu, files[sc[i].call_file]);
 		line = sc[i].call_line;
 		column = sc[i].call_col;
 	}
@@ -1044,15 +1062,36 @@ static int dw_frames_cached(struct dw_symbolizer *s, struct dw_module *m, uint64
 	return added;
 }
 
-/* Append n elements of elsz bytes (a multiple of 8) and return the offset of
- * the first (the current end when n is 0). */
-static uint64_t dw_cbuf_array(struct dw_cbuf *b, const void *p, size_t n, size_t elsz)
+/* Where inlined scope i of c was called, as an index into c's file table
+ * (what dw_scope_call names with own_lines): *file DW_CACHE_NONE when absent
+ * or not a file of the table. */
+static void dw_scope_call_idx(struct dw_cuidx *c, int32_t i, uint32_t *file, unsigned *line, unsigned *column)
 {
-	return dw_cbuf_add(b, p, n * elsz);
+	const struct dw_scope *sc = &c->scopes[i];
+	*file = DW_CACHE_NONE;
+	if (sc->have_call) {
+		if (sc->has_call_file && sc->call_file < c->lines.nfiles)
+			*file = (uint32_t)sc->call_file;
+		*line = sc->call_line;
+		*column = sc->call_col;
+		return;
+	}
+	Dwarf_Die *die = dw_cuidx_die(c, i);
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+	*line = *column = 0;
+	if (die && dwarf_attr(die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0 && w < c->lines.nfiles)
+		*file = (uint32_t)w;
+	if (die && dwarf_attr(die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+		*line = (unsigned)w;
+	if (die && dwarf_attr(die, DW_AT_call_column, &attr) && dwarf_formudata(&attr, &w) == 0)
+		*column = (unsigned)w;
 }
 
-/* Write CU c (decoded here) into b: its record in *rec. Returns 0, or -1 when
- * its lines are not decoded by dw_line.c (the CU is then left to libdw). */
+/* Write CU c (decoded here) into b as a unit: its record in *rec. The arrays
+ * are written in place in the unit's blob, in one pass over the rows, scopes
+ * and ranges. Returns 0, or -1 when its lines are not decoded by dw_line.c or
+ * do not fit the file's rows (the CU is then left to libdw). */
 static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c,
 			     struct dw_cbuf *b, struct dw_ccu *rec)
 {
@@ -1063,102 +1102,96 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 	memset(rec, 0, sizeof *rec);
 	rec->cuoff = c->off;
 	rec->is_cxx = (uint32_t)c->is_cxx;
-	size_t nf = c->lines.nfiles;
-	uint32_t *files = malloc((nf + 2) * sizeof *files);
-	struct dw_crow *rows = malloc((c->lines.nrows + 1) * sizeof *rows);
-	struct dw_cscope *scopes = malloc((c->nscopes + 1) * sizeof *scopes);
-	struct dw_crange *ranges = malloc((c->nranges + 1) * 2 * sizeof *ranges);
-	int rc = -1;
-	if (!files || !rows || !scopes || !ranges) {
+	size_t nf = c->lines.nfiles, nrow = c->lines.nrows;
+	/* layout: files (padded to 8), rows, scopes, ranges, sorted; strings after */
+	size_t files_sz = (nf + (nf & 1)) * sizeof(uint32_t);
+	size_t off_rows = files_sz, off_scopes = off_rows + nrow * sizeof(struct dw_crow);
+	size_t off_ranges = off_scopes + c->nscopes * sizeof(struct dw_cscope);
+	size_t off_sorted = off_ranges + c->nranges * sizeof(struct dw_crange);
+	size_t room = off_sorted + c->nranges * sizeof(struct dw_crange);
+	unsigned char *blob = dw_cbuf_unit_begin(b, room);
+	if (!blob)
+		return -1;
+	uint32_t *files = (uint32_t *)blob;
+	/* the files a kept row or an inline call site names; the others (headers
+	 * with no code here: most of a libc unit's) are stored as none, which
+	 * spares composing and storing their paths */
+	unsigned char *used = calloc(nf + 1, 1);
+	if (!used) {
 		b->failed = 1;
-		goto out;
+		return -1;
 	}
-	memset(files, 0, (nf + 2) * sizeof *files);
-	for (size_t i = 0; i < nf; i++)
-		files[i] = dw_cbuf_str(b, dw_cuidx_file(s, c, i));
 	/* Rows that can never be the answer are left out: one followed by a row at
 	 * the same address (dw_lines_find takes the last row at or before pc), and
 	 * one that says what the row kept before it says. Two thirds of the rows of
 	 * gcc -O2 code, and most of the file. */
+	struct dw_crow *rows = (struct dw_crow *)(blob + off_rows);
 	size_t nr = 0;
 	const struct dw_lrow *lr = c->lines.rows;
-	uint64_t rbase = c->lines.nrows ? lr[0].addr : 0;
-	for (size_t i = 0; i < c->lines.nrows; i++) {
-		if (i + 1 < c->lines.nrows && lr[i + 1].addr == lr[i].addr)
+	uint64_t rbase = nrow ? lr[0].addr : 0;
+	for (size_t i = 0; i < nrow; i++) {
+		if (i + 1 < nrow && lr[i + 1].addr == lr[i].addr)
 			continue;
 		uint32_t file = lr[i].file | (lr[i].end ? DW_CROW_END : 0u);
 		if (nr && !lr[i].end && rows[nr - 1].file == file && rows[nr - 1].line == lr[i].line &&
 		    rows[nr - 1].col == lr[i].col)
 			continue;
-		if (lr[i].addr - rbase > UINT32_MAX || lr[i].file >= DW_CROW_END || lr[i].addr < rbase)
-			goto out;   /* does not fit the file's rows: left to libdw */
+		if (lr[i].addr - rbase > UINT32_MAX || lr[i].file >= DW_CROW_END || lr[i].addr < rbase) {
+			free(used);
+			return -1;   /* does not fit the file's rows: left to libdw (the unit is dropped) */
+		}
 		rows[nr++] = (struct dw_crow){ (uint32_t)(lr[i].addr - rbase), lr[i].line, file, lr[i].col };
+		if (lr[i].file < nf)
+			used[lr[i].file] = 1;
 	}
+	/* the scopes follow the rows kept */
+	size_t shift = (nrow - nr) * sizeof(struct dw_crow);
+	off_scopes -= shift;
+	off_ranges -= shift;
+	off_sorted -= shift;
+	struct dw_cscope *scopes = (struct dw_cscope *)(blob + off_scopes);
 	for (size_t i = 0; i < c->nscopes; i++) {
-		const char *name = dw_scope_name(s, m, c, (int32_t)i);
 		const struct dw_scope *sc = &c->scopes[i];
-		const char *cfile = NULL;
+		/* A C function's own DW_AT_name is its display name as it is
+		 * (dw_scope_name would intern it, demangling only "_Z" names):
+		 * stored without the lookup, which was half the writer's cost */
+		const char *name = !sc->named && !sc->origin && sc->own_name && c->is_cxx == 0 &&
+			!(sc->own_name[0] == '_' && sc->own_name[1] == 'Z') ? sc->own_name
+									: dw_scope_name(s, m, c, (int32_t)i);
+		uint32_t cfile = DW_CACHE_NONE;
 		unsigned cline = 0, ccol = 0;
 		if (sc->inlined)
-			dw_scope_call(s, c, (int32_t)i, 1, &cfile, &cline, &ccol);
+			dw_scope_call_idx(c, (int32_t)i, &cfile, &cline, &ccol);
+		if (cfile != DW_CACHE_NONE)
+			used[cfile] = 1;
 		scopes[i] = (struct dw_cscope){ sc->parent,
 			(sc->inlined ? DW_CSCOPE_INLINED : 0u) | (sc->linkage ? DW_CSCOPE_LINKAGE : 0u),
-			dw_cbuf_str(b, name), dw_cbuf_str(b, cfile), cline, ccol, sc->first_range, sc->nranges };
+			dw_cbuf_ustr(b, name), cfile, cline, ccol, sc->first_range, sc->nranges };
 	}
+	if (nf & 1)
+		files[nf] = 0;   /* the pad */
+	for (size_t i = 0; i < nf; i++)
+		files[i] = used[i] ? dw_cbuf_ustr(b, dw_cuidx_file(s, c, i)) : DW_CACHE_NONE;
+	free(used);
+	struct dw_crange *ranges = (struct dw_crange *)(blob + off_ranges);
+	struct dw_crange *sorted = (struct dw_crange *)(blob + off_sorted);
 	for (size_t i = 0; i < c->nranges; i++) {
 		const struct dw_range *r = &c->ranges[i], *q = &c->sorted[i];
 		ranges[i] = (struct dw_crange){ r->lo, r->hi, r->scope, r->depth };
-		ranges[c->nranges + i] = (struct dw_crange){ q->lo, q->hi, q->scope, q->depth };
+		sorted[i] = (struct dw_crange){ q->lo, q->hi, q->scope, q->depth };
 	}
 	rec->nfiles = nf;
-	rec->files_off = dw_cbuf_add(b, files, (nf + (nf & 1)) * sizeof *files);
+	rec->files_off = 0;
 	rec->nrows = nr;
 	rec->rows_base = rbase;
-	rec->rows_off = dw_cbuf_add(b, rows, nr * sizeof *rows);
+	rec->rows_off = off_rows;
 	rec->nscopes = c->nscopes;
-	rec->scopes_off = dw_cbuf_array(b, scopes, rec->nscopes, sizeof *scopes);
+	rec->scopes_off = off_scopes;
 	rec->nranges = c->nranges;
-	rec->ranges_off = dw_cbuf_array(b, ranges, rec->nranges, sizeof *ranges);
-	rec->sorted_off = dw_cbuf_array(b, ranges + c->nranges, rec->nranges, sizeof *ranges);
-	rc = 0;
-out:
-	free(files);
-	free(rows);
-	free(scopes);
-	free(ranges);
-	return rc;
-}
-
-/* Copy CU record o of the mapped cache k into b (strings re-added). */
-static void dw_cache_put_old(const struct dw_cache *k, const struct dw_ccu *o, struct dw_cbuf *b,
-			     struct dw_ccu *rec)
-{
-	*rec = *o;
-	const uint32_t *of = dw_cache_files(k, o);
-	uint32_t *files = malloc((o->nfiles + 2) * sizeof *files);
-	struct dw_cscope *scopes = malloc((o->nscopes + 1) * sizeof *scopes);
-	if (!files || !scopes) {
-		b->failed = 1;
-		free(files);
-		free(scopes);
-		return;
-	}
-	memset(files, 0, (o->nfiles + 2) * sizeof *files);
-	for (uint64_t i = 0; i < o->nfiles; i++)
-		files[i] = dw_cbuf_str(b, dw_cache_str(k, of[i]));
-	const struct dw_cscope *os = dw_cache_scopes(k, o);
-	for (uint64_t i = 0; i < o->nscopes; i++) {
-		scopes[i] = os[i];
-		scopes[i].name = dw_cbuf_str(b, dw_cache_str(k, os[i].name));
-		scopes[i].call_file = dw_cbuf_str(b, dw_cache_str(k, os[i].call_file));
-	}
-	rec->files_off = dw_cbuf_add(b, files, (o->nfiles + (o->nfiles & 1)) * sizeof *files);
-	rec->rows_off = dw_cbuf_array(b, k->base + o->rows_off, o->nrows, sizeof(struct dw_crow));
-	rec->scopes_off = dw_cbuf_array(b, scopes, o->nscopes, sizeof *scopes);
-	rec->ranges_off = dw_cbuf_array(b, k->base + o->ranges_off, o->nranges, sizeof(struct dw_crange));
-	rec->sorted_off = dw_cbuf_array(b, k->base + o->sorted_off, o->nranges, sizeof(struct dw_crange));
-	free(files);
-	free(scopes);
+	rec->ranges_off = off_ranges;
+	rec->sorted_off = off_sorted;
+	dw_cbuf_unit_end(b, off_sorted + c->nranges * sizeof(struct dw_crange), rec);
+	return b->failed ? -1 : 0;
 }
 
 /* Whether every CU of m with an address range is in seen (CU offset + 1 of
@@ -1181,21 +1214,55 @@ static int dw_aranges_complete(struct dw_module *m, const struct dw_ptrmap *seen
 	return 1;
 }
 
-/* Write m's cache file: the CU ranges, every CU decoded in this process or in
- * the file already mapped, and the symbols. Failures become one note. */
+/* The record index (+ 1) in the file being written of the CU at cuoff, putting
+ * it there first when it was decoded here (touched) or is in the mapped file;
+ * 0 when neither (the CU is left to libdw). */
+static uint32_t dw_cache_unit_for(struct dw_symbolizer *s, struct dw_module *m, uint64_t cuoff,
+				  struct dw_cbuf *b, struct dw_ptrmap *newcu, const struct dw_ptrmap *oldcu,
+				  struct dw_ccu *cus, size_t *ncus)
+{
+	const void *key = (const void *)(uintptr_t)(cuoff + 1);
+	const void *known = dw_ptrmap_get(newcu, key);
+	if (known)
+		return (uint32_t)(uintptr_t)known;
+	struct dw_cuidx *c = (struct dw_cuidx *)dw_ptrmap_get(&m->touched, key);
+	const void *o = dw_ptrmap_get(oldcu, key);
+	int put = -1;
+	if (c) {
+		put = dw_cache_put_live(s, m, c, b, &cus[*ncus]);
+	} else if (o && m->cache.ustate[(uintptr_t)o - 1] >= 0) {
+		/* copied as it is, unchecked when no lookup used it: a damaged
+		 * unit stays damaged and is caught (and decoded again) when a
+		 * lookup first uses it; one found damaged is left out */
+		dw_cbuf_unit_copy(b, &m->cache,
+				  (const struct dw_ccu *)(m->cache.base + m->cache.h->cus_off) + ((uintptr_t)o - 1),
+				  &cus[*ncus]);
+		put = b->failed ? -1 : 0;
+	}
+	if (put != 0 || dw_ptrmap_put(newcu, key, (const void *)(uintptr_t)(*ncus + 1)) < 0)
+		return 0;
+	return (uint32_t)++*ncus;
+}
+
+/* Write m's cache file: the CU lookup tables, every CU decoded in this process
+ * or in the file already mapped, and the symbols. Failures become one note. */
 static void dw_module_cache_write(struct dw_symbolizer *s, struct dw_module *m)
 {
 	m->dirty = 0;
 	Dwarf_Addr dwbias;
 	Dwarf *dbg = dwfl_module_getdwarf(m->mod, &dwbias);
-	Dwarf_Aranges *ar;
-	size_t nar;
+	Dwarf_Aranges *ar = NULL;
+	size_t nar = 0;
 	if (!dbg || dwarf_getaranges(dbg, &ar, &nar) != 0)
+		nar = 0;   /* none at all (clang): the CUs' own ranges below */
+	if (!dbg)
 		return;
 	struct dw_cbuf b = { 0 };
 	struct dw_chdr h;
 	struct dw_carange *runs = calloc(nar + 1, sizeof *runs);
-	struct dw_ccu *cus = calloc(nar + 1, sizeof *cus);
+	struct dw_ccurange *cur = NULL;
+	size_t ncus_cap = 64, ncus = 0;
+	struct dw_ccu *cus = calloc(ncus_cap, sizeof *cus);
 	struct dw_ptrmap oldcu = { 0 }, newcu = { 0 }, seen = { 0 };
 	char why[512] = "";
 	if (!runs || !cus)
@@ -1217,14 +1284,21 @@ static void dw_module_cache_write(struct dw_symbolizer *s, struct dw_module *m)
 	}
 	if (m->cache.base) {
 		const struct dw_chdr *oh = m->cache.h;
-		const struct dw_carange *oar = (const void *)(m->cache.base + oh->aranges_off);
-		for (uint64_t i = 0; i < oh->naranges; i++)
-			if (oar[i].cu != DW_CACHE_NONE)
-				dw_ptrmap_put(&oldcu, (const void *)(uintptr_t)(oar[i].cuoff + 1),
-					      (const void *)(uintptr_t)(oar[i].cu + 1));
+		const struct dw_ccu *ocu = (const void *)(m->cache.base + oh->cus_off);
+		for (uint64_t i = 0; i < oh->ncus; i++)
+			dw_ptrmap_put(&oldcu, (const void *)(uintptr_t)(ocu[i].cuoff + 1), (const void *)(uintptr_t)(i + 1));
+	}
+	/* at most one record per CU: room for every CU decoded here or before */
+	size_t most = m->touched.count + (m->cache.base ? m->cache.h->ncus : 0) + 1;
+	if (most > ncus_cap) {
+		struct dw_ccu *p = realloc(cus, most * sizeof *cus);
+		if (!p)
+			goto out;
+		cus = p;
+		ncus_cap = most;
 	}
 	/* libdwfl keeps the first arange of each run of one CU */
-	size_t nruns = 0, ncus = 0;
+	size_t nruns = 0;
 	Dwarf_Off last = 0;
 	for (size_t i = 0; i < nar; i++) {
 		Dwarf_Addr addr;
@@ -1238,36 +1312,40 @@ static void dw_module_cache_write(struct dw_symbolizer *s, struct dw_module *m)
 		if (nruns && cuoff == last)
 			continue;
 		last = cuoff;
-		const void *key = (const void *)(uintptr_t)(cuoff + 1);
-		runs[nruns] = (struct dw_carange){ addr, cuoff, DW_CACHE_NONE, 0 };
-		const void *known = dw_ptrmap_get(&newcu, key);
-		if (known) {
-			runs[nruns++].cu = (uint32_t)((uintptr_t)known - 1);
-			continue;
-		}
-		struct dw_cuidx *c = (struct dw_cuidx *)dw_ptrmap_get(&m->touched, key);
-		const void *o = dw_ptrmap_get(&oldcu, key);
-		int put = -1;
-		if (c)
-			put = dw_cache_put_live(s, m, c, &b, &cus[ncus]);
-		else if (o) {
-			dw_cache_put_old(&m->cache, (const struct dw_ccu *)(m->cache.base + m->cache.h->cus_off) +
-					 ((uintptr_t)o - 1), &b, &cus[ncus]);
-			put = 0;
-		}
-		if (put == 0 && dw_ptrmap_put(&newcu, key, (const void *)(uintptr_t)(ncus + 1)) == 0)
-			runs[nruns].cu = (uint32_t)ncus++;
-		nruns++;
+		uint32_t k = dw_cache_unit_for(s, m, cuoff, &b, &newcu, &oldcu, cus, &ncus);
+		runs[nruns++] = (struct dw_carange){ addr, cuoff, k ? k - 1 : DW_CACHE_NONE, 0 };
 	}
-	/* The file answers from these runs alone, so they must name every CU that
-	 * has code: a module without .debug_aranges (clang's default), or with a
-	 * CU missing from it, is named live through dw_cutable: not cached. */
-	if (!dw_aranges_complete(m, &seen))
-		goto out;
+	/* A module whose .debug_aranges miss a CU that has code (clang's default:
+	 * no such section) finds CUs by their own ranges (dw_cutable) for the
+	 * addresses the aranges do not cover: the file keeps that table too. */
+	size_t ncur = 0;
+	if (!dw_aranges_complete(m, &seen)) {
+		size_t cap = 0;
+		uint64_t lo, hi;
+		Dwarf_Die *cu;
+		int r;
+		for (size_t i = 0; (r = dw_cutable_range(&m->cutable, m->mod, i, &lo, &hi, &cu)) > 0; i++) {
+			if (ncur == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct dw_ccurange *p = realloc(cur, ncap * sizeof *cur);
+				if (!p)
+					goto out;
+				cur = p;
+				cap = ncap;
+			}
+			uint64_t cuoff = dwarf_dieoffset(cu);
+			uint32_t k = dw_cache_unit_for(s, m, cuoff, &b, &newcu, &oldcu, cus, &ncus);
+			cur[ncur++] = (struct dw_ccurange){ lo, hi, cuoff, k ? k - 1 : DW_CACHE_NONE, 0 };
+		}
+		if (r < 0)
+			goto out;
+	}
 	h.naranges = nruns;
-	h.aranges_off = dw_cbuf_array(&b, runs, nruns, sizeof *runs);
+	h.aranges_off = dw_cbuf_add(&b, runs, nruns * sizeof *runs);
+	h.ncuranges = ncur;
+	h.curanges_off = dw_cbuf_add(&b, cur, ncur * sizeof *cur);
 	h.ncus = ncus;
-	h.cus_off = dw_cbuf_array(&b, cus, ncus, sizeof *cus);
+	h.cus_off = dw_cbuf_add(&b, cus, ncus * sizeof *cus);
 	struct dw_csym *cs = calloc(m->nsyms + 1, sizeof *cs);
 	if (!cs)
 		goto out;
@@ -1275,13 +1353,18 @@ static void dw_module_cache_write(struct dw_symbolizer *s, struct dw_module *m)
 		cs[i] = (struct dw_csym){ m->syms[i].addr - m->bias, m->syms[i].size,
 					  dw_cbuf_str(&b, m->syms[i].name), m->syms[i].rank };
 	h.nsyms = m->nsyms;
-	h.syms_off = dw_cbuf_array(&b, cs, m->nsyms, sizeof *cs);
+	h.syms_off = dw_cbuf_add(&b, cs, m->nsyms * sizeof *cs);
 	free(cs);
 	char name[160];
 	dw_cache_name(m, name, sizeof name);
-	if (dw_cbuf_write(&b, &h, s->cache_dir, name, why, sizeof why) < 0 && !s->cache_write_noted) {
+	if (dw_cbuf_write(&b, &h, s->cache_dir, name, s->cache_max, why, sizeof why) < 0) {
+		if (!s->cache_write_noted)
+			dw_note(s, "symbol cache not written (%s); names are right, only later runs are not faster",
+				why);
 		s->cache_write_noted = 1;
-		dw_note(s, "symbol cache not written (%s); names are right, only later runs are not faster", why);
+	} else if (dw_cache_evict(s->cache_dir, name, s->cache_max, why, sizeof why) < 0 && !s->cache_evict_noted) {
+		s->cache_evict_noted = 1;
+		dw_note(s, "symbol cache directory not trimmed (%s)", why);
 	}
 out:
 	dw_cbuf_release(&b);
@@ -1289,6 +1372,7 @@ out:
 	dw_ptrmap_release(&newcu);
 	dw_ptrmap_release(&seen);
 	free(runs);
+	free(cur);
 	free(cus);
 }
 
@@ -1400,6 +1484,7 @@ static void dw_free(struct symbolizer *base)
 		dw_ptrmap_release(&m->onames);
 		dw_ptrmap_release(&m->olinks);
 		dw_ptrmap_release(&m->touched);
+		free(m->cache_path);
 		dw_cache_unmap(&m->cache);
 		free(m);
 		m = next;
@@ -1613,6 +1698,11 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 		goto fail;
 	}
+	s->cache_max = DW_CACHE_MAX_DEFAULT;
+	const char *max = getenv("MPROF_CACHE_MAX");
+	if (s->cache_dir && max && dw_cache_max_parse(max, &s->cache_max) < 0)
+		dw_note(s, "MPROF_CACHE_MAX=%s is not a size (bytes, or with K, M, G); the symbol cache keeps "
+			"its default limit of 1 GiB", max);
 	if (!s->debuginfo_path || (opt->sysroot && !s->sysroot) || !s->exe) {
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 		goto fail;

@@ -16,11 +16,25 @@
 
 #include "dw_priv.h"
 
+/* Spread every bit of x over the whole word (xor-shift-multiply rounds). */
+static uint64_t dw_cache_mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0xea8ff5f8d837115full;
+	x ^= x >> 29;
+	x *= 0x50a74cff026f4c85ull;
+	x ^= x >> 32;
+	return x;
+}
+
 /* A Fletcher-style sum of 64-bit words (the running sum of running sums also
  * sees the order of the words): it catches a truncated or torn file and flipped
  * bits at about half an instruction per byte, which matters when a warm run's
- * whole cost is reading the file. Not a defence against a file made to deceive:
- * the bounds checks below make such a file harmless, not right. */
+ * whole cost is reading the file. The two sums are mixed before they are
+ * combined: a plain a ^ b * K let a flip of bit 62 cancel out (it moved a and
+ * b * K by the same 2^62; run-symcache's flipped unit found it). Not a defence
+ * against a file made to deceive: the bounds checks below make such a file
+ * harmless, not right. */
 uint64_t dw_cache_sum(const unsigned char *p, size_t n)
 {
 	uint64_t a = 0x6a09e667f3bcc909ull ^ n, b = 0x9e3779b97f4a7c15ull;
@@ -47,7 +61,7 @@ uint64_t dw_cache_sum(const unsigned char *p, size_t n)
 		a += p[i];
 		b += a;
 	}
-	return a ^ (b * 0x9e3779b97f4a7c15ull);
+	return dw_cache_mix(a ^ dw_cache_mix(b));
 }
 
 static int dw_why(char *why, size_t whysz, const char *msg)
@@ -57,51 +71,71 @@ static int dw_why(char *why, size_t whysz, const char *msg)
 	return -1;
 }
 
-/* Is the array of n elements of elsz bytes at off inside the file, aligned? */
-static int dw_span_ok(const struct dw_cache *c, uint64_t off, uint64_t n, size_t elsz)
+/* Is the array of n elements of elsz bytes at off inside [lo, end), aligned? */
+static int dw_span_in(uint64_t lo, uint64_t end, uint64_t off, uint64_t n, size_t elsz)
 {
-	if (off % 8 || off > c->len || off < c->h->hdrsize)
+	if (off % 8 || off > end || off < lo)
 		return 0;
-	if (n > (c->len - off) / elsz)
+	if (n > (end - off) / elsz)
 		return 0;
 	return 1;
 }
 
-static int dw_str_ok(const struct dw_cache *c, uint32_t off)
+/* Is [off, off + size) inside [lo, end) a string table ending with a NUL? */
+static int dw_strs_in(const unsigned char *base, uint64_t lo, uint64_t end, uint64_t off, uint64_t size)
 {
-	return off == DW_CACHE_NONE || off < c->h->strs_size;
+	return off >= lo && off <= end && size != 0 && size <= end - off && size <= DW_CACHE_NONE &&
+	       base[off + size - 1] == '\0';
 }
 
-/* One CU record's arrays. Returns 0 or -1 with why. */
-static int dw_ccu_check(const struct dw_cache *c, const struct dw_ccu *cu, char *why, size_t whysz)
+static int dw_ustr_ok(const struct dw_ccu *cu, uint32_t off)
 {
-	if (!dw_span_ok(c, cu->rows_off, cu->nrows, sizeof(struct dw_crow)) ||
-	    !dw_span_ok(c, cu->files_off, cu->nfiles, sizeof(uint32_t)) ||
-	    !dw_span_ok(c, cu->scopes_off, cu->nscopes, sizeof(struct dw_cscope)) ||
-	    !dw_span_ok(c, cu->ranges_off, cu->nranges, sizeof(struct dw_crange)) ||
-	    !dw_span_ok(c, cu->sorted_off, cu->nranges, sizeof(struct dw_crange)) ||
+	return off == DW_CACHE_NONE || off < cu->strs_size;
+}
+
+/* One unit's blob: checksum, arrays, records. Returns 0 or -1 with why. */
+static int dw_unit_check(const struct dw_cache *c, const struct dw_ccu *cu, char *why, size_t whysz)
+{
+	const unsigned char *blob = c->base + cu->blob_off;
+	uint64_t bs = cu->blob_size;
+	if (dw_cache_sum(blob, bs) != cu->blob_sum)
+		return dw_why(why, whysz, "bad checksum");
+	if (!dw_span_in(0, bs, cu->rows_off, cu->nrows, sizeof(struct dw_crow)) ||
+	    !dw_span_in(0, bs, cu->files_off, cu->nfiles, sizeof(uint32_t)) ||
+	    !dw_span_in(0, bs, cu->scopes_off, cu->nscopes, sizeof(struct dw_cscope)) ||
+	    !dw_span_in(0, bs, cu->ranges_off, cu->nranges, sizeof(struct dw_crange)) ||
+	    !dw_span_in(0, bs, cu->sorted_off, cu->nranges, sizeof(struct dw_crange)) ||
+	    !dw_strs_in(blob, 0, bs, cu->strs_off, cu->strs_size) ||
 	    cu->nscopes >= 0x7fffffff || cu->nfiles >= DW_CACHE_NONE)
 		return dw_why(why, whysz, "a CU's array is out of bounds");
-	const struct dw_crow *rows = (const void *)(c->base + cu->rows_off);
+	const struct dw_crow *rows = (const void *)(blob + cu->rows_off);
 	for (uint64_t i = 0; i < cu->nrows; i++)
 		if ((rows[i].file & ~DW_CROW_END) >= cu->nfiles || (i && rows[i].addr < rows[i - 1].addr))
 			return dw_why(why, whysz, "a line row is out of order or names no file");
-	const uint32_t *files = (const void *)(c->base + cu->files_off);
+	const uint32_t *files = (const void *)(blob + cu->files_off);
 	for (uint64_t i = 0; i < cu->nfiles; i++)
-		if (!dw_str_ok(c, files[i]))
+		if (!dw_ustr_ok(cu, files[i]))
 			return dw_why(why, whysz, "a file name is out of bounds");
-	const struct dw_cscope *sc = (const void *)(c->base + cu->scopes_off);
+	const struct dw_cscope *sc = (const void *)(blob + cu->scopes_off);
 	for (uint64_t i = 0; i < cu->nscopes; i++)
 		if (sc[i].parent < -1 || (sc[i].parent >= 0 && (uint64_t)sc[i].parent >= i) ||
-		    !dw_str_ok(c, sc[i].name) || !dw_str_ok(c, sc[i].call_file) ||
+		    !dw_ustr_ok(cu, sc[i].name) || (sc[i].call_file != DW_CACHE_NONE && sc[i].call_file >= cu->nfiles) ||
 		    sc[i].first_range > cu->nranges || sc[i].nranges > cu->nranges - sc[i].first_range)
 			return dw_why(why, whysz, "a scope is out of bounds");
-	const struct dw_crange *r = (const void *)(c->base + cu->ranges_off);
-	const struct dw_crange *s = (const void *)(c->base + cu->sorted_off);
+	const struct dw_crange *r = (const void *)(blob + cu->ranges_off);
+	const struct dw_crange *s = (const void *)(blob + cu->sorted_off);
 	for (uint64_t i = 0; i < cu->nranges; i++)
 		if (r[i].scope >= cu->nscopes || s[i].scope >= cu->nscopes || (i && s[i].lo < s[i - 1].lo))
 			return dw_why(why, whysz, "a scope range is out of bounds or order");
 	return 0;
+}
+
+int dw_cache_unit_ok(struct dw_cache *c, const struct dw_ccu *cu, char *why, size_t whysz)
+{
+	size_t i = (size_t)(cu - (const struct dw_ccu *)(c->base + c->h->cus_off));
+	if (c->ustate[i] == 0)
+		c->ustate[i] = dw_unit_check(c, cu, why, whysz) == 0 ? 1 : -1;
+	return c->ustate[i] > 0;
 }
 
 int dw_cache_check(struct dw_cache *c, const unsigned char *p, size_t len, const struct dw_ckey *key,
@@ -117,37 +151,45 @@ int dw_cache_check(struct dw_cache *c, const unsigned char *p, size_t len, const
 		return dw_why(why, whysz, "another version of the cache format");
 	if (h->size != len)
 		return dw_why(why, whysz, "truncated or extended");
-	if (dw_cache_sum(p + h->hdrsize, len - h->hdrsize) != h->sum)
+	uint64_t g = h->glob_end;
+	if (g < h->hdrsize || g > len || g % 8)
+		return dw_why(why, whysz, "an offset or index is out of bounds");
+	if (dw_cache_sum(p + h->hdrsize, g - h->hdrsize) != h->sum)
 		return dw_why(why, whysz, "bad checksum");
 	if (key && memcmp(&h->key, key, sizeof *key) != 0)
 		return dw_why(why, whysz, "made for another build of the module");
-	c->base = p;
-	c->len = len;
-	c->h = h;
-	if (h->strs_off > len || h->strs_off < h->hdrsize || h->strs_size == 0 || h->strs_size > len - h->strs_off ||
-	    h->strs_size > DW_CACHE_NONE || p[h->strs_off + h->strs_size - 1] != '\0')
-		goto bad;
-	if (!dw_str_ok(c, h->dbg_path) || !dw_span_ok(c, h->syms_off, h->nsyms, sizeof(struct dw_csym)) ||
-	    !dw_span_ok(c, h->aranges_off, h->naranges, sizeof(struct dw_carange)) ||
-	    !dw_span_ok(c, h->cus_off, h->ncus, sizeof(struct dw_ccu)))
+	if (!dw_strs_in(p, h->hdrsize, g, h->strs_off, h->strs_size) ||
+	    (h->dbg_path != DW_CACHE_NONE && h->dbg_path >= h->strs_size) ||
+	    !dw_span_in(h->hdrsize, g, h->syms_off, h->nsyms, sizeof(struct dw_csym)) ||
+	    !dw_span_in(h->hdrsize, g, h->aranges_off, h->naranges, sizeof(struct dw_carange)) ||
+	    !dw_span_in(h->hdrsize, g, h->curanges_off, h->ncuranges, sizeof(struct dw_ccurange)) ||
+	    !dw_span_in(h->hdrsize, g, h->cus_off, h->ncus, sizeof(struct dw_ccu)))
 		goto bad;
 	const struct dw_csym *sy = (const void *)(p + h->syms_off);
 	for (uint64_t i = 0; i < h->nsyms; i++)
-		if (!dw_str_ok(c, sy[i].name) || sy[i].name == DW_CACHE_NONE || (i && sy[i].addr < sy[i - 1].addr))
+		if (sy[i].name >= h->strs_size || (i && sy[i].addr < sy[i - 1].addr))
 			goto bad;
 	const struct dw_carange *ar = (const void *)(p + h->aranges_off);
 	for (uint64_t i = 0; i < h->naranges; i++)
 		if ((ar[i].cu != DW_CACHE_NONE && ar[i].cu >= h->ncus) || (i && ar[i].addr < ar[i - 1].addr))
 			goto bad;
+	const struct dw_ccurange *cr = (const void *)(p + h->curanges_off);
+	for (uint64_t i = 0; i < h->ncuranges; i++)
+		if ((cr[i].cu != DW_CACHE_NONE && cr[i].cu >= h->ncus) || cr[i].lo >= cr[i].hi ||
+		    (i && cr[i].lo < cr[i - 1].lo))
+			goto bad;
 	const struct dw_ccu *cus = (const void *)(p + h->cus_off);
 	for (uint64_t i = 0; i < h->ncus; i++)
-		if (dw_ccu_check(c, &cus[i], why, whysz) < 0) {
-			memset(c, 0, sizeof *c);
-			return -1;
-		}
+		if (cus[i].blob_off % 8 || cus[i].blob_off < g || cus[i].blob_off > len ||
+		    cus[i].blob_size > len - cus[i].blob_off)
+			goto bad;
+	if (!(c->ustate = calloc(h->ncus + 1, 1)))
+		return dw_why(why, whysz, "out of memory");
+	c->base = p;
+	c->len = len;
+	c->h = h;
 	return 0;
 bad:
-	memset(c, 0, sizeof *c);
 	return dw_why(why, whysz, "an offset or index is out of bounds");
 }
 
@@ -180,16 +222,47 @@ int dw_cache_map(struct dw_cache *c, const char *path, const struct dw_ckey *key
 	return 0;
 }
 
+void dw_cache_release(struct dw_cache *c)
+{
+	free(c->ustate);
+	memset(c, 0, sizeof *c);
+}
+
 void dw_cache_unmap(struct dw_cache *c)
 {
 	if (c->base)
 		munmap((void *)c->base, c->len);
-	memset(c, 0, sizeof *c);
+	dw_cache_release(c);
 }
 
 const char *dw_cache_str(const struct dw_cache *c, uint32_t off)
 {
 	return off == DW_CACHE_NONE ? NULL : (const char *)c->base + c->h->strs_off + off;
+}
+
+/* dw_cutable_find's choice: among the last 8 ranges starting at or before pc,
+ * the nearest that holds it. */
+static const struct dw_ccu *dw_cache_cu_ranges(const struct dw_cache *c, uint64_t pc, int *known)
+{
+	const struct dw_chdr *h = c->h;
+	const struct dw_ccurange *r = (const void *)(c->base + h->curanges_off);
+	size_t lo = 0, hi = h->ncuranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
+		if (pc >= r[i].lo && pc < r[i].hi) {
+			if (r[i].cu == DW_CACHE_NONE) {
+				*known = 1;
+				return NULL;
+			}
+			return (const struct dw_ccu *)(c->base + h->cus_off) + r[i].cu;
+		}
+	return NULL;
 }
 
 /* libdwfl's choice (addrarange in its cu.c, as read from its behaviour): the
@@ -208,10 +281,8 @@ const struct dw_ccu *dw_cache_cu(const struct dw_cache *c, uint64_t pc, int *kno
 		else
 			hi = mid;
 	}
-	if (lo == 0)
-		return NULL;
-	if (lo == h->naranges && pc > h->last_end)
-		return NULL;
+	if (lo == 0 || (lo == h->naranges && pc > h->last_end))
+		return dw_cache_cu_ranges(c, pc, known);
 	*known = 1;
 	uint32_t k = ar[lo - 1].cu;
 	if (k == DW_CACHE_NONE)
@@ -222,7 +293,7 @@ const struct dw_ccu *dw_cache_cu(const struct dw_cache *c, uint64_t pc, int *kno
 
 const struct dw_crow *dw_cache_row(const struct dw_cache *c, const struct dw_ccu *cu, uint64_t pc)
 {
-	const struct dw_crow *rows = (const void *)(c->base + cu->rows_off);
+	const struct dw_crow *rows = dw_cache_rows(c, cu);
 	if (cu->nrows == 0 || pc < cu->rows_base)
 		return NULL;
 	uint64_t rel = pc - cu->rows_base;
@@ -243,7 +314,7 @@ const struct dw_crow *dw_cache_row(const struct dw_cache *c, const struct dw_ccu
 static int dw_cscope_holds(const struct dw_cache *c, const struct dw_ccu *cu, int32_t i, uint64_t pc)
 {
 	const struct dw_cscope *sc = dw_cache_scopes(c, cu) + i;
-	const struct dw_crange *r = (const void *)(c->base + cu->ranges_off);
+	const struct dw_crange *r = (const void *)(c->base + cu->blob_off + cu->ranges_off);
 	for (uint32_t k = 0; k < sc->nranges; k++)
 		if (pc >= r[sc->first_range + k].lo && pc < r[sc->first_range + k].hi)
 			return 1;
@@ -252,7 +323,7 @@ static int dw_cscope_holds(const struct dw_cache *c, const struct dw_ccu *cu, in
 
 int32_t dw_cache_scope(const struct dw_cache *c, const struct dw_ccu *cu, uint64_t pc)
 {
-	const struct dw_crange *s = (const void *)(c->base + cu->sorted_off);
+	const struct dw_crange *s = (const void *)(c->base + cu->blob_off + cu->sorted_off);
 	const struct dw_cscope *sc = dw_cache_scopes(c, cu);
 	size_t lo = 0, hi = cu->nranges;
 	while (lo < hi) {
@@ -307,24 +378,84 @@ uint64_t dw_cbuf_add(struct dw_cbuf *b, const void *p, size_t n)
 	return at;
 }
 
-uint32_t dw_cbuf_str(struct dw_cbuf *b, const char *s)
+/* Append s to a string table; its offset, or DW_CACHE_NONE. */
+static uint32_t dw_strs_add(struct dw_cbuf *b, char **strs, size_t *len, size_t *cap, const char *s)
 {
-	if (!s)
-		return DW_CACHE_NONE;
-	const void *known = dw_ptrmap_get(&b->soff, s);
-	if (known)
-		return (uint32_t)((uintptr_t)known - 1);
 	size_t n = strlen(s) + 1;
-	if (b->failed || b->slen + n >= DW_CACHE_NONE ||
-	    dw_cbuf_room((unsigned char **)&b->strs, &b->scap, b->slen + n) < 0) {
+	if (b->failed || *len + n >= DW_CACHE_NONE || dw_cbuf_room((unsigned char **)strs, cap, *len + n) < 0) {
 		b->failed = 1;
 		return DW_CACHE_NONE;
 	}
-	uint32_t off = (uint32_t)b->slen;
-	memcpy(b->strs + b->slen, s, n);
-	b->slen += n;
-	dw_ptrmap_put(&b->soff, s, (const void *)((uintptr_t)off + 1));  /* a failure costs size only */
+	uint32_t off = (uint32_t)*len;
+	memcpy(*strs + *len, s, n);
+	*len += n;
 	return off;
+}
+
+uint32_t dw_cbuf_str(struct dw_cbuf *b, const char *s)
+{
+	return s ? dw_strs_add(b, &b->strs, &b->slen, &b->scap, s) : DW_CACHE_NONE;
+}
+
+unsigned char *dw_cbuf_unit_begin(struct dw_cbuf *b, size_t room)
+{
+	b->ustart = (b->ulen + 7) & ~(size_t)7;
+	if (b->failed || dw_cbuf_room(&b->units, &b->ucap, b->ustart + room) < 0) {
+		b->failed = 1;
+		return NULL;
+	}
+	memset(b->units + b->ulen, 0, b->ustart - b->ulen);
+	b->uslen = 0;
+	b->ugen++;   /* forget the last unit's strings */
+	return b->units + b->ustart;
+}
+
+uint32_t dw_cbuf_ustr(struct dw_cbuf *b, const char *s)
+{
+	if (!s)
+		return DW_CACHE_NONE;
+	/* Names are interned, so one pointer is one string: a small direct-mapped
+	 * table finds the repeats (an inline function's instances) without a
+	 * hash map; a miss only costs a duplicate. */
+	size_t k = ((uintptr_t)s >> 3) % (sizeof b->ucache / sizeof b->ucache[0]);
+	if (b->ucache[k].s == s && b->ucache[k].gen == b->ugen)
+		return b->ucache[k].off;
+	uint32_t off = dw_strs_add(b, &b->ustrs, &b->uslen, &b->uscap, s);
+	b->ucache[k].s = s;
+	b->ucache[k].off = off;
+	b->ucache[k].gen = b->ugen;
+	return off;
+}
+
+void dw_cbuf_unit_end(struct dw_cbuf *b, size_t used, struct dw_ccu *rec)
+{
+	if (b->uslen == 0)
+		dw_strs_add(b, &b->ustrs, &b->uslen, &b->uscap, "");
+	size_t at = (used + 7) & ~(size_t)7;
+	if (b->failed || dw_cbuf_room(&b->units, &b->ucap, b->ustart + at + b->uslen) < 0) {
+		b->failed = 1;
+		return;
+	}
+	unsigned char *blob = b->units + b->ustart;
+	memset(blob + used, 0, at - used);
+	memcpy(blob + at, b->ustrs, b->uslen);
+	rec->strs_off = at;
+	rec->strs_size = b->uslen;
+	rec->blob_off = b->ustart;
+	rec->blob_size = at + b->uslen;
+	rec->blob_sum = dw_cache_sum(blob, rec->blob_size);
+	b->ulen = b->ustart + rec->blob_size;
+}
+
+void dw_cbuf_unit_copy(struct dw_cbuf *b, const struct dw_cache *k, const struct dw_ccu *o, struct dw_ccu *rec)
+{
+	unsigned char *blob = dw_cbuf_unit_begin(b, o->blob_size);
+	if (!blob)
+		return;
+	memcpy(blob, k->base + o->blob_off, o->blob_size);
+	*rec = *o;
+	rec->blob_off = b->ustart;
+	b->ulen = b->ustart + o->blob_size;
 }
 
 /* mkdir -p with mode 0700 for the directories it creates. */
@@ -347,8 +478,26 @@ static int dw_mkdirs(const char *dir)
 	return 0;
 }
 
-int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const char *name, char *why,
-		  size_t whysz)
+/* Write n bytes at p to fd. Returns 0, or -1 with errno set. */
+static int dw_write_all(int fd, const unsigned char *p, size_t n)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t w = write(fd, p + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;   /* write() made no progress and said nothing */
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const char *name, uint64_t max,
+		  char *why, size_t whysz)
 {
 	if (b->slen == 0)
 		dw_cbuf_str(b, "");
@@ -357,10 +506,21 @@ int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const c
 	dw_cbuf_add(b, "", 0);
 	if (b->failed || b->len < sizeof *h)
 		return dw_why(why, whysz, "out of memory");
+	h->glob_end = b->len;
+	uint64_t total = b->len + b->ulen;
+	if (total > max) {
+		snprintf(why, whysz, "%llu bytes, over the cache's limit of %llu (MPROF_CACHE_MAX)",
+			 (unsigned long long)total, (unsigned long long)max);
+		return -1;
+	}
+	/* the units go right after the global part */
+	struct dw_ccu *cus = (struct dw_ccu *)(b->data + h->cus_off);
+	for (uint64_t i = 0; i < h->ncus; i++)
+		cus[i].blob_off += h->glob_end;
 	memcpy(h->magic, DW_CACHE_MAGIC, 8);
 	h->version = DW_CACHE_VERSION;
 	h->hdrsize = sizeof *h;
-	h->size = b->len;
+	h->size = total;
 	h->sum = dw_cache_sum(b->data + sizeof *h, b->len - sizeof *h);
 	memcpy(b->data, h, sizeof *h);
 
@@ -378,23 +538,12 @@ int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const c
 		snprintf(why, whysz, "cannot write in %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	size_t done = 0;
-	while (done < b->len) {
-		ssize_t w = write(fd, b->data + done, b->len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = ENOSPC;   /* write() made no progress and said nothing */
-			break;
-		}
-		done += (size_t)w;
-	}
+	int ok = dw_write_all(fd, b->data, b->len) == 0 && dw_write_all(fd, b->units, b->ulen) == 0;
 	int saved = errno;
-	if (close(fd) != 0 && done == b->len)
-		saved = errno, done = 0;
-	if (done != b->len || rename(tmp, path) != 0) {
-		if (done == b->len)
+	if (close(fd) != 0 && ok)
+		saved = errno, ok = 0;
+	if (!ok || rename(tmp, path) != 0) {
+		if (ok)
 			saved = errno;
 		unlink(tmp);
 		snprintf(why, whysz, "cannot write %s: %s", path, strerror(saved));
@@ -407,6 +556,7 @@ void dw_cbuf_release(struct dw_cbuf *b)
 {
 	free(b->data);
 	free(b->strs);
-	dw_ptrmap_release(&b->soff);
+	free(b->units);
+	free(b->ustrs);
 	memset(b, 0, sizeof *b);
 }

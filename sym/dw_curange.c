@@ -80,6 +80,21 @@ Dwarf_Die *dw_cutable_find(struct dw_cutable *t, Dwfl_Module *mod, uint64_t pc)
 	return NULL;
 }
 
+int dw_cutable_range(struct dw_cutable *t, Dwfl_Module *mod, size_t i, uint64_t *lo, uint64_t *hi,
+		     Dwarf_Die **cu)
+{
+	if (!t->state)
+		t->state = dw_cutable_build(t, mod) == 0 ? 1 : -1;
+	if (t->state < 0)
+		return -1;
+	if (i >= t->n)
+		return 0;
+	*lo = t->r[i].lo;
+	*hi = t->r[i].hi;
+	*cu = t->r[i].cu;
+	return 1;
+}
+
 void dw_cutable_release(struct dw_cutable *t)
 {
 	free(t->r);

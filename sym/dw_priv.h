@@ -218,6 +218,12 @@ struct dw_cutable {
  * modules without .debug_aranges, where dwfl_module_addrdie finds nothing. */
 Dwarf_Die *dw_cutable_find(struct dw_cutable *t, Dwfl_Module *mod, uint64_t pc);
 
+/* Range i of the table (built on first use) in its sorted order: *lo, *hi and
+ * its CU DIE. Returns 1, 0 past the last range, or -1 when the table could
+ * not be built. For the index cache, which stores the table as it is. */
+int dw_cutable_range(struct dw_cutable *t, Dwfl_Module *mod, size_t i, uint64_t *lo, uint64_t *hi,
+		     Dwarf_Die **cu);
+
 /* Free the table and reset it to empty. */
 void dw_cutable_release(struct dw_cutable *t);
 
@@ -244,12 +250,17 @@ static inline int dw_tag_descend(unsigned tag)
 /* ---- the per-module index cache (dw_cache.c) ----
  * A file per module, named by its build-id, that answers addresses without
  * libdw: the collapsed address ranges of the CUs (libdwfl's choice of CU for
- * an address), and for each CU that was decoded, its line rows, file paths and
- * scopes already named, plus the module's function symbols. Little-endian
- * fixed-size records; every offset is checked when the file is mapped. */
+ * an address) and, for modules whose .debug_aranges miss CUs (clang), every
+ * CU's own ranges (dw_cutable's choice); for each CU that was decoded, a unit:
+ * its line rows, file paths and scopes already named, with its own strings and
+ * checksum; plus the module's function symbols. Little-endian fixed-size
+ * records. The header and the global part (symbols, CU lookup tables, unit
+ * directory, global strings) are checked when the file is mapped; a unit when
+ * a lookup first uses it (dw_cache_unit_ok), so that a warm run on a few
+ * addresses does not read the whole file. */
 
 #define DW_CACHE_MAGIC "MPRFSYMC"
-#define DW_CACHE_VERSION 1u
+#define DW_CACHE_VERSION 2u
 #define DW_CACHE_NONE 0xffffffffu   /* no string, or a CU that was not decoded */
 
 /* What must match for a cache file to be used. */
@@ -261,27 +272,32 @@ struct dw_ckey {
 };
 enum { DW_CKEY_DEMANGLE = 1u << 0 };  /* C++ names were demangled */
 
+/* File layout: this header, the global part up to glob_end (covered by sum),
+ * then the units' blobs (each covered by its own blob_sum). */
 struct dw_chdr {
 	char magic[8];
 	uint32_t version, hdrsize;
 	uint64_t size;           /* the whole file */
-	uint64_t sum;            /* dw_cache_sum of bytes [hdrsize, size) */
+	uint64_t sum;            /* dw_cache_sum of bytes [hdrsize, glob_end) */
 	struct dw_ckey key;
 	int64_t dwdelta;         /* DWARF bias minus the module's load bias */
 	uint64_t dbg_size, dbg_mtime;  /* the separate debug file, when dbg_path is set */
-	uint32_t dbg_path;       /* string: that file's path, or DW_CACHE_NONE */
+	uint32_t dbg_path;       /* global string: that file's path, or DW_CACHE_NONE */
 	uint32_t pad;
 	uint64_t syms_off, nsyms;       /* struct dw_csym, sorted by addr */
 	uint64_t aranges_off, naranges; /* struct dw_carange, sorted by addr */
 	uint64_t last_end;              /* end of the last arange before collapsing */
-	uint64_t cus_off, ncus;         /* struct dw_ccu */
-	uint64_t strs_off, strs_size;   /* NUL-terminated strings; ends with a NUL */
+	uint64_t cus_off, ncus;         /* struct dw_ccu: the unit directory */
+	uint64_t strs_off, strs_size;   /* global strings (NUL-terminated; ends with a NUL) */
+	uint64_t curanges_off, ncuranges; /* struct dw_ccurange sorted by lo (dw_cutable's
+					 * order); none when .debug_aranges name every CU */
+	uint64_t glob_end;              /* end of the global part, start of the units */
 };
 
 struct dw_csym {
 	uint64_t addr;           /* minus the load bias */
 	uint64_t size;
-	uint32_t name;           /* string (raw symbol name) */
+	uint32_t name;           /* global string (raw symbol name) */
 	int32_t rank;
 };
 
@@ -293,16 +309,28 @@ struct dw_carange {
 	uint32_t pad;
 };
 
+/* One range of a CU's own DW_AT_low_pc/high_pc or DW_AT_ranges. */
+struct dw_ccurange {
+	uint64_t lo, hi;         /* DWARF addresses, lo < hi */
+	uint64_t cuoff;
+	uint32_t cu;             /* index into the CU records, or DW_CACHE_NONE */
+	uint32_t pad;
+};
+
+/* A unit: a decoded CU. Its arrays' offsets are relative to its blob. */
 struct dw_ccu {
 	uint64_t cuoff;
 	uint32_t is_cxx, pad;
+	uint64_t blob_off, blob_size;   /* in the file, after glob_end */
+	uint64_t blob_sum;              /* dw_cache_sum of the blob */
 	uint64_t rows_off, nrows;       /* struct dw_crow, libdw's order, rows that can
 					 * never be the answer left out */
-	uint64_t files_off, nfiles;     /* uint32_t strings: absolute paths */
+	uint64_t files_off, nfiles;     /* uint32_t unit strings: absolute paths */
 	uint64_t scopes_off, nscopes;   /* struct dw_cscope, parents first */
 	uint64_t ranges_off, nranges;   /* struct dw_crange grouped per scope */
 	uint64_t sorted_off;            /* the same ranges sorted (dw_cuidx.sorted) */
 	uint64_t rows_base;             /* DWARF address the rows' addr are relative to */
+	uint64_t strs_off, strs_size;   /* the unit's strings; ends with a NUL */
 };
 
 struct dw_crow {
@@ -318,8 +346,8 @@ enum { DW_CSCOPE_INLINED = 1u, DW_CSCOPE_LINKAGE = 2u };
 struct dw_cscope {
 	int32_t parent;          /* -1 or an earlier scope */
 	uint32_t flags;          /* DW_CSCOPE_* */
-	uint32_t name;           /* string: the display name, or DW_CACHE_NONE */
-	uint32_t call_file;      /* string: where an inlined instance was called */
+	uint32_t name;           /* unit string: the display name, or DW_CACHE_NONE */
+	uint32_t call_file;      /* index into the unit's files, or DW_CACHE_NONE */
 	uint32_t call_line, call_col;
 	uint32_t first_range, nranges;
 };
@@ -329,73 +357,138 @@ struct dw_crange {
 	uint32_t scope, depth;
 };
 
-/* A mapped cache file that passed dw_cache_check. */
+/* A mapped cache file whose global part passed dw_cache_check. */
 struct dw_cache {
 	const unsigned char *base;
 	size_t len;
 	const struct dw_chdr *h;
+	signed char *ustate;     /* per unit: 0 not checked yet, 1 good, -1 damaged */
 };
 
-/* The checksum stored in the header. */
+/* The checksum stored in the header and in each unit. */
 uint64_t dw_cache_sum(const unsigned char *p, size_t n);
 
 /* Check len bytes at p as a cache file for key (NULL: any key): header,
- * checksum, every offset and index in bounds, order of sorted arrays. Returns
- * 0 (c filled, borrowing p), or -1 with why filled (one phrase). */
+ * checksum of the global part, its offsets and indexes in bounds, order of
+ * its sorted arrays, each unit's blob inside the file. Units are checked by
+ * dw_cache_unit_ok. Returns 0 (c filled, borrowing p; dw_cache_release frees
+ * what c holds), or -1 with why filled (one phrase). */
 int dw_cache_check(struct dw_cache *c, const unsigned char *p, size_t len, const struct dw_ckey *key,
 		   char *why, size_t whysz);
+
+/* Whether unit cu of c may be used: its checksum, offsets and indexes, checked
+ * on the first call (the answer is kept). Returns 1, or 0 with why filled on
+ * the call that found it damaged (left alone on later calls). */
+int dw_cache_unit_ok(struct dw_cache *c, const struct dw_ccu *cu, char *why, size_t whysz);
 
 /* Map and check the file at path. Returns 0, 1 when there is no such file, or
  * -1 with why filled. Release with dw_cache_unmap(). */
 int dw_cache_map(struct dw_cache *c, const char *path, const struct dw_ckey *key, char *why, size_t whysz);
 void dw_cache_unmap(struct dw_cache *c);
+/* Free what dw_cache_check allocated (not the bytes) and zero c. */
+void dw_cache_release(struct dw_cache *c);
 
-/* The string at off, or NULL for DW_CACHE_NONE (offsets were checked). */
+/* The global string at off, or NULL for DW_CACHE_NONE (offsets were checked). */
 const char *dw_cache_str(const struct dw_cache *c, uint32_t off);
 
-/* The CU libdwfl would pick for DWARF address pc: its record, or NULL with
- * *known 0 when no CU covers pc, or NULL with *known 1 when the CU was not
- * decoded into the file (ask libdw). */
+/* The string at off of a checked unit, or NULL for DW_CACHE_NONE. */
+static inline const char *dw_cache_ustr(const struct dw_cache *c, const struct dw_ccu *cu, uint32_t off)
+{
+	return off == DW_CACHE_NONE ? NULL : (const char *)c->base + cu->blob_off + cu->strs_off + off;
+}
+
+/* The CU libdwfl (then dw_cutable) would pick for DWARF address pc: its
+ * record (not checked yet: see dw_cache_unit_ok), or NULL with *known 0 when
+ * no CU covers pc, or NULL with *known 1 when the CU was not decoded into the
+ * file (ask libdw). */
 const struct dw_ccu *dw_cache_cu(const struct dw_cache *c, uint64_t pc, int *known);
 
-/* The row that names pc (dw_lines_find's rule), or NULL. */
+/* The row of a checked unit that names pc (dw_lines_find's rule), or NULL. */
 const struct dw_crow *dw_cache_row(const struct dw_cache *c, const struct dw_ccu *cu, uint64_t pc);
 
-/* The innermost scope holding pc (dw_cuidx_find's rule), or -1. */
+/* The innermost scope of a checked unit holding pc (dw_cuidx_find's rule), or -1. */
 int32_t dw_cache_scope(const struct dw_cache *c, const struct dw_ccu *cu, uint64_t pc);
 
-/* Arrays of a checked file. */
+/* Arrays of a checked unit. */
 static inline const struct dw_cscope *dw_cache_scopes(const struct dw_cache *c, const struct dw_ccu *cu)
 {
-	return (const struct dw_cscope *)(c->base + cu->scopes_off);
+	return (const struct dw_cscope *)(c->base + cu->blob_off + cu->scopes_off);
 }
 static inline const uint32_t *dw_cache_files(const struct dw_cache *c, const struct dw_ccu *cu)
 {
-	return (const uint32_t *)(c->base + cu->files_off);
+	return (const uint32_t *)(c->base + cu->blob_off + cu->files_off);
+}
+static inline const struct dw_crow *dw_cache_rows(const struct dw_cache *c, const struct dw_ccu *cu)
+{
+	return (const struct dw_crow *)(c->base + cu->blob_off + cu->rows_off);
 }
 
-/* A cache file being built: records in data, strings in strs. */
+/* A cache file being built: the header and global part in data, global
+ * strings in strs, the units' blobs in units (placed after the global part
+ * when written; a unit record's blob_off is relative to units until then). */
 struct dw_cbuf {
 	unsigned char *data;
 	size_t len, cap;
 	char *strs;
 	size_t slen, scap;
-	struct dw_ptrmap soff;   /* string pointer -> its offset + 1 */
+	unsigned char *units;
+	size_t ulen, ucap;
+	size_t ustart;           /* the unit being built: its blob's start in units */
+	char *ustrs;             /* its strings */
+	size_t uslen, uscap;
+	struct { const char *s; uint32_t off, gen; } ucache[256];  /* its strings by pointer */
+	uint32_t ugen;           /* generation of ucache's entries that are valid */
 	int failed;              /* out of memory (or a string table over 4 GiB) */
 };
 
-/* Append n bytes (8-byte aligned); returns their offset in data. */
+/* Append n bytes (8-byte aligned) to the global part; returns their offset. */
 uint64_t dw_cbuf_add(struct dw_cbuf *b, const void *p, size_t n);
 
-/* The offset of s in strs (added once per pointer), or DW_CACHE_NONE for NULL. */
+/* Append s to the global strings; its offset, or DW_CACHE_NONE for NULL. */
 uint32_t dw_cbuf_str(struct dw_cbuf *b, const char *s);
 
-/* Finish the header (h, whose offsets are set; strings go last), the checksum,
- * and write the file dir/name atomically (a temporary file renamed over it;
- * dir created when missing). Returns 0, or -1 with why filled. */
-int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const char *name, char *why,
-		  size_t whysz);
+/* Start a unit whose arrays take at most room bytes: returns where to write
+ * them (valid until dw_cbuf_unit_end), or NULL when out of memory. */
+unsigned char *dw_cbuf_unit_begin(struct dw_cbuf *b, size_t room);
+
+/* The offset of s among the unit's strings (a string added once per pointer,
+ * mostly), or DW_CACHE_NONE for NULL. */
+uint32_t dw_cbuf_ustr(struct dw_cbuf *b, const char *s);
+
+/* Finish the unit: its arrays took used bytes (their offsets in rec are
+ * relative to the blob); its strings go after them; rec's blob and strings
+ * fields and checksum are set. */
+void dw_cbuf_unit_end(struct dw_cbuf *b, size_t used, struct dw_ccu *rec);
+
+/* Append a unit of a mapped file as it is (its blob copied; rec from o). */
+void dw_cbuf_unit_copy(struct dw_cbuf *b, const struct dw_cache *k, const struct dw_ccu *o, struct dw_ccu *rec);
+
+/* Finish the header (h, whose offsets are set; global strings go last), the
+ * unit records' places and the checksum, and write the file dir/name
+ * atomically (a temporary file renamed over it; dir created when missing),
+ * unless the file would be over max bytes. Returns 0, or -1 with why filled. */
+int dw_cbuf_write(struct dw_cbuf *b, struct dw_chdr *h, const char *dir, const char *name, uint64_t max,
+		  char *why, size_t whysz);
 
 void dw_cbuf_release(struct dw_cbuf *b);
+
+/* ---- the cache directory's size limit (dw_evict.c) ---- */
+
+#define DW_CACHE_MAX_DEFAULT (1024ull << 20)   /* 1 GiB, when $MPROF_CACHE_MAX is unset */
+
+/* Remove the least recently used *.symidx files of dir (oldest mtime first,
+ * never the one named keep) until its *.symidx files total at most max bytes;
+ * temporary files of writers that died over an hour ago go too. Serialised
+ * with other processes by an flock on dir/.lock. Returns the number of files
+ * removed, or -1 with why filled. */
+int dw_cache_evict(const char *dir, const char *keep, uint64_t max, char *why, size_t whysz);
+
+/* Mark the cache file at path as used now (its mtime), for dw_cache_evict;
+ * failures are ignored. */
+void dw_cache_touch(const char *path);
+
+/* Parse a size in bytes with an optional K, M, G or T suffix (powers of 1024)
+ * into *out. Returns 0, or -1 when s is not such a size. */
+int dw_cache_max_parse(const char *s, uint64_t *out);
 
 #endif /* DW_PRIV_H */

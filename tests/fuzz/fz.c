@@ -327,26 +327,55 @@ void fz_symdw_run(const uint8_t *data, size_t size)
 	close(fd);
 }
 
-/* Every lookup of the cache at pc, reading each string it leads to. */
-static size_t fz_symcache_probe(const struct dw_cache *c, uint64_t pc)
+/* Every lookup of the cache at pc, reading each string it leads to; a unit
+ * is checked first, as the symbolizer does (a damaged one is not used). */
+static size_t fz_symcache_probe(struct dw_cache *c, uint64_t pc)
 {
 	int known;
 	size_t n = 0;
+	char why[128];
 	const struct dw_ccu *cu = dw_cache_cu(c, pc, &known);
 
-	if (!cu)
+	if (!cu || !dw_cache_unit_ok(c, cu, why, sizeof(why)))
 		return 0;
+	const uint32_t *files = dw_cache_files(c, cu);
 	const struct dw_crow *r = dw_cache_row(c, cu, pc);
 	if (r) {
-		const char *f = dw_cache_str(c, dw_cache_files(c, cu)[r->file]);
+		const char *f = dw_cache_ustr(c, cu, files[r->file & ~DW_CROW_END]);
 		n += f ? strlen(f) : 0;
 	}
 	for (int32_t i = dw_cache_scope(c, cu, pc); i >= 0; i = dw_cache_scopes(c, cu)[i].parent) {
-		const char *nm = dw_cache_str(c, dw_cache_scopes(c, cu)[i].name);
-		const char *cf = dw_cache_str(c, dw_cache_scopes(c, cu)[i].call_file);
+		const struct dw_cscope *sc = &dw_cache_scopes(c, cu)[i];
+		const char *nm = dw_cache_ustr(c, cu, sc->name);
+		const char *cf = sc->call_file == DW_CACHE_NONE ? NULL : dw_cache_ustr(c, cu, files[sc->call_file]);
 		n += (nm ? strlen(nm) : 0) + (cf ? strlen(cf) : 0) + 1;
 	}
 	return n;
+}
+
+/* Store the right checksums in a copy of a file: each unit's whose blob lies
+ * in the file, then the global part's, so that mutations reach the checks
+ * behind them. */
+static void fz_symcache_fix(unsigned char *p, size_t size)
+{
+	struct dw_chdr h;
+	size_t hs, g;
+
+	if (size < sizeof(h))
+		return;
+	memcpy(&h, p, sizeof(h));
+	h.size = size;
+	hs = h.hdrsize <= size ? h.hdrsize : size;
+	g = h.glob_end >= hs && h.glob_end <= size ? h.glob_end : size;
+	if (h.cus_off >= hs && h.cus_off % 8 == 0 && h.cus_off <= g && h.ncus <= (g - h.cus_off) / sizeof(struct dw_ccu)) {
+		struct dw_ccu *cus = (struct dw_ccu *)(p + h.cus_off);
+
+		for (uint64_t i = 0; i < h.ncus; i++)
+			if (cus[i].blob_off <= size && cus[i].blob_size <= size - cus[i].blob_off)
+				cus[i].blob_sum = dw_cache_sum(p + cus[i].blob_off, cus[i].blob_size);
+	}
+	h.sum = dw_cache_sum(p + hs, g - hs);
+	memcpy(p, &h, sizeof(h));
 }
 
 int fz_symcache_run(const uint8_t *data, size_t size, char *why, size_t whysz)
@@ -358,34 +387,37 @@ int fz_symcache_run(const uint8_t *data, size_t size, char *why, size_t whysz)
 	if (!p)
 		abort();
 	memcpy(p, data, size);
-	if (size >= sizeof(struct dw_chdr)) {
-		struct dw_chdr h;
-		size_t hs;
-
-		memcpy(&h, p, sizeof(h));
-		h.size = size;
-		hs = h.hdrsize <= size ? h.hdrsize : size;
-		h.sum = dw_cache_sum(p + hs, size - hs);
-		memcpy(p, &h, sizeof(h));
-	}
+	fz_symcache_fix(p, size);
 	rc = dw_cache_check(&c, p, size, NULL, why, whysz);
 	if (rc == 0) {
 		const struct dw_chdr *h = c.h;
 		const struct dw_carange *ar = (const void *)(c.base + h->aranges_off);
+		const struct dw_ccurange *cr = (const void *)(c.base + h->curanges_off);
 		const struct dw_ccu *cus = (const void *)(c.base + h->cus_off);
 		size_t sum = 0;
 
+		/* every unit checked as a lookup would: the first damaged one refuses */
+		for (uint64_t k = 0; k < h->ncus && rc == 0; k++)
+			if (!dw_cache_unit_ok(&c, &cus[k], why, whysz))
+				rc = -1;
 		for (uint64_t i = 0; i < h->naranges && i < 64; i++)
 			sum += fz_symcache_probe(&c, ar[i].addr) + fz_symcache_probe(&c, ar[i].addr + 17) +
 			       fz_symcache_probe(&c, ar[i].addr - 1);
+		for (uint64_t i = 0; i < h->ncuranges && i < 64; i++)
+			sum += fz_symcache_probe(&c, cr[i].lo) + fz_symcache_probe(&c, cr[i].hi - 1) +
+			       fz_symcache_probe(&c, cr[i].hi);
 		for (uint64_t k = 0; k < h->ncus && k < 16; k++) {
-			const struct dw_crow *rows = (const void *)(c.base + cus[k].rows_off);
+			if (!dw_cache_unit_ok(&c, &cus[k], NULL, 0))
+				continue;
+			const struct dw_crow *rows = dw_cache_rows(&c, &cus[k]);
 
 			for (uint64_t i = 0; i < cus[k].nrows && i < 64; i++)
 				sum += fz_symcache_probe(&c, cus[k].rows_base + rows[i].addr + 1);
 		}
 		sum += fz_symcache_probe(&c, h->last_end) + fz_symcache_probe(&c, h->last_end + 1);
-		snprintf(why, whysz, "accepted: %" PRIu64 " CUs, %zu bytes of names", h->ncus, sum);
+		if (rc == 0)
+			snprintf(why, whysz, "accepted: %" PRIu64 " CUs, %zu bytes of names", h->ncus, sum);
+		dw_cache_release(&c);
 	}
 	free(p);
 	return rc;
