@@ -601,20 +601,25 @@ struct ha_cols {
 	uintptr_t *ip, *sp, *bp, *bps;
 };
 
-/* A thread's previous capture: frames [0, n), innermost first. COMPLETE when
- * the walk ended at the outermost frame rather than at its limit. */
+/* A thread's previous capture, anchored at the end of its columns: the
+ * outermost frame at index cap-1, the innermost at index s, so frame j is at
+ * s + j and there are cap - s frames. A capture that joins it at index i
+ * writes its new inner frames just below i: the reused outer frames, and what
+ * is noted about them, stay where they are. COMPLETE when the walk ended at
+ * the outermost frame rather than at its limit. */
 struct ha_prev {
-	unsigned cap, n;
+	unsigned cap, s;
 	int complete;
 	unsigned gen;       /* ha_code_gen when it was taken */
 	struct ha_cols c;
-	/* What verifying frame j (j >= 1) must check besides its return address:
-	 * the rbp slot that frame j-1's step read when a later step still uses the
-	 * value (else 0; bit 0 is set with a slot). Noted by a verify from frame 0
-	 * and kept while the next captures reuse the whole stack unchanged (the
-	 * same call site again), so that their check is a straight loop. */
+	/* What verifying the frame at index j must check besides its return
+	 * address: the rbp slot that the step of the frame below (j-1) read when
+	 * a later step still uses the value (else 0); bit 0 says whether rbp is
+	 * used at j. Known for indices [chk_lo, cap): worked out by a verify and
+	 * kept while the frames at and above chk_lo stay (a join at i keeps
+	 * those above i), so that reused frames are checked in a straight loop. */
 	uintptr_t *chk;
-	int chk_ok;         /* chk holds frames [1, n) */
+	unsigned chk_lo;
 	uintptr_t data[];   /* the four columns and chk, CAP words each */
 };
 
@@ -648,14 +653,14 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 	pthread_setspecific(ha_prev_key, p);
 	if (p) {
 		p->cap = cap;
-		p->n = 0;
+		p->s = cap;
 		p->complete = 0;
 		p->c.ip = p->data;
 		p->c.sp = p->data + cap;
 		p->c.bp = p->data + 2 * (size_t)cap;
 		p->c.bps = p->data + 3 * (size_t)cap;
 		p->chk = p->data + 4 * (size_t)cap;
-		p->chk_ok = 0;
+		p->chk_lo = cap;
 	}
 	return p;
 }
@@ -681,52 +686,52 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
  * built with AddressSanitizer, some of them are in redzones of frames above). */
 #define HA_RAW_STACK __attribute__((no_sanitize_address))
 
-/* Would the previous walk's frames from M on be walked again from there? Every
- * word those steps read must still hold what they read: each return address,
- * and each saved rbp that a later step still uses (an rbp-based CFA before the
- * next reload; code without frame pointers keeps anything in rbp, a loop
- * counter say, and what it held does not change the walk). Which slots those
- * are is worked out here and noted in pv->chk for the next time. */
-HA_RAW_STACK static int ha_prev_verify(struct ha_prev *pv, unsigned m)
+/* Would the previous walk's frames above index I be walked again from there?
+ * Every word those steps read must still hold what they read: each return
+ * address, and each saved rbp that a later step still uses (an rbp-based CFA
+ * before the next reload; code without frame pointers keeps anything in rbp, a
+ * loop counter say, and what it held does not change the walk). Which slots
+ * those are is known from pv->chk for indices from chk_lo on; below that it is
+ * worked out here (outermost first, since whether rbp is still used at a frame
+ * depends on the frames above it) and noted for the next time. */
+HA_RAW_STACK static int ha_prev_verify(struct ha_prev *pv, unsigned i)
 {
 	const uintptr_t *ip = pv->c.ip, *sp = pv->c.sp, *bp = pv->c.bp, *bps = pv->c.bps;
 	uintptr_t *chk = pv->chk;
-	unsigned ok = 1;
+	unsigned ok = 1, j, lo = pv->chk_lo, used;
 
-	if (pv->chk_ok) {   /* the slots that matter are known: a straight loop */
-		for (unsigned j = pv->n - 1; j > m; j--) {
-			uintptr_t slot = chk[j] & ~(uintptr_t)1;
+	/* the slots that matter are known: a straight loop */
+	for (j = pv->cap - 1; j >= lo && j > i; j--) {
+		uintptr_t slot = chk[j] & ~(uintptr_t)1;
 
-			ok &= ((const uintptr_t *)sp[j])[-1] == ip[j];
-			if (slot)
-				ok &= *(const uintptr_t *)slot == bp[j];
-		}
-		return (int)ok;
+		ok &= ((const uintptr_t *)sp[j])[-1] == ip[j];
+		if (slot)
+			ok &= *(const uintptr_t *)slot == bp[j];
 	}
-	/* backwards, so whether rbp is still used is known at each slot; noted
-	 * in chk for the next verify of the same frames */
-	unsigned used = !pv->complete;   /* is bp[j] used? (a walk resumes from n-1) */
-
-	for (unsigned j = pv->n - 1; j > m; j--) {
+	if (j <= i)
+		return (int)ok;
+	/* is bp[j+1] used? (past the end: a walk resumes from the last frame) */
+	used = j + 1 < pv->cap ? (unsigned)(chk[j + 1] & 1) : !pv->complete;
+	for (; j > i; j--) {
 		uintptr_t slot = bps[j - 1] & ~HA_BPS_CFA;
 
 		used = (bps[j] & HA_BPS_CFA) || (used && !(bps[j] & ~HA_BPS_CFA));
 		ok &= ((const uintptr_t *)sp[j])[-1] == ip[j];
-		chk[j] = used ? slot | 1 : 0;
+		chk[j] = (used ? slot : 0) | used;
 		if (slot && used)
 			ok &= *(const uintptr_t *)slot == bp[j];
 	}
-	pv->chk_ok = m == 0;   /* every frame's is known */
+	pv->chk_lo = i + 1;
 	return (int)ok;
 }
 
-/* Does the previous walk from frame M on depend on rbp's value at M? Only if a
+/* Does the previous walk from index I on depend on rbp's value at I? Only if a
  * frame's CFA is rbp-based before some frame reloads rbp from its slot (or the
  * walk would resume past the record's end). A state that differs only in an
  * rbp nobody uses must still match. */
-static int ha_prev_needs_bp(const struct ha_prev *pv, unsigned m)
+static int ha_prev_needs_bp(const struct ha_prev *pv, unsigned i)
 {
-	for (unsigned j = m; j < pv->n; j++) {
+	for (unsigned j = i; j < pv->cap; j++) {
 		if (pv->c.bps[j] & HA_BPS_CFA)
 			return 1;
 		if (pv->c.bps[j])
@@ -744,13 +749,18 @@ static void ha_cols_move(struct ha_cols *c, unsigned to, unsigned from, unsigned
 	memmove(c->bps + to, c->bps + from, n * sizeof(uintptr_t));
 }
 
-/* Copy frames [0, N) of every column of S to D. */
-static void ha_cols_copy(struct ha_cols *d, const struct ha_cols *s, unsigned n)
+/* Copy frames [0, N) of every column of S to index TO of D. N is small (the
+ * new inner frames of a capture): a plain loop beats four calls to memcpy. */
+static inline void ha_cols_put(struct ha_cols *d, unsigned to, const struct ha_cols *s, unsigned n)
 {
-	memcpy(d->ip, s->ip, n * sizeof(uintptr_t));
-	memcpy(d->sp, s->sp, n * sizeof(uintptr_t));
-	memcpy(d->bp, s->bp, n * sizeof(uintptr_t));
-	memcpy(d->bps, s->bps, n * sizeof(uintptr_t));
+	uintptr_t *ip = d->ip + to, *sp = d->sp + to, *bp = d->bp + to, *bps = d->bps + to;
+
+	for (unsigned j = 0; j < n; j++) {
+		ip[j] = s->ip[j];
+		sp[j] = s->sp[j];
+		bp[j] = s->bp[j];
+		bps[j] = s->bps[j];
+	}
 }
 
 __attribute__((noinline)) HA_RAW_STACK
@@ -760,8 +770,8 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 	struct ha_cols scratch = { out, s_sp, s_bp, s_bps };   /* the ips go to OUT directly */
 	struct ha_prev *pv = ha_prev_get(max);
 	struct ha_cols *fr = &scratch;   /* where frame k is kept (NULL: nowhere) */
-	unsigned k = 0, m = 0, gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
-	int matching = pv != 0 && pv->n != 0 && pv->gen == gen, complete = 0;
+	unsigned k = 0, i = 0, gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
+	int matching = pv != 0 && pv->s < pv->cap && pv->gen == gen, complete = 0;
 	uintptr_t *fa = __builtin_frame_address(0);
 	uintptr_t ip, sp, bp;
 
@@ -769,44 +779,60 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 	ip = (uintptr_t)__builtin_return_address(0);
 	sp = (uintptr_t)fa + 16;
 	bp = fa[0];
+	if (matching)
+		i = pv->s;
 	while (k < max) {
 		struct ha_rule rule;
 		uintptr_t cfa, bpslot;
 
 		if (matching) {
-			while (m < pv->n && pv->c.sp[m] < sp)
-				m++;
-			if (m < pv->n && pv->c.sp[m] == sp && pv->c.ip[m] == ip &&
-			    (pv->c.bp[m] == bp || !ha_prev_needs_bp(pv, m))) {
-				unsigned tail = pv->n - m, n = k + tail < max ? k + tail : max;
-				int was_complete = pv->complete;
+			unsigned cap = pv->cap;
+
+			while (i < cap && pv->c.sp[i] < sp)
+				i++;
+			if (i < cap && pv->c.sp[i] == sp && pv->c.ip[i] == ip &&
+			    (pv->c.bp[i] == bp || !ha_prev_needs_bp(pv, i))) {
+				unsigned tail = cap - i;
 
 				matching = 0;
-				if (ha_prev_verify(pv, m)) {
+				if (ha_prev_verify(pv, i)) {
 					/* rbp as it is now, up to the frame that reloads it */
-					for (unsigned j = m; j < pv->n && pv->c.bp[j] != bp; j++) {
+					for (unsigned j = i; j < cap && pv->c.bp[j] != bp; j++) {
 						pv->c.bp[j] = bp;
 						if (pv->c.bps[j] & ~HA_BPS_CFA)
 							break;
 					}
-					/* the new inner frames in front of the old outer ones */
-					if (k != m)
-						ha_cols_move(&pv->c, k, m, n - k);
-					ha_cols_copy(&pv->c, &scratch, k);
-					memcpy(out + k, pv->c.ip + k, (n - k) * sizeof(uintptr_t));
-					pv->n = n;
-					HA_COUNT(ha_cfi_copied, n - k);
-					if (pv->complete || k + tail >= max) {
-						pv->complete = pv->complete && k + tail <= max;
-						/* the same stack as before: the checks still hold */
-						if (k != 0 || m != 0 || n != k + tail ||
-						    pv->complete != was_complete)
-							pv->chk_ok = 0;
-						return (int)n;
+					if (k + tail <= max && (pv->complete || k + tail == max)) {
+						/* the new inner frames just below the old outer
+						 * ones (k <= i: the record has room for max) */
+						ha_cols_put(&pv->c, i - k, &scratch, k);
+						memcpy(out + k, pv->c.ip + i, tail * sizeof(uintptr_t));
+						pv->s = i - k;
+						pv->chk_lo = i + 1;   /* below i: other frames now */
+						HA_COUNT(ha_cfi_copied, tail);
+						return (int)(k + tail);
 					}
-					/* the previous walk stopped short: go on from its last frame */
+					if (k + tail > max) {
+						/* cut at max: the outer frames past it go */
+						unsigned s = cap - max;
+
+						ha_cols_move(&pv->c, s + k, i, max - k);
+						ha_cols_put(&pv->c, s, &scratch, k);
+						memcpy(out + k, pv->c.ip + s + k, (max - k) * sizeof(uintptr_t));
+						pv->s = s;
+						pv->complete = 0;
+						pv->chk_lo = cap;
+						HA_COUNT(ha_cfi_copied, max - k);
+						return (int)max;
+					}
+					/* the previous walk stopped short: go on from its last
+					 * frame, the record from index 0 until the walk ends */
+					ha_cols_move(&pv->c, k, i, tail);
+					ha_cols_put(&pv->c, 0, &scratch, k);
+					memcpy(out + k, pv->c.ip + k, tail * sizeof(uintptr_t));
+					HA_COUNT(ha_cfi_copied, tail);
 					fr = &pv->c;
-					k = n - 1;
+					k += tail - 1;
 					ip = fr->ip[k];
 					sp = fr->sp[k];
 					bp = fr->bp[k];
@@ -815,10 +841,11 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 			}
 		}
 		if (fr == &scratch && k == HA_SCRATCH) {
-			/* no match near the top: this walk replaces the previous one */
+			/* no match near the top: this walk replaces the previous one,
+			 * in the record from index 0 until the walk ends */
 			matching = 0;
 			if (pv) {
-				ha_cols_copy(&pv->c, &scratch, k);
+				ha_cols_put(&pv->c, 0, &scratch, k);
 				fr = &pv->c;
 			} else {
 				fr = 0;
@@ -858,18 +885,21 @@ step:
 			break;   /* an end, but read from memory: not one to reuse blindly */
 	}
 	if (pv) {
+		/* anchor the walk at the end of the record */
 		if (fr == &scratch)
-			ha_cols_copy(&pv->c, &scratch, k);
-		pv->n = k;
+			ha_cols_put(&pv->c, pv->cap - k, &scratch, k);
+		else
+			ha_cols_move(&pv->c, pv->cap - k, 0, k);
+		pv->s = pv->cap - k;
 		pv->complete = complete;
 		pv->gen = gen;
-		pv->chk_ok = 0;
+		pv->chk_lo = pv->cap;
 	}
 	return (int)k;
 fail:
 	if (pv) {
-		pv->n = 0;
-		pv->chk_ok = 0;
+		pv->s = pv->cap;
+		pv->chk_lo = pv->cap;
 	}
 	return -1;
 }
