@@ -351,11 +351,19 @@ int main(void)
 	 * record says the slot keeps_rbp saved held another rbp, it is not */
 	{
 		struct cap *both_caps[2] = { &c, &d };
-		int j, r = -1;
+		int j, r = -1, noted = 0;
 
 		for (volatile int i = 0; i < 3; i++) {   /* one call site: i is volatile */
-			if (i == 2 && r >= 0)
-				ha_prev_mine->c.bp[r] ^= 0x40;   /* "realigned's rbp was elsewhere" */
+			if (i == 2 && r >= 0) {
+				/* "realigned's rbp was elsewhere": in the frame's state and
+				 * in the list of slots to check that the reuse noted */
+				ha_prev_mine->c.bp[r] ^= 0x40;
+				for (unsigned e = 0; e < ha_prev_mine->nsl; e++)
+					if (ha_prev_mine->sl[e].idx == (unsigned)r) {
+						ha_prev_mine->sl[e].val ^= 0x40;
+						noted++;
+					}
+			}
 			stepped = ha_cfi_stepped;
 			copied = (int)ha_cfi_copied;
 			shift_a(both_caps[i & 1], 32);
@@ -369,6 +377,7 @@ int main(void)
 			if (i == 1)
 				CHECK("realigned: the same capture again is reused", r > 0 && copied > 0);
 		}
+		CHECK("realigned: the reuse noted the slot to check, once", noted == 1);
 		CHECK("realigned: a saved rbp that differs stops the reuse", copied == 0 &&
 		      stepped == (unsigned long)c.n && same_stack(&c));
 	}
