@@ -639,7 +639,8 @@ struct ha_prev {
 	unsigned nsl;
 	unsigned rc_gen;    /* the code generation of the rules in rc */
 	struct ha_rc rc[HA_RC_SLOTS];
-	uintptr_t data[];   /* the four columns and chk, CAP words each, then sl */
+	uintptr_t data[];   /* the four columns and chk, CAP words each (sp one more:
+			     * sp[cap] is UINTPTR_MAX), then sl */
 };
 
 static __thread struct ha_prev *ha_prev_mine;
@@ -667,7 +668,7 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 		return 0;
 	if (p)
 		ha_real_free(p);
-	p = ha_real_malloc(sizeof(*p) + 5 * (size_t)cap * sizeof(uintptr_t) +
+	p = ha_real_malloc(sizeof(*p) + (5 * (size_t)cap + 1) * sizeof(uintptr_t) +
 			   (size_t)cap * sizeof(struct ha_slot));
 	ha_prev_mine = p;
 	pthread_setspecific(ha_prev_key, p);
@@ -677,11 +678,12 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 		p->complete = 0;
 		p->c.ip = p->data;
 		p->c.sp = p->data + cap;
-		p->c.bp = p->data + 2 * (size_t)cap;
-		p->c.bps = p->data + 3 * (size_t)cap;
-		p->chk = p->data + 4 * (size_t)cap;
+		p->c.sp[cap] = UINTPTR_MAX;   /* ends the search for a join */
+		p->c.bp = p->data + 2 * (size_t)cap + 1;
+		p->c.bps = p->data + 3 * (size_t)cap + 1;
+		p->chk = p->data + 4 * (size_t)cap + 1;
 		p->chk_lo = cap;
-		p->sl = (struct ha_slot *)(p->data + 5 * (size_t)cap);
+		p->sl = (struct ha_slot *)(p->data + 5 * (size_t)cap + 1);
 		p->nsl = 0;
 		p->rc_gen = 0;
 		memset(p->rc, 0, sizeof(p->rc));
@@ -843,13 +845,21 @@ int ha_step(struct ha_state *s, uintptr_t *bps, struct ha_prev *pv, unsigned gen
 		*bps = 0;
 		return rule.kind == HA_RULE_END ? HA_STEP_END : HA_STEP_BAD;
 	}
-	cfa = (rule.kind == HA_RULE_BP ? s->bp : s->sp) + (uintptr_t)(intptr_t)rule.off;
-	/* the stack grows down: a frame above is higher, and not absurdly so (one
-	 * compare: cfa <= sp wraps around to a huge difference) */
-	if (__builtin_expect(cfa - s->sp - 1 >= (256u << 20) || (cfa & 7), 0))
-		return HA_STEP_BAD;
-	slot = rule.bpsaved ? cfa + (uintptr_t)(intptr_t)rule.bpoff : 0;
-	*bps = slot | (rule.kind == HA_RULE_BP ? HA_BPS_CFA : 0);
+	if (__builtin_expect(rule.kind == HA_RULE_SP, 1)) {
+		/* off is 8 .. 8 MiB, a multiple of 8 (ha_rule_find): the CFA is
+		 * above sp, and aligned as sp is */
+		cfa = s->sp + (uintptr_t)(intptr_t)rule.off;
+		slot = rule.bpsaved ? cfa + (uintptr_t)(intptr_t)rule.bpoff : 0;
+		*bps = slot;
+	} else {
+		cfa = s->bp + (uintptr_t)(intptr_t)rule.off;
+		/* the stack grows down: a frame above is higher, and not absurdly
+		 * so (one compare: cfa <= sp wraps around to a huge difference) */
+		if (__builtin_expect(cfa - s->sp - 1 >= (256u << 20) || (cfa & 7), 0))
+			return HA_STEP_BAD;
+		slot = rule.bpsaved ? cfa + (uintptr_t)(intptr_t)rule.bpoff : 0;
+		*bps = slot | HA_BPS_CFA;
+	}
 	if (slot)
 		s->bp = *(const uintptr_t *)slot;
 	s->ip = ((const uintptr_t *)cfa)[-1];
@@ -957,7 +967,7 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 	s.bp = fa[0];
 	cap = pv->cap;
 	i = pv->s;
-	nsp = i < cap && pv->gen == gen ? pv->c.sp[i] : UINTPTR_MAX;
+	nsp = pv->gen == gen ? pv->c.sp[i] : UINTPTR_MAX;
 	/* the first frames in scratch columns, looking for a join with the record */
 	for (;;) {
 		if (k == max) {
@@ -965,18 +975,20 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 			break;
 		}
 		if (s.sp >= nsp) {
-			while (i < cap && pv->c.sp[i] < s.sp)
+			const uintptr_t *psp = pv->c.sp;
+
+			while (psp[i] < s.sp)   /* psp[cap] ends it */
 				i++;
-			if (i < cap && pv->c.sp[i] == s.sp && pv->c.ip[i] == s.ip) {
+			nsp = psp[i];
+			if (nsp == s.sp && pv->c.ip[i] == s.ip) {
 				r = ha_join(pv, i, &k, max, out, &scratch, &s);
 				if (r >= 0)
 					return r;
 				if (r == HA_JOIN_RESUME)
 					goto resume;
-			} else {
-				r = HA_JOIN_NOT;
+				if (r == HA_JOIN_NEVER)
+					nsp = UINTPTR_MAX;
 			}
-			nsp = r == HA_JOIN_NOT && i < cap ? pv->c.sp[i] : UINTPTR_MAX;
 		}
 		if (k == HA_SCRATCH) {
 			/* no join near the top: this walk replaces the record, from
