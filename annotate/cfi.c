@@ -601,21 +601,46 @@ struct ha_cols {
 	uintptr_t *ip, *sp, *bp, *bps;
 };
 
-/* A thread's previous capture: frames [0, n), innermost first. COMPLETE when
- * the walk ended at the outermost frame rather than at its limit. */
+/* A thread's own small cache of rules in front of the shared one: direct-mapped
+ * on the return address, rules unpacked, no tag (only this thread writes it;
+ * it is emptied when the code generation moves). */
+#define HA_RC_SLOTS 512u
+struct ha_rc {
+	uintptr_t ip;       /* 0: empty */
+	struct ha_rule rule;
+};
+
+/* A thread's previous capture, anchored at the end of its columns: the
+ * outermost frame at index cap-1, the innermost at index s, so frame j is at
+ * s + j and there are cap - s frames. A capture that joins it at index i
+ * writes its new inner frames just below i: the reused outer frames, and what
+ * is noted about them, stay where they are. COMPLETE when the walk ended at
+ * the outermost frame rather than at its limit. */
 struct ha_prev {
-	unsigned cap, n;
+	unsigned cap, s;
 	int complete;
 	unsigned gen;       /* ha_code_gen when it was taken */
 	struct ha_cols c;
-	/* What verifying frame j (j >= 1) must check besides its return address:
-	 * the rbp slot that frame j-1's step read when a later step still uses the
-	 * value (else 0; bit 0 is set with a slot). Noted by a verify from frame 0
-	 * and kept while the next captures reuse the whole stack unchanged (the
-	 * same call site again), so that their check is a straight loop. */
+	/* What verifying the frame at index j must check besides its return
+	 * address: the rbp slot that the step of the frame below (j-1) read when
+	 * a later step still uses the value (else 0); bit 0 says whether rbp is
+	 * used at j. Known for indices [chk_lo, cap): worked out by a verify and
+	 * kept while the frames at and above chk_lo stay (a join at i keeps
+	 * those above i), so that reused frames are checked in a straight loop. */
 	uintptr_t *chk;
-	int chk_ok;         /* chk holds frames [1, n) */
-	uintptr_t data[];   /* the four columns and chk, CAP words each */
+	unsigned chk_lo;
+	/* The rbp slots among those notes, for a check that skips the frames
+	 * without one: index, slot and the value it must hold, by index from
+	 * the outermost (so those of frames a join replaces are at the end). */
+	struct ha_slot {
+		uintptr_t slot, val;
+		unsigned idx;
+	} *sl;
+	unsigned nsl;
+	unsigned rc_gen;    /* the code generation of the rules in rc */
+	struct ha_rc rc[HA_RC_SLOTS];
+	uintptr_t data[];   /* the four columns and chk, CAP words each (sp one more:
+			     * sp[cap] is UINTPTR_MAX), then sl */
 };
 
 static __thread struct ha_prev *ha_prev_mine;
@@ -643,19 +668,25 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 		return 0;
 	if (p)
 		ha_real_free(p);
-	p = ha_real_malloc(sizeof(*p) + 5 * (size_t)cap * sizeof(uintptr_t));
+	p = ha_real_malloc(sizeof(*p) + (5 * (size_t)cap + 1) * sizeof(uintptr_t) +
+			   (size_t)cap * sizeof(struct ha_slot));
 	ha_prev_mine = p;
 	pthread_setspecific(ha_prev_key, p);
 	if (p) {
 		p->cap = cap;
-		p->n = 0;
+		p->s = cap;
 		p->complete = 0;
 		p->c.ip = p->data;
 		p->c.sp = p->data + cap;
-		p->c.bp = p->data + 2 * (size_t)cap;
-		p->c.bps = p->data + 3 * (size_t)cap;
-		p->chk = p->data + 4 * (size_t)cap;
-		p->chk_ok = 0;
+		p->c.sp[cap] = UINTPTR_MAX;   /* ends the search for a join */
+		p->c.bp = p->data + 2 * (size_t)cap + 1;
+		p->c.bps = p->data + 3 * (size_t)cap + 1;
+		p->chk = p->data + 4 * (size_t)cap + 1;
+		p->chk_lo = cap;
+		p->sl = (struct ha_slot *)(p->data + 5 * (size_t)cap + 1);
+		p->nsl = 0;
+		p->rc_gen = 0;
+		memset(p->rc, 0, sizeof(p->rc));
 	}
 	return p;
 }
@@ -663,6 +694,26 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 void ha_cfi_init(void)
 {
 	ha_prev_key_ok = pthread_key_create(&ha_prev_key, ha_prev_release) == 0;
+}
+
+/* A miss in the thread's cache: the rule from the shared cache or the tables,
+ * kept in E. Out of line, so the walk's loop keeps its registers. */
+static __attribute__((noinline)) struct ha_rule ha_rc_miss(struct ha_rc *e, uintptr_t ip,
+							   unsigned gen)
+{
+	e->rule = ha_rule_get(ip, gen);
+	e->ip = ip;
+	return e->rule;
+}
+
+/* The rule of IP in code generation GEN (PV's cache holds that generation). */
+static inline struct ha_rule ha_rc_get(struct ha_prev *pv, uintptr_t ip, unsigned gen)
+{
+	struct ha_rc *e = &pv->rc[(ip ^ ip >> 9) & (HA_RC_SLOTS - 1)];
+
+	if (__builtin_expect(e->ip == ip, 1))
+		return e->rule;
+	return ha_rc_miss(e, ip, gen);
 }
 
 /* Frames stepped and frames copied from the previous stack, counted only when
@@ -681,52 +732,57 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
  * built with AddressSanitizer, some of them are in redzones of frames above). */
 #define HA_RAW_STACK __attribute__((no_sanitize_address))
 
-/* Would the previous walk's frames from M on be walked again from there? Every
- * word those steps read must still hold what they read: each return address,
- * and each saved rbp that a later step still uses (an rbp-based CFA before the
- * next reload; code without frame pointers keeps anything in rbp, a loop
- * counter say, and what it held does not change the walk). Which slots those
- * are is worked out here and noted in pv->chk for the next time. */
-HA_RAW_STACK static int ha_prev_verify(struct ha_prev *pv, unsigned m)
+/* Would the previous walk's frames above index I be walked again from there?
+ * Every word those steps read must still hold what they read: each return
+ * address, and each saved rbp that a later step still uses (an rbp-based CFA
+ * before the next reload; code without frame pointers keeps anything in rbp, a
+ * loop counter say, and what it held does not change the walk). Which slots
+ * those are is known from pv->chk for indices from chk_lo on; below that it is
+ * worked out here (outermost first, since whether rbp is still used at a frame
+ * depends on the frames above it) and noted for the next time. */
+HA_RAW_STACK static int ha_prev_verify(struct ha_prev *pv, unsigned i)
 {
 	const uintptr_t *ip = pv->c.ip, *sp = pv->c.sp, *bp = pv->c.bp, *bps = pv->c.bps;
-	uintptr_t *chk = pv->chk;
-	unsigned ok = 1;
+	uintptr_t *chk = pv->chk, bad = 0;
+	unsigned j, lo = pv->chk_lo, used, stop = lo - 1 > i ? lo - 1 : i;
+	const struct ha_slot *e = pv->sl, *end = e + pv->nsl;
 
-	if (pv->chk_ok) {   /* the slots that matter are known: a straight loop */
-		for (unsigned j = pv->n - 1; j > m; j--) {
-			uintptr_t slot = chk[j] & ~(uintptr_t)1;
-
-			ok &= ((const uintptr_t *)sp[j])[-1] == ip[j];
-			if (slot)
-				ok &= *(const uintptr_t *)slot == bp[j];
-		}
-		return (int)ok;
-	}
-	/* backwards, so whether rbp is still used is known at each slot; noted
-	 * in chk for the next verify of the same frames */
-	unsigned used = !pv->complete;   /* is bp[j] used? (a walk resumes from n-1) */
-
-	for (unsigned j = pv->n - 1; j > m; j--) {
+	/* the slots that matter are known above stop: the return addresses in a
+	 * straight loop, then the listed rbp slots above i */
+	for (j = pv->cap - 1; j > stop; j--)
+		bad |= ((const uintptr_t *)sp[j])[-1] ^ ip[j];
+	for (; e < end && e->idx > i; e++)
+		bad |= *(const uintptr_t *)e->slot ^ e->val;
+	if (stop == i)
+		return bad == 0;
+	/* is bp[j+1] used? (past the end: a walk resumes from the last frame) */
+	used = j + 1 < pv->cap ? (unsigned)(chk[j + 1] & 1) : !pv->complete;
+	for (; j > i; j--) {
 		uintptr_t slot = bps[j - 1] & ~HA_BPS_CFA;
 
 		used = (bps[j] & HA_BPS_CFA) || (used && !(bps[j] & ~HA_BPS_CFA));
-		ok &= ((const uintptr_t *)sp[j])[-1] == ip[j];
-		chk[j] = used ? slot | 1 : 0;
-		if (slot && used)
-			ok &= *(const uintptr_t *)slot == bp[j];
+		bad |= ((const uintptr_t *)sp[j])[-1] ^ ip[j];
+		chk[j] = (used ? slot : 0) | used;
+		if (slot && used) {
+			struct ha_slot *n = &pv->sl[pv->nsl++];
+
+			n->slot = slot;
+			n->val = bp[j];
+			n->idx = j;
+			bad |= *(const uintptr_t *)slot ^ bp[j];
+		}
 	}
-	pv->chk_ok = m == 0;   /* every frame's is known */
-	return (int)ok;
+	pv->chk_lo = i + 1;
+	return bad == 0;
 }
 
-/* Does the previous walk from frame M on depend on rbp's value at M? Only if a
+/* Does the previous walk from index I on depend on rbp's value at I? Only if a
  * frame's CFA is rbp-based before some frame reloads rbp from its slot (or the
  * walk would resume past the record's end). A state that differs only in an
  * rbp nobody uses must still match. */
-static int ha_prev_needs_bp(const struct ha_prev *pv, unsigned m)
+static int ha_prev_needs_bp(const struct ha_prev *pv, unsigned i)
 {
-	for (unsigned j = m; j < pv->n; j++) {
+	for (unsigned j = i; j < pv->cap; j++) {
 		if (pv->c.bps[j] & HA_BPS_CFA)
 			return 1;
 		if (pv->c.bps[j])
@@ -744,133 +800,244 @@ static void ha_cols_move(struct ha_cols *c, unsigned to, unsigned from, unsigned
 	memmove(c->bps + to, c->bps + from, n * sizeof(uintptr_t));
 }
 
-/* Copy frames [0, N) of every column of S to D. */
-static void ha_cols_copy(struct ha_cols *d, const struct ha_cols *s, unsigned n)
+/* Copy frames [0, N) of every column of S to index TO of D. N is small (the
+ * new inner frames of a capture): a plain loop beats four calls to memcpy. */
+static inline void ha_cols_put(const struct ha_cols *d, unsigned to, const struct ha_cols *s,
+			       unsigned n)
 {
-	memcpy(d->ip, s->ip, n * sizeof(uintptr_t));
-	memcpy(d->sp, s->sp, n * sizeof(uintptr_t));
-	memcpy(d->bp, s->bp, n * sizeof(uintptr_t));
-	memcpy(d->bps, s->bps, n * sizeof(uintptr_t));
+	uintptr_t *restrict ip = d->ip + to, *restrict sp = d->sp + to;
+	uintptr_t *restrict bp = d->bp + to, *restrict bps = d->bps + to;
+	const uintptr_t *restrict sip = s->ip, *restrict ssp = s->sp;
+	const uintptr_t *restrict sbp = s->bp, *restrict sbps = s->bps;
+
+	for (unsigned j = 0; j < n; j++) {
+		ip[j] = sip[j];
+		sp[j] = ssp[j];
+		bp[j] = sbp[j];
+		bps[j] = sbps[j];
+	}
+}
+
+/* One frame's unwind state while walking. */
+struct ha_state {
+	uintptr_t ip, sp, bp;
+};
+
+/* What a step found (ha_step). */
+enum {
+	HA_STEP_ON,     /* the caller's frame is in S */
+	HA_STEP_END,    /* S was the outermost frame */
+	HA_STEP_ZERO,   /* the return address read was 0 */
+	HA_STEP_BAD,    /* a frame the walker cannot step: the capture fails */
+};
+
+/* Step S to its caller's frame by the rule of its return address; *BPS gets the
+ * rbp slot the step read (0: none) with HA_BPS_CFA when the CFA was rbp-based.
+ * Returns HA_STEP_*. */
+static inline __attribute__((always_inline)) HA_RAW_STACK
+int ha_step(struct ha_state *s, uintptr_t *bps, struct ha_prev *pv, unsigned gen)
+{
+	struct ha_rule rule = ha_rc_get(pv, s->ip, gen);
+	uintptr_t cfa, slot;
+
+	HA_COUNT(ha_cfi_stepped, 1);
+	if (__builtin_expect(rule.kind > HA_RULE_BP, 0)) {
+		*bps = 0;
+		return rule.kind == HA_RULE_END ? HA_STEP_END : HA_STEP_BAD;
+	}
+	if (__builtin_expect(rule.kind == HA_RULE_SP, 1)) {
+		/* off is 8 .. 8 MiB, a multiple of 8 (ha_rule_find): the CFA is
+		 * above sp, and aligned as sp is */
+		cfa = s->sp + (uintptr_t)(intptr_t)rule.off;
+		slot = rule.bpsaved ? cfa + (uintptr_t)(intptr_t)rule.bpoff : 0;
+		*bps = slot;
+	} else {
+		cfa = s->bp + (uintptr_t)(intptr_t)rule.off;
+		/* the stack grows down: a frame above is higher, and not absurdly
+		 * so (one compare: cfa <= sp wraps around to a huge difference) */
+		if (__builtin_expect(cfa - s->sp - 1 >= (256u << 20) || (cfa & 7), 0))
+			return HA_STEP_BAD;
+		slot = rule.bpsaved ? cfa + (uintptr_t)(intptr_t)rule.bpoff : 0;
+		*bps = slot | HA_BPS_CFA;
+	}
+	if (slot)
+		s->bp = *(const uintptr_t *)slot;
+	s->ip = ((const uintptr_t *)cfa)[-1];
+	s->sp = cfa;
+	return s->ip ? HA_STEP_ON : HA_STEP_ZERO;
+}
+
+/* What a join with the previous stack gave (ha_join), besides a frame count. */
+enum {
+	HA_JOIN_NOT = -1,      /* not this frame: look further out */
+	HA_JOIN_NEVER = -2,    /* the record's frames changed: no join this capture */
+	HA_JOIN_RESUME = -3,   /* the record stopped short: walk on from its last frame */
+};
+
+/* The new walk, with its first K frames in SCR (ips in OUT) and frame K's state
+ * in *S, has reached the state of the record's frame at index I (same ip and
+ * sp). If rbp agrees where it matters and the record's frames above I still
+ * hold, they are the rest of the stack: put the new frames below I, copy the
+ * ips out and return the frame count (at most MAX). When the record ends short
+ * of MAX before the outermost frame, it is moved to index 0 with the new frames
+ * in front, *K and *S become its last frame's, HA_JOIN_RESUME. Else HA_JOIN_*. */
+static __attribute__((noinline)) HA_RAW_STACK
+int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_t *out,
+	    const struct ha_cols *scr, struct ha_state *s)
+{
+	unsigned cap = pv->cap, tail = cap - i, k = *kp;
+
+	if (pv->c.bp[i] != s->bp && ha_prev_needs_bp(pv, i))
+		return HA_JOIN_NOT;
+	if (!ha_prev_verify(pv, i))
+		return HA_JOIN_NEVER;
+	/* rbp as it is now, up to the frame that reloads it */
+	for (unsigned j = i; j < cap && pv->c.bp[j] != s->bp; j++) {
+		pv->c.bp[j] = s->bp;
+		if (pv->c.bps[j] & ~HA_BPS_CFA)
+			break;
+	}
+	if (k + tail <= max && (pv->complete || k + tail == max)) {
+		/* the new inner frames just below the old outer ones (k <= i: the
+		 * record has room for max) */
+		ha_cols_put(&pv->c, i - k, scr, k);
+		memcpy(out + k, pv->c.ip + i, tail * sizeof(uintptr_t));
+		pv->s = i - k;
+		pv->chk_lo = i + 1;   /* below i: other frames now */
+		while (pv->nsl && pv->sl[pv->nsl - 1].idx <= i)
+			pv->nsl--;
+		HA_COUNT(ha_cfi_copied, tail);
+		return (int)(k + tail);
+	}
+	if (k + tail > max) {
+		/* cut at max: the outer frames past it go */
+		unsigned s0 = cap - max;
+
+		ha_cols_move(&pv->c, s0 + k, i, max - k);
+		ha_cols_put(&pv->c, s0, scr, k);
+		memcpy(out + k, pv->c.ip + s0 + k, (max - k) * sizeof(uintptr_t));
+		pv->s = s0;
+		pv->complete = 0;
+		pv->chk_lo = cap;
+		pv->nsl = 0;
+		HA_COUNT(ha_cfi_copied, max - k);
+		return (int)max;
+	}
+	/* the previous walk stopped short: the record from index 0 until the
+	 * walk, going on from its last frame, ends */
+	ha_cols_move(&pv->c, k, i, tail);
+	ha_cols_put(&pv->c, 0, scr, k);
+	memcpy(out + k, pv->c.ip + k, tail * sizeof(uintptr_t));
+	HA_COUNT(ha_cfi_copied, tail);
+	k += tail - 1;
+	s->ip = pv->c.ip[k];
+	s->sp = pv->c.sp[k];
+	s->bp = pv->c.bp[k];
+	*kp = k;
+	return HA_JOIN_RESUME;
+}
+
+/* Empty this thread's rule cache: code was loaded or unloaded since it was
+ * filled. */
+static __attribute__((noinline, cold)) void ha_rc_reset(struct ha_prev *pv, unsigned gen)
+{
+	memset(pv->rc, 0, sizeof(pv->rc));
+	pv->rc_gen = gen;
 }
 
 __attribute__((noinline)) HA_RAW_STACK
 int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 {
 	uintptr_t s_sp[HA_SCRATCH], s_bp[HA_SCRATCH], s_bps[HA_SCRATCH];
-	struct ha_cols scratch = { out, s_sp, s_bp, s_bps };   /* the ips go to OUT directly */
+	const struct ha_cols scratch = { out, s_sp, s_bp, s_bps };   /* ips go to OUT directly */
 	struct ha_prev *pv = ha_prev_get(max);
-	struct ha_cols *fr = &scratch;   /* where frame k is kept (NULL: nowhere) */
-	unsigned k = 0, m = 0, gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
-	int matching = pv != 0 && pv->n != 0 && pv->gen == gen, complete = 0;
+	unsigned k = 0, i, cap, gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
 	uintptr_t *fa = __builtin_frame_address(0);
-	uintptr_t ip, sp, bp;
+	uintptr_t nsp;   /* sp of the record's frame at i: no join below it */
+	struct ha_state s;
+	int r;
 
+	if (__builtin_expect(!pv, 0))
+		return -1;   /* no memory for the record: another unwinder */
+	if (__builtin_expect(pv->rc_gen != gen, 0))
+		ha_rc_reset(pv, gen);
 	/* this function keeps a frame pointer: its CFA is rbp + 16 */
-	ip = (uintptr_t)__builtin_return_address(0);
-	sp = (uintptr_t)fa + 16;
-	bp = fa[0];
-	while (k < max) {
-		struct ha_rule rule;
-		uintptr_t cfa, bpslot;
-
-		if (matching) {
-			while (m < pv->n && pv->c.sp[m] < sp)
-				m++;
-			if (m < pv->n && pv->c.sp[m] == sp && pv->c.ip[m] == ip &&
-			    (pv->c.bp[m] == bp || !ha_prev_needs_bp(pv, m))) {
-				unsigned tail = pv->n - m, n = k + tail < max ? k + tail : max;
-				int was_complete = pv->complete;
-
-				matching = 0;
-				if (ha_prev_verify(pv, m)) {
-					/* rbp as it is now, up to the frame that reloads it */
-					for (unsigned j = m; j < pv->n && pv->c.bp[j] != bp; j++) {
-						pv->c.bp[j] = bp;
-						if (pv->c.bps[j] & ~HA_BPS_CFA)
-							break;
-					}
-					/* the new inner frames in front of the old outer ones */
-					if (k != m)
-						ha_cols_move(&pv->c, k, m, n - k);
-					ha_cols_copy(&pv->c, &scratch, k);
-					memcpy(out + k, pv->c.ip + k, (n - k) * sizeof(uintptr_t));
-					pv->n = n;
-					HA_COUNT(ha_cfi_copied, n - k);
-					if (pv->complete || k + tail >= max) {
-						pv->complete = pv->complete && k + tail <= max;
-						/* the same stack as before: the checks still hold */
-						if (k != 0 || m != 0 || n != k + tail ||
-						    pv->complete != was_complete)
-							pv->chk_ok = 0;
-						return (int)n;
-					}
-					/* the previous walk stopped short: go on from its last frame */
-					fr = &pv->c;
-					k = n - 1;
-					ip = fr->ip[k];
-					sp = fr->sp[k];
-					bp = fr->bp[k];
-					goto step;
-				}
-			}
-		}
-		if (fr == &scratch && k == HA_SCRATCH) {
-			/* no match near the top: this walk replaces the previous one */
-			matching = 0;
-			if (pv) {
-				ha_cols_copy(&pv->c, &scratch, k);
-				fr = &pv->c;
-			} else {
-				fr = 0;
-			}
-		}
-		out[k] = ip;
-		if (fr) {
-			fr->ip[k] = ip;
-			fr->sp[k] = sp;
-			fr->bp[k] = bp;
-		}
-step:
-		HA_COUNT(ha_cfi_stepped, 1);
-		rule = ha_rule_get(ip, gen);
-		if (rule.kind == HA_RULE_END) {
-			if (fr)
-				fr->bps[k] = 0;
-			complete = 1;
-			k++;
+	s.ip = (uintptr_t)__builtin_return_address(0);
+	s.sp = (uintptr_t)fa + 16;
+	s.bp = fa[0];
+	cap = pv->cap;
+	i = pv->s;
+	nsp = pv->gen == gen ? pv->c.sp[i] : UINTPTR_MAX;
+	/* the first frames in scratch columns, looking for a join with the record */
+	for (;;) {
+		if (k == max) {
+			r = HA_STEP_ZERO;   /* cut at the limit: not complete */
 			break;
 		}
-		if (rule.kind == HA_RULE_BAD)
-			goto fail;
-		cfa = (rule.kind == HA_RULE_BP ? bp : sp) + (uintptr_t)(intptr_t)rule.off;
-		/* the stack grows down: a frame above is higher, and not absurdly so */
-		if (cfa <= sp || cfa - sp > (256u << 20) || (cfa & 7))
-			goto fail;
-		bpslot = rule.bpsaved ? cfa + (uintptr_t)(intptr_t)rule.bpoff : 0;
-		if (fr)
-			fr->bps[k] = bpslot | (rule.kind == HA_RULE_BP ? HA_BPS_CFA : 0);
+		if (s.sp >= nsp) {
+			const uintptr_t *psp = pv->c.sp;
+
+			while (psp[i] < s.sp)   /* psp[cap] ends it */
+				i++;
+			nsp = psp[i];
+			if (nsp == s.sp && pv->c.ip[i] == s.ip) {
+				r = ha_join(pv, i, &k, max, out, &scratch, &s);
+				if (r >= 0)
+					return r;
+				if (r == HA_JOIN_RESUME)
+					goto resume;
+				if (r == HA_JOIN_NEVER)
+					nsp = UINTPTR_MAX;
+			}
+		}
+		if (k == HA_SCRATCH) {
+			/* no join near the top: this walk replaces the record, from
+			 * index 0 until it ends */
+			ha_cols_put(&pv->c, 0, &scratch, k);
+			goto walk_on;
+		}
+		out[k] = s.ip;
+		s_sp[k] = s.sp;
+		s_bp[k] = s.bp;
+		r = ha_step(&s, &s_bps[k], pv, gen);
 		k++;
-		if (bpslot)
-			bp = *(const uintptr_t *)bpslot;
-		ip = ((const uintptr_t *)cfa)[-1];
-		sp = cfa;
-		if (ip == 0)
-			break;   /* an end, but read from memory: not one to reuse blindly */
+		if (__builtin_expect(r != HA_STEP_ON, 0))
+			break;
 	}
-	if (pv) {
-		if (fr == &scratch)
-			ha_cols_copy(&pv->c, &scratch, k);
-		pv->n = k;
-		pv->complete = complete;
-		pv->gen = gen;
-		pv->chk_ok = 0;
+	if (r == HA_STEP_BAD)
+		goto fail;
+	ha_cols_put(&pv->c, cap - k, &scratch, k);
+	goto done;
+
+	/* deeper: straight into the record's columns from index 0 */
+walk_on:
+	while (k < max) {
+		out[k] = s.ip;
+		pv->c.ip[k] = s.ip;
+		pv->c.sp[k] = s.sp;
+		pv->c.bp[k] = s.bp;
+resume:
+		r = ha_step(&s, &pv->c.bps[k], pv, gen);
+		k++;
+		if (__builtin_expect(r != HA_STEP_ON, 0))
+			break;
 	}
+	if (k == max && r == HA_STEP_ON)
+		r = HA_STEP_ZERO;   /* cut at the limit */
+	if (r == HA_STEP_BAD)
+		goto fail;
+	ha_cols_move(&pv->c, cap - k, 0, k);   /* anchored at the end */
+done:
+	pv->s = cap - k;
+	pv->complete = r == HA_STEP_END;
+	pv->gen = gen;
+	pv->chk_lo = cap;
+	pv->nsl = 0;
 	return (int)k;
 fail:
-	if (pv) {
-		pv->n = 0;
-		pv->chk_ok = 0;
-	}
+	pv->s = cap;
+	pv->chk_lo = cap;
+	pv->nsl = 0;
 	return -1;
 }
 #endif

@@ -251,14 +251,15 @@ static int frames_equal(const uintptr_t *e, const uintptr_t *frames, unsigned d)
 /* This thread's last slots found or made (complete, so safe to compare with),
  * each with a cheap key of its chain: a program allocates from a handful of
  * places in turn (an interpreter's few paths into malloc), and such a stack is
- * then found with a key compare and one frame compare, without hashing it. */
-#define ST_RECENT 8
+ * then found with a key compare and one frame compare, without hashing it.
+ * Direct-mapped on the key, one entry to look at; 64 of them (1 KiB of
+ * static TLS) because python's dict script has that many hot stacks: 8 or 16
+ * entries hash its chains again and again (issue 15, README Performance). */
+#define ST_RECENT 64
 static __thread struct st_recent {
 	uintptr_t key;      /* st_key() of the slot's chain; 0: empty */
 	uintptr_t *slot;    /* the slot */
 } st_recent[ST_RECENT];
-static __thread unsigned st_recent_next;   /* the entry replaced next */
-static __thread unsigned st_recent_hit;    /* the entry found last: tried first */
 
 /* A key of the chain frames[0..d): the depth and three frames spread along it
  * (the innermost ones are often a wrapper's, alike for many stacks). Never 0. */
@@ -274,14 +275,19 @@ static inline uintptr_t st_key(const uintptr_t *frames, unsigned d)
 	return k ? k : 1;
 }
 
+/* The recent entry of a chain whose st_key() is KEY. */
+static inline struct st_recent *st_recent_of(uintptr_t key)
+{
+	return &st_recent[(uint64_t)key * 0x9E3779B97F4A7C15ULL >> 58];
+}
+
 /* Remember slot E (of a chain whose st_key() is KEY) among the recent ones. */
 static void st_recent_put(uintptr_t key, uintptr_t *e)
 {
-	unsigned r = st_recent_next++ % ST_RECENT;
+	struct st_recent *r = st_recent_of(key);
 
-	st_recent_hit = r;
-	st_recent[r].slot = e;
-	st_recent[r].key = key;
+	r->slot = e;
+	r->key = key;
 }
 
 /* The slot of the chain frames[0..depth) (its first st_depth frames), claimed
@@ -294,16 +300,15 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth)
 	uintptr_t h, i, key = st_key(frames, d);
 
 	/* a thread allocates from a few places in turn: compare with its recent
-	 * slots first (a key, then a vector compare), before hashing the chain */
-	for (unsigned n = 0, r = st_recent_hit; n < ST_RECENT; n++, r = (r + 1) % ST_RECENT) {
-		uintptr_t *e = st_recent[r].slot;
+	 * slot of this key first (a key, then a vector compare), before hashing
+	 * the chain */
+	{
+		const struct st_recent *r = st_recent_of(key);
+		uintptr_t *e = r->slot;
 
-		if (st_recent[r].key == key &&
-		    (LOAD(e[HEAPANN_SE_DEPTH]) & HEAPANN_STATS_DEPTH_MASK) == d &&
-		    frames_equal(e, frames, d)) {
-			st_recent_hit = r;
+		if (r->key == key && (LOAD(e[HEAPANN_SE_DEPTH]) & HEAPANN_STATS_DEPTH_MASK) == d &&
+		    frames_equal(e, frames, d))
 			return e;
-		}
 	}
 	h64 = st_hash(frames, d);
 	h = (uintptr_t)h64 ? (uintptr_t)h64 : 1;

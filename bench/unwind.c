@@ -55,7 +55,7 @@ static NOINLINE void measure(int m)
 				n = ha_cfi_backtrace(buf, MAXF);
 				break;
 			case M_STEP:
-				ha_prev_mine->n = 0;   /* forget the previous stack */
+				ha_prev_mine->s = ha_prev_mine->cap;   /* forget the previous stack */
 				n = ha_cfi_backtrace(buf, MAXF);
 				break;
 			case M_LIBUNWIND:

@@ -141,6 +141,95 @@ static NOINLINE void shift_b(struct cap *c, int pad)
 }
 #endif
 
+/* Levels of one recursion (lvl), where level SW takes another way down
+ * (lvl_b, then lvl2 below it): the stack with SW = 0 and the one with SW = p
+ * are the same from level p out and differ below. */
+static NOINLINE void lvl(struct cap *c, int n, int sw);
+
+static NOINLINE void lvl2(struct cap *c, int n)
+{
+	if (n <= 0)
+		probe(c);
+	else
+		lvl2(c, n - 1);
+	__asm__ volatile("");
+}
+
+static NOINLINE void lvl_b(struct cap *c, int n)
+{
+	volatile char pad[48];
+
+	pad[0] = (char)n;
+	lvl2(c, n - 1);
+	__asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+static NOINLINE void lvl(struct cap *c, int n, int sw)
+{
+	if (n <= 0)
+		probe(c);
+	else if (n == sw)
+		lvl_b(c, n);
+	else
+		lvl(c, n - 1, sw);
+	__asm__ volatile("");
+}
+
+/* lvl at depth 40 from one call site, whatever the capture and the level.
+ * rbp holds one value below it (no lvl frame touches rbp), so that a record
+ * cut short, which keeps the rbp it would resume with, is joined as well. */
+static NOINLINE void lvl40(struct cap *c, int sw)
+{
+#ifndef __SANITIZE_ADDRESS__   /* that build keeps frame pointers everywhere */
+	register uintptr_t v __asm__("rbp") = 0x5eed;
+
+	__asm__ volatile("" : "+r"(v));
+	lvl(c, 40, sw);
+	__asm__ volatile("" : "+r"(v));
+#else
+	lvl(c, 40, sw);
+	__asm__ volatile("");
+#endif
+}
+
+/* lvl40 for each of N captures CS[t] with level SW[t], from one call site;
+ * the frames each stepped and copied in ST[t] and CP[t]. */
+static NOINLINE void lvl40_each(struct cap **cs, const int *sw, int n, unsigned long *st, int *cp)
+{
+	for (volatile int t = 0; t < n; t++) {   /* not unrolled: one call site */
+		unsigned long s0 = ha_cfi_stepped, c0 = ha_cfi_copied;
+
+		lvl40(cs[t], sw[t]);
+		st[t] = ha_cfi_stepped - s0;
+		cp[t] = (int)(ha_cfi_copied - c0);
+	}
+}
+
+/* Frames 1 .. n-1 of a capture cut at its limit equal backtrace()'s. */
+static int same_prefix(const struct cap *c)
+{
+	int j = 1;
+
+	while (j < 3 && j < c->nbt && (uintptr_t)c->bt[j] != c->f[1])
+		j++;
+	if (c->n < 2 || c->n - 1 > c->nbt - j)
+		return 0;
+	for (int i = 1; i < c->n; i++)
+		if (c->f[i] != (uintptr_t)c->bt[j + i - 1])
+			return 0;
+	return 1;
+}
+
+/* Index of the first frame of C whose return address is R (C's n if none). */
+static int first_of(const struct cap *c, uintptr_t r)
+{
+	int i = 0;
+
+	while (i < c->n && c->f[i] != r)
+		i++;
+	return i;
+}
+
 static struct cap sigcap;
 
 static void on_signal(int sig)
@@ -204,8 +293,8 @@ int main(void)
 	      memcmp(d.f + 1, c.f + 1, (size_t)(c.n - 1) * sizeof(c.f[0])) == 0);
 	CHECK("again: at most 2 frames stepped, the rest copied", stepped <= 2 &&
 	      copied == d.n - (int)stepped);
-	CHECK("again: the thread's record holds it", ha_prev_mine && ha_prev_mine->n == (unsigned)d.n &&
-	      ha_prev_mine->complete);
+	CHECK("again: the thread's record holds it", ha_prev_mine &&
+	      ha_prev_mine->cap - ha_prev_mine->s == (unsigned)d.n && ha_prev_mine->complete);
 
 	/* code loaded since (ha_code_gen moved): nothing learnt before is used */
 	{
@@ -262,28 +351,104 @@ int main(void)
 	 * record says the slot keeps_rbp saved held another rbp, it is not */
 	{
 		struct cap *both_caps[2] = { &c, &d };
-		int j, r = -1;
+		int j, r = -1, noted = 0;
 
 		for (volatile int i = 0; i < 3; i++) {   /* one call site: i is volatile */
-			if (i == 2 && r >= 0)
-				ha_prev_mine->c.bp[r] ^= 0x40;   /* "realigned's rbp was elsewhere" */
+			if (i == 2 && r >= 0) {
+				/* "realigned's rbp was elsewhere": in the frame's state and
+				 * in the list of slots to check that the reuse noted */
+				ha_prev_mine->c.bp[r] ^= 0x40;
+				for (unsigned e = 0; e < ha_prev_mine->nsl; e++)
+					if (ha_prev_mine->sl[e].idx == (unsigned)r) {
+						ha_prev_mine->sl[e].val ^= 0x40;
+						noted++;
+					}
+			}
 			stepped = ha_cfi_stepped;
 			copied = (int)ha_cfi_copied;
 			shift_a(both_caps[i & 1], 32);
 			stepped = ha_cfi_stepped - stepped;
 			copied = (int)ha_cfi_copied - copied;
 			if (i == 0)   /* realigned: rbp-based CFA, its rbp in the slot below */
-				for (j = 1; j < (int)ha_prev_mine->n; j++)
+				for (j = (int)ha_prev_mine->s + 1; j < (int)ha_prev_mine->cap; j++)
 					if ((ha_prev_mine->c.bps[j] & HA_BPS_CFA) &&
 					    (ha_prev_mine->c.bps[j - 1] & ~HA_BPS_CFA))
 						r = j;
 			if (i == 1)
 				CHECK("realigned: the same capture again is reused", r > 0 && copied > 0);
 		}
+		CHECK("realigned: the reuse noted the slot to check, once", noted == 1);
 		CHECK("realigned: a saved rbp that differs stops the reuse", copied == 0 &&
 		      stepped == (unsigned long)c.n && same_stack(&c));
 	}
 #endif
+
+	/* joins at every level: a straight stack, then one that differs below
+	 * level p; the walk steps the frames below the first that returns into
+	 * lvl's own recursive call (R, the join) and copies the rest. The
+	 * record is anchored at its end, so the joins move nothing. Then the
+	 * straight one again, joining the other */
+	{
+		static struct cap a, b, a2;
+		struct cap *cs[3] = { &a, &b, &a2 };
+		int joins = 0, exact = 0, back = 0, D = 40, sw[3] = { 0, 0, 0 }, cp[3];
+		unsigned long st[3];
+		uintptr_t r;
+
+		lvl40_each(cs, sw, 1, st, cp);
+		r = a.f[2];   /* lvl(0) returns into lvl(1)'s call */
+		for (int p = 1; p <= D; p++) {
+			int at;
+
+			sw[1] = p;
+			lvl40_each(cs, sw, 3, st, cp);
+			at = first_of(&b, r);
+			joins += same_stack(&a) && same_stack(&b);
+			/* a join is looked for only in the first HA_SCRATCH frames */
+			if (at <= HA_SCRATCH)
+				exact += st[1] == (unsigned long)at && cp[1] == b.n - at;
+			else
+				exact += st[1] == (unsigned long)b.n && cp[1] == 0;
+			/* the straight stack joins b's one level lower (no lvl_b) */
+			if (at < b.n && at - 1 <= HA_SCRATCH)
+				back += st[2] == (unsigned long)(at - 1) && cp[2] == a2.n - (at - 1);
+			else
+				back += st[2] == (unsigned long)a2.n && cp[2] == 0;
+			back -= !same_stack(&a2) || ha_prev_mine->cap - ha_prev_mine->s != (unsigned)a2.n;
+		}
+		CHECK("joins at levels 1..40: 40 of 40 stacks right", joins == D);
+		CHECK("joins at levels 1..40: the frames below the join (up to 32) stepped, "
+		      "the rest copied", exact == D);
+		CHECK("joins at levels 1..40 and back: 40 of 40 right, as many stepped and copied",
+		      back == D);
+
+		/* cut at a limit: a complete record, then a capture that joins it
+		 * but would go past its limit (the record's outer frames beyond it
+		 * go); then a full straight one that joins the cut record, copies
+		 * what it holds from the join and walks on from its last frame */
+		{
+			int cut_ok = 0, whole = 0, lim = 30;
+
+			for (int p = 1; p <= 25; p += 3) {
+				int at;
+
+				sw[1] = p;
+				sw[2] = 0;
+				b.max = lim;
+				lvl40_each(cs, sw, 3, st, cp);
+				at = first_of(&b, r);
+				cut_ok += b.n == lim && same_prefix(&b) && st[1] == (unsigned long)at &&
+					  cp[1] == lim - at;
+				whole += same_stack(&a2) && ha_prev_mine->complete &&
+					 ha_prev_mine->cap - ha_prev_mine->s == (unsigned)a2.n &&
+					 cp[2] == lim - at &&   /* the record's last frame is stepped on */
+					 st[2] == (unsigned long)(a2.n - cp[2] + 1);
+				b.max = 0;
+			}
+			CHECK("a join cut at 30 frames: 9 of 9 right", cut_ok == 9);
+			CHECK("... and a full capture joining the cut record: 9 of 9 whole", whole == 9);
+		}
+	}
 
 	/* a capture limited to 4 frames, then a full one from the same chain:
 	 * the record it finds ends at the limit, so the walk goes on past it */
