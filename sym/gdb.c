@@ -230,6 +230,17 @@ static void gdb_module_check(struct gdb_symbolizer *s, const struct cp_image *im
 	} else if (!fi.idlen) {
 		gdb_note(s, "%s: %s has no build-id; used unchecked", m->path, m->file);
 	}
+	if (m->state != GM_MISMATCH && (!have_cid || !fi.idlen)) {
+		/* nothing else tells a rebuilt file from the core's (gdb warns of the
+		 * program only) */
+		struct stat f, c;
+
+		if (img->path && stat(m->file, &f) == 0 && stat(img->path, &c) == 0 &&
+		    (f.st_mtim.tv_sec > c.st_mtim.tv_sec ||
+		     (f.st_mtim.tv_sec == c.st_mtim.tv_sec && f.st_mtim.tv_nsec > c.st_mtim.tv_nsec)))
+			gdb_note(s, "%s: no build-id, and %s was modified after the core was written: "
+				 "its frames may be named from another build", m->path, m->file);
+	}
 }
 
 static int gdb_module_cmp(const void *a, const void *b)
