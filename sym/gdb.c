@@ -684,7 +684,9 @@ static int gdb_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 			loc->flags = SYM_NO_MODULE;
 			continue;
 		}
-		loc->module = m->path;
+		/* the file used, as the libdw backend names it (the program as given,
+		 * a library under the sysroot); the image's name when none is */
+		loc->module = m->state == GM_OK ? m->file : m->path;
 		loc->modoff = addrs[i] - m->bias;
 		if (m->state == GM_MISMATCH) {
 			loc->flags = SYM_BUILDID_MISMATCH;
