@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "coreparse.h"
 #include "mi.h"
@@ -241,6 +242,121 @@ static void gdb_module_check(struct gdb_symbolizer *s, const struct cp_image *im
 			gdb_note(s, "%s: no build-id, and %s was modified after the core was written: "
 				 "its frames may be named from another build", m->path, m->file);
 	}
+}
+
+/* The program's separate debug file by its .gnu_debuglink NAME where libdwfl
+ * finds it but gdb does not: DIR/NAME for a --debug-dir DIR (gdb looks in
+ * DIR/<the program's directory>/NAME, next to the program and in its .debug/,
+ * which it is left to). Into buf; 0 when found with the link's CRC, -1 when not
+ * (or when the program has DWARF of its own, or no link). */
+static int gdb_debuglink_find(const char *exe, const char *const *dirs, char *buf, size_t cap)
+{
+	int fd = open(exe, O_RDONLY | O_CLOEXEC), ret = -1, have_dwarf = 0;
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	char name[256] = "", dir[4096];
+	uint32_t crc = 0;
+	const char *slash;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sn;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(sn = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (strcmp(sn, ".debug_info") == 0 && sh.sh_type != SHT_NOBITS)
+			have_dwarf = 1;
+		if (strcmp(sn, ".gnu_debuglink") == 0 && (d = elf_rawdata(scn, NULL)) && d->d_size >= 8) {
+			size_t n = strnlen(d->d_buf, d->d_size), at = (n + 4) & ~(size_t)3;
+
+			if (n && n < sizeof name && at + 4 <= d->d_size) {
+				memcpy(name, d->d_buf, n);
+				name[n] = 0;
+				memcpy(&crc, (const char *)d->d_buf + at, 4);
+				if (elf_getident(elf, NULL)[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ?
+									ELFDATA2LSB : ELFDATA2MSB))
+					crc = __builtin_bswap32(crc);
+			}
+		}
+	}
+	if (have_dwarf || !name[0] || strchr(name, '/'))
+		goto out;
+	/* where gdb looks by itself: next to the program, and in its .debug/ */
+	slash = strrchr(exe, '/');
+	if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - exe) : 1,
+			     slash ? exe : ".") >= sizeof dir ||
+	    (size_t)snprintf(buf, cap, "%s/%s", dir, name) >= cap || stat(buf, &st) == 0 ||
+	    (size_t)snprintf(buf, cap, "%s/.debug/%s", dir, name) >= cap || stat(buf, &st) == 0)
+		goto out;
+	for (; dirs && *dirs && ret < 0; dirs++) {
+		unsigned char b[65536];
+		ssize_t got;
+		uLong c = crc32(0L, Z_NULL, 0);
+		int dfd;
+
+		if ((size_t)snprintf(buf, cap, "%s/%s", *dirs, name) >= cap)
+			continue;
+		dfd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		while ((got = read(dfd, b, sizeof b)) > 0)
+			c = crc32(c, b, (uInt)got);
+		close(dfd);
+		if (got == 0 && (uint32_t)c == crc)
+			ret = 0;
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/* Load the program's separate debug file that gdb does not find by itself
+ * (gdb_debuglink_find) beside its symbols, at the program's load bias (symbol-file
+ * would replace the program, and gdb then finds no shared library in a core).
+ * Problems become notes. */
+static void gdb_debuglink_load(struct gdb_symbolizer *s, const struct sym_options *opt)
+{
+	char path[4096], cmd[8800], q[8600];
+	const struct gdb_module *exe = NULL;
+	struct mi_reply r;
+	struct mi_error me;
+	const char *msg;
+
+	if (gdb_debuglink_find(opt->exe, opt->debug_dirs, path, sizeof path) < 0)
+		return;
+	for (size_t i = 0; i < s->nmods; i++)
+		if (s->mods[i].file && strcmp(s->mods[i].file, opt->exe) == 0)
+			exe = &s->mods[i];
+	if (!exe || exe->state != GM_OK)
+		return;
+	if (strpbrk(path, " \t\n'\"\\")) {   /* add-symbol-file splits its arguments */
+		gdb_note(s, "%s: gdb cannot be given its debug file %s (a space or quote in the path)",
+			 opt->exe, path);
+		return;
+	}
+	snprintf(cmd, sizeof cmd, "add-symbol-file %s -o 0x%" PRIx64, path, exe->bias);
+	if (mi_quote(q, sizeof q, cmd) >= sizeof q)
+		return;
+	snprintf(cmd, sizeof cmd, "-interpreter-exec console %s", q);
+	if (mi_client_exec(s->mi, cmd, s->timeout_ms, &r, &me) < 0) {
+		gdb_note(s, "%s: debug file %s not loaded: %s", opt->exe, path, me.msg);
+		return;
+	}
+	msg = mi_reply_error(&r);
+	if (msg)
+		gdb_note(s, "%s: debug file %s not loaded: gdb: %s", opt->exe, path, msg);
+	mi_reply_release(&r);
 }
 
 static int gdb_module_cmp(const void *a, const void *b)
@@ -883,6 +999,7 @@ struct symbolizer *sym_gdb_open(const struct sym_options *opt, struct sym_error 
 			goto fail;
 		gdb_check_loaded(s, img);
 	}
+	gdb_debuglink_load(s, opt);
 	free(dbg);
 	cp_image_free(img);
 	return &s->base;
