@@ -244,11 +244,11 @@ static void gdb_module_check(struct gdb_symbolizer *s, const struct cp_image *im
 	}
 }
 
-/* The program's separate debug file by its .gnu_debuglink NAME where libdwfl
- * finds it but gdb does not: DIR/NAME for a --debug-dir DIR (gdb looks in
- * DIR/<the program's directory>/NAME, next to the program and in its .debug/,
- * which it is left to). Into buf; 0 when found with the link's CRC, -1 when not
- * (or when the program has DWARF of its own, or no link). */
+/* The separate debug file of the module file exe by its .gnu_debuglink NAME
+ * where libdwfl finds it but gdb does not: DIR/NAME for a --debug-dir DIR (gdb
+ * looks in DIR/<the file's directory>/NAME, next to the file, in its .debug/ and
+ * by build-id, which it is left to). Into buf; 0 when found with the link's CRC,
+ * -1 when not (or when the file has DWARF of its own, or no link). */
 static int gdb_debuglink_find(const char *exe, const char *const *dirs, char *buf, size_t cap)
 {
 	int fd = open(exe, O_RDONLY | O_CLOEXEC), ret = -1, have_dwarf = 0;
@@ -290,6 +290,22 @@ static int gdb_debuglink_find(const char *exe, const char *const *dirs, char *bu
 	}
 	if (have_dwarf || !name[0] || strchr(name, '/'))
 		goto out;
+	{
+		/* found by its build-id under a debug directory: gdb does that itself */
+		const unsigned char *id;
+		ssize_t idlen = dwelf_elf_gnu_build_id(elf, (const void **)&id);
+		const char *const *d = dirs;
+		const char *dir0 = "/usr/lib/debug";
+
+		for (const char *dd = dir0; idlen > 1 && dd; dd = d && *d ? *d++ : NULL) {
+			size_t len = (size_t)snprintf(buf, cap, "%s/.build-id/%02x/", dd, id[0]);
+
+			for (ssize_t k = 1; k < idlen && len + 3 < cap; k++)
+				len += (size_t)snprintf(buf + len, cap - len, "%02x", id[k]);
+			if (len + 7 < cap && (strcpy(buf + len, ".debug"), stat(buf, &st) == 0))
+				goto out;
+		}
+	}
 	/* where gdb looks by itself: next to the program, and in its .debug/ */
 	slash = strrchr(exe, '/');
 	if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - exe) : 1,
@@ -321,42 +337,41 @@ out:
 	return ret;
 }
 
-/* Load the program's separate debug file that gdb does not find by itself
- * (gdb_debuglink_find) beside its symbols, at the program's load bias (symbol-file
+/* Load each module's separate debug file that gdb does not find by itself
+ * (gdb_debuglink_find) beside its symbols, at the module's load bias (symbol-file
  * would replace the program, and gdb then finds no shared library in a core).
  * Problems become notes. */
 static void gdb_debuglink_load(struct gdb_symbolizer *s, const struct sym_options *opt)
 {
 	char path[4096], cmd[8800], q[8600];
-	const struct gdb_module *exe = NULL;
 	struct mi_reply r;
 	struct mi_error me;
 	const char *msg;
 
-	if (gdb_debuglink_find(opt->exe, opt->debug_dirs, path, sizeof path) < 0)
-		return;
-	for (size_t i = 0; i < s->nmods; i++)
-		if (s->mods[i].file && strcmp(s->mods[i].file, opt->exe) == 0)
-			exe = &s->mods[i];
-	if (!exe || exe->state != GM_OK)
-		return;
-	if (strpbrk(path, " \t\n'\"\\")) {   /* add-symbol-file splits its arguments */
-		gdb_note(s, "%s: gdb cannot be given its debug file %s (a space or quote in the path)",
-			 opt->exe, path);
-		return;
+	for (size_t i = 0; i < s->nmods; i++) {
+		const struct gdb_module *m = &s->mods[i];
+
+		if (!m->file || m->state != GM_OK ||
+		    gdb_debuglink_find(m->file, opt->debug_dirs, path, sizeof path) < 0)
+			continue;
+		if (strpbrk(path, " \t\n'\"\\")) {   /* add-symbol-file splits its arguments */
+			gdb_note(s, "%s: gdb cannot be given its debug file %s (a space or quote in the path)",
+				 m->file, path);
+			continue;
+		}
+		snprintf(cmd, sizeof cmd, "add-symbol-file %s -o 0x%" PRIx64, path, m->bias);
+		if (mi_quote(q, sizeof q, cmd) >= sizeof q)
+			continue;
+		snprintf(cmd, sizeof cmd, "-interpreter-exec console %s", q);
+		if (mi_client_exec(s->mi, cmd, s->timeout_ms, &r, &me) < 0) {
+			gdb_note(s, "%s: debug file %s not loaded: %s", m->file, path, me.msg);
+			continue;
+		}
+		msg = mi_reply_error(&r);
+		if (msg)
+			gdb_note(s, "%s: debug file %s not loaded: gdb: %s", m->file, path, msg);
+		mi_reply_release(&r);
 	}
-	snprintf(cmd, sizeof cmd, "add-symbol-file %s -o 0x%" PRIx64, path, exe->bias);
-	if (mi_quote(q, sizeof q, cmd) >= sizeof q)
-		return;
-	snprintf(cmd, sizeof cmd, "-interpreter-exec console %s", q);
-	if (mi_client_exec(s->mi, cmd, s->timeout_ms, &r, &me) < 0) {
-		gdb_note(s, "%s: debug file %s not loaded: %s", opt->exe, path, me.msg);
-		return;
-	}
-	msg = mi_reply_error(&r);
-	if (msg)
-		gdb_note(s, "%s: debug file %s not loaded: gdb: %s", opt->exe, path, msg);
-	mi_reply_release(&r);
 }
 
 static int gdb_module_cmp(const void *a, const void *b)

@@ -106,20 +106,30 @@ gcore_waiting "$TMP/o2.core" "$TMP/o2/h4g"
 addrs "$TMP/o2/h4g" "$TMP/o2.core"
 compare "-O2 non-PIE" "$TMP/o2/h4g" "$TMP/o2.core"
 
-# stripped, its debug info apart: by .gnu_debuglink, then by build-id
+# stripped, the program and its library, their debug info apart: by
+# .gnu_debuglink in a --debug-dir, then by build-id
 check "build -O2 PIE" build st -O2 -Wl,--build-id
 gcore_waiting "$TMP/st.core" "$TMP/st/h4g"
 addrs "$TMP/st/h4g" "$TMP/st.core"
 mkdir -p "$TMP/dbg" "$TMP/bid"
-id=$(readelf -n "$TMP/st/h4g" | awk '/Build ID/ { print $3 }')
-mkdir -p "$TMP/bid/.build-id/$(echo $id | cut -c1-2)"
-objcopy --only-keep-debug "$TMP/st/h4g" "$TMP/bid/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug"
-objcopy --only-keep-debug "$TMP/st/h4g" "$TMP/dbg/h4g.debug"
-cp "$TMP/st/h4g" "$TMP/st/h4g.keep"
-objcopy --strip-debug --add-gnu-debuglink="$TMP/dbg/h4g.debug" "$TMP/st/h4g"
-check_eq "stripped: no DWARF left" 0 "$(readelf -S "$TMP/st/h4g" | grep -c debug_info)"
+# split F: F's debug info into the build-id tree and into $TMP/dbg/NAME.debug
+split() {
+	id=$(readelf -n "$1" | awk '/Build ID/ { print $3 }')
+	mkdir -p "$TMP/bid/.build-id/$(echo $id | cut -c1-2)"
+	objcopy --only-keep-debug "$1" "$TMP/bid/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug"
+	objcopy --only-keep-debug "$1" "$TMP/dbg/$(basename "$1").debug"
+	cp "$1" "$1.keep"
+}
+split "$TMP/st/h4g"
+split "$TMP/st/libh4g.so"
+for f in h4g libh4g.so; do
+	objcopy --strip-debug --add-gnu-debuglink="$TMP/dbg/$f.debug" "$TMP/st/$f"
+done
+check_eq "stripped: no DWARF left" 0 "$(readelf -S "$TMP/st/h4g" "$TMP/st/libh4g.so" | grep -c debug_info)"
 compare "stripped, .gnu_debuglink" "$TMP/st/h4g" "$TMP/st.core" --debug-dir "$TMP/dbg"
-cp "$TMP/st/h4g.keep" "$TMP/st/h4g"
-objcopy --strip-debug "$TMP/st/h4g"
+for f in h4g libh4g.so; do
+	cp "$TMP/st/$f.keep" "$TMP/st/$f"
+	objcopy --strip-debug "$TMP/st/$f"
+done
 compare "stripped, build-id" "$TMP/st/h4g" "$TMP/st.core" --debug-dir "$TMP/bid"
 done_testing
