@@ -785,6 +785,8 @@ int report_tables_json(struct json *j, const struct cli_options *o, const struct
 		json_u64(j, st->allocs - st->frees);
 		json_key(j, "peak_live_bytes");
 		json_u64(j, st->peak_live);
+		json_key(j, "peak_time");   /* bytes allocated + freed when it was reached */
+		json_u64(j, st->peak_time);
 		json_key(j, "unrecorded_allocs");
 		json_u64(j, st->unrecorded_allocs);
 		json_key(j, "unrecorded_bytes");

@@ -643,8 +643,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (nsnaps > nmine)
-		fprintf(stderr, "heapann: %zu more snapshots, of its child processes, in %s%s\n",
-			nsnaps - nmine, dir, keep || !report ? "" : " (removed with it: --keep-core keeps them)");
+		fprintf(stderr, "heapann: %zu more snapshot%s, of %s, in %s%s\n", nsnaps - nmine,
+			nsnaps - nmine == 1 ? "" : "s",
+			nsnaps - nmine == 1 ? "a child process" : "its child processes", dir,
+			keep || !report ? "" : nsnaps - nmine == 1 ? " (removed with it: --keep-core keeps it)" :
+			" (removed with it: --keep-core keeps them)");
 
 	if (!report) {
 		fprintf(stderr, "heapann: snapshot kept: %s; report it with: mprof-core %s %s\n", core,

@@ -514,6 +514,19 @@ static int dw_module_disk_path(const struct dw_symbolizer *s, Dwfl_Module *mod, 
 
 static int dw_module_cache_open(struct dw_symbolizer *s, struct dw_module *m, Elf *elf);
 
+/* The file at path was modified after the core was written (both times from
+ * stat; a compressed core's copy is newer than anything, so never). Without a
+ * build-id this is all that tells a rebuilt program from the one in the core. */
+static int dw_newer_than_core(const struct dw_symbolizer *s, const char *path)
+{
+	struct stat f, c;
+
+	if (s->core_fd < 0 || fstat(s->core_fd, &c) != 0 || stat(path, &f) != 0)
+		return 0;
+	return f.st_mtim.tv_sec > c.st_mtim.tv_sec ||
+	       (f.st_mtim.tv_sec == c.st_mtim.tv_sec && f.st_mtim.tv_nsec > c.st_mtim.tv_nsec);
+}
+
 /* Our record for mod, prepared on first use: file, build-id check, index. */
 static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod)
 {
@@ -610,6 +623,9 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 		} else if (s->core_elf && mem_idlen == 0) {
 			dw_note(s, "%s: build-id not in the core; the file on disk could not be checked", m->name);
 		}
+		if (file_idlen <= 0 && mainfile && dw_newer_than_core(s, mainfile))
+			dw_note(s, "%s: no build-id, and modified after the core was written: "
+				"its frames may be named from another build", m->name);
 		if (m->has_elf && mod == s->main_mod && s->exe_idlen > 0 && core_idlen > 0 &&
 		    (s->exe_idlen != core_idlen || memcmp(s->exe_id, core_copy, (size_t)core_idlen) != 0)) {
 			char h1[130], h2[130];

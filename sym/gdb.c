@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "coreparse.h"
 #include "mi.h"
@@ -229,6 +230,147 @@ static void gdb_module_check(struct gdb_symbolizer *s, const struct cp_image *im
 		gdb_note(s, "%s: build-id not in the core; %s used unchecked", m->path, m->file);
 	} else if (!fi.idlen) {
 		gdb_note(s, "%s: %s has no build-id; used unchecked", m->path, m->file);
+	}
+	if (m->state != GM_MISMATCH && (!have_cid || !fi.idlen)) {
+		/* nothing else tells a rebuilt file from the core's (gdb warns of the
+		 * program only) */
+		struct stat f, c;
+
+		if (img->path && stat(m->file, &f) == 0 && stat(img->path, &c) == 0 &&
+		    (f.st_mtim.tv_sec > c.st_mtim.tv_sec ||
+		     (f.st_mtim.tv_sec == c.st_mtim.tv_sec && f.st_mtim.tv_nsec > c.st_mtim.tv_nsec)))
+			gdb_note(s, "%s: no build-id, and %s was modified after the core was written: "
+				 "its frames may be named from another build", m->path, m->file);
+	}
+}
+
+/* The separate debug file of the module file exe by its .gnu_debuglink NAME
+ * where libdwfl finds it but gdb does not: DIR/NAME for a --debug-dir DIR (gdb
+ * looks in DIR/<the file's directory>/NAME, next to the file, in its .debug/ and
+ * by build-id, which it is left to). Into buf; 0 when found with the link's CRC,
+ * -1 when not (or when the file has DWARF of its own, or no link). */
+static int gdb_debuglink_find(const char *exe, const char *const *dirs, char *buf, size_t cap)
+{
+	int fd = open(exe, O_RDONLY | O_CLOEXEC), ret = -1, have_dwarf = 0;
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	char name[256] = "", dir[4096];
+	uint32_t crc = 0;
+	const char *slash;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sn;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(sn = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (strcmp(sn, ".debug_info") == 0 && sh.sh_type != SHT_NOBITS)
+			have_dwarf = 1;
+		if (strcmp(sn, ".gnu_debuglink") == 0 && (d = elf_rawdata(scn, NULL)) && d->d_size >= 8) {
+			size_t n = strnlen(d->d_buf, d->d_size), at = (n + 4) & ~(size_t)3;
+
+			if (n && n < sizeof name && at + 4 <= d->d_size) {
+				memcpy(name, d->d_buf, n);
+				name[n] = 0;
+				memcpy(&crc, (const char *)d->d_buf + at, 4);
+				if (elf_getident(elf, NULL)[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ?
+									ELFDATA2LSB : ELFDATA2MSB))
+					crc = __builtin_bswap32(crc);
+			}
+		}
+	}
+	if (have_dwarf || !name[0] || strchr(name, '/'))
+		goto out;
+	{
+		/* found by its build-id under a debug directory: gdb does that itself */
+		const unsigned char *id;
+		ssize_t idlen = dwelf_elf_gnu_build_id(elf, (const void **)&id);
+		const char *const *d = dirs;
+		const char *dir0 = "/usr/lib/debug";
+
+		for (const char *dd = dir0; idlen > 1 && dd; dd = d && *d ? *d++ : NULL) {
+			size_t len = (size_t)snprintf(buf, cap, "%s/.build-id/%02x/", dd, id[0]);
+
+			for (ssize_t k = 1; k < idlen && len + 3 < cap; k++)
+				len += (size_t)snprintf(buf + len, cap - len, "%02x", id[k]);
+			if (len + 7 < cap && (strcpy(buf + len, ".debug"), stat(buf, &st) == 0))
+				goto out;
+		}
+	}
+	/* where gdb looks by itself: next to the program, and in its .debug/ */
+	slash = strrchr(exe, '/');
+	if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - exe) : 1,
+			     slash ? exe : ".") >= sizeof dir ||
+	    (size_t)snprintf(buf, cap, "%s/%s", dir, name) >= cap || stat(buf, &st) == 0 ||
+	    (size_t)snprintf(buf, cap, "%s/.debug/%s", dir, name) >= cap || stat(buf, &st) == 0)
+		goto out;
+	for (; dirs && *dirs && ret < 0; dirs++) {
+		unsigned char b[65536];
+		ssize_t got;
+		uLong c = crc32(0L, Z_NULL, 0);
+		int dfd;
+
+		if ((size_t)snprintf(buf, cap, "%s/%s", *dirs, name) >= cap)
+			continue;
+		dfd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		while ((got = read(dfd, b, sizeof b)) > 0)
+			c = crc32(c, b, (uInt)got);
+		close(dfd);
+		if (got == 0 && (uint32_t)c == crc)
+			ret = 0;
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/* Load each module's separate debug file that gdb does not find by itself
+ * (gdb_debuglink_find) beside its symbols, at the module's load bias (symbol-file
+ * would replace the program, and gdb then finds no shared library in a core).
+ * Problems become notes. */
+static void gdb_debuglink_load(struct gdb_symbolizer *s, const struct sym_options *opt)
+{
+	char path[4096], cmd[8800], q[8600];
+	struct mi_reply r;
+	struct mi_error me;
+	const char *msg;
+
+	for (size_t i = 0; i < s->nmods; i++) {
+		const struct gdb_module *m = &s->mods[i];
+
+		if (!m->file || m->state != GM_OK ||
+		    gdb_debuglink_find(m->file, opt->debug_dirs, path, sizeof path) < 0)
+			continue;
+		if (strpbrk(path, " \t\n'\"\\")) {   /* add-symbol-file splits its arguments */
+			gdb_note(s, "%s: gdb cannot be given its debug file %s (a space or quote in the path)",
+				 m->file, path);
+			continue;
+		}
+		snprintf(cmd, sizeof cmd, "add-symbol-file %s -o 0x%" PRIx64, path, m->bias);
+		if (mi_quote(q, sizeof q, cmd) >= sizeof q)
+			continue;
+		snprintf(cmd, sizeof cmd, "-interpreter-exec console %s", q);
+		if (mi_client_exec(s->mi, cmd, s->timeout_ms, &r, &me) < 0) {
+			gdb_note(s, "%s: debug file %s not loaded: %s", m->file, path, me.msg);
+			continue;
+		}
+		msg = mi_reply_error(&r);
+		if (msg)
+			gdb_note(s, "%s: debug file %s not loaded: gdb: %s", m->file, path, msg);
+		mi_reply_release(&r);
 	}
 }
 
@@ -673,7 +815,9 @@ static int gdb_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 			loc->flags = SYM_NO_MODULE;
 			continue;
 		}
-		loc->module = m->path;
+		/* the file used, as the libdw backend names it (the program as given,
+		 * a library under the sysroot); the image's name when none is */
+		loc->module = m->state == GM_OK ? m->file : m->path;
 		loc->modoff = addrs[i] - m->bias;
 		if (m->state == GM_MISMATCH) {
 			loc->flags = SYM_BUILDID_MISMATCH;
@@ -870,6 +1014,7 @@ struct symbolizer *sym_gdb_open(const struct sym_options *opt, struct sym_error 
 			goto fail;
 		gdb_check_loaded(s, img);
 	}
+	gdb_debuglink_load(s, opt);
 	free(dbg);
 	cp_image_free(img);
 	return &s->base;
