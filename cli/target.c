@@ -26,11 +26,16 @@ int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err
 	GElf_Ehdr eh;
 	int fd, rc = -1;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named as the ELF is refused, not waited on */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return fail(err, CP_EIO, path, strerror(errno));
 	if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		fail(err, CP_EIO, path, "is a directory, not an ELF file");
+		goto out;
+	}
+	if (fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		fail(err, CP_EIO, path, "not a regular file, not an ELF file");
 		goto out;
 	}
 	elf_version(EV_CURRENT);
