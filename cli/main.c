@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -202,11 +203,15 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		case OPT_RAW: o->raw = optarg; break;
 		case OPT_ELF: o->prog = optarg; break;
 		case OPT_BASE: o->base = parse_u64(optarg, "--base"); o->have_base = 1; break;
-		case OPT_PTR:
-			o->ptr_size = (unsigned)parse_u64(optarg, "--ptr-size");
-			if (o->ptr_size != 4 && o->ptr_size != 8)
+		case OPT_PTR: {
+			/* compared before the cast: 4294967300 is not 4 */
+			uint64_t v = parse_u64(optarg, "--ptr-size");
+
+			if (v != 4 && v != 8)
 				usage_error("--ptr-size must be 4 or 8, not %s", optarg);
+			o->ptr_size = (unsigned)v;
 			break;
+		}
 		case OPT_ENDIAN:
 			if (!strcmp(optarg, "little"))
 				o->endian = 0;
@@ -226,7 +231,13 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 				usage_error("--symbolizer must be dw or gdb, not %s", optarg);
 			o->symbolizer = optarg;
 			break;
-		case OPT_THREADS: o->threads = (unsigned)parse_u64(optarg, "--threads"); break;
+		case OPT_THREADS: {
+			uint64_t v = parse_u64(optarg, "--threads");
+
+			/* more than the scan can use is all it can use, not v mod 2^32 */
+			o->threads = v > UINT_MAX ? UINT_MAX : (unsigned)v;
+			break;
+		}
 		case OPT_NOCACHE: o->no_cache = 1; break;
 		case OPT_REPORT:
 			o->reports = parse_reports(optarg);
@@ -259,7 +270,13 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 				usage_error("--weight must be bytes or blocks, not %s", optarg);
 			break;
 		case OPT_FOLDEDLINES: o->folded_lines = 1; break;
-		case OPT_TOP: o->top = (long)parse_u64(optarg, "--top"); break;
+		case OPT_TOP: {
+			uint64_t v = parse_u64(optarg, "--top");
+
+			/* a huge N is every stack; cast, 2^63 and up read as negative: the default 25 */
+			o->top = v > LONG_MAX ? LONG_MAX : (long)v;
+			break;
+		}
 		case OPT_THRESHOLD: {
 			char *end;
 
@@ -295,11 +312,14 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 				usage_error("too many %s", "--refs");
 			o->refs[o->nrefs++] = parse_u64(optarg, "--refs");
 			break;
-		case OPT_LEAKDEPTH:   /* issue 5: the leak table */
-			o->leak_depth = (unsigned)parse_u64(optarg, "--leak-depth");
-			if (o->leak_depth < 1 || o->leak_depth > 256)
+		case OPT_LEAKDEPTH: {   /* issue 5: the leak table */
+			uint64_t v = parse_u64(optarg, "--leak-depth");
+
+			if (v < 1 || v > 256)   /* before the cast: 4294967297 is not 1 */
 				usage_error("--leak-depth takes 1 to 256, not %s", optarg);
+			o->leak_depth = (unsigned)v;
 			break;
+		}
 		case OPT_CALLSITES: o->call_sites = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);

@@ -34,4 +34,33 @@ expect "FIFO as diff's NEW" 1 "^mprof-core: $TMP/fifo: not a regular file$" diff
 expect "FIFO as diff's OLD" 1 "^mprof-core: $TMP/fifo: not a regular file$" diff "$prog" "$TMP/fifo" "$core"
 expect "/dev/null as the core" 1 "^mprof-core: /dev/null: not a regular file$" "$prog" /dev/null
 expect "/dev/null as PROG" 1 "^mprof-core: /dev/null: not a regular file$" /dev/null "$core"
+# --- numbers out of range: compared before they are narrowed (--top 2^64-1 was
+# read as -1, the default 25 stacks; --leak-depth 2^32+1 as 1; --ptr-size 2^32+4 as 4)
+cat >"$TMP/many.c" <<'C'
+#include <stdlib.h>
+#define A(n) __attribute__((noinline)) static void *f##n(void) { return malloc(100 + n); }
+#define C(n) f##n();
+A(0)A(1)A(2)A(3)A(4)A(5)A(6)A(7)A(8)A(9)A(10)A(11)A(12)A(13)A(14)A(15)A(16)A(17)A(18)A(19)
+A(20)A(21)A(22)A(23)A(24)A(25)A(26)A(27)A(28)A(29)
+int main(void)
+{
+	C(0)C(1)C(2)C(3)C(4)C(5)C(6)C(7)C(8)C(9)C(10)C(11)C(12)C(13)C(14)C(15)C(16)C(17)C(18)C(19)
+	C(20)C(21)C(22)C(23)C(24)C(25)C(26)C(27)C(28)C(29)
+	abort();
+}
+C
+cc -g -O0 -o "$TMP/many" "$TMP/many.c"
+mkdir "$TMP/mn"
+(cd "$TMP/mn" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" "$TMP/many") 2>/dev/null
+check "30 stacks: kernel core written" test -s "$TMP/mn/core"
+for n in 0 26 30 31 4294967297 9223372036854775807 9223372036854775808 18446744073709551615; do
+	want=30; [ $n = 26 ] && want=26
+	"$M" --top $n "$TMP/many" "$TMP/mn/core" >"$TMP/out" 2>"$TMP/err"
+	check_eq "--top $n: $want of the 30 stacks" $want "$(grep -c '^#[0-9]*: ' "$TMP/out")"
+done
+"$M" --top 18446744073709551615 --format json "$TMP/many" "$TMP/mn/core" >"$TMP/j" 2>"$TMP/err"
+check_eq "--top 2^64-1, JSON: 30 stacks" 30 "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["stacks"]))' "$TMP/j")"
+expect "--leak-depth 2^32+1" 2 "^mprof-core: --leak-depth takes 1 to 256, not 4294967297 " --report leaks --leak-depth 4294967297 "$prog" "$core"
+expect "--ptr-size 2^32+4" 2 "^mprof-core: --ptr-size must be 4 or 8, not 4294967300 " --raw "$core" --elf "$prog" --base 0 --ptr-size 4294967300
+
 done_testing
