@@ -119,6 +119,9 @@ static unsigned parse_reports(const char *list)
 	unsigned bits = 0;
 	const char *p = list;
 
+	/* an empty list selected nothing: the header alone, exit 0, as if it were a report */
+	if (!*p)
+		usage_error("unknown report '%s'", "");
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		size_t i;

@@ -63,4 +63,8 @@ check_eq "--top 2^64-1, JSON: 30 stacks" 30 "$(python3 -c 'import json,sys; prin
 expect "--leak-depth 2^32+1" 2 "^mprof-core: --leak-depth takes 1 to 256, not 4294967297 " --report leaks --leak-depth 4294967297 "$prog" "$core"
 expect "--ptr-size 2^32+4" 2 "^mprof-core: --ptr-size must be 4 or 8, not 4294967300 " --raw "$core" --elf "$prog" --base 0 --ptr-size 4294967300
 
+# --- an empty --report (a shell variable left empty) printed the header alone, exit 0
+expect "--report ''" 2 "^mprof-core: unknown report '' " --report '' "$prog" "$core"
+expect "--report=" 2 "^mprof-core: unknown report '' " --report= "$prog" "$core"
+
 done_testing
