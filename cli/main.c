@@ -590,6 +590,24 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_obj_end(j);
 }
 
+/* The report options that take their value as the next argument (cli_parse_args'
+ * required_argument entries): snapshot passes the value on with its option rather
+ * than taking it for the PID ('snapshot --format json PID'). */
+static int snapshot_opt_takes_value(const char *a)
+{
+	static const char *const names[] = {
+		"--raw", "--elf", "--base", "--ptr-size", "--endian", "--sysroot", "--debug-dir",
+		"--symbolizer", "--threads", "--report", "--format", "--top", "--threshold",
+		"--alloc-fn", "--ignore-fn", "--addr", "--why", "--refs", "--leak-depth",
+		"--weight",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(a, names[i]))
+			return 1;
+	return 0;
+}
+
 /* mprof-core snapshot PID [-o FILE] [--no-report] [OPTIONS]: write a core of a
  * running process through gdb, then rewrite argv so that the normal path reports
  * it (PROG is /proc/PID/exe's target, read before the snapshot). Returns 1 when
@@ -604,15 +622,20 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 
 	/* take snapshot's own arguments out of argv, keep the report options */
 	for (int i = 2; i < *argc; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < *argc)
+		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < *argc)
 			outarg = argv[++i];
+		else if (!strncmp(argv[i], "--output=", 9))
+			outarg = argv[i] + 9;
 		else if (!strcmp(argv[i], "--no-report"))
 			report = 0;
 		else if (!strcmp(argv[i], "--prog") && i + 1 < *argc)   /* issue 13 */
 			progarg = argv[++i];
 		else if (!strncmp(argv[i], "--prog=", 7))
 			progarg = argv[i] + 7;
-		else if (!pidarg && argv[i][0] != '-')
+		else if (snapshot_opt_takes_value(argv[i]) && i + 1 < *argc) {
+			argv[k++] = argv[i];
+			argv[k++] = argv[++i];
+		} else if (!pidarg && argv[i][0] != '-')
 			pidarg = argv[i];
 		else
 			argv[k++] = argv[i];

@@ -67,4 +67,26 @@ expect "--ptr-size 2^32+4" 2 "^mprof-core: --ptr-size must be 4 or 8, not 429496
 expect "--report ''" 2 "^mprof-core: unknown report '' " --report '' "$prog" "$core"
 expect "--report=" 2 "^mprof-core: unknown report '' " --report= "$prog" "$core"
 
+# --- snapshot: report options before the PID keep their values ('snapshot --format
+# json PID' took "json" for the PID), and --output is -o
+command -v gdb >/dev/null 2>&1 || sh scripts/install-deps.sh gdb >/dev/null 2>&1
+if command -v gdb >/dev/null 2>&1; then
+	rm -f "$TMP/fifo2" "$TMP/o"; mkfifo "$TMP/fifo2"
+	LD_PRELOAD="$TOP/$B/libheapann.so" "$prog" wait <"$TMP/fifo2" >"$TMP/o" 2>/dev/null &
+	pid=$!
+	exec 9>"$TMP/fifo2"
+	n=0; while [ ! -s "$TMP/o" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	"$M" snapshot --format json --top 1 "$pid" -o "$TMP/s.core" >"$TMP/s.json" 2>"$TMP/err"
+	check_eq "snapshot --format json --top 1 PID: exit 0" 0 $?
+	check_eq "snapshot --format json --top 1 PID: 13 blocks, 20000 bytes, 1 stack listed" "13 20000 1" \
+		"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["blocks"], d["bytes"], len(d["stacks"]))' "$TMP/s.json" 2>&1)"
+	"$M" snapshot --output "$TMP/s2.core" --no-report "$pid" >"$TMP/out" 2>"$TMP/err"
+	check_eq "snapshot --output FILE --no-report PID: writes FILE" "wrote $TMP/s2.core" "$(cat "$TMP/out")"
+	check "snapshot --output FILE: the core is there" test -s "$TMP/s2.core"
+	echo >&9; exec 9>&-
+	wait $pid
+else
+	echo "# no gdb: the snapshot part is not run"
+fi
+
 done_testing
