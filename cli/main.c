@@ -58,7 +58,7 @@ static const char usage_text[] =
 "                      where it lives (repeatable)\n"
 "  --format FMT        text (default), json, or an export for another tool:\n"
 "                      folded, pprof, massif, html, svg\n"
-"  -o FILE             write the report or export to FILE, not standard output\n"
+"  -o, --output FILE   write the report or export to FILE, not standard output\n"
 "  --weight bytes|blocks  folded, svg: what a stack weighs (default bytes)\n"
 "  --folded-lines      folded: frames as \"function (file:line)\"\n"
 "  --format html       one self-contained page (no network): summary, icicle,\n"

@@ -51,7 +51,7 @@ static const char usage_text[] =
 "  --version           print the version and exit\n"
 "  -h, --help          this text\n"
 "report options, passed to mprof-core (see mprof-core --help):\n"
-"  --report LIST  --format FMT  -o FILE  --top N  --threshold PCT\n"
+"  --report LIST  --format FMT  -o, --output FILE  --top N  --threshold PCT\n"
 "  --leak-depth N  --call-sites  --addr ADDR  --why ADDR  --refs ADDR\n"
 "  --alloc-fn NAME  --ignore-fn NAME  --blocks  --weight bytes|blocks\n"
 "  --folded-lines  --sysroot DIR  --debug-dir DIR  --symbolizer dw|gdb\n"
