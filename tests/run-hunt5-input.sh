@@ -89,4 +89,24 @@ else
 	echo "# no gdb: the snapshot part is not run"
 fi
 
+# --- a qemu-user core has no file list (NT_FILE): a static program's core without
+# annotated blocks was told "ran without libheapann: run it as heapann PROG",
+# which cannot work; the program file's missing PT_INTERP now says it is static
+printf '#include <stdlib.h>\nint main(void){ char *p = malloc(100); p[0] = 1; abort(); }\n' >"$TMP/ab.c"
+if command -v qemu-x86_64 >/dev/null 2>&1 && [ "$(uname -m)" = x86_64 ] &&
+   cc -static -o "$TMP/sab" "$TMP/ab.c" 2>/dev/null && cc -o "$TMP/dab" "$TMP/ab.c"; then
+	mkdir "$TMP/q"
+	(cd "$TMP/q" && ulimit -c unlimited && qemu-x86_64 "$TMP/sab"; qemu-x86_64 "$TMP/dab") 2>/dev/null
+	qs=$(ls "$TMP"/q/qemu_sab_*.core 2>/dev/null | head -n 1)
+	qd=$(ls "$TMP"/q/qemu_dab_*.core 2>/dev/null | head -n 1)
+	if [ -n "$qs" ] && [ -n "$qd" ]; then
+		expect "qemu core, static program" 1 "^mprof-core: $qs: no block annotated by libheapann and no statistics region: $TMP/sab is statically linked, so LD_PRELOAD cannot reach it: link it with the static kit" "$TMP/sab" "$qs"
+		expect "qemu core, dynamic program" 1 "^mprof-core: $qd: no block annotated by libheapann and no statistics region: the program ran without libheapann: run it as heapann $TMP/dab " "$TMP/dab" "$qd"
+	else
+		echo "# qemu-x86_64 wrote no core: its part is not run"
+	fi
+else
+	echo "# no qemu-x86_64 or no static libc: the qemu part is not run"
+fi
+
 done_testing
