@@ -48,6 +48,17 @@ int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err
 		fail(err, CP_EFORMAT, path, "is a core file; --elf wants the program's ELF");
 		goto out;
 	}
+	{
+		uint64_t need;
+		char what[96];
+
+		if (cp_elf_file_cut(fd, (uint64_t)sb.st_size, &need)) {
+			snprintf(what, sizeof(what), "truncated ELF file: %llu bytes, its headers describe %llu",
+				 (unsigned long long)sb.st_size, (unsigned long long)need);
+			fail(err, CP_EFORMAT, path, what);
+			goto out;
+		}
+	}
 	t->wsize = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
 	t->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	t->machine = eh.e_machine;

@@ -109,4 +109,19 @@ else
 	echo "# no qemu-x86_64 or no static libc: the qemu part is not run"
 fi
 
+# --- a program file cut short (an interrupted copy) matched the core by its
+# build-id, in its first page, and every frame then said "no debug info"; it is
+# now refused by name. Stripped and debug-only files are whole and still read.
+psize=$(stat -c %s "$prog")
+head -c 8000 "$prog" >"$TMP/progcut"
+expect "PROG cut at 8000 bytes" 1 "^mprof-core: $TMP/progcut: truncated ELF file: 8000 bytes, its headers describe $psize$" "$TMP/progcut" "$core"
+expect "--elf cut at 8000 bytes" 1 "^mprof-core: $TMP/progcut: truncated ELF file: 8000 bytes, its headers describe $psize$" --raw "$core" --elf "$TMP/progcut" --base 0x1000
+strip -o "$TMP/prog.stripped" "$prog"
+objcopy --only-keep-debug "$prog" "$TMP/prog.debug"
+for f in prog.stripped prog.debug; do
+	"$M" "$TMP/$f" "$core" >"$TMP/out" 2>"$TMP/err"
+	check_eq "$f: exit 0" 0 $?
+	check_grep "$f: the 13 blocks" '^live blocks: 13, requested bytes: 20,000,' "$TMP/out"
+done
+
 done_testing
