@@ -3,6 +3,7 @@
  * or decides the exit status: 0 fine, 1 bad input, 2 bad usage, 3 corruption found. */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -345,6 +346,11 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		if (argc - optind != 3)
 			usage_error("%s needs PROG OLD NEW", "diff");
 		*third = argv[optind + 2];
+	} else if (argc - optind == 4 && !strcmp(argv[optind], "diff")) {
+		/* options before the command: getopt moved 'diff' among the operands */
+		usage_error("%s", "options go after diff: mprof-core diff [OPTIONS] PROG OLD NEW");
+	} else if (argc - optind == 2 && !strcmp(argv[optind], "snapshot") && access("snapshot", F_OK) != 0) {
+		usage_error("%s", "options go after snapshot: mprof-core snapshot [OPTIONS] PID");
 	} else if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2 ? "need PROG and CORE" : "too many arguments");
 	o->prog = argv[optind];
@@ -378,6 +384,20 @@ static void note_bogus_segments(const struct cp_image *img, const char *path)
 	if (img->nbogus_segs > 1)
 		fprintf(stderr, " (and %zu more such segments)", img->nbogus_segs - 1);
 	fputc('\n', stderr);
+}
+
+/* 1 when path is an ELF core file (its e_type read from the header, either class
+ * and byte order). */
+static int elf_file_is_core(const char *path)
+{
+	unsigned char h[18];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ok;
+
+	if (fd < 0)
+		return 0;
+	ok = pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, ELFMAG, SELFMAG);
+	close(fd);
+	return ok && (h[EI_DATA] == ELFDATA2MSB ? h[16] << 8 | h[17] : h[17] << 8 | h[16]) == ET_CORE;
 }
 
 int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
@@ -476,6 +496,11 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	p->filter.nignore_fns = o->nignore_fns;
 	return 0;
 cerror:
+	/* PROG and CORE swapped, the commonest slip: say so on the same line */
+	if (!o->raw && cerr.code == CP_EFORMAT && elf_file_is_core(o->prog) &&
+	    strlen(cerr.msg) + strlen(o->prog) + 40 < sizeof(cerr.msg))
+		snprintf(cerr.msg + strlen(cerr.msg), sizeof(cerr.msg) - strlen(cerr.msg),
+			 "; %s is a core: the order is PROG CORE", o->prog);
 	fprintf(stderr, "mprof-core: %s\n", cerr.msg);
 	return -1;
 }

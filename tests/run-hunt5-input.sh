@@ -124,4 +124,13 @@ for f in prog.stripped prog.debug; do
 	check_grep "$f: the 13 blocks" '^live blocks: 13, requested bytes: 20,000,' "$TMP/out"
 done
 
+# --- the order of things: CORE and PROG swapped, options before diff or snapshot
+expect "CORE PROG swapped" 1 "^mprof-core: $prog: not a core file \(.*\); $core is a core: the order is PROG CORE$" "$core" "$prog"
+expect "options before diff" 2 "^mprof-core: options go after diff: mprof-core diff \[OPTIONS\] PROG OLD NEW " --top 2 diff "$prog" "$core" "$core"
+(cd "$TMP" && "$TOP/$M" --format json snapshot 123 >"$TMP/out" 2>"$TMP/err")
+check_eq "options before snapshot: exit 2" 2 $?
+check_grep "options before snapshot: message" "^mprof-core: options go after snapshot: mprof-core snapshot \[OPTIONS\] PID " "$TMP/err"
+"$M" --top 2 diff "$core" >"$TMP/out" 2>"$TMP/err"
+check_grep "a program named diff is still a program" "^mprof-core: diff: No such file" "$TMP/err"
+
 done_testing
