@@ -174,4 +174,9 @@ else
 fi
 rm -rf "$TMP/bg"
 
+# --- an address pasted without its 0x: the hint says how to write it
+expect "--addr without 0x" 2 "^mprof-core: bad number for --addr: 55d0c2a4f0 is hexadecimal: write 0x55d0c2a4f0 " --addr 55d0c2a4f0 "$prog" "$core"
+expect "--base without 0x" 2 "^mprof-core: bad number for --base: 2000fff0 is hexadecimal: write 0x2000fff0 " --raw "$core" --elf "$prog" --base 2000fff0
+expect "--addr 0xZZ" 2 "^mprof-core: bad number for --addr \(see mprof-core --help\)$" --addr 0xZZ "$prog" "$core"
+
 done_testing
