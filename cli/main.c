@@ -553,7 +553,9 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 		uint64_t wr = cli_missing_writable(img, &nwr);
 		uint64_t ro = img->missing_bytes > wr ? img->missing_bytes - wr : 0;
 
-		if (wr || img->truncated)
+		if (!wr && img->truncated)   /* cut in its notes or read-only pages: no block lost */
+			fputs("missing from the image: no writable memory (the file is truncated)\n", f);
+		else if (wr)
 			fprintf(f, "missing from the image: %s bytes of writable memory in %zu segments%s: "
 				"blocks there are not seen\n", fmt_num(a, wr), nwr,
 				img->truncated ? " (the file is truncated)" : "");
