@@ -393,18 +393,32 @@ static void note_bogus_segments(const struct cp_image *img, const char *path)
 	fputc('\n', stderr);
 }
 
-/* 1 when path is an ELF core file (its e_type read from the header, either class
- * and byte order). */
-static int elf_file_is_core(const char *path)
+/* The e_type and e_machine of the ELF file at path (read from its header, either
+ * class and byte order) into *type and *machine. Returns 0, or -1 when it cannot
+ * be read or is no ELF file. */
+static int elf_file_kind(const char *path, unsigned *type, unsigned *machine)
 {
-	unsigned char h[18];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ok;
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ok, be;
 
 	if (fd < 0)
-		return 0;
+		return -1;
 	ok = pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, ELFMAG, SELFMAG);
 	close(fd);
-	return ok && (h[EI_DATA] == ELFDATA2MSB ? h[16] << 8 | h[17] : h[17] << 8 | h[16]) == ET_CORE;
+	if (!ok)
+		return -1;
+	be = h[EI_DATA] == ELFDATA2MSB;
+	*type = be ? (unsigned)(h[16] << 8 | h[17]) : (unsigned)(h[17] << 8 | h[16]);
+	*machine = be ? (unsigned)(h[18] << 8 | h[19]) : (unsigned)(h[19] << 8 | h[18]);
+	return 0;
+}
+
+/* 1 when path is an ELF core file. */
+static int elf_file_is_core(const char *path)
+{
+	unsigned type, machine;
+
+	return elf_file_kind(path, &type, &machine) == 0 && type == ET_CORE;
 }
 
 int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
@@ -429,6 +443,20 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		p->img = cp_image_open_core(o->core, &cerr);
 		if (p->img && cp_image_check_exe(p->img, o->prog, &cerr) < 0)
 			goto cerror;
+		/* a core without build-ids or file list (qemu-user's) is matched by
+		 * name only: a build of the same name for another machine passed */
+		if (p->img) {
+			unsigned type, machine;
+
+			if (elf_file_kind(o->prog, &type, &machine) == 0 && machine != p->img->machine) {
+				char cm[32];
+
+				snprintf(cm, sizeof(cm), "%s", cli_machine_name(p->img->machine));
+				fprintf(stderr, "mprof-core: %s: core of a program for %s, but %s is for %s\n",
+					o->core, cm, o->prog, cli_machine_name(machine));
+				return -1;
+			}
+		}
 	}
 	if (!p->img)
 		goto cerror;

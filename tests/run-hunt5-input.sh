@@ -179,4 +179,21 @@ expect "--addr without 0x" 2 "^mprof-core: bad number for --addr: 55d0c2a4f0 is 
 expect "--base without 0x" 2 "^mprof-core: bad number for --base: 2000fff0 is hexadecimal: write 0x2000fff0 " --raw "$core" --elf "$prog" --base 2000fff0
 expect "--addr 0xZZ" 2 "^mprof-core: bad number for --addr \(see mprof-core --help\)$" --addr 0xZZ "$prog" "$core"
 
+# --- a core of another machine given with a program of the same name: a qemu-user
+# core has no build-id to compare, only the name, so an x86-64 build of the
+# program passed and its symbols named ARM addresses
+cp "$core" "$TMP/core.arm"
+printf '\050\000' | dd of="$TMP/core.arm" bs=1 seek=18 conv=notrunc 2>/dev/null   # e_machine = EM_ARM
+expect "core's e_machine ARM, PROG x86-64" 1 "^mprof-core: $TMP/core.arm: core of a program for ARM, but $prog is for x86-64$" "$prog" "$TMP/core.arm"
+if command -v arm-linux-gnueabihf-gcc >/dev/null 2>&1 && command -v qemu-arm >/dev/null 2>&1 &&
+   arm-linux-gnueabihf-gcc -static -o "$TMP/armab" "$TMP/ab.c" 2>/dev/null; then
+	mkdir -p "$TMP/qa" "$TMP/x86"
+	(cd "$TMP/qa" && ulimit -c unlimited && qemu-arm "$TMP/armab") 2>/dev/null
+	qa=$(ls "$TMP"/qa/qemu_armab_*.core 2>/dev/null | head -n 1)
+	cc -o "$TMP/x86/armab" "$TMP/ab.c"
+	if [ -n "$qa" ]; then
+		expect "qemu-arm core, an x86-64 armab" 1 "^mprof-core: $qa: core of a program for ARM, but $TMP/x86/armab is for x86-64$" "$TMP/x86/armab" "$qa"
+	fi
+fi
+
 done_testing
