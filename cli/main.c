@@ -104,7 +104,9 @@ static uint64_t parse_u64(const char *s, const char *opt)
 	v = strtoull(s, &end, 0);
 	if (errno || end == s || *end) {
 		/* an address copied without its 0x (from /proc/PID/maps, a hex dump) */
-		if (!errno && *s && strspn(s, "0123456789abcdefABCDEF") == strlen(s)) {
+		if (!errno && *s && strspn(s, "0123456789abcdefABCDEF") == strlen(s) &&
+		    (!strcmp(opt, "--addr") || !strcmp(opt, "--base") || !strcmp(opt, "--why") ||
+		     !strcmp(opt, "--refs"))) {
 			fprintf(stderr, "mprof-core: bad number for %s: %s is hexadecimal: write 0x%s "
 				"(see mprof-core --help)\n", opt, s, s);
 			exit(EXIT_USAGE);

@@ -177,6 +177,7 @@ rm -rf "$TMP/bg"
 # --- an address pasted without its 0x: the hint says how to write it
 expect "--addr without 0x" 2 "^mprof-core: bad number for --addr: 55d0c2a4f0 is hexadecimal: write 0x55d0c2a4f0 " --addr 55d0c2a4f0 "$prog" "$core"
 expect "--base without 0x" 2 "^mprof-core: bad number for --base: 2000fff0 is hexadecimal: write 0x2000fff0 " --raw "$core" --elf "$prog" --base 2000fff0
+expect "--top abc: no address hint" 2 "^mprof-core: bad number for --top \(see mprof-core --help\)$" --top abc "$prog" "$core"
 expect "--addr 0xZZ" 2 "^mprof-core: bad number for --addr \(see mprof-core --help\)$" --addr 0xZZ "$prog" "$core"
 
 # --- a core of another machine given with a program of the same name: a qemu-user
