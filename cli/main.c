@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -431,6 +432,16 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	struct cli_target t;
 
 	memset(p, 0, sizeof(*p));
+	/* a mistyped --debug-dir was ignored without a word: names stayed missing
+	 * and nothing said why (--sysroot is refused the same way) */
+	for (size_t i = 0; i < o->ndebug_dirs; i++) {
+		struct stat sb;
+
+		if (stat(o->debug_dirs[i], &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			fprintf(stderr, "mprof-core: %s: --debug-dir is not a directory\n", o->debug_dirs[i]);
+			return -1;
+		}
+	}
 	if (o->raw) {
 		if (cli_target_read(o->prog, &t, &cerr) < 0)
 			goto cerror;

@@ -197,4 +197,11 @@ if command -v arm-linux-gnueabihf-gcc >/dev/null 2>&1 && command -v qemu-arm >/d
 	fi
 fi
 
+# --- a mistyped --debug-dir was ignored without a word (exit 0, names missing)
+expect "--debug-dir missing" 1 "^mprof-core: $TMP/nodir: --debug-dir is not a directory$" --debug-dir "$TMP/nodir" "$prog" "$core"
+expect "--debug-dir a file" 1 "^mprof-core: $core: --debug-dir is not a directory$" --debug-dir "$core" "$prog" "$core"
+expect "diff --debug-dir missing" 1 "^mprof-core: $TMP/nodir: --debug-dir is not a directory$" diff --debug-dir "$TMP/nodir" "$prog" "$core" "$core"
+"$M" --debug-dir "$TMP" "$prog" "$core" >"$TMP/out" 2>"$TMP/err"
+check_eq "--debug-dir an existing directory: exit 0" 0 $?
+
 done_testing
