@@ -117,6 +117,20 @@ static uint64_t parse_u64(const char *s, const char *opt)
 	return v;
 }
 
+/* -o naming one of the inputs would truncate it before it is read (the core,
+ * often the only one there is): a usage error. a, b, c: the inputs (c may be NULL). */
+static void output_check(const char *out, const char *a, const char *b, const char *c)
+{
+	const char *in[3] = { a, b, c };
+	struct stat so, si;
+
+	if (!out || stat(out, &so) != 0)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (in[i] && stat(in[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+			usage_error("-o %s is an input of this run: it would be overwritten", out);
+}
+
 static unsigned parse_reports(const char *list)
 {
 	static const struct { const char *name; unsigned bit; } names[] = {
@@ -350,6 +364,7 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 			usage_error("unexpected argument '%s' with --raw", argv[optind]);
 		if (third)
 			usage_error("%s compares two cores, not raw dumps", "diff");
+		output_check(o->output, o->raw, o->prog, NULL);
 		return;
 	}
 	if (third) {   /* diff PROG OLD NEW */
@@ -365,6 +380,7 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		usage_error("%s", argc - optind < 2 ? "need PROG and CORE" : "too many arguments");
 	o->prog = argv[optind];
 	o->core = argv[optind + 1];
+	output_check(o->output, o->prog, o->core, third ? *third : NULL);
 }
 
 /* Progress of a long scan on a terminal: percent of the dumped bytes, in place. */

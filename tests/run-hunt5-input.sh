@@ -204,4 +204,15 @@ expect "diff --debug-dir missing" 1 "^mprof-core: $TMP/nodir: --debug-dir is not
 "$M" --debug-dir "$TMP" "$prog" "$core" >"$TMP/out" 2>"$TMP/err"
 check_eq "--debug-dir an existing directory: exit 0" 0 $?
 
+# --- -o naming an input truncated it before it was read: the core (often the only
+# one there is) became the report, the program became a report too
+cp "$core" "$TMP/c.copy"; cp "$prog" "$TMP/p.copy"
+sum_c=$(cksum <"$TMP/c.copy"); sum_p=$(cksum <"$TMP/p.copy")
+expect "-o CORE" 2 "^mprof-core: -o $TMP/c.copy is an input of this run: it would be overwritten " -o "$TMP/c.copy" "$prog" "$TMP/c.copy"
+expect "-o PROG (another spelling)" 2 "^mprof-core: -o $TMP/./p.copy is an input of this run" -o "$TMP/./p.copy" "$TMP/p.copy" "$core"
+expect "diff -o NEW" 2 "^mprof-core: -o $TMP/c.copy is an input of this run" diff -o "$TMP/c.copy" "$prog" "$core" "$TMP/c.copy"
+expect "--raw DUMP -o DUMP" 2 "^mprof-core: -o $TMP/c.copy is an input of this run" --raw "$TMP/c.copy" --elf "$prog" --base 0x1000 -o "$TMP/c.copy"
+check_eq "-o CORE: the core is untouched" "$sum_c" "$(cksum <"$TMP/c.copy")"
+check_eq "-o PROG: the program is untouched" "$sum_p" "$(cksum <"$TMP/p.copy")"
+
 done_testing
