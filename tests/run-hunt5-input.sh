@@ -215,4 +215,18 @@ expect "--raw DUMP -o DUMP" 2 "^mprof-core: -o $TMP/c.copy is an input of this r
 check_eq "-o CORE: the core is untouched" "$sum_c" "$(cksum <"$TMP/c.copy")"
 check_eq "-o PROG: the program is untouched" "$sum_p" "$(cksum <"$TMP/p.copy")"
 
+# --- a core without read permission (root reads everything: the check then runs
+# as nobody through setpriv, or is left out)
+cp "$core" "$TMP/c.noperm"; chmod 000 "$TMP/c.noperm"
+if [ "$(id -u)" != 0 ]; then
+	expect "core without read permission" 1 "^mprof-core: $TMP/c.noperm: Permission denied$" "$prog" "$TMP/c.noperm"
+elif command -v setpriv >/dev/null 2>&1 &&
+     setpriv --reuid=65534 --regid=65534 --clear-groups "$TOP/$M" --version >/dev/null 2>&1; then
+	chmod 755 "$TMP"; chmod 755 "$prog"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TOP/$M" "$prog" "$TMP/c.noperm" >"$TMP/out" 2>"$TMP/err"
+	check_eq "core without read permission (as nobody): exit 1" 1 $?
+	check_eq "core without read permission (as nobody): one line" "mprof-core: $TMP/c.noperm: Permission denied" "$(cat "$TMP/err")"
+	chmod 700 "$TMP"
+fi
+
 done_testing
