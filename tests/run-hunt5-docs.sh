@@ -32,4 +32,28 @@ for o in $(grep -o -- '--[a-z][a-z-]*' "$TMP/mhelp" | sort -u | grep -v -e '^--p
 	"$B/mprof-core" $o x /dev/null /dev/null >/dev/null 2>"$TMP/err"
 	check "mprof-core $o (from --help): accepted" sh -c "! grep -q 'bad option' '$TMP/err'"
 done
+# every member of a JSON report is in README's "JSON output" (headers_cut was not)
+cc -g -o "$TMP/prog" examples/massif_example.c
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" "$TMP/prog" abort) 2>/dev/null
+if [ -s "$TMP/core" ]; then
+	"$B/mprof-core" --format json --report all --blocks "$TMP/prog" "$TMP/core" >"$TMP/j.json" 2>/dev/null
+	sed -n '/^## JSON output/,/^## Formats/p' README.md >"$TMP/readme.json"
+	python3 - "$TMP/j.json" >"$TMP/keys" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = set(d)
+for k in ("missing", "statistics"):
+    keys |= set(d[k])
+for k in ("stacks", "block_list", "direct", "leaks", "bins", "graph", "timeline"):
+    if d.get(k):
+        keys |= set(d[k][0])
+keys |= set(d["stacks"][0]["frames"][0])
+print("\n".join(sorted(keys)))
+PY
+	check "JSON members read" test "$(wc -l <"$TMP/keys")" -ge 40
+	while read -r k; do
+		check "JSON member \"$k\" in README" grep -q "\"$k\"" "$TMP/readme.json"
+	done <"$TMP/keys"
+fi
+
 done_testing
