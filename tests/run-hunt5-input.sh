@@ -123,6 +123,15 @@ for f in prog.stripped prog.debug; do
 	check_eq "$f: exit 0" 0 $?
 	check_grep "$f: the 13 blocks" '^live blocks: 13, requested bytes: 20,000,' "$TMP/out"
 done
+# a stripped program was said to get "function names from the symbol table" it no
+# longer has; one with only its debug info stripped still has them
+"$M" "$TMP/prog.stripped" "$core" >"$TMP/out" 2>"$TMP/err"
+check_grep "stripped: says so" 'prog\.stripped: no debug info and no function symbols \(stripped\); showing module\+offset$' "$TMP/err"
+strip --strip-debug -o "$TMP/prog.nodebug" "$prog"
+"$M" "$TMP/prog.nodebug" "$core" >"$TMP/out" 2>"$TMP/err"
+check_eq "debug info stripped, symbols kept: exit 0" 0 $?
+check_grep "debug info stripped: names from the symbol table" 'prog\.nodebug: no debug info; function names from the symbol table$' "$TMP/err"
+check_grep "debug info stripped: main named" '^    main \[prog\.nodebug\]$' "$TMP/out"
 
 # --- the order of things: CORE and PROG swapped, options before diff or snapshot
 expect "CORE PROG swapped" 1 "^mprof-core: $prog: not a core file \(.*\); $core is a core: the order is PROG CORE$" "$core" "$prog"
