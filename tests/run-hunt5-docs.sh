@@ -17,6 +17,7 @@ while read -r o; do
 	check "mprof-core --$o: in --help" grep -q -- "--$o\\b" "$TMP/mhelp"
 	check "mprof-core --$o: in doc/mprof-core.1" man_has doc/mprof-core.1 "$o"
 	check "mprof-core --$o: in README.md" grep -q -- "--$o\\b" README.md
+	check "mprof-core --$o: in completion/mprof-core" grep -q -- "--$o\\b" completion/mprof-core
 done <"$TMP/mopts"
 # heapann's own options and those it passes on
 longopts launcher/heapann.c >"$TMP/hopts"
@@ -25,6 +26,7 @@ sed -n '/^static const char \*const pass_arg\[\]/,/^};/p; /^static const char \*
 while read -r o; do
 	check "heapann --$o: in --help" grep -q -- "--$o\\b" "$TMP/hhelp"
 	check "heapann --$o: in doc/heapann.1" man_has doc/heapann.1 "$o"
+	check "heapann --$o: in completion/heapann" grep -q -- "--$o\\b" completion/heapann
 done <"$TMP/hopts"
 # every option --help shows is accepted: nothing says "bad option" (but --prog
 # and --no-report, which only snapshot takes)
