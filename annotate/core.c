@@ -93,6 +93,73 @@ static void ha_options_load(void)
 	__atomic_store_n(&ha_state, 1, __ATOMIC_RELEASE);
 }
 
+/* One line per HEAPANN_* option whose value libheapann cannot take as written
+ * (each reader falls back to its default, or clamps, without a word): a typo such
+ * as HEAPANN_DEPTH=6o or HEAPANN_UNWIND=libunwnid cost a whole run otherwise.
+ * Once, from the constructor; write(2) only. */
+static void ha_options_warn(void)
+{
+	static const struct { const char *name; unsigned long min, max; const char *def; } num[] = {
+		{ "HEAPANN_DEPTH", 0, HEAPANN_MAX_DEPTH, "32" },
+		{ "HEAPANN_GUARD", 0, HEAPANN_MAX_GUARD, "8" },
+		{ "HEAPANN_ABORT_ON_CORRUPTION", 0, 1, "0" },
+		{ "HEAPANN_STATS", 0, 1, "1" },
+		{ "HEAPANN_STATS_STACKS", 16, 1ul << 22, "16384" },
+		{ "HEAPANN_CHECK_INTERVAL", 0, (~0ul - 9) / 10, "0 (off)" },   /* as check.c reads it */
+	};
+	static const char *const unwinders[] = { "cfi", "libunwind", "gcc", "fp", "none", "cfi-verify" };
+	const char *u = ha_env("HEAPANN_UNWIND");
+
+	for (size_t i = 0; i < sizeof(num) / sizeof(num[0]); i++) {
+		const char *s = ha_env(num[i].name), *p;
+		unsigned long v = 0;
+		struct ha_line l = { .len = 0 };
+
+		if (!s)
+			continue;
+		for (p = s; *p >= '0' && *p <= '9'; p++)
+			if (v <= num[i].max)
+				v = v * 10 + (unsigned long)(*p - '0');
+		if (p != s && !*p && v >= num[i].min && v <= num[i].max)
+			continue;
+		ha_line_str(&l, "heapann: ");
+		ha_line_str(&l, num[i].name);
+		ha_line_str(&l, "=");
+		ha_line_str(&l, s);
+		ha_line_str(&l, p == s || *p ? " is not a number" : " is out of range");
+		if (num[i].max <= 0xffffffffu) {   /* no range to tell for a count */
+			ha_line_str(&l, " ");
+			ha_line_num(&l, num[i].min, 10);
+			ha_line_str(&l, "..");
+			ha_line_num(&l, num[i].max, 10);
+		}
+		if (p == s) {
+			ha_line_str(&l, ": the default ");
+			ha_line_str(&l, num[i].def);
+			ha_line_str(&l, " applies");
+		} else {
+			ha_line_str(&l, ": read as ");
+			ha_line_num(&l, v < num[i].min ? num[i].min : v > num[i].max ? num[i].max : v, 10);
+		}
+		ha_line_send(&l);
+	}
+	if (u) {
+		size_t i;
+
+		for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++)
+			if (strcmp(u, unwinders[i]) == 0)
+				break;
+		if (i == sizeof(unwinders) / sizeof(unwinders[0])) {
+			struct ha_line l = { .len = 0 };
+
+			ha_line_str(&l, "heapann: HEAPANN_UNWIND=");
+			ha_line_str(&l, u);
+			ha_line_str(&l, " is not cfi, libunwind, gcc, fp, none or cfi-verify: the default applies");
+			ha_line_send(&l);
+		}
+	}
+}
+
 /* Runs as a constructor, before main. Loading the unwinder waits for it: the
  * first malloc calls come earlier (from the dynamic loader, or from libc's own
  * start-up in a static binary, before the unwind tables are registered), and
@@ -106,6 +173,7 @@ void ha_init(void)
 	/* Again: an early read may have come before environ was set. Blocks made
 	 * meanwhile carry their own guard length and depth. */
 	ha_options_load();
+	ha_options_warn();
 	ha_real_init();
 	ha_stack_init();
 	__atomic_store_n(&ha_state, 2, __ATOMIC_RELEASE);

@@ -3,10 +3,13 @@
  * or decides the exit status: 0 fine, 1 bad input, 2 bad usage, 3 corruption found. */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -59,7 +62,7 @@ static const char usage_text[] =
 "                      where it lives (repeatable)\n"
 "  --format FMT        text (default), json, or an export for another tool:\n"
 "                      folded, pprof, massif, html, svg\n"
-"  -o FILE             write the report or export to FILE, not standard output\n"
+"  -o, --output FILE   write the report or export to FILE, not standard output\n"
 "  --weight bytes|blocks  folded, svg: what a stack weighs (default bytes)\n"
 "  --folded-lines      folded: frames as \"function (file:line)\"\n"
 "  --format html       one self-contained page (no network): summary, icicle,\n"
@@ -102,9 +105,32 @@ static uint64_t parse_u64(const char *s, const char *opt)
 		usage_error("bad number for %s", opt);
 	errno = 0;
 	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end)
+	if (errno || end == s || *end) {
+		/* an address copied without its 0x (from /proc/PID/maps, a hex dump) */
+		if (!errno && *s && strspn(s, "0123456789abcdefABCDEF") == strlen(s) &&
+		    (!strcmp(opt, "--addr") || !strcmp(opt, "--base") || !strcmp(opt, "--why") ||
+		     !strcmp(opt, "--refs"))) {
+			fprintf(stderr, "mprof-core: bad number for %s: %s is hexadecimal: write 0x%s "
+				"(see mprof-core --help)\n", opt, s, s);
+			exit(EXIT_USAGE);
+		}
 		usage_error("bad number for %s", opt);
+	}
 	return v;
+}
+
+/* -o naming one of the inputs would truncate it before it is read (the core,
+ * often the only one there is): a usage error. a, b, c: the inputs (c may be NULL). */
+static void output_check(const char *out, const char *a, const char *b, const char *c)
+{
+	const char *in[3] = { a, b, c };
+	struct stat so, si;
+
+	if (!out || stat(out, &so) != 0)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (in[i] && stat(in[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+			usage_error("-o %s is an input of this run: it would be overwritten", out);
 }
 
 static unsigned parse_reports(const char *list)
@@ -120,6 +146,9 @@ static unsigned parse_reports(const char *list)
 	unsigned bits = 0;
 	const char *p = list;
 
+	/* an empty list selected nothing: the header alone, exit 0, as if it were a report */
+	if (!*p)
+		usage_error("unknown report '%s'", "");
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		size_t i;
@@ -204,11 +233,15 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		case OPT_RAW: o->raw = optarg; break;
 		case OPT_ELF: o->prog = optarg; break;
 		case OPT_BASE: o->base = parse_u64(optarg, "--base"); o->have_base = 1; break;
-		case OPT_PTR:
-			o->ptr_size = (unsigned)parse_u64(optarg, "--ptr-size");
-			if (o->ptr_size != 4 && o->ptr_size != 8)
+		case OPT_PTR: {
+			/* compared before the cast: 4294967300 is not 4 */
+			uint64_t v = parse_u64(optarg, "--ptr-size");
+
+			if (v != 4 && v != 8)
 				usage_error("--ptr-size must be 4 or 8, not %s", optarg);
+			o->ptr_size = (unsigned)v;
 			break;
+		}
 		case OPT_ENDIAN:
 			if (!strcmp(optarg, "little"))
 				o->endian = 0;
@@ -228,7 +261,13 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 				usage_error("--symbolizer must be dw or gdb, not %s", optarg);
 			o->symbolizer = optarg;
 			break;
-		case OPT_THREADS: o->threads = (unsigned)parse_u64(optarg, "--threads"); break;
+		case OPT_THREADS: {
+			uint64_t v = parse_u64(optarg, "--threads");
+
+			/* more than the scan can use is all it can use, not v mod 2^32 */
+			o->threads = v > UINT_MAX ? UINT_MAX : (unsigned)v;
+			break;
+		}
 		case OPT_NOCACHE: o->no_cache = 1; break;
 		case OPT_REPORT:
 			o->reports = parse_reports(optarg);
@@ -261,7 +300,13 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 				usage_error("--weight must be bytes or blocks, not %s", optarg);
 			break;
 		case OPT_FOLDEDLINES: o->folded_lines = 1; break;
-		case OPT_TOP: o->top = (long)parse_u64(optarg, "--top"); break;
+		case OPT_TOP: {
+			uint64_t v = parse_u64(optarg, "--top");
+
+			/* a huge N is every stack; cast, 2^63 and up read as negative: the default 25 */
+			o->top = v > LONG_MAX ? LONG_MAX : (long)v;
+			break;
+		}
 		case OPT_THRESHOLD: {
 			char *end;
 
@@ -297,11 +342,14 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 				usage_error("too many %s", "--refs");
 			o->refs[o->nrefs++] = parse_u64(optarg, "--refs");
 			break;
-		case OPT_LEAKDEPTH:   /* issue 5: the leak table */
-			o->leak_depth = (unsigned)parse_u64(optarg, "--leak-depth");
-			if (o->leak_depth < 1 || o->leak_depth > 256)
+		case OPT_LEAKDEPTH: {   /* issue 5: the leak table */
+			uint64_t v = parse_u64(optarg, "--leak-depth");
+
+			if (v < 1 || v > 256)   /* before the cast: 4294967297 is not 1 */
 				usage_error("--leak-depth takes 1 to 256, not %s", optarg);
+			o->leak_depth = (unsigned)v;
 			break;
+		}
 		case OPT_CALLSITES: o->call_sites = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -318,16 +366,23 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 			usage_error("unexpected argument '%s' with --raw", argv[optind]);
 		if (third)
 			usage_error("%s compares two cores, not raw dumps", "diff");
+		output_check(o->output, o->raw, o->prog, NULL);
 		return;
 	}
 	if (third) {   /* diff PROG OLD NEW */
 		if (argc - optind != 3)
 			usage_error("%s needs PROG OLD NEW", "diff");
 		*third = argv[optind + 2];
+	} else if (argc - optind == 4 && !strcmp(argv[optind], "diff")) {
+		/* options before the command: getopt moved 'diff' among the operands */
+		usage_error("%s", "options go after diff: mprof-core diff [OPTIONS] PROG OLD NEW");
+	} else if (argc - optind == 2 && !strcmp(argv[optind], "snapshot") && access("snapshot", F_OK) != 0) {
+		usage_error("%s", "options go after snapshot: mprof-core snapshot [OPTIONS] PID");
 	} else if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2 ? "need PROG and CORE" : "too many arguments");
 	o->prog = argv[optind];
 	o->core = argv[optind + 1];
+	output_check(o->output, o->prog, o->core, third ? *third : NULL);
 }
 
 /* Progress of a long scan on a terminal: percent of the dumped bytes, in place. */
@@ -359,6 +414,34 @@ static void note_bogus_segments(const struct cp_image *img, const char *path)
 	fputc('\n', stderr);
 }
 
+/* The e_type and e_machine of the ELF file at path (read from its header, either
+ * class and byte order) into *type and *machine. Returns 0, or -1 when it cannot
+ * be read or is no ELF file. */
+static int elf_file_kind(const char *path, unsigned *type, unsigned *machine)
+{
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ok, be;
+
+	if (fd < 0)
+		return -1;
+	ok = pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, ELFMAG, SELFMAG);
+	close(fd);
+	if (!ok)
+		return -1;
+	be = h[EI_DATA] == ELFDATA2MSB;
+	*type = be ? (unsigned)(h[16] << 8 | h[17]) : (unsigned)(h[17] << 8 | h[16]);
+	*machine = be ? (unsigned)(h[18] << 8 | h[19]) : (unsigned)(h[19] << 8 | h[18]);
+	return 0;
+}
+
+/* 1 when path is an ELF core file. */
+static int elf_file_is_core(const char *path)
+{
+	unsigned type, machine;
+
+	return elf_file_kind(path, &type, &machine) == 0 && type == ET_CORE;
+}
+
 int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 {
 	struct cp_error cerr = { 0 };
@@ -367,6 +450,16 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	struct cli_target t;
 
 	memset(p, 0, sizeof(*p));
+	/* a mistyped --debug-dir was ignored without a word: names stayed missing
+	 * and nothing said why (--sysroot is refused the same way) */
+	for (size_t i = 0; i < o->ndebug_dirs; i++) {
+		struct stat sb;
+
+		if (stat(o->debug_dirs[i], &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			fprintf(stderr, "mprof-core: %s: --debug-dir is not a directory\n", o->debug_dirs[i]);
+			return -1;
+		}
+	}
 	if (o->raw) {
 		if (cli_target_read(o->prog, &t, &cerr) < 0)
 			goto cerror;
@@ -381,6 +474,20 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		p->img = cp_image_open_core(o->core, &cerr);
 		if (p->img && cp_image_check_exe(p->img, o->prog, &cerr) < 0)
 			goto cerror;
+		/* a core without build-ids or file list (qemu-user's) is matched by
+		 * name only: a build of the same name for another machine passed */
+		if (p->img) {
+			unsigned type, machine;
+
+			if (elf_file_kind(o->prog, &type, &machine) == 0 && machine != p->img->machine) {
+				char cm[32];
+
+				snprintf(cm, sizeof(cm), "%s", cli_machine_name(p->img->machine));
+				fprintf(stderr, "mprof-core: %s: core of a program for %s, but %s is for %s\n",
+					o->core, cm, o->prog, cli_machine_name(machine));
+				return -1;
+			}
+		}
 	}
 	if (!p->img)
 		goto cerror;
@@ -455,6 +562,11 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	p->filter.nignore_fns = o->nignore_fns;
 	return 0;
 cerror:
+	/* PROG and CORE swapped, the commonest slip: say so on the same line */
+	if (!o->raw && cerr.code == CP_EFORMAT && elf_file_is_core(o->prog) &&
+	    strlen(cerr.msg) + strlen(o->prog) + 40 < sizeof(cerr.msg))
+		snprintf(cerr.msg + strlen(cerr.msg), sizeof(cerr.msg) - strlen(cerr.msg),
+			 "; %s is a core: the order is PROG CORE", o->prog);
 	fprintf(stderr, "mprof-core: %s\n", cerr.msg);
 	return -1;
 }
@@ -500,7 +612,9 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 		uint64_t wr = cli_missing_writable(img, &nwr);
 		uint64_t ro = img->missing_bytes > wr ? img->missing_bytes - wr : 0;
 
-		if (wr || img->truncated)
+		if (!wr && img->truncated)   /* cut in its notes or read-only pages: no block lost */
+			fputs("missing from the image: no writable memory (the file is truncated)\n", f);
+		else if (wr)
 			fprintf(f, "missing from the image: %s bytes of writable memory in %zu segments%s: "
 				"blocks there are not seen\n", fmt_num(a, wr), nwr,
 				img->truncated ? " (the file is truncated)" : "");
@@ -569,6 +683,24 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_obj_end(j);
 }
 
+/* The report options that take their value as the next argument (cli_parse_args'
+ * required_argument entries): snapshot passes the value on with its option rather
+ * than taking it for the PID ('snapshot --format json PID'). */
+static int snapshot_opt_takes_value(const char *a)
+{
+	static const char *const names[] = {
+		"--raw", "--elf", "--base", "--ptr-size", "--endian", "--sysroot", "--debug-dir",
+		"--symbolizer", "--threads", "--report", "--format", "--top", "--threshold",
+		"--alloc-fn", "--ignore-fn", "--addr", "--why", "--refs", "--leak-depth",
+		"--weight",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(a, names[i]))
+			return 1;
+	return 0;
+}
+
 /* mprof-core snapshot PID [-o FILE] [--no-report] [OPTIONS]: write a core of a
  * running process through gdb, then rewrite argv so that the normal path reports
  * it (PROG is /proc/PID/exe's target, read before the snapshot). Returns 1 when
@@ -583,15 +715,20 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 
 	/* take snapshot's own arguments out of argv, keep the report options */
 	for (int i = 2; i < *argc; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < *argc)
+		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < *argc)
 			outarg = argv[++i];
+		else if (!strncmp(argv[i], "--output=", 9))
+			outarg = argv[i] + 9;
 		else if (!strcmp(argv[i], "--no-report"))
 			report = 0;
 		else if (!strcmp(argv[i], "--prog") && i + 1 < *argc)   /* issue 13 */
 			progarg = argv[++i];
 		else if (!strncmp(argv[i], "--prog=", 7))
 			progarg = argv[i] + 7;
-		else if (!pidarg && argv[i][0] != '-')
+		else if (snapshot_opt_takes_value(argv[i]) && i + 1 < *argc) {
+			argv[k++] = argv[i];
+			argv[k++] = argv[++i];
+		} else if (!pidarg && argv[i][0] != '-')
 			pidarg = argv[i];
 		else
 			argv[k++] = argv[i];

@@ -5,7 +5,10 @@
  * (LD_PRELOAD set but not loaded, e.g. a relative path), or no dynamic loader
  * mapped (a static program, which LD_PRELOAD cannot reach). */
 #include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -55,6 +58,33 @@ static int find_preload(const struct cp_image *img, char *out, size_t cap)
 	return 0;
 }
 
+/* 1 when the program file has no PT_INTERP (static, or static-pie): what a core
+ * without a file list (qemu-user's) cannot tell by its mappings. 0 otherwise, or
+ * when the file cannot be read. */
+static int prog_is_static(const char *prog)
+{
+	int fd = open(prog, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rc = 0;
+	size_t n = 0;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0 && n) {
+		rc = 1;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+				rc = 0;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return rc;
+}
+
 int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char *msg, size_t cap)
 {
 	const struct cp_image *img = p->img;
@@ -83,7 +113,9 @@ int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char 
 			     "region: ", img->path);
 	if (n >= cap)
 		return -1;
-	if (img->nfiles && !dynamic) {
+	/* qemu-user cores have no file list: the program file says whether it is static */
+	if ((img->nfiles && !dynamic) || (!img->nfiles && !img->truncated && !missing &&
+					  prog_is_static(prog))) {
 		/* no loader: an LD_PRELOAD in its environment never mattered; the kit's
 		 * blocks could hide in memory the core lacks */
 		if (img->truncated || missing)

@@ -26,11 +26,16 @@ int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err
 	GElf_Ehdr eh;
 	int fd, rc = -1;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named as the ELF is refused, not waited on */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return fail(err, CP_EIO, path, strerror(errno));
 	if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		fail(err, CP_EIO, path, "is a directory, not an ELF file");
+		goto out;
+	}
+	if (fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		fail(err, CP_EIO, path, "not a regular file, not an ELF file");
 		goto out;
 	}
 	elf_version(EV_CURRENT);
@@ -42,6 +47,17 @@ int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err
 	if (eh.e_type == ET_CORE) {
 		fail(err, CP_EFORMAT, path, "is a core file; --elf wants the program's ELF");
 		goto out;
+	}
+	{
+		uint64_t need;
+		char what[96];
+
+		if (cp_elf_file_cut(fd, (uint64_t)sb.st_size, &need)) {
+			snprintf(what, sizeof(what), "truncated ELF file: %llu bytes, its headers describe %llu",
+				 (unsigned long long)sb.st_size, (unsigned long long)need);
+			fail(err, CP_EFORMAT, path, what);
+			goto out;
+		}
 	}
 	t->wsize = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
 	t->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;

@@ -163,6 +163,12 @@ int cp_image_module_buildid(const struct cp_image *img, const struct cp_mapping 
  * be opened or is a directory, CP_EFORMAT if it is not an ELF file. */
 int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct cp_error *err);
 
+/* Whether the ELF file open on fd (size bytes long; the descriptor stays the
+ * caller's) is cut short: its section header table or a loadable segment's bytes
+ * lie past its end. Returns 1 and the size its headers need in *need, else 0
+ * (also when the headers cannot be read: that is another error). */
+int cp_elf_file_cut(int fd, uint64_t size, uint64_t *need);
+
 /* ---- scanning ---- */
 
 enum cp_block_state {

@@ -65,7 +65,9 @@ static int image_map_file(struct cp_image *img, const char *path, int want_elf, 
 	void *m;
 
 	*fdp = -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given as the image must get its error below, not
+	 * wait forever for a writer; a regular file ignores the flag */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return cp_error_set(err, CP_EIO, path, "%s", strerror(errno));
 	if (fstat(fd, &st) < 0) {

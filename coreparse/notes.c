@@ -428,6 +428,34 @@ static void hex_id(char *dst, size_t cap, const unsigned char *id, size_t n)
 		snprintf(dst + 2 * i, 3, "%02x", id[i]);
 }
 
+int cp_elf_file_cut(int fd, uint64_t size, uint64_t *need)
+{
+	Elf *e;
+	GElf_Ehdr eh;
+	size_t nph = 0;
+	uint64_t end = 0;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh)) {
+		if (eh.e_shoff && eh.e_shnum)
+			end = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+		if (elf_getphdrnum(e, &nph) != 0)
+			nph = 0;
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    ph.p_offset + ph.p_filesz > end && ph.p_offset + ph.p_filesz >= ph.p_offset)
+				end = ph.p_offset + ph.p_filesz;
+		}
+	}
+	if (e)
+		elf_end(e);
+	*need = end;
+	return end > size;
+}
+
 int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct cp_error *err)
 {
 	const struct cp_mapping *mm;
@@ -438,17 +466,31 @@ int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct 
 	unsigned char magic[SELFMAG];
 	struct stat st;
 
-	fd = open(exe_path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named as the program is refused, not waited on */
+	fd = open(exe_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return cp_error_set(err, CP_EIO, exe_path, "%s", strerror(errno));
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
 		close(fd);
-		return cp_error_set(err, CP_EIO, exe_path, "is a directory");
+		return cp_error_set(err, CP_EIO, exe_path, S_ISDIR(st.st_mode) ? "is a directory" :
+				    "not a regular file");
 	}
 	if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
 	    memcmp(magic, ELFMAG, SELFMAG) != 0) {
 		close(fd);
 		return cp_error_set(err, CP_EFORMAT, exe_path, "not an ELF file");
+	}
+	{
+		/* a program cut short (a copy interrupted) has its symbols and debug
+		 * info past the end: every frame would read "no debug info" */
+		uint64_t need;
+
+		if (cp_elf_file_cut(fd, (uint64_t)st.st_size, &need)) {
+			close(fd);
+			return cp_error_set(err, CP_EFORMAT, exe_path,
+					    "truncated ELF file: %llu bytes, its headers describe %llu",
+					    (unsigned long long)st.st_size, (unsigned long long)need);
+		}
 	}
 	close(fd);
 	if (img->kind != CP_KIND_CORE)

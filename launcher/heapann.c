@@ -51,7 +51,7 @@ static const char usage_text[] =
 "  --version           print the version and exit\n"
 "  -h, --help          this text\n"
 "report options, passed to mprof-core (see mprof-core --help):\n"
-"  --report LIST  --format FMT  -o FILE  --top N  --threshold PCT\n"
+"  --report LIST  --format FMT  -o, --output FILE  --top N  --threshold PCT\n"
 "  --leak-depth N  --call-sites  --addr ADDR  --why ADDR  --refs ADDR\n"
 "  --alloc-fn NAME  --ignore-fn NAME  --blocks  --weight bytes|blocks\n"
 "  --folded-lines  --sysroot DIR  --debug-dir DIR  --symbolizer dw|gdb\n"
@@ -124,6 +124,13 @@ static void signals_reset(const sigset_t *old)
 		if (!ignored[i])
 			signal(forwarded[i], SIG_DFL);
 	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+static int is_dir(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 static void usage_error(const char *fmt, const char *arg)
@@ -383,6 +390,110 @@ static int list_has(const char *list, const char *word)
 	return 0;
 }
 
+/* A signal as HEAPANN_SNAPSHOT's "signal:NAME" takes it (annotate/snapshot.c):
+ * with or without SIG, a number, RTMIN+N, RTMAX-N or a name; KILL and STOP
+ * cannot be caught. Returns 1 when libheapann will take it. */
+static int snapshot_signal_ok(const char *s, size_t len)
+{
+	char name[32];
+	int v = 0;
+
+	if (len > 3 && !strncmp(s, "SIG", 3)) {
+		s += 3;
+		len -= 3;
+	}
+	if (!len || len >= sizeof(name))
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)len, s);
+	if (strspn(name, "0123456789") == len) {
+		v = atoi(name);
+	} else if (!strncmp(name, "RTMIN", 5) || !strncmp(name, "RTMAX", 5)) {
+		const char *p = name + 5;
+
+		v = name[4] == 'N' ? SIGRTMIN : SIGRTMAX;
+		if (*p && ((*p != '+' && *p != '-') || !p[1] || strspn(p + 1, "0123456789") != strlen(p + 1)))
+			return 0;
+		if (*p)
+			v += (*p == '+' ? 1 : -1) * atoi(p + 1);
+		if (v < SIGRTMIN || v > SIGRTMAX)
+			return 0;
+	} else {
+		for (int i = 1; i < SIGRTMIN; i++) {
+			const char *abbrev = sigabbrev_np(i);
+
+			if (abbrev && !strcmp(abbrev, name)) {
+				v = i;
+				break;
+			}
+		}
+	}
+	return v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP;
+}
+
+/* --snapshot LIST checked before the program runs: libheapann only warns about an
+ * item it does not know, and then the run had no snapshot to report. */
+static void snapshot_list_check(const char *list)
+{
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+		char item[64];
+
+		snprintf(item, sizeof(item), "%.*s", (int)(len < 60 ? len : 60), p);
+		if (!len || (!(len == 4 && !strncmp(p, "exit", 4)) && !(len == 5 && !strncmp(p, "abort", 5)) &&
+			     !(len == 6 && !strncmp(p, "signal", 6)) &&
+			     !(len > 7 && !strncmp(p, "signal:", 7) && snapshot_signal_ok(p + 7, len - 7))))
+			usage_error("--snapshot takes exit, signal, signal:SIGNAME and abort, not '%s'", item);
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+}
+
+/* The report options checked before the program runs, so that a typo (--format
+ * xml) does not cost a whole run: mprof-core parses them with /dev/null for PROG
+ * and CORE, refuses bad usage with exit 2 before it opens anything, and otherwise
+ * fails on /dev/null (exit 1, ignored). On exit 2 its message is passed on and
+ * heapann exits 2 too. */
+static void report_options_check(const char *mprof, int mp_argc)
+{
+	char msg[1024];
+	int fds[2], st;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	if (mp_argc == 1 || pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	mp_argv[0] = mprof;
+	mp_argv[mp_argc] = "/dev/null";
+	mp_argv[mp_argc + 1] = "/dev/null";
+	mp_argv[mp_argc + 2] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(fds[1], 2);
+		if (null >= 0)
+			dup2(null, 1);
+		execv(mprof, (char **)mp_argv);
+		_exit(EXIT_NOEXEC);
+	}
+	close(fds[1]);
+	while (pid > 0 && got < (ssize_t)sizeof(msg) - 1 &&
+	       ((n = read(fds[0], msg + got, sizeof(msg) - 1 - (size_t)got)) > 0 || (n < 0 && errno == EINTR)))
+		got += n > 0 ? n : 0;
+	close(fds[0]);
+	mp_argv[mp_argc] = NULL;
+	if (pid < 0)
+		return;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == EXIT_USAGE) {
+		msg[got] = '\0';
+		fputs(msg, stderr);
+		exit(EXIT_USAGE);
+	}
+}
+
 #define NOPTS 7   /* heapann's own entries in main's longopts */
 
 int main(int argc, char **argv)
@@ -438,6 +549,7 @@ int main(int argc, char **argv)
 		case OPT_SNAPSHOT:
 			if (!*optarg)
 				usage_error("%s needs a list: exit, signal, signal:SIGNAME, abort", "--snapshot");
+			snapshot_list_check(optarg);
 			snaplist = optarg;
 			break;
 		case OPT_COMPRESS:
@@ -482,6 +594,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "heapann: mprof-core is not in %s (or --no-report)\n", self);
 		return EXIT_SELF;
 	}
+	if (report)
+		report_options_check(mprof, mp_argc);
 	if (!lib_has_snapshots(lib))
 		fprintf(stderr, "heapann: warning: %s cannot write snapshots (built before they "
 			"existed?): there will be nothing to report\n", lib);
@@ -504,6 +618,12 @@ int main(int argc, char **argv)
 			return EXIT_SELF;
 		}
 		if (!realpath(keep, dir)) {
+			fprintf(stderr, "heapann: --keep-core %s: %s\n", keep, strerror(errno));
+			return EXIT_SELF;
+		}
+		/* an existing file, or a directory the program cannot write: every
+		 * snapshot would fail after the whole run */
+		if ((errno = ENOTDIR, !is_dir(dir)) || access(dir, W_OK | X_OK) < 0) {
 			fprintf(stderr, "heapann: --keep-core %s: %s\n", keep, strerror(errno));
 			return EXIT_SELF;
 		}

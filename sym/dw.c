@@ -643,9 +643,13 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 		Dwarf_Addr dwbias;
 		if (dwfl_module_getdwarf(mod, &dwbias))
 			m->has_dwarf = 1;
-		else
-			dw_note(s, "%s: no debug info; function names from the symbol table", m->name);
 		dw_module_index(m);
+		/* a stripped program has no function symbol of its own either */
+		if (!m->has_dwarf && m->nsyms)
+			dw_note(s, "%s: no debug info; function names from the symbol table", m->name);
+		else if (!m->has_dwarf)
+			dw_note(s, "%s: no debug info and no function symbols (stripped); showing module+offset",
+				m->name);
 	}
 	m->next = s->modules;
 	s->modules = m;

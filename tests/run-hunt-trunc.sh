@@ -29,6 +29,9 @@ head -c "$noteoff" "$TMP/core" >"$TMP/cut"
 check_eq "cut at the notes: exit 0" 0 $?
 check_grep "cut at the notes: all 15 blocks still found" '^live blocks: 15, requested bytes: 10,493,368,' "$TMP/cut.out"
 check_grep "cut at the notes: the file is said to be truncated" '\(the file is truncated\)' "$TMP/cut.out"
+# no writable byte is missing: the line said "0 bytes of writable memory in 0
+# segments (...): blocks there are not seen" (fifth bug hunt)
+check_grep "cut at the notes: no writable memory is missing" '^missing from the image: no writable memory \(the file is truncated\)$' "$TMP/cut.out"
 check_grep "cut at the notes: the lost notes are said" '^notes cut off by the truncation: threads and mapped files are missing' "$TMP/cut.out"
 "$B/mprof-core" --format json "$exe" "$TMP/cut" >"$TMP/cut.json" 2>/dev/null
 check "cut at the notes: JSON missing.notes_cut is true" \

@@ -107,7 +107,7 @@ check_eq "bad option: 2" 2 $?
 check_eq "--depth 300: 2" 2 $?
 check_eq "--version" "heapann $(cat VERSION)" "$("$H" --version)"
 "$H" --help >"$TMP/out"
-check_grep "--help names the passed-on options" '^  --report LIST  --format FMT  -o FILE' "$TMP/out"
+check_grep "--help names the passed-on options" '^  --report LIST  --format FMT  -o, --output FILE' "$TMP/out"
 
 # ---- heapann's side of the report, with a stand-in for the snapshots -------------------
 if strings "$B/libheapann.so" | grep -q HEAPANN_SNAPSHOT; then
