@@ -120,13 +120,15 @@ static uint64_t parse_u64(const char *s, const char *opt)
 }
 
 /* -o naming one of the inputs would truncate it before it is read (the core,
- * often the only one there is): a usage error. a, b, c: the inputs (c may be NULL). */
+ * often the only one there is): a usage error. a, b, c: the inputs (c may be NULL).
+ * Only a regular file can be truncated: -o /dev/null (or a terminal) is never an
+ * input, even when an input names the same device (heapann's option check). */
 static void output_check(const char *out, const char *a, const char *b, const char *c)
 {
 	const char *in[3] = { a, b, c };
 	struct stat so, si;
 
-	if (!out || stat(out, &so) != 0)
+	if (!out || stat(out, &so) != 0 || !S_ISREG(so.st_mode))
 		return;
 	for (int i = 0; i < 3; i++)
 		if (in[i] && stat(in[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)

@@ -62,4 +62,15 @@ rm -f "$TMP/r.json"
 "$H" --format json -o "$TMP/r.json" --top 3 "$prog" "$TMP/ran" >"$TMP/out" 2>"$TMP/err"
 check_eq "--format json -o FILE: exit 0" 0 $?
 check_eq "--format json -o FILE: main's 1234-byte block" "main=1/1234" "$(sums "$TMP/r.json" main)"
+# -o /dev/null (the report thrown away, the core kept) is no input of the run:
+# the pre-check gives /dev/null for PROG and CORE, and -o naming an input must
+# not count a device that is not a file (it was refused, exit 2, program not run)
+rm -f "$TMP/ran"
+"$H" --keep-core "$TMP/kc" -o /dev/null "$prog" "$TMP/ran" >"$TMP/out" 2>"$TMP/err"
+check_eq "-o /dev/null: exit 0" 0 $?
+check "-o /dev/null: the program ran" test -e "$TMP/ran"
+check_eq "-o /dev/null: one core kept" 1 "$(ls "$TMP/kc" | wc -l)"
+"$B/mprof-core" -o /dev/null /dev/null /dev/null 2>"$TMP/err"
+check_eq "mprof-core -o /dev/null /dev/null /dev/null: exit 1 (not a usage error)" 1 $?
+check_grep "mprof-core -o /dev/null: PROG refused as not a file" "^mprof-core: /dev/null: not a regular file" "$TMP/err"
 done_testing
