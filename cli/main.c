@@ -685,9 +685,18 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_obj_end(j);
 }
 
+/* Is A long option NAME ("--name") as getopt_long reads it: the whole name or a
+ * prefix of it ('--form' is --format; an ambiguous prefix is refused there). */
+static int long_opt_is(const char *a, const char *name)
+{
+	size_t n = strlen(a);
+
+	return n > 2 && !strchr(a, '=') && !strncmp(a, name, n);
+}
+
 /* The report options that take their value as the next argument (cli_parse_args'
  * required_argument entries): snapshot passes the value on with its option rather
- * than taking it for the PID ('snapshot --format json PID'). */
+ * than taking it for the PID ('snapshot --format json PID', '--form json PID'). */
 static int snapshot_opt_takes_value(const char *a)
 {
 	static const char *const names[] = {
@@ -698,7 +707,7 @@ static int snapshot_opt_takes_value(const char *a)
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(a, names[i]))
+		if (long_opt_is(a, names[i]))
 			return 1;
 	return 0;
 }
@@ -717,7 +726,7 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 
 	/* take snapshot's own arguments out of argv, keep the report options */
 	for (int i = 2; i < *argc; i++) {
-		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < *argc)
+		if ((!strcmp(argv[i], "-o") || long_opt_is(argv[i], "--output")) && i + 1 < *argc)
 			outarg = argv[++i];
 		else if (!strncmp(argv[i], "--output=", 9))
 			outarg = argv[i] + 9;

@@ -83,6 +83,14 @@ if command -v gdb >/dev/null 2>&1; then
 	"$M" snapshot --output "$TMP/s2.core" --no-report "$pid" >"$TMP/out" 2>"$TMP/err"
 	check_eq "snapshot --output FILE --no-report PID: writes FILE" "wrote $TMP/s2.core" "$(cat "$TMP/out")"
 	check "snapshot --output FILE: the core is there" test -s "$TMP/s2.core"
+	# getopt_long takes a unique prefix of a long option (--form is --format, --to
+	# is --top, --outp is --output): snapshot's own scan of its arguments must too,
+	# or the value is taken for the PID ('--to 1 PID' snapshotted process 1)
+	"$M" snapshot --form json --to 1 "$pid" --outp "$TMP/s3.core" >"$TMP/s3.json" 2>"$TMP/err"
+	check_eq "snapshot --form json --to 1 PID --outp FILE: exit 0" 0 $?
+	check_eq "snapshot --form json --to 1 PID: 13 blocks, 20000 bytes, 1 stack listed" "13 20000 1" \
+		"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["blocks"], d["bytes"], len(d["stacks"]))' "$TMP/s3.json" 2>&1)"
+	check "snapshot --outp FILE: the core is there" test -s "$TMP/s3.core"
 	echo >&9; exec 9>&-
 	wait $pid
 else
