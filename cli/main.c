@@ -694,6 +694,14 @@ static int long_opt_is(const char *a, const char *name)
 	return n > 2 && !strchr(a, '=') && !strncmp(a, name, n);
 }
 
+/* Is A "--name=VALUE" for long option NAME, the name whole or a prefix of it. */
+static int long_opt_is_eq(const char *a, const char *name)
+{
+	size_t n = (size_t)(strchr(a, '=') - a);
+
+	return n > 2 && !strncmp(a, name, n);
+}
+
 /* The report options that take their value as the next argument (cli_parse_args'
  * required_argument entries): snapshot passes the value on with its option rather
  * than taking it for the PID ('snapshot --format json PID', '--form json PID'). */
@@ -728,8 +736,9 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 	for (int i = 2; i < *argc; i++) {
 		if ((!strcmp(argv[i], "-o") || long_opt_is(argv[i], "--output")) && i + 1 < *argc)
 			outarg = argv[++i];
-		else if (!strncmp(argv[i], "--output=", 9))
-			outarg = argv[i] + 9;
+		else if (strchr(argv[i], '=') && argv[i][2] &&
+			 long_opt_is_eq(argv[i], "--output"))
+			outarg = strchr(argv[i], '=') + 1;
 		else if (!strcmp(argv[i], "--no-report"))
 			report = 0;
 		else if (!strcmp(argv[i], "--prog") && i + 1 < *argc)   /* issue 13 */

@@ -91,6 +91,8 @@ if command -v gdb >/dev/null 2>&1; then
 	check_eq "snapshot --form json --to 1 PID: 13 blocks, 20000 bytes, 1 stack listed" "13 20000 1" \
 		"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["blocks"], d["bytes"], len(d["stacks"]))' "$TMP/s3.json" 2>&1)"
 	check "snapshot --outp FILE: the core is there" test -s "$TMP/s3.core"
+	"$M" snapshot --no-report "$pid" --outp="$TMP/s4.core" >"$TMP/out" 2>"$TMP/err"
+	check_eq "snapshot --outp=FILE --no-report PID: writes FILE" "wrote $TMP/s4.core" "$(cat "$TMP/out")"
 	echo >&9; exec 9>&-
 	wait $pid
 else
