@@ -418,14 +418,23 @@ static int snapshot_signal_ok(const char *s, size_t len)
 		if (v < SIGRTMIN || v > SIGRTMAX)
 			return 0;
 	} else {
-		for (int i = 1; i < SIGRTMIN; i++) {
-			const char *abbrev = sigabbrev_np(i);
+		/* the names libheapann knows (annotate/snapshot.c's snap_signames),
+		 * not the C library's: it ignores SIGCHLD, SIGSEGV, ... (abort
+		 * covers the crashes) and takes IO, which sigabbrev_np calls POLL */
+		static const struct { const char *name; int sig; } names[] = {
+			{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "USR1", SIGUSR1 },
+			{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+			{ "CONT", SIGCONT }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+			{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
+			{ "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
+			{ "SYS", SIGSYS }, { "TRAP", SIGTRAP },
+		};
 
-			if (abbrev && !strcmp(abbrev, name)) {
-				v = i;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(names[i].name, name)) {
+				v = names[i].sig;
 				break;
 			}
-		}
 	}
 	return v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP;
 }

@@ -41,6 +41,11 @@ refused "--snapshot bogus" 2 "^heapann: --snapshot takes exit, signal, signal:SI
 refused "--snapshot exit,,abort" 2 "^heapann: --snapshot takes .*, not '' " --snapshot exit,,abort
 refused "--snapshot signal:FOO" 2 "^heapann: --snapshot takes .*, not 'signal:FOO' " --snapshot signal:FOO
 refused "--snapshot signal:KILL" 2 "^heapann: --snapshot takes .*, not 'signal:KILL' " --snapshot exit,signal:KILL
+# the names libheapann knows (annotate/snapshot.c), not every name of the C library:
+# SIGCHLD, SIGSEGV and the like were passed and then ignored inside the program
+refused "--snapshot signal:CHLD" 2 "not 'signal:CHLD' " --snapshot signal:CHLD
+refused "--snapshot signal:SIGSEGV" 2 "not 'signal:SIGSEGV' " --snapshot exit,signal:SIGSEGV
+refused "--snapshot signal:POLL" 2 "not 'signal:POLL' " --snapshot signal:POLL
 refused "--snapshot signal:RTMIN+99999" 2 "not 'signal:RTMIN\+99999' " --snapshot signal:RTMIN+99999
 : >"$TMP/afile"
 refused "--keep-core FILE" 125 "^heapann: --keep-core $TMP/afile: Not a directory$" --keep-core "$TMP/afile"
@@ -50,7 +55,7 @@ refused "--report bogus" 2 "^mprof-core: unknown report 'bogus' " --report bogus
 refused "--weight kg" 2 "^mprof-core: --weight must be bytes or blocks, not kg " --weight kg
 
 # what libheapann takes still runs: the signals in each spelling, and the report
-for l in exit,signal:SIGRTMIN+3 exit,signal:12 exit,signal:USR1 exit,signal:SIGRTMAX-2 exit,signal,abort; do
+for l in exit,signal:SIGRTMIN+3 exit,signal:IO,signal:SIGWINCH exit,signal:12 exit,signal:USR1 exit,signal:SIGRTMAX-2 exit,signal,abort; do
 	rm -f "$TMP/ran"
 	"$H" --snapshot $l --report direct "$prog" "$TMP/ran" >"$TMP/out" 2>"$TMP/err"
 	check_eq "--snapshot $l: exit 0" 0 $?
