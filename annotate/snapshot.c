@@ -20,6 +20,7 @@
  */
 #include "snapshot.h"
 #include "internal.h"
+#include "signame.h"
 
 #if HA_HAVE_SNAPSHOT
 #include <elf.h>
@@ -1363,55 +1364,6 @@ static void snap_at_exit(void)
 
 /* ---- set-up ---- */
 
-static const struct { const char *name; int sig; } snap_signames[] = {
-	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "USR1", SIGUSR1 },
-	{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
-	{ "CONT", SIGCONT }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
-	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
-	{ "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
-	{ "SYS", SIGSYS }, { "TRAP", SIGTRAP },
-};
-
-/* A signal named by S up to END: "SIGUSR1", "USR1", "12", "SIGRTMIN+3",
- * "RTMAX-1". Returns the number, or 0 when unknown. */
-static int snap_signal_parse(const char *s, const char *end)
-{
-	size_t len;
-	int v = 0;
-
-	if (end - s > 3 && strncmp(s, "SIG", 3) == 0)
-		s += 3;
-	len = (size_t)(end - s);
-	if (len && *s >= '0' && *s <= '9') {
-		for (; s < end; s++) {
-			if (*s < '0' || *s > '9' || v > 1000)
-				return 0;
-			v = v * 10 + (*s - '0');
-		}
-		return v > 0 && v < NSIG ? v : 0;
-	}
-	if (len >= 5 && (strncmp(s, "RTMIN", 5) == 0 || strncmp(s, "RTMAX", 5) == 0)) {
-		int base = s[4] == 'N' ? SIGRTMIN : SIGRTMAX, k = 0, sign = 0;
-		const char *p = s + 5;
-
-		if (p < end) {
-			sign = *p == '+' ? 1 : *p == '-' ? -1 : 0;
-			if (!sign || ++p == end)
-				return 0;
-			for (; p < end; p++) {
-				if (*p < '0' || *p > '9' || k > 100)
-					return 0;
-				k = k * 10 + (*p - '0');
-			}
-		}
-		v = base + sign * k;
-		return v >= SIGRTMIN && v <= SIGRTMAX ? v : 0;
-	}
-	for (size_t i = 0; i < sizeof(snap_signames) / sizeof(snap_signames[0]); i++)
-		if (strlen(snap_signames[i].name) == len && strncmp(snap_signames[i].name, s, len) == 0)
-			return snap_signames[i].sig;
-	return 0;
-}
 
 static void snap_warn(const char *what, const char *s, const char *end)
 {
@@ -1441,7 +1393,7 @@ static void snap_parse(const char *v)
 		} else if (len == 5 && strncmp(v, "abort", 5) == 0) {
 			snap_on_abort = 1;
 		} else if (len >= 6 && strncmp(v, "signal", 6) == 0 && (len == 6 || v[6] == ':')) {
-			int sig = len == 6 ? SIGUSR2 : snap_signal_parse(v + 7, end);
+			int sig = len == 6 ? SIGUSR2 : ha_signal_parse(v + 7, end);
 
 			if (!sig || sig == SIGKILL || sig == SIGSTOP)
 				snap_warn("unknown signal in", v, end);

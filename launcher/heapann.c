@@ -20,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../annotate/signame.h"
+
 #ifndef HA_PACKAGE_VERSION
 #define HA_PACKAGE_VERSION "unknown"
 #endif
@@ -390,53 +392,14 @@ static int list_has(const char *list, const char *word)
 	return 0;
 }
 
-/* A signal as HEAPANN_SNAPSHOT's "signal:NAME" takes it (annotate/snapshot.c):
- * with or without SIG, a number, RTMIN+N, RTMAX-N or a name; KILL and STOP
- * cannot be caught. Returns 1 when libheapann will take it. */
+/* A signal as HEAPANN_SNAPSHOT's "signal:NAME" takes it: libheapann's own
+ * parser and names (annotate/signame.h); KILL and STOP cannot be caught.
+ * Returns 1 when libheapann will take it. */
 static int snapshot_signal_ok(const char *s, size_t len)
 {
-	char name[32];
-	int v = 0;
+	int v = ha_signal_parse(s, s + len);
 
-	if (len > 3 && !strncmp(s, "SIG", 3)) {
-		s += 3;
-		len -= 3;
-	}
-	if (!len || len >= sizeof(name))
-		return 0;
-	snprintf(name, sizeof(name), "%.*s", (int)len, s);
-	if (strspn(name, "0123456789") == len) {
-		v = atoi(name);
-	} else if (!strncmp(name, "RTMIN", 5) || !strncmp(name, "RTMAX", 5)) {
-		const char *p = name + 5;
-
-		v = name[4] == 'N' ? SIGRTMIN : SIGRTMAX;
-		if (*p && ((*p != '+' && *p != '-') || !p[1] || strspn(p + 1, "0123456789") != strlen(p + 1)))
-			return 0;
-		if (*p)
-			v += (*p == '+' ? 1 : -1) * atoi(p + 1);
-		if (v < SIGRTMIN || v > SIGRTMAX)
-			return 0;
-	} else {
-		/* the names libheapann knows (annotate/snapshot.c's snap_signames),
-		 * not the C library's: it ignores SIGCHLD, SIGSEGV, ... (abort
-		 * covers the crashes) and takes IO, which sigabbrev_np calls POLL */
-		static const struct { const char *name; int sig; } names[] = {
-			{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "USR1", SIGUSR1 },
-			{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
-			{ "CONT", SIGCONT }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
-			{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
-			{ "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
-			{ "SYS", SIGSYS }, { "TRAP", SIGTRAP },
-		};
-
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (!strcmp(names[i].name, name)) {
-				v = names[i].sig;
-				break;
-			}
-	}
-	return v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP;
+	return v > 0 && v != SIGKILL && v != SIGSTOP;
 }
 
 /* --snapshot LIST checked before the program runs: libheapann only warns about an
