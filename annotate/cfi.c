@@ -981,11 +981,19 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 				i++;
 			nsp = psp[i];
 			if (nsp == s.sp && pv->c.ip[i] == s.ip) {
-				r = ha_join(pv, i, &k, max, out, &scratch, &s);
+				/* copies: the walk's own k and s never have their
+				 * address taken, so they stay in registers */
+				struct ha_state js = s;
+				unsigned jk = k;
+
+				r = ha_join(pv, i, &jk, max, out, &scratch, &js);
 				if (r >= 0)
 					return r;
-				if (r == HA_JOIN_RESUME)
+				if (r == HA_JOIN_RESUME) {
+					s = js;
+					k = jk;
 					goto resume;
+				}
 				if (r == HA_JOIN_NEVER)
 					nsp = UINTPTR_MAX;
 			}
