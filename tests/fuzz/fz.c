@@ -133,7 +133,7 @@ static void fz_lost(const struct cp_image *img, const struct cp_scan *scan, stru
 {
 	struct an_roots roots = { 0 };
 	struct an_reach reach = { 0 };
-	struct an_reach_options ro = { 1, 1 };
+	struct an_reach_options ro = { .nthreads = 1, .parents = 1 };
 
 	if (an_roots_find(img, scan, &roots) < 0)
 		goto out;

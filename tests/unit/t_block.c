@@ -161,7 +161,7 @@ int main(void)
 		static _Alignas(16) unsigned char gb[1024];
 		static const unsigned lens[] = { 1, 7, 8, 9, 16, 21, 255 };
 		unsigned ok_fill = 1, ok_count = 1;
-		struct ha_hdr_view gv;
+		struct ha_hdr_view gv = { 0 };
 
 		for (unsigned li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
 			unsigned gl = lens[li];

@@ -153,7 +153,7 @@ int main(void)
 		struct cp_scan scan;
 		struct an_roots roots;
 		struct an_reach reach;
-		struct an_reach_options ro = { 1, 0 };
+		struct an_reach_options ro = { .nthreads = 1 };
 
 		img = open_core(64, l, 2, &err);
 		CHECK("roots: the core opens", img != NULL);
