@@ -23,6 +23,9 @@ struct dw_aspec {
 	uint32_t name, form;
 	int64_t implicit;     /* DW_FORM_implicit_const's value */
 	int32_t skip;         /* bytes to skip when the value is not needed, -1: decode */
+	int32_t run;          /* skip >= 0: bytes of this and the skipped specs right after it */
+	uint32_t nrun;        /* skip >= 0: how many specs run covers (this one included) */
+	int32_t size;         /* the value's size when fixed and 1 to 8 bytes (read by one load), else -1 */
 };
 
 /* The size of a value of form in unit u when it is fixed, else -1. */
@@ -53,6 +56,12 @@ struct dw_abbrev {
 	uint32_t children;    /* DW_CHILDREN_yes */
 	uint32_t first, n;    /* specs[first .. first+n) */
 	int32_t fixed;        /* size of all attributes when none is read and all are fixed, else -1 */
+	int32_t sib_at;       /* a DIE that is not a scope and reads only DW_AT_sibling, in a ref1/2/4/8
+			       * form, with every attribute of fixed size: the sibling's place among
+			       * the attribute bytes, and size their total; else -1 */
+	int32_t size;
+	uint32_t sib_size;    /* bytes of that DW_AT_sibling */
+	int scope;            /* DW_TAG_subprogram or DW_TAG_inlined_subroutine */
 };
 
 struct dw_abbrevs {
@@ -69,6 +78,22 @@ static uint64_t rd_fixed(const unsigned char **p, const unsigned char *end, unsi
 		return 0;
 	}
 	uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* the usual sizes by one load each (the files read are little-endian) */
+	if (n == 4) {
+		uint32_t x;
+		memcpy(&x, *p, 4);
+		v = x;
+	} else if (n == 8) {
+		memcpy(&v, *p, 8);
+	} else if (n == 1) {
+		v = **p;
+	} else if (n == 2) {
+		uint16_t x;
+		memcpy(&x, *p, 2);
+		v = x;
+	} else
+#endif
 	for (unsigned i = 0; i < n; i++)
 		v |= (uint64_t)(*p)[i] << (8 * i);
 	*p += n;
@@ -182,11 +207,44 @@ static int dw_abbrevs_read(struct dw_abbrevs *a, const struct dw_unit *u, const 
 				name == DW_AT_specification || name == DW_AT_call_file || name == DW_AT_call_line ||
 				name == DW_AT_call_column));
 			s->skip = wanted ? -1 : dw_form_size(u, s->form);
+			s->size = dw_form_size(u, s->form);
+			if (s->size > 8 || s->size == 0)
+				s->size = -1;
 		}
 		ab->n = (uint32_t)(a->nspecs - ab->first);
+		ab->scope = ab->tag == DW_TAG_subprogram || ab->tag == DW_TAG_inlined_subroutine;
 		ab->fixed = 0;
 		for (uint32_t k = 0; k < ab->n && ab->fixed >= 0; k++)
 			ab->fixed = a->specs[ab->first + k].skip < 0 ? -1 : ab->fixed + a->specs[ab->first + k].skip;
+		/* the plan of the walk's most common DIE (a member, a call site, a
+		 * type with children): nothing but its sibling to read, at a place
+		 * known from the abbreviation */
+		ab->sib_at = -1;
+		ab->size = 0;
+		ab->sib_size = 0;
+		for (uint32_t k = 0; k < ab->n && !ab->scope && ab->size >= 0; k++) {
+			const struct dw_aspec *s = &a->specs[ab->first + k];
+			int32_t sz = dw_form_size(u, s->form);
+			if (s->name == DW_AT_sibling) {
+				if (ab->sib_at >= 0 || (s->form != DW_FORM_ref1 && s->form != DW_FORM_ref2 &&
+							 s->form != DW_FORM_ref4 && s->form != DW_FORM_ref8))
+					sz = -1;
+				else
+					ab->sib_at = ab->size, ab->sib_size = (uint32_t)sz;
+			} else if (s->skip < 0) {
+				sz = -1;
+			}
+			ab->size = sz < 0 ? -1 : ab->size + sz;
+		}
+		if (ab->size < 0)
+			ab->sib_at = -1;
+		/* runs of attributes skipped one after the other, skipped at once */
+		for (uint32_t k = ab->n; k-- > 0;) {
+			struct dw_aspec *s = &a->specs[ab->first + k];
+			int last = k + 1 == ab->n || a->specs[ab->first + k + 1].skip < 0;
+			s->run = s->skip < 0 ? -1 : s->skip + (last ? 0 : a->specs[ab->first + k + 1].run);
+			s->nrun = s->skip < 0 ? 0 : 1 + (last ? 0 : a->specs[ab->first + k + 1].nrun);
+		}
 	}
 	return 0;
 fail:
@@ -302,18 +360,39 @@ static int dw_form_read(const struct dw_walkctx *w, uint32_t form, int64_t impli
 static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, struct dw_rdie *d)
 {
 	int bad = 0;
-	memset(d, 0, sizeof *d);
 	uint64_t code = rd_uleb(&p, w->uend, &bad);
 	if (bad)
 		return -1;
 	if (code == 0) {
+		d->ab = NULL;
 		d->next = p;
+		d->sibling = 0;
 		return 0;
 	}
 	if (code >= w->ab.ncodes || !w->ab.byc[code].tag)
 		return -1;
 	const struct dw_abbrev *ab = &w->ab.byc[code];
-	d->ab = ab;
+	if (!ab->scope) {
+		/* the walk reads ab, next and sibling of a DIE that is not a scope:
+		 * by the abbreviation's plan when it has one, and the rest of d is
+		 * left as it was */
+		d->ab = ab;
+		d->sibling = 0;
+		if (ab->sib_at >= 0) {
+			if ((size_t)(w->uend - p) < (size_t)ab->size)
+				return -1;
+			const unsigned char *q = p + ab->sib_at;
+			d->sibling = rd_fixed(&q, w->uend, ab->sib_size, &bad);
+			d->next = p + ab->size;
+			return 0;
+		}
+		/* else the attributes below (some of variable size: locations,
+		 * inline strings), without clearing the fields the walk does not
+		 * look at */
+	} else {
+		memset(d, 0, sizeof *d);
+		d->ab = ab;
+	}
 	if (ab->fixed >= 0) {
 		/* nothing to read: skip the whole DIE (most variables, types, members) */
 		if ((size_t)(w->uend - p) < (size_t)ab->fixed)
@@ -325,15 +404,21 @@ static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, stru
 		const struct dw_aspec *s = &w->ab.specs[ab->first + k];
 		uint64_t v;
 		if (s->skip >= 0) {
-			if ((size_t)(w->uend - p) < (size_t)s->skip)
+			if ((size_t)(w->uend - p) < (size_t)s->run)
 				return -1;
-			p += s->skip;
+			p += s->run;
+			k += s->nrun - 1;
 			continue;
 		}
 		uint32_t form = s->form;
 		const unsigned char *at = p;
-		if (dw_form_read(w, form, s->implicit, &p, &v) < 0)
+		if (s->size > 0) {
+			v = rd_fixed(&p, w->uend, (unsigned)s->size, &bad);
+			if (bad)
+				return -1;
+		} else if (dw_form_read(w, form, s->implicit, &p, &v) < 0) {
 			return -1;
+		}
 		switch (s->name) {
 		case DW_AT_sibling:
 			if (form == DW_FORM_ref_addr)
@@ -424,20 +509,24 @@ static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, stru
 static int dw_rdie_sibling(const struct dw_walkctx *w, const unsigned char *p, const struct dw_rdie *d0,
 			   const unsigned char **next)
 {
-	struct dw_rdie d = *d0;
+	/* only ab, next and sibling of each DIE: d0 is not copied whole */
+	const struct dw_abbrev *ab = d0->ab;
+	const unsigned char *dnext = d0->next;
+	uint64_t sibling = d0->sibling;
+	struct dw_rdie d;
 	int level = 0;
 	*next = NULL;
 	for (;;) {
 		const unsigned char *q;
-		if (d.sibling) {
+		if (sibling) {
 			size_t size = (size_t)(w->uend - w->ustart);
 			size_t die_off = (size_t)(p - w->ustart);
-			if (d.sibling >= size || d.sibling <= die_off)
+			if (sibling >= size || sibling <= die_off)
 				return -1;
-			q = w->ustart + d.sibling;
+			q = w->ustart + sibling;
 		} else {
-			q = d.next;
-			if (d.ab->children)
+			q = dnext;
+			if (ab->children)
 				level++;
 		}
 		for (;;) {
@@ -456,6 +545,9 @@ static int dw_rdie_sibling(const struct dw_walkctx *w, const unsigned char *p, c
 		p = q;
 		if (dw_rdie_read(w, p, &d) < 0 || !d.ab)
 			return -1;
+		ab = d.ab;
+		dnext = d.next;
+		sibling = d.sibling;
 	}
 }
 
