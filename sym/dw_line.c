@@ -158,17 +158,15 @@ static int dw_fmt_has(const uint64_t (*fmt)[2], unsigned nfmt, uint64_t a, uint6
 	return has_a && has_b;
 }
 
-static int dw_lines_push(struct dw_lines *l, size_t *cap, const struct dw_lrow *r)
+/* Double the room for rows (the caller found it full). Returns 0, or -1. */
+static int dw_lines_grow(struct dw_lines *l, size_t *cap)
 {
-	if (__builtin_expect(l->nrows == *cap, 0)) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct dw_lrow *p = realloc(l->rows, ncap * sizeof *p);
-		if (!p)
-			return -1;
-		l->rows = p;
-		*cap = ncap;
-	}
-	l->rows[l->nrows++] = *r;
+	size_t ncap = *cap ? *cap * 2 : 256;
+	struct dw_lrow *p = realloc(l->rows, ncap * sizeof *p);
+	if (!p)
+		return -1;
+	l->rows = p;
+	*cap = ncap;
 	return 0;
 }
 
@@ -227,7 +225,9 @@ static int dw_seq_cmp(const void *a, const void *b, void *rows_)
 }
 
 /* Put the rows in libdw's order: sort the sequences by their first row, then
- * check the whole array; only overlapping sequences need a sort of every row. */
+ * check the whole array; only overlapping sequences need a sort of every row.
+ * Returns 0, 1 when every row had to be sorted (sequences overlap), or -1
+ * when out of memory. */
 static int dw_lines_sort(struct dw_lines *l)
 {
 	size_t nseq = 0;
@@ -265,13 +265,18 @@ static int dw_lines_sort(struct dw_lines *l)
 	for (size_t i = 1; i < w; i++)
 		if (dw_lrow_cmp(&l->rows[i - 1], &l->rows[i]) > 0) {
 			qsort(l->rows, w, sizeof *l->rows, dw_lrow_cmp);
-			break;
+			return 1;
 		}
 	return 0;
 }
 
-int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
-		  unsigned cu_addrsz)
+/* dw_lines_read's work. With filter, rows that can never be an answer are
+ * left out as they are decoded (see dw_lines_read), which holds only when each
+ * sequence's addresses rise, sequences do not overlap and the last one ends:
+ * returns 1 (l released) when the table breaks one of those, and the caller
+ * decodes it again without filter. Returns 0, or -1 (l released). */
+static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
+			   unsigned cu_addrsz, int filter)
 {
 	size_t rows_cap = 0, files_cap = 0;
 	if (!secs->line.data || off >= secs->line.size || !secs->little_endian ||
@@ -398,6 +403,10 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 	int64_t line;
 	unsigned op_index;
 	uint32_t seq_no = 0;
+	size_t in_seq = 0;        /* rows kept of the sequence being decoded */
+	uint64_t last = 0;        /* address of its last row decoded (kept or not) */
+	int any = 0, unsafe = 0;  /* a row of it decoded yet; filter cannot be trusted */
+	uint32_t endrow = 0;      /* the last row decoded ended a sequence */
 #define DW_LRESET() do { addr = 0; op_index = 0; file = 1; line = 1; col = 0; isa = 0; disc = 0; } while (0)
 #define DW_ADVANCE(adv) do { \
 		uint64_t a_ = (adv); \
@@ -410,17 +419,38 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 	} while (0)
 	/* a row as libdw stores it: int line, unsigned short column, 8-bit isa,
 	 * 24-bit discriminator; a value that does not fit makes libdw refuse */
+	/* With filter, as the cache writer chose rows (dw_cache_put_live): a
+	 * row followed by one at the same address is dropped (dw_lines_find takes
+	 * the last), and so is one saying what the row kept before it says */
 #define DW_EMIT(endseq) do { \
 		if (line < INT32_MIN || line > INT32_MAX || col > 0xffff || isa > 0xff || disc >= (1u << 24) || \
 		    file >= l->nfiles) \
 			goto fail; \
-		struct dw_lrow r_ = { addr, (uint32_t)file, (uint32_t)(int32_t)line, (uint32_t)col, (endseq), seq_no++ }; \
-		if (dw_lines_push(l, &rows_cap, &r_) < 0) \
+		endrow = (endseq); \
+		if (filter) { \
+			if (any && (addr < last || (endrow && addr == last))) \
+				unsafe = 1;  /* backwards, or an end sorted before a row */ \
+			any = !endrow; \
+			last = addr; \
+			if (!endrow && in_seq && l->rows[l->nrows - 1].addr == addr) { \
+				l->nrows--; \
+				in_seq--; \
+			} \
+			if (!endrow && in_seq) { \
+				const struct dw_lrow *t_ = &l->rows[l->nrows - 1]; \
+				if (t_->file == file && t_->line == (uint32_t)(int32_t)line && t_->col == col) \
+					break;  /* out of the do-while: not kept */ \
+			} \
+			in_seq = endrow ? 0 : in_seq + 1; \
+		} \
+		if (__builtin_expect(l->nrows == rows_cap, 0) && dw_lines_grow(l, &rows_cap) < 0) \
 			goto fail; \
+		l->rows[l->nrows++] = (struct dw_lrow){ addr, (uint32_t)file, (uint32_t)(int32_t)line, \
+							(uint32_t)col, endrow, seq_no++ }; \
 	} while (0)
 	DW_LRESET();
 	while (c.p < c.end) {
-		unsigned op = (unsigned)dw_cur_fixed(&c, 1);
+		unsigned op = *c.p++;   /* in bounds: c.p < c.end */
 		if (op >= opcode_base) {
 			unsigned adj = op - opcode_base, adv = adj / line_range;
 			line += line_base + (int)(adj - adv * line_range);
@@ -518,8 +548,15 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 #undef DW_LRESET
 #undef DW_ADVANCE
 #undef DW_EMIT
-	if (dw_lines_sort(l) < 0)
+	if (filter && l->nrows && !endrow)
+		unsafe = 1;   /* the last row is made an end below: it may have been dropped */
+	int sorted = dw_lines_sort(l);
+	if (sorted < 0)
 		goto fail;
+	if (filter && (unsafe || sorted == 1)) {
+		dw_lines_release(l);
+		return 1;
+	}
 	/* as libdw: the highest row ends a sequence, whatever the table says */
 	if (l->nrows)
 		l->rows[l->nrows - 1].end = 1;
@@ -530,6 +567,15 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 fail:
 	dw_lines_release(l);
 	return -1;
+}
+
+int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
+		  unsigned cu_addrsz)
+{
+	int rc = dw_lines_decode(l, secs, off, comp_dir, cu_addrsz, 1);
+	if (rc == 1)
+		rc = dw_lines_decode(l, secs, off, comp_dir, cu_addrsz, 0);
+	return rc;
 }
 
 const struct dw_lrow *dw_lines_find(const struct dw_lines *l, uint64_t pc)

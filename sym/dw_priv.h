@@ -107,7 +107,9 @@ struct dw_lrow {
 };
 
 /* One CU's line table: rows in libdw's order and file names as libdw composes
- * them (relative names joined to their directory). */
+ * them (relative names joined to their directory). Rows that can never be an
+ * answer of dw_lines_find are mostly left out (see dw_lines_read), so rows are
+ * not libdw's rows one for one. */
 struct dw_lines {
 	struct dw_lrow *rows;
 	size_t nrows;
@@ -118,7 +120,11 @@ struct dw_lines {
 
 /* Decode the line table at offset off of .debug_line (DW_AT_stmt_list of a CU
  * whose DW_AT_comp_dir is comp_dir, or NULL, and whose addresses are cu_addrsz
- * bytes) into l, which must be zeroed.
+ * bytes) into l, which must be zeroed. A row followed by another at the same
+ * address, and one saying what the row before it says, are left out as they
+ * are decoded (the index cache's choice of rows, two thirds of gcc -O2's),
+ * unless a sequence goes backwards, sequences overlap or the last one does not
+ * end: then the table is decoded again keeping every row.
  * Returns 0, or -1 (l released) when the table is malformed, uses something
  * this decoder does not read, or memory runs out: the caller then asks libdw.
  * Borrows secs' bytes, which must outlive l. */

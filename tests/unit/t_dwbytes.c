@@ -298,13 +298,13 @@ int main(void)
 	secs.line.size = lt.n;
 	memset(&l, 0, sizeof l);
 	CHECK("v4: decoded", dw_lines_read(&l, &secs, 0, "/comp", 8) == 0);
-	CHECK("v4: 7 rows (5 + 2 in two sequences)", l.nrows == 7);
+	CHECK("v4: 6 rows (4 + 2 in two sequences; the first of the two at 0x1006 left out)", l.nrows == 6);
 	CHECK("v4: 4 files (file 0 unused)", l.nfiles == 4);
 	CHECK("v4: file 0 is ??? as libdw names it", l.nfiles == 4 && !strcmp(l.files[0], "???"));
 	CHECK("v4: directory 0 is the compilation directory", l.nfiles == 4 && !strcmp(l.files[1], "/comp/a.c"));
 	CHECK("v4: absolute name kept", l.nfiles == 4 && !strcmp(l.files[2], "/abs/b.h"));
 	CHECK("v4: relative directory joined", l.nfiles == 4 && !strcmp(l.files[3], "inc/c.h"));
-	CHECK("v4: rows in address order (second sequence first)", l.nrows == 7 && l.rows[0].addr == 0x800 &&
+	CHECK("v4: rows in address order (second sequence first)", l.nrows == 6 && l.rows[0].addr == 0x800 &&
 	      l.rows[1].addr == 0x810 && l.rows[1].end && l.rows[2].addr == 0x1000);
 	CHECK("v4: before every row: nothing", line_is(&l, 0x7ff, NULL, 0));
 	CHECK("v4: 0x800 is /abs/b.h:1", line_is(&l, 0x800, "/abs/b.h", 1));
@@ -350,6 +350,50 @@ int main(void)
 		CHECK("zero-length last row: 0x2001 is line 5", line_is(&l, 0x2001, "/comp/a.c", 5));
 		CHECK("zero-length last row: made the end, so 0x2002 and after have no line",
 		      line_is(&l, 0x2002, NULL, 0) && line_is(&l, 0x2003, NULL, 0));
+		dw_lines_release(&l);
+	}
+	/* rows that can never be the answer are left out as they are decoded,
+	 * unless a sequence goes backwards (then every row is kept, as libdw) */
+	{
+		struct buf z = lt;
+		set_address(&z, 0x3000);
+		put(&z, DW_LNS_copy, 1);                 /* 0x3000 a.c:1 */
+		put(&z, DW_LNS_advance_pc, 1); uleb(&z, 4);
+		put(&z, DW_LNS_copy, 1);                 /* 0x3004 a.c:1 again: left out */
+		put(&z, DW_LNS_advance_pc, 1); uleb(&z, 4);
+		put(&z, DW_LNS_advance_line, 1); sleb(&z, 1);
+		put(&z, DW_LNS_copy, 1);                 /* 0x3008 a.c:2 */
+		put(&z, DW_LNS_advance_pc, 1); uleb(&z, 4);
+		end_sequence(&z);                        /* 0x300c */
+		patch32(&z, 0, z.n - 4);
+		struct dw_secs t = secs;
+		t.line.data = z.b;
+		t.line.size = z.n;
+		memset(&l, 0, sizeof l);
+		CHECK("repeated row: decoded", dw_lines_read(&l, &t, 0, "/comp", 8) == 0);
+		CHECK("repeated row: left out (6 + 3 rows)", l.nrows == 9);
+		CHECK("repeated row: 0x3003 and 0x3007 are a.c:1, 0x3008 a.c:2, 0x300c nothing",
+		      line_is(&l, 0x3003, "/comp/a.c", 1) && line_is(&l, 0x3007, "/comp/a.c", 1) &&
+		      line_is(&l, 0x3008, "/comp/a.c", 2) && line_is(&l, 0x300c, NULL, 0));
+		dw_lines_release(&l);
+		z = lt;
+		set_address(&z, 0x3000);
+		put(&z, DW_LNS_copy, 1);                 /* 0x3000 a.c:1 */
+		put(&z, DW_LNS_advance_pc, 1); uleb(&z, 4);
+		put(&z, DW_LNS_copy, 1);                 /* 0x3004 a.c:1 again: kept here */
+		set_address(&z, 0x2ff0);                 /* backwards in the same sequence */
+		put(&z, DW_LNS_copy, 1);                 /* 0x2ff0 a.c:1 */
+		put(&z, DW_LNS_advance_pc, 1); uleb(&z, 4);
+		end_sequence(&z);                        /* 0x2ff4 */
+		patch32(&z, 0, z.n - 4);
+		t.line.data = z.b;
+		t.line.size = z.n;
+		memset(&l, 0, sizeof l);
+		CHECK("sequence going backwards: decoded", dw_lines_read(&l, &t, 0, "/comp", 8) == 0);
+		CHECK("sequence going backwards: every row kept (7 + 4)", l.nrows == 11);
+		CHECK("sequence going backwards: 0x2ff1 and 0x3002 are a.c:1, 0x2ff4 nothing",
+		      line_is(&l, 0x2ff1, "/comp/a.c", 1) && line_is(&l, 0x3002, "/comp/a.c", 1) &&
+		      line_is(&l, 0x2ff4, NULL, 0));
 		dw_lines_release(&l);
 	}
 	{
