@@ -194,52 +194,61 @@ static int dw_unit_get(struct dw_cuidx *c, const struct dw_secs *secs, struct dw
 	return 0;
 }
 
-/* Sort n ranges by dw_range_cmp's order into a, with tmp as scratch: a
- * natural merge sort, because the walk yields long runs already in order
- * (functions in address order, their inlined ranges after them) and qsort's
- * callback per comparison was most of the cost. */
-static void dw_ranges_sort(struct dw_range *a, struct dw_range *tmp, size_t n)
+/* Sort the n ranges of src by dw_range_cmp's order, src left as it is, with
+ * a and b as room for n each: a natural merge sort, because the walk yields
+ * long runs already in order (functions in address order, their inlined
+ * ranges after them) and qsort's callback per comparison was most of the
+ * cost. Each pass merges pairs of runs from one buffer into the other (no
+ * copy back). Returns a or b, whichever holds the result. */
+static struct dw_range *dw_ranges_sort(const struct dw_range *src, struct dw_range *a, struct dw_range *b,
+				       size_t n)
 {
-	while (n > 1) {
+	struct dw_range *dst = a;
+	if (n <= 1) {
+		memcpy(a, src, n * sizeof *a);
+		return a;
+	}
+	for (;;) {
 		size_t runs = 0, i = 0, w = 0;
 		while (i < n) {
 			size_t m = i + 1;   /* first run [i, m) */
-			while (m < n && dw_range_cmp(&a[m - 1], &a[m]) <= 0)
+			while (m < n && dw_range_cmp(&src[m - 1], &src[m]) <= 0)
 				m++;
 			size_t e = m;       /* second run [m, e) */
 			if (e < n) {
 				e++;
-				while (e < n && dw_range_cmp(&a[e - 1], &a[e]) <= 0)
+				while (e < n && dw_range_cmp(&src[e - 1], &src[e]) <= 0)
 					e++;
 			}
 			size_t x = i, y = m;
 			while (x < m && y < e)
-				tmp[w++] = dw_range_cmp(&a[y], &a[x]) < 0 ? a[y++] : a[x++];
+				dst[w++] = dw_range_cmp(&src[y], &src[x]) < 0 ? src[y++] : src[x++];
 			while (x < m)
-				tmp[w++] = a[x++];
+				dst[w++] = src[x++];
 			while (y < e)
-				tmp[w++] = a[y++];
+				dst[w++] = src[y++];
 			runs++;
 			i = e;
 		}
-		memcpy(a, tmp, n * sizeof *a);
 		if (runs == 1)
-			break;
+			return dst;
+		src = dst;
+		dst = dst == a ? b : a;
 	}
 }
 
 static int dw_cuidx_sort(struct dw_cuidx *c)
 {
 	if (c->nranges) {
-		c->sorted = malloc(c->nranges * sizeof *c->sorted);
-		struct dw_range *tmp = malloc(c->nranges * sizeof *tmp);
-		if (!c->sorted || !tmp) {
-			free(tmp);
+		struct dw_range *a = malloc(c->nranges * sizeof *a);
+		struct dw_range *b = malloc(c->nranges * sizeof *b);
+		if (!a || !b) {
+			free(a);
+			free(b);
 			return -1;
 		}
-		memcpy(c->sorted, c->ranges, c->nranges * sizeof *c->sorted);
-		dw_ranges_sort(c->sorted, tmp, c->nranges);
-		free(tmp);
+		c->sorted = dw_ranges_sort(c->ranges, a, b, c->nranges);
+		free(c->sorted == a ? b : a);
 	}
 	return 0;
 }
