@@ -557,6 +557,12 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 		dw_lines_release(l);
 		return 1;
 	}
+	if (l->nrows && l->nrows < rows_cap / 2) {
+		/* the room sized for every row of the program, given back */
+		struct dw_lrow *p = realloc(l->rows, l->nrows * sizeof *p);
+		if (p)
+			l->rows = p;
+	}
 	/* as libdw: the highest row ends a sequence, whatever the table says */
 	if (l->nrows)
 		l->rows[l->nrows - 1].end = 1;

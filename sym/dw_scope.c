@@ -90,6 +90,15 @@ static int dw_room(void **p, size_t *cap, size_t n, size_t elsz, size_t first)
 	return 0;
 }
 
+/* Give back the room of the array *p past its n elements of elsz bytes (kept
+ * as it is when realloc fails or n is 0). */
+static void dw_shrink(void **p, size_t n, size_t elsz)
+{
+	void *q = n ? realloc(*p, n * elsz) : NULL;
+	if (q)
+		*p = q;
+}
+
 /* dw_cuidx_scan's callbacks: a range of the scope being read, then the scope. */
 static int dw_fast_range(void *arg, uint64_t lo, uint64_t hi)
 {
@@ -258,10 +267,24 @@ static int dw_cuidx_build_fast(struct dw_cuidx *c, const struct dw_secs *secs)
 {
 	struct dw_unit u;
 	struct dw_walk w = { c, 0, 0 };
-	if (dw_unit_get(c, secs, &u) == 0 &&
-	    dw_cuidx_scan(&u, secs, dw_fast_scope, dw_fast_range, &w) == 0 &&
-	    dw_cuidx_sort(c) == 0)
+	if (dw_unit_get(c, secs, &u) == 0) {
+		/* room for the scopes and ranges of a unit this size, once: growing
+		 * from 32 by doubling copied each array about 7 times (10.7M of
+		 * realloc at 10k addresses of the generated program, whose units
+		 * hold a scope and a range per 92 bytes of DIEs). What is left over
+		 * is given back below. */
+		size_t guess = (size_t)((u.unit_end - u.unit_start) / 64) + 32;
+		c->scopes = malloc(guess * sizeof *c->scopes);
+		c->ranges = malloc(guess * sizeof *c->ranges);
+		if (c->scopes && c->ranges)
+			w.scope_cap = w.range_cap = guess;
+	}
+	if (w.scope_cap && dw_cuidx_scan(&u, secs, dw_fast_scope, dw_fast_range, &w) == 0 &&
+	    dw_cuidx_sort(c) == 0) {
+		dw_shrink((void **)&c->scopes, c->nscopes, sizeof *c->scopes);
+		dw_shrink((void **)&c->ranges, c->nranges, sizeof *c->ranges);
 		return 0;
+	}
 	free(c->scopes);
 	free(c->ranges);
 	free(c->sorted);
