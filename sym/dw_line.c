@@ -56,6 +56,14 @@ static uint64_t dw_cur_uleb(struct dw_cur *c)
 	return v;
 }
 
+/* dw_cur_uleb with the one-byte case (most operands of a line program) inline. */
+static inline __attribute__((always_inline)) uint64_t dw_cur_uleb1(struct dw_cur *c)
+{
+	if (__builtin_expect(!c->bad && c->p < c->end && *c->p < 0x80, 1))
+		return *c->p++;
+	return dw_cur_uleb(c);
+}
+
 static int64_t dw_cur_sleb(struct dw_cur *c)
 {
 	uint64_t v = 0;
@@ -399,6 +407,12 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 		[DW_LNS_advance_pc] = 1, [DW_LNS_advance_line] = 1, [DW_LNS_set_file] = 1,
 		[DW_LNS_set_column] = 1, [DW_LNS_fixed_advance_pc] = 1, [DW_LNS_set_isa] = 1,
 	};
+	/* the lengths of the standard opcodes are checked per opcode only when
+	 * the header gives one that is not the standard's (libdw then refuses a
+	 * table that uses it) */
+	int odd_len = 0;
+	for (unsigned i = 1; i <= DW_LNS_set_isa; i++)
+		odd_len |= oplen[i] != std_len[i];
 	uint64_t addr, file, col, isa, disc;
 	int64_t line;
 	unsigned op_index;
@@ -424,7 +438,7 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 	 * the last), and so is one saying what the row kept before it says */
 #define DW_EMIT(endseq) do { \
 		if (line < INT32_MIN || line > INT32_MAX || col > 0xffff || isa > 0xff || disc >= (1u << 24) || \
-		    file >= l->nfiles) \
+		    file >= nfiles) \
 			goto fail; \
 		endrow = (endseq); \
 		if (filter) { \
@@ -432,22 +446,31 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 				unsafe = 1;  /* backwards, or an end sorted before a row */ \
 			any = !endrow; \
 			last = addr; \
-			if (!endrow && in_seq && l->rows[l->nrows - 1].addr == addr) { \
-				l->nrows--; \
+			if (!endrow && in_seq && rows[nrows - 1].addr == addr) { \
+				nrows--; \
 				in_seq--; \
 			} \
 			if (!endrow && in_seq) { \
-				const struct dw_lrow *t_ = &l->rows[l->nrows - 1]; \
+				const struct dw_lrow *t_ = &rows[nrows - 1]; \
 				if (t_->file == file && t_->line == (uint32_t)(int32_t)line && t_->col == col) \
 					break;  /* out of the do-while: not kept */ \
 			} \
 			in_seq = endrow ? 0 : in_seq + 1; \
 		} \
-		if (__builtin_expect(l->nrows == rows_cap, 0) && dw_lines_grow(l, &rows_cap) < 0) \
-			goto fail; \
-		l->rows[l->nrows++] = (struct dw_lrow){ addr, (uint32_t)file, (uint32_t)(int32_t)line, \
-							(uint32_t)col, endrow, seq_no++ }; \
+		if (__builtin_expect(nrows == rows_cap, 0)) { \
+			l->nrows = nrows; \
+			if (dw_lines_grow(l, &rows_cap) < 0) \
+				goto fail; \
+			rows = l->rows; \
+		} \
+		rows[nrows++] = (struct dw_lrow){ addr, (uint32_t)file, (uint32_t)(int32_t)line, \
+						  (uint32_t)col, endrow, seq_no++ }; \
 	} while (0)
+	/* the rows being written and the number of files in locals: through l,
+	 * every row stored made the compiler load l->rows and l->nrows again */
+	struct dw_lrow *rows = l->rows;
+	size_t nrows = 0;
+	const size_t nfiles = l->nfiles;
 	DW_LRESET();
 	while (c.p < c.end) {
 		unsigned op = *c.p++;   /* in bounds: c.p < c.end */
@@ -489,7 +512,7 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 				goto fail;   /* libdw would read on from where the operands end */
 			continue;
 		}
-		if (op <= DW_LNS_set_isa && oplen[op] != std_len[op])
+		if (odd_len && op <= DW_LNS_set_isa && oplen[op] != std_len[op])
 			goto fail;
 		uint64_t u;
 		int64_t sv;
@@ -499,7 +522,7 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 			disc = 0;
 			break;
 		case DW_LNS_advance_pc:
-			u = dw_cur_uleb(&c);
+			u = dw_cur_uleb1(&c);
 			if (u > UINT32_MAX)
 				goto fail;
 			DW_ADVANCE(u);
@@ -511,12 +534,12 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 			line += sv;
 			break;
 		case DW_LNS_set_file:
-			file = dw_cur_uleb(&c);
+			file = dw_cur_uleb1(&c);
 			if (file > UINT32_MAX)
 				goto fail;
 			break;
 		case DW_LNS_set_column:
-			col = dw_cur_uleb(&c);
+			col = dw_cur_uleb1(&c);
 			if (col > UINT32_MAX)
 				goto fail;
 			break;
@@ -548,6 +571,7 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 #undef DW_LRESET
 #undef DW_ADVANCE
 #undef DW_EMIT
+	l->nrows = nrows;
 	if (filter && l->nrows && !endrow)
 		unsafe = 1;   /* the last row is made an end below: it may have been dropped */
 	int sorted = dw_lines_sort(l);
