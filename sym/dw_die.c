@@ -71,7 +71,8 @@ struct dw_abbrevs {
 	size_t nspecs;
 };
 
-static uint64_t rd_fixed(const unsigned char **p, const unsigned char *end, unsigned n, int *bad)
+static inline __attribute__((always_inline)) uint64_t rd_fixed(const unsigned char **p, const unsigned char *end,
+								 unsigned n, int *bad)
 {
 	if (*bad || (size_t)(end - *p) < n) {
 		*bad = 1;
@@ -102,6 +103,8 @@ static uint64_t rd_fixed(const unsigned char **p, const unsigned char *end, unsi
 
 static uint64_t rd_uleb(const unsigned char **p, const unsigned char *end, int *bad)
 {
+	if (!*bad && *p < end && **p < 0x80)
+		return *(*p)++;   /* one byte: abbreviation codes, most operands */
 	uint64_t v = 0;
 	unsigned shift = 0;
 	for (;;) {
