@@ -1186,9 +1186,28 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 	size_t nr = 0;
 	const struct dw_lrow *lr = c->lines.rows;
 	uint64_t rbase = nrow ? lr[0].addr : 0;
+	/* Rows the decoder already chose (c->lines.filtered) need the rules
+	 * only where a sequence ends and the next starts at the same address:
+	 * the end is left out, and the next row when it says what the row kept
+	 * before the end says */
+	const int chosen = c->lines.filtered;
+	int after_end = 0;
 	for (size_t i = 0; i < nrow; i++) {
-		if (i + 1 < nrow && lr[i + 1].addr == lr[i].addr)
+		if (i + 1 < nrow && lr[i + 1].addr == lr[i].addr && (!chosen || lr[i].end)) {
+			after_end = 1;
 			continue;
+		}
+		if (chosen && !after_end) {
+			if (lr[i].addr - rbase > UINT32_MAX || lr[i].file >= DW_CROW_END || lr[i].addr < rbase) {
+				free(used);
+				return -1;
+			}
+			rows[nr++] = (struct dw_crow){ (uint32_t)(lr[i].addr - rbase), lr[i].line,
+						       lr[i].file | (lr[i].end ? DW_CROW_END : 0u), lr[i].col };
+			used[lr[i].file] = 1;   /* below nf: the decoder checked it */
+			continue;
+		}
+		after_end = 0;
 		uint32_t file = lr[i].file | (lr[i].end ? DW_CROW_END : 0u);
 		if (nr && !lr[i].end && rows[nr - 1].file == file && rows[nr - 1].line == lr[i].line &&
 		    rows[nr - 1].col == lr[i].col)

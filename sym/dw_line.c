@@ -587,6 +587,7 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 		if (p)
 			l->rows = p;
 	}
+	l->filtered = filter;
 	/* as libdw: the highest row ends a sequence, whatever the table says */
 	if (l->nrows)
 		l->rows[l->nrows - 1].end = 1;

@@ -116,6 +116,8 @@ struct dw_lines {
 	char **files;         /* malloc'd names */
 	size_t nfiles;
 	const char **paths;   /* per file: the interned absolute path, filled on first use */
+	int filtered;         /* rows were left out as decoded: no two rows of a sequence at one
+			       * address, none repeating the row before it */
 };
 
 /* Decode the line table at offset off of .debug_line (DW_AT_stmt_list of a CU
