@@ -239,15 +239,18 @@ static int dw_seq_cmp(const void *a, const void *b, void *rows_)
 static int dw_lines_sort(struct dw_lines *l)
 {
 	size_t nseq = 0;
-	for (size_t i = 0; i < l->nrows; i++)
-		if (l->rows[i].end)
-			nseq++;
 	int sorted = 1;
+	/* seq is 0 in every row here: ties of address and end are in order */
 	for (size_t i = 1; i < l->nrows && sorted; i++)
 		if (dw_lrow_cmp(&l->rows[i - 1], &l->rows[i]) > 0)
 			sorted = 0;
 	if (sorted)
 		return 0;
+	for (size_t i = 0; i < l->nrows; i++) {
+		l->rows[i].seq = (uint32_t)i;   /* the decoder's order, for the sorts' ties */
+		if (l->rows[i].end)
+			nseq++;
+	}
 	struct dw_seq *seq = malloc((nseq ? nseq : 1) * sizeof *seq);
 	struct dw_lrow *out = malloc(l->nrows * sizeof *out);
 	if (!seq || !out) {
@@ -416,10 +419,14 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 	uint64_t addr, file, col, isa, disc;
 	int64_t line;
 	unsigned op_index;
-	uint32_t seq_no = 0;
+	/* col, isa, disc and file checked when set: odd is set when one does
+	 * not fit what libdw stores (or a row could name a file not in the
+	 * table), and only then is each row checked for all of them, to refuse
+	 * the table at the row where libdw would */
+	int odd = l->nfiles <= 1;
 	size_t in_seq = 0;        /* rows kept of the sequence being decoded */
-	uint64_t last = 0;        /* address of its last row decoded (kept or not) */
-	int any = 0, unsafe = 0;  /* a row of it decoded yet; filter cannot be trusted */
+	uint64_t last = 0;        /* address of its last row decoded (kept or not), 0 before its first */
+	int unsafe = 0;           /* filter cannot be trusted */
 	uint32_t endrow = 0;      /* the last row decoded ended a sequence */
 #define DW_LRESET() do { addr = 0; op_index = 0; file = 1; line = 1; col = 0; isa = 0; disc = 0; } while (0)
 #define DW_ADVANCE(adv) do { \
@@ -437,15 +444,18 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 	 * row followed by one at the same address is dropped (dw_lines_find takes
 	 * the last), and so is one saying what the row kept before it says */
 #define DW_EMIT(endseq) do { \
-		if (line < INT32_MIN || line > INT32_MAX || col > 0xffff || isa > 0xff || disc >= (1u << 24) || \
-		    file >= nfiles) \
+		if (line < INT32_MIN || line > INT32_MAX) \
+			goto fail; \
+		if (__builtin_expect(odd, 0) && \
+		    (col > 0xffff || isa > 0xff || disc >= (1u << 24) || file >= nfiles)) \
 			goto fail; \
 		endrow = (endseq); \
 		if (filter) { \
-			if (any && (addr < last || (endrow && addr == last))) \
-				unsafe = 1;  /* backwards, or an end sorted before a row */ \
-			any = !endrow; \
-			last = addr; \
+			/* backwards, or an end sorted before a row (an end at 0 \
+			 * after none is taken for one: the table is then only \
+			 * decoded twice) */ \
+			unsafe |= addr < last || (endrow && addr == last); \
+			last = endrow ? 0 : addr; \
 			if (!endrow && in_seq && rows[nrows - 1].addr == addr) { \
 				nrows--; \
 				in_seq--; \
@@ -464,7 +474,7 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 			rows = l->rows; \
 		} \
 		rows[nrows++] = (struct dw_lrow){ addr, (uint32_t)file, (uint32_t)(int32_t)line, \
-						  (uint32_t)col, endrow, seq_no++ }; \
+						  (uint32_t)col, endrow, 0 }; \
 	} while (0)
 	/* the rows being written and the number of files in locals: through l,
 	 * every row stored made the compiler load l->rows and l->nrows again */
@@ -503,6 +513,7 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 				if (oplen[DW_LNE_set_discriminator] != 1)
 					goto fail;
 				disc = dw_cur_uleb(&c);
+				odd |= disc >= (1u << 24);
 			} else if (sub == DW_LNE_define_file) {
 				goto fail;   /* never seen from gcc or clang: leave it to libdw */
 			} else {
@@ -535,11 +546,13 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 			break;
 		case DW_LNS_set_file:
 			file = dw_cur_uleb1(&c);
+			odd |= file >= nfiles;
 			if (file > UINT32_MAX)
 				goto fail;
 			break;
 		case DW_LNS_set_column:
 			col = dw_cur_uleb1(&c);
+			odd |= col > 0xffff;
 			if (col > UINT32_MAX)
 				goto fail;
 			break;
@@ -557,6 +570,7 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 			break;
 		case DW_LNS_set_isa:
 			isa = dw_cur_uleb(&c);
+			odd |= isa > 0xff;
 			if (isa > UINT32_MAX)
 				goto fail;
 			break;
