@@ -101,10 +101,8 @@ static inline __attribute__((always_inline)) uint64_t rd_fixed(const unsigned ch
 	return v;
 }
 
-static uint64_t rd_uleb(const unsigned char **p, const unsigned char *end, int *bad)
+static uint64_t rd_uleb_long(const unsigned char **p, const unsigned char *end, int *bad)
 {
-	if (!*bad && *p < end && **p < 0x80)
-		return *(*p)++;   /* one byte: abbreviation codes, most operands */
 	uint64_t v = 0;
 	unsigned shift = 0;
 	for (;;) {
@@ -119,6 +117,14 @@ static uint64_t rd_uleb(const unsigned char **p, const unsigned char *end, int *
 		if (!(b & 0x80))
 			return v;
 	}
+}
+
+static inline __attribute__((always_inline)) uint64_t rd_uleb(const unsigned char **p, const unsigned char *end,
+								 int *bad)
+{
+	if (!*bad && *p < end && **p < 0x80)
+		return *(*p)++;   /* one byte: abbreviation codes, most operands */
+	return rd_uleb_long(p, end, bad);
 }
 
 static int64_t rd_sleb(const unsigned char **p, const unsigned char *end, int *bad)
