@@ -24,7 +24,7 @@ struct dw_cur {
 	int bad;
 };
 
-static uint64_t dw_cur_fixed(struct dw_cur *c, unsigned n)
+static inline __attribute__((always_inline)) uint64_t dw_cur_fixed(struct dw_cur *c, unsigned n)
 {
 	if (c->bad || (size_t)(c->end - c->p) < n) {
 		c->bad = 1;
@@ -37,7 +37,7 @@ static uint64_t dw_cur_fixed(struct dw_cur *c, unsigned n)
 	return v;
 }
 
-static uint64_t dw_cur_uleb(struct dw_cur *c)
+static inline __attribute__((always_inline)) uint64_t dw_cur_uleb(struct dw_cur *c)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -64,7 +64,7 @@ static inline __attribute__((always_inline)) uint64_t dw_cur_uleb1(struct dw_cur
 	return dw_cur_uleb(c);
 }
 
-static int64_t dw_cur_sleb(struct dw_cur *c)
+static inline __attribute__((always_inline)) int64_t dw_cur_sleb(struct dw_cur *c)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -491,9 +491,12 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 	struct dw_lrow *rows = l->rows;
 	size_t nrows = 0;
 	const size_t nfiles = l->nfiles;
+	/* the program read through a cursor of its own: the header's is passed
+	 * to functions that are not inlined, which kept it in memory */
+	struct dw_cur pc = c;
 	DW_LRESET();
-	while (c.p < c.end) {
-		unsigned op = *c.p++;   /* in bounds: c.p < c.end */
+	while (pc.p < pc.end) {
+		unsigned op = *pc.p++;   /* in bounds: pc.p < pc.end */
 		if (op >= opcode_base) {
 			line += sp_line[op];
 			DW_ADVANCE(sp_adv[op]);
@@ -503,32 +506,32 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 		}
 		if (op == 0) {
 			/* libdw reads the length as one byte, not as a ULEB128 */
-			if (c.end - c.p < 2)
+			if (pc.end - pc.p < 2)
 				goto fail;
-			unsigned n = *c.p++;
-			if (n == 0 || (size_t)(c.end - c.p) < n)
+			unsigned n = *pc.p++;
+			if (n == 0 || (size_t)(pc.end - pc.p) < n)
 				goto fail;
-			const unsigned char *next = c.p + n;
-			unsigned sub = *c.p++;
+			const unsigned char *next = pc.p + n;
+			unsigned sub = *pc.p++;
 			if (sub == DW_LNE_end_sequence) {
 				DW_EMIT(1);
 				DW_LRESET();
 			} else if (sub == DW_LNE_set_address) {
 				if (n - 1 != cu_addrsz)
 					goto fail;
-				addr = dw_cur_fixed(&c, cu_addrsz);
+				addr = dw_cur_fixed(&pc, cu_addrsz);
 				op_index = 0;
 			} else if (sub == DW_LNE_set_discriminator) {
 				if (oplen[DW_LNE_set_discriminator] != 1)
 					goto fail;
-				disc = dw_cur_uleb(&c);
+				disc = dw_cur_uleb(&pc);
 				odd |= disc >= (1u << 24);
 			} else if (sub == DW_LNE_define_file) {
 				goto fail;   /* never seen from gcc or clang: leave it to libdw */
 			} else {
-				c.p = next;
+				pc.p = next;
 			}
-			if (c.bad || c.p != next)
+			if (pc.bad || pc.p != next)
 				goto fail;   /* libdw would read on from where the operands end */
 			continue;
 		}
@@ -542,25 +545,25 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 			disc = 0;
 			break;
 		case DW_LNS_advance_pc:
-			u = dw_cur_uleb1(&c);
+			u = dw_cur_uleb1(&pc);
 			if (u > UINT32_MAX)
 				goto fail;
 			DW_ADVANCE(u);
 			break;
 		case DW_LNS_advance_line:
-			sv = dw_cur_sleb(&c);
+			sv = dw_cur_sleb(&pc);
 			if (sv < INT32_MIN || sv > INT32_MAX)
 				goto fail;
 			line += sv;
 			break;
 		case DW_LNS_set_file:
-			file = dw_cur_uleb1(&c);
+			file = dw_cur_uleb1(&pc);
 			odd |= file >= nfiles;
 			if (file > UINT32_MAX)
 				goto fail;
 			break;
 		case DW_LNS_set_column:
-			col = dw_cur_uleb1(&c);
+			col = dw_cur_uleb1(&pc);
 			odd |= col > 0xffff;
 			if (col > UINT32_MAX)
 				goto fail;
@@ -574,21 +577,21 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 			DW_ADVANCE((255 - opcode_base) / line_range);
 			break;
 		case DW_LNS_fixed_advance_pc:
-			addr += dw_cur_fixed(&c, 2);
+			addr += dw_cur_fixed(&pc, 2);
 			op_index = 0;
 			break;
 		case DW_LNS_set_isa:
-			isa = dw_cur_uleb(&c);
+			isa = dw_cur_uleb(&pc);
 			odd |= isa > 0xff;
 			if (isa > UINT32_MAX)
 				goto fail;
 			break;
 		default:
 			for (unsigned k = 0; k < oplen[op]; k++)
-				dw_cur_uleb(&c);
+				dw_cur_uleb(&pc);
 			break;
 		}
-		if (c.bad)
+		if (pc.bad)
 			goto fail;
 	}
 #undef DW_LRESET
