@@ -1190,7 +1190,8 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 	 * only where a sequence ends and the next starts at the same address:
 	 * the end is left out, and the next row when it says what the row kept
 	 * before the end says */
-	const int chosen = c->lines.filtered;
+	const int chosen = c->lines.filtered && nf < DW_CROW_END &&
+		(!nrow || lr[nrow - 1].addr - rbase <= UINT32_MAX);   /* sorted: every row fits */
 	int after_end = 0;
 	for (size_t i = 0; i < nrow; i++) {
 		if (i + 1 < nrow && lr[i + 1].addr == lr[i].addr && (!chosen || lr[i].end)) {
@@ -1198,10 +1199,6 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 			continue;
 		}
 		if (chosen && !after_end) {
-			if (lr[i].addr - rbase > UINT32_MAX || lr[i].file >= DW_CROW_END || lr[i].addr < rbase) {
-				free(used);
-				return -1;
-			}
 			rows[nr++] = (struct dw_crow){ (uint32_t)(lr[i].addr - rbase), lr[i].line,
 						       lr[i].file | (lr[i].end ? DW_CROW_END : 0u), lr[i].col };
 			used[lr[i].file] = 1;   /* below nf: the decoder checked it */
