@@ -313,7 +313,10 @@ static int dw_cuidx_sort(struct dw_cuidx *c)
 			free(b);
 			return -1;
 		}
-		c->sorted = c->nranges <= UINT32_MAX ? dw_ranges_radix(c->ranges, a, b, c->nranges) : NULL;
+		/* the radix sort's passes cost 2048 slots each: for small units
+		 * (most of libc's) the merge sort is cheaper */
+		c->sorted = c->nranges >= 1024 && c->nranges <= UINT32_MAX ?
+			dw_ranges_radix(c->ranges, a, b, c->nranges) : NULL;
 		if (!c->sorted)
 			c->sorted = dw_ranges_sort(c->ranges, a, b, c->nranges);
 		free(c->sorted == a ? b : a);
