@@ -436,7 +436,6 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 	int odd = l->nfiles <= 1;
 	size_t in_seq = 0;        /* rows kept of the sequence being decoded */
 	uint64_t last = 0;        /* address of its last row decoded (kept or not), 0 before its first */
-	int unsafe = 0;           /* filter cannot be trusted */
 	uint32_t endrow = 0;      /* the last row decoded ended a sequence */
 #define DW_LRESET() do { addr = 0; op_index = 0; file = 1; line = 1; col = 0; isa = 0; disc = 0; } while (0)
 #define DW_ADVANCE(adv) do { \
@@ -462,9 +461,10 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 		endrow = (endseq); \
 		if (filter) { \
 			/* backwards, or an end sorted before a row (an end at 0 \
-			 * after none is taken for one: the table is then only \
-			 * decoded twice) */ \
-			unsafe |= addr < last || (endrow && addr == last); \
+			 * after none is taken for one): decoded again at once, \
+			 * keeping every row */ \
+			if (__builtin_expect(addr < last || (endrow && addr == last), 0)) \
+				goto unsafe; \
 			last = endrow ? 0 : addr; \
 			if (!endrow && in_seq && rows[nrows - 1].addr == addr) { \
 				nrows--; \
@@ -599,14 +599,12 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 #undef DW_EMIT
 	l->nrows = nrows;
 	if (filter && l->nrows && !endrow)
-		unsafe = 1;   /* the last row is made an end below: it may have been dropped */
+		goto unsafe;   /* the last row is made an end below: it may have been dropped */
 	int sorted = dw_lines_sort(l);
 	if (sorted < 0)
 		goto fail;
-	if (filter && (unsafe || sorted == 1)) {
-		dw_lines_release(l);
-		return 1;
-	}
+	if (filter && sorted == 1)
+		goto unsafe;
 	if (l->nrows && l->nrows < rows_cap / 2) {
 		/* the room sized for every row of the program, given back */
 		struct dw_lrow *p = realloc(l->rows, l->nrows * sizeof *p);
@@ -624,6 +622,9 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 fail:
 	dw_lines_release(l);
 	return -1;
+unsafe:
+	dw_lines_release(l);
+	return 1;
 }
 
 int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
