@@ -251,7 +251,10 @@ static int dw_lines_sort(struct dw_lines *l)
 		if (l->rows[i].end)
 			nseq++;
 	}
-	struct dw_seq *seq = malloc((nseq ? nseq : 1) * sizeof *seq);
+	/* rows after the last end (a table whose last sequence does not end)
+	 * are a sequence too: they were dropped, and the array's tail left
+	 * uninitialised */
+	struct dw_seq *seq = malloc((nseq + 1) * sizeof *seq);
 	struct dw_lrow *out = malloc(l->nrows * sizeof *out);
 	if (!seq || !out) {
 		free(seq);
@@ -264,6 +267,8 @@ static int dw_lines_sort(struct dw_lines *l)
 			seq[k++] = (struct dw_seq){ start, i + 1 - start };
 			start = i + 1;
 		}
+	if (start < l->nrows)
+		seq[k++] = (struct dw_seq){ start, l->nrows - start };
 	qsort_r(seq, k, sizeof *seq, dw_seq_cmp, l->rows);
 	size_t w = 0;
 	for (size_t i = 0; i < k; i++) {
@@ -634,6 +639,12 @@ int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, 
 	if (rc == 1)
 		rc = dw_lines_decode(l, secs, off, comp_dir, cu_addrsz, 0);
 	return rc;
+}
+
+int dw_lines_read_all(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
+		      unsigned cu_addrsz)
+{
+	return dw_lines_decode(l, secs, off, comp_dir, cu_addrsz, 0);
 }
 
 const struct dw_lrow *dw_lines_find(const struct dw_lines *l, uint64_t pc)

@@ -133,6 +133,11 @@ struct dw_lines {
 int dw_lines_read(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
 		  unsigned cu_addrsz);
 
+/* dw_lines_read keeping every row, libdw's rows one for one (l->filtered 0):
+ * for the tests that check that the rows left out change no answer. */
+int dw_lines_read_all(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
+		      unsigned cu_addrsz);
+
 /* The row that names DWARF address pc (dwfl_module_getsrc's choice: the last
  * row at or before pc unless it ends a sequence), or NULL. */
 const struct dw_lrow *dw_lines_find(const struct dw_lines *l, uint64_t pc);
