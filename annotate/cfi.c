@@ -948,11 +948,22 @@ static __attribute__((noinline, cold)) void ha_rc_reset(struct ha_prev *pv, unsi
 __attribute__((noinline)) HA_RAW_STACK
 int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 {
+	uintptr_t *fa = __builtin_frame_address(0);
+
+	/* this function keeps a frame pointer: its CFA is rbp + 16, the caller's
+	 * rbp is saved at rbp + 0; the caller's frame stays live during the walk */
+	return ha_cfi_backtrace_from(out, max, (uintptr_t)__builtin_return_address(0),
+				     (uintptr_t)fa + 16, fa[0]);
+}
+
+__attribute__((noinline)) HA_RAW_STACK
+int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t sp,
+			  uintptr_t bp)
+{
 	uintptr_t s_sp[HA_SCRATCH], s_bp[HA_SCRATCH], s_bps[HA_SCRATCH];
 	const struct ha_cols scratch = { out, s_sp, s_bp, s_bps };   /* ips go to OUT directly */
 	struct ha_prev *pv = ha_prev_get(max);
 	unsigned k = 0, i, cap, gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
-	uintptr_t *fa = __builtin_frame_address(0);
 	uintptr_t nsp;   /* sp of the record's frame at i: no join below it */
 	struct ha_state s;
 	int r;
@@ -961,10 +972,9 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 		return -1;   /* no memory for the record: another unwinder */
 	if (__builtin_expect(pv->rc_gen != gen, 0))
 		ha_rc_reset(pv, gen);
-	/* this function keeps a frame pointer: its CFA is rbp + 16 */
-	s.ip = (uintptr_t)__builtin_return_address(0);
-	s.sp = (uintptr_t)fa + 16;
-	s.bp = fa[0];
+	s.ip = ip;
+	s.sp = sp;
+	s.bp = bp;
 	cap = pv->cap;
 	i = pv->s;
 	nsp = pv->gen == gen ? pv->c.sp[i] : UINTPTR_MAX;

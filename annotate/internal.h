@@ -59,12 +59,12 @@ void ha_stack_init(void);
 #define HA_FRAMES_ROOM(max) ((max) + HA_SKIP_MAX)
 
 /* Store up to MAX return addresses in BUF (HA_FRAMES_ROOM(MAX) words),
- * innermost first, starting at CALLER_RA: the return address of the exported
- * entry point, i.e. the caller's frame, so no wrapper frame is kept. They start
- * at BUF[*FIRST] (the wrapper frames before it are left in place rather than
- * moved). Returns how many were stored. Never allocates through the public
- * malloc (the guard is held by the caller). */
-unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, unsigned *first);
+ * innermost first, starting at the caller of the exported entry point (CALLER,
+ * from HA_CALLER(); 0: from wherever the unwinder starts), so no wrapper frame
+ * is kept. They start at BUF[*FIRST] (wrapper frames an unwinder walked before
+ * it are left in place rather than moved). Returns how many were stored. Never
+ * allocates through the public malloc (the guard is held by the caller). */
+unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first);
 
 /* ---- code loaded at an address where other code was (stack.c) ----
  * Unwind caches are keyed by code address; a library unloaded with dlclose and
@@ -94,6 +94,11 @@ void ha_cfi_init(void);
  * unwind rule is beyond the walker (then the caller uses another unwinder).
  * Allocates only through ha_real_malloc (a per-thread record, once). */
 int ha_cfi_backtrace(uintptr_t *out, unsigned max);
+/* The same walk started at a given frame: IP its return address, SP its stack
+ * pointer (the CFA of the frame below), BP the value rbp holds there. That
+ * frame must stay live during the call (it is one of the caller's). */
+int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t sp,
+			  uintptr_t bp);
 #else
 #define HA_HAVE_CFI 0
 #endif
@@ -122,7 +127,8 @@ void ha_report_bad_free(const char *what, const void *user);
  * libgcc's (0 past a stack's end); NA and NB the two depths. */
 void ha_report_unwind_mismatch(unsigned k, uintptr_t a, uintptr_t b, unsigned na, unsigned nb);
 
-/* ---- the core (core.c): the exported functions call these ---- */
+/* ---- the core (core.c): the exported functions call these, CALLER from
+ * HA_CALLER() and the call wrapped in HA_KEEP() ---- */
 void ha_init(void);
 void *ha_malloc(size_t size, uintptr_t ra);
 void ha_free(void *p);
@@ -137,5 +143,30 @@ void *ha_pvalloc(size_t size, uintptr_t ra);
 size_t ha_usable_size(void *p);
 
 #define HA_RA() ((uintptr_t)__builtin_return_address(0))
+
+/* How an exported entry point names its caller to the core (the CALLER
+ * argument of ha_malloc & co.). With the CFI walker, the entry point's own
+ * frame address: __builtin_frame_address(0) makes it keep a frame pointer, so
+ * the saved rbp of its caller is at [0] and the return address at [1], and the
+ * walk starts at the caller's frame instead of stepping libheapann's own four
+ * (issue 15). Elsewhere the return address itself. */
+#if HA_HAVE_CFI
+#define HA_CALLER() ((uintptr_t)__builtin_frame_address(0))
+static inline uintptr_t ha_caller_ra(uintptr_t caller)
+{
+	return caller ? ((const uintptr_t *)caller)[1] : 0;
+}
+#else
+#define HA_CALLER() HA_RA()
+static inline uintptr_t ha_caller_ra(uintptr_t caller)
+{
+	return caller;
+}
+#endif
+/* The result of a call given HA_CALLER(), kept from being a tail call: the
+ * entry point's frame, which CALLER points into, must outlive the call (gcc
+ * would otherwise pop it and jump). */
+#define HA_KEEP(v) __extension__({ __typeof__(v) ha_keep_ = (v); \
+	__asm__ __volatile__("" : "+r"(ha_keep_)); ha_keep_; })
 
 #endif /* HA_INTERNAL_H */

@@ -378,15 +378,31 @@ static unsigned ha_caller_index(const uintptr_t *buf, unsigned n, uintptr_t call
 	return n;
 }
 
+#if HA_HAVE_CFI
+/* The CFI walk from the caller of the exported entry point (CALLER, see
+ * HA_CALLER: its frame, whose rbp and return address the entry point saved),
+ * so that libheapann's own frames are not stepped; from this function's frame
+ * when CALLER is 0 (then the wrapper frames come first). */
+static inline int ha_cfi_walk(uintptr_t *buf, unsigned max, uintptr_t caller)
+{
+	const uintptr_t *fa = (const uintptr_t *)caller;
+
+	if (!caller)
+		return ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
+	return ha_cfi_backtrace_from(buf, max, fa[1], caller + 2 * sizeof(uintptr_t), fa[0]);
+}
+#endif
+
 /* HEAPANN_UNWIND=cfi-verify: walk with the CFI walker and with libgcc's
  * unwinder, report the first frame where they differ (up to 20 reports), keep
  * the walker's. A stack the walker gives up on (a signal frame) is libgcc's. */
-static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller_ra)
+static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller)
 {
 #if HA_HAVE_CFI
 	static unsigned reports;
 	uintptr_t ref[HA_FRAMES_ROOM(max)];
-	int got = ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
+	uintptr_t caller_ra = ha_caller_ra(caller);
+	int got = ha_cfi_walk(buf, max, caller);
 	unsigned nref = ha_gcc_backtrace(ref, max + HA_SKIP_MAX), i, j, na, nb, k;
 
 	if (got < 0) {
@@ -407,14 +423,15 @@ static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller_ra)
 #else
 	(void)buf;
 	(void)max;
-	(void)caller_ra;
+	(void)caller;
 	return 0;
 #endif
 }
 
 __attribute__((noinline))
-unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, unsigned *first)
+unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first)
 {
+	uintptr_t caller_ra = ha_caller_ra(caller);
 	unsigned n = 0, start;
 
 	*first = 0;
@@ -425,8 +442,13 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, uns
 		ha_unwind_enter();
 #if HA_HAVE_CFI
 		{
-			int got = ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
+			int got = ha_cfi_walk(buf, max, caller);
 
+			if (got >= 0 && caller) {
+				/* from the caller's frame: nothing to skip */
+				ha_unwind_leave();
+				return (unsigned)got;
+			}
 			/* a frame beyond the walker: another unwinder takes the whole stack */
 			if (got >= 0)
 				n = (unsigned)got;
@@ -440,7 +462,7 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, uns
 		break;
 	case HA_UNWIND_CFI_VERIFY:
 		ha_unwind_enter();
-		n = ha_cfi_verify(buf, max, caller_ra);
+		n = ha_cfi_verify(buf, max, caller);
 		ha_unwind_leave();
 		break;
 	case HA_UNWIND_LIBUNWIND:
