@@ -194,19 +194,27 @@ static void ha_corruption_seen(void)
 		abort();
 }
 
-/* Check the guard of a live block and report it once when broken. */
-static void ha_guard_check(const void *user, const struct ha_hdr_view *v)
+/* Report a broken guard (BAD bytes) of a live block. */
+static __attribute__((noinline, cold)) void ha_guard_broken(const void *user,
+							   const struct ha_hdr_view *v,
+							   unsigned bad)
+{
+	ha_report_guard(user, v->size, bad, v->guard);
+	ha_stats_damage(1, v->seq);
+	ha_corruption_seen();
+}
+
+/* Check the guard of a live block and report it once when broken. Inline:
+ * every free checks (the report is out of line). */
+static inline void ha_guard_check(const void *user, const struct ha_hdr_view *v)
 {
 	unsigned bad;
 
 	if (!v->guard)
 		return;
 	bad = ha_hdr_guard_damage(user, v);
-	if (HA_UNLIKELY(bad)) {
-		ha_report_guard(user, v->size, bad, v->guard);
-		ha_stats_damage(1, v->seq);
-		ha_corruption_seen();
-	}
+	if (HA_UNLIKELY(bad))
+		ha_guard_broken(user, v, bad);
 }
 
 /* A block of the real allocator: SIZE bytes aligned to ALIGN (a power of two),

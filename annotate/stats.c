@@ -210,11 +210,16 @@ static __attribute__((noinline, cold)) int st_ready_slow(void)
 }
 
 /* 1 when the region is ready (made now if this is the first allocation).
- * Inline: every entry point, malloc and free asks. */
+ * Inline: every entry point, malloc and free asks. With HEAPANN_STATS=0 (or no
+ * memory for the region) the answer is 0 without the call. */
 static inline int st_ready(void)
 {
-	if (ST_LIKELY(__atomic_load_n(&st_state, __ATOMIC_ACQUIRE) == 2))
+	int s = __atomic_load_n(&st_state, __ATOMIC_ACQUIRE);
+
+	if (ST_LIKELY(s == 2))
 		return 1;
+	if (s == 3)
+		return 0;
 	return st_ready_slow();
 }
 
@@ -421,6 +426,8 @@ static uintptr_t *st_bin(unsigned sh, unsigned bin)
 	return st_bins + ((uintptr_t)copy * HEAPANN_STATS_NBINS + bin) * HEAPANN_STATS_BIN_WORDS;
 }
 
+__thread uintptr_t *ha_stats_calls_mine;
+
 void ha_stats_call(unsigned entry)
 {
 	unsigned sh;
@@ -429,11 +436,14 @@ void ha_stats_call(unsigned entry)
 	if (ST_UNLIKELY(!st_ready()) || entry >= HEAPANN_NCALLS)
 		return;
 	sh = st_my_shard();
-	w = st_counters + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS + entry;
-	if (ST_LIKELY(sh < HEAPANN_STATS_CALL_SHARDS))
-		__atomic_store_n(w, LOAD(*w) + 1, __ATOMIC_RELAXED);   /* this thread's own */
-	else
-		ADD(*w, 1);
+	w = st_counters + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS;
+	if (ST_LIKELY(sh < HEAPANN_STATS_CALL_SHARDS)) {
+		/* this thread's own: plain adds, inline from now on (hook.h) */
+		__atomic_store_n(&w[entry], LOAD(w[entry]) + 1, __ATOMIC_RELAXED);
+		ha_stats_calls_mine = w;
+	} else {
+		ADD(w[entry], 1);
+	}
 }
 
 /* Raise PEAK to LIVE (reached at TIME) when it is higher. */
