@@ -44,6 +44,9 @@ void *ha_real_malloc(size_t size) { return malloc(size); }
 void ha_real_free(void *p) { free(p); }
 unsigned ha_code_gen;
 uintptr_t ha_ldso_lo, ha_ldso_len;
+void ha_unwind_enter(void) {}
+void ha_unwind_leave(void) {}
+int ha_unwind_inside(void) { return 1; }
 #endif
 
 #if HA_HAVE_CFI
@@ -697,12 +700,21 @@ void ha_cfi_init(void)
 }
 
 /* A miss in the thread's cache: the rule from the shared cache or the tables,
- * kept in E. Out of line, so the walk's loop keeps its registers. */
+ * kept in E. Out of line, so the walk's loop keeps its registers. The only part
+ * of the walk that a fork() must wait for (the shared cache's try-lock,
+ * _dl_find_object, the tables of an object being unloaded): the rest reads the
+ * thread's own record and stack. cfi-verify's walk is inside already. */
 static __attribute__((noinline)) struct ha_rule ha_rc_miss(struct ha_rc *e, uintptr_t ip,
 							   unsigned gen)
 {
+	int inside = ha_unwind_inside();
+
+	if (!inside)
+		ha_unwind_enter();
 	e->rule = ha_rule_get(ip, gen);
 	e->ip = ip;
+	if (!inside)
+		ha_unwind_leave();
 	return e->rule;
 }
 

@@ -66,6 +66,15 @@ void ha_stack_init(void);
  * allocates through the public malloc (the guard is held by the caller). */
 unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first);
 
+/* Fork safety (stack.c): code that may take a lock of an unwinder's (libgcc's
+ * object mutex, dl_iterate_phdr's lock, the CFI walker's table reads) runs
+ * between ha_unwind_enter() and ha_unwind_leave(), and fork() waits until no
+ * thread is there. ha_unwind_inside() is 1 while this thread is (enter does not
+ * nest). */
+void ha_unwind_enter(void);
+void ha_unwind_leave(void);
+int ha_unwind_inside(void);
+
 /* ---- code loaded at an address where other code was (stack.c) ----
  * Unwind caches are keyed by code address; a library unloaded with dlclose and
  * another loaded at the same address would inherit the first one's entries.

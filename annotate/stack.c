@@ -173,6 +173,11 @@ static struct {
 #define ha_fork_pending (ha_fork_sync.fork_pending)
 static __thread int ha_unwinding_self;  /* this thread is inside an unwinder */
 
+int ha_unwind_inside(void)
+{
+	return ha_unwinding_self;
+}
+
 #if !defined(HEAPANN_STATIC) && defined(__linux__)
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
@@ -223,7 +228,7 @@ static int ha_sync_slot_get(void)
 #define HA_SYNC_SLOTS 0
 #endif
 
-static void ha_unwind_enter(void)
+void ha_unwind_enter(void)
 {
 #if HA_SYNC_SLOTS
 	int slot = ha_sync_fence ? ha_sync_slot_get() : -1;
@@ -256,7 +261,7 @@ static void ha_unwind_enter(void)
 	ha_unwinding_self = 1;
 }
 
-static void ha_unwind_leave(void)
+void ha_unwind_leave(void)
 {
 	ha_unwinding_self = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -439,26 +444,28 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller, unsign
 		return 0;
 	switch (ha_opt.unwind) {
 	case HA_UNWIND_CFI:
-		ha_unwind_enter();
 #if HA_HAVE_CFI
 		{
+			/* the walk takes no lock but where it reads the unwind
+			 * tables (cfi.c, ha_rc_miss, which enters itself) */
 			int got = ha_cfi_walk(buf, max, caller);
 
-			if (got >= 0 && caller) {
-				/* from the caller's frame: nothing to skip */
-				ha_unwind_leave();
-				return (unsigned)got;
-			}
-			/* a frame beyond the walker: another unwinder takes the whole stack */
-			if (got >= 0)
+			if (got >= 0 && caller)
+				return (unsigned)got;   /* from the caller's frame: nothing to skip */
+			if (got >= 0) {
 				n = (unsigned)got;
-			else if (ha_unw_bt)
-				n = ha_unw_backtrace(buf, max + HA_SKIP_MAX);
-			else
-				n = ha_gcc_backtrace(buf, max + HA_SKIP_MAX);
+			} else {
+				/* a frame beyond the walker: another unwinder takes the
+				 * whole stack */
+				ha_unwind_enter();
+				if (ha_unw_bt)
+					n = ha_unw_backtrace(buf, max + HA_SKIP_MAX);
+				else
+					n = ha_gcc_backtrace(buf, max + HA_SKIP_MAX);
+				ha_unwind_leave();
+			}
 		}
 #endif
-		ha_unwind_leave();
 		break;
 	case HA_UNWIND_CFI_VERIFY:
 		ha_unwind_enter();
