@@ -760,9 +760,21 @@ HA_RAW_STACK static int ha_prev_verify(struct ha_prev *pv, unsigned i)
 	const struct ha_slot *e = pv->sl, *end = e + pv->nsl;
 
 	/* the slots that matter are known above stop: the return addresses in a
-	 * straight loop, then the listed rbp slots above i */
-	for (j = pv->cap - 1; j > stop; j--)
-		bad |= ((const uintptr_t *)sp[j])[-1] ^ ip[j];
+	 * straight loop (four frames a round: the loop's own count and test
+	 * were half of its 8 instructions a frame), then the listed rbp slots
+	 * above i */
+	{
+		const uintptr_t *const *spp = (const uintptr_t *const *)sp + stop + 1;
+		const uintptr_t *ipp = ip + stop + 1;
+		unsigned n = pv->cap - 1 - stop;
+
+		for (; n >= 4; n -= 4, spp += 4, ipp += 4)
+			bad |= (spp[0][-1] ^ ipp[0]) | (spp[1][-1] ^ ipp[1]) |
+			       (spp[2][-1] ^ ipp[2]) | (spp[3][-1] ^ ipp[3]);
+		for (; n; n--, spp++, ipp++)
+			bad |= spp[0][-1] ^ ipp[0];
+		j = stop;
+	}
 	for (; e < end && e->idx > i; e++)
 		bad |= *(const uintptr_t *)e->slot ^ e->val;
 	if (stop == i)
