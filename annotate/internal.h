@@ -58,13 +58,19 @@ void ha_stack_init(void);
  * first): small, so malloc stays light on the caller's stack. */
 #define HA_FRAMES_ROOM(max) ((max) + HA_SKIP_MAX)
 
-/* Store up to MAX return addresses in BUF (HA_FRAMES_ROOM(MAX) words),
+/* ha_stack_capture (below, after HA_CALLER): store up to MAX return addresses
+ * in BUF (HA_FRAMES_ROOM(MAX) words),
  * innermost first, starting at the caller of the exported entry point (CALLER,
  * from HA_CALLER(); 0: from wherever the unwinder starts), so no wrapper frame
  * is kept. They start at BUF[*FIRST] (wrapper frames an unwinder walked before
  * it are left in place rather than moved). Returns how many were stored. Never
- * allocates through the public malloc (the guard is held by the caller). */
-unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first);
+ * allocates through the public malloc (the guard is held by the caller).
+ * ha_stack_capture_slow is its out-of-line part: every unwinder but the CFI walk
+ * from the caller's frame, and (CFI_FAILED) the fallback after that walk failed. */
+unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first,
+			       int cfi_failed);
+/* 1 once the chosen unwinder is loaded (stack.c); no frames are taken before. */
+extern int ha_stack_ready;
 
 /* Fork safety (stack.c): code that may take a lock of an unwinder's (libgcc's
  * object mutex, dl_iterate_phdr's lock, the CFI walker's table reads) runs
@@ -172,6 +178,31 @@ static inline uintptr_t ha_caller_ra(uintptr_t caller)
 	return caller;
 }
 #endif
+/* ha_stack_capture: the default case, the CFI walk from the caller's frame, is
+ * inline (a layer of call, its register saves and the unwinder switch cost some
+ * 30 instructions a capture); everything else, and a walk that fails, is
+ * ha_stack_capture_slow in stack.c. */
+static inline unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller,
+					unsigned *first)
+{
+#if HA_HAVE_CFI
+	if (__builtin_expect(ha_opt.unwind == HA_UNWIND_CFI && caller && max && ha_stack_ready,
+			     1)) {
+		const uintptr_t *fa = (const uintptr_t *)caller;
+		int got = ha_cfi_backtrace_from(buf, max, fa[1], caller + 2 * sizeof(uintptr_t),
+						fa[0]);
+
+		if (__builtin_expect(got >= 0, 1)) {
+			*first = 0;
+			return (unsigned)got;
+		}
+		/* a frame beyond the walker: another unwinder, without walking again */
+		return ha_stack_capture_slow(buf, max, caller, first, 1);
+	}
+#endif
+	return ha_stack_capture_slow(buf, max, caller, first, 0);
+}
+
 /* The result of a call given HA_CALLER(), kept from being a tail call: the
  * entry point's frame, which CALLER points into, must outlive the call (gcc
  * would otherwise pop it and jump). */

@@ -33,7 +33,7 @@ static ha_unw_backtrace_fn ha_unw_bt;
 static ha_gcc_backtrace_fn ha_gcc_bt;
 static ha_gcc_getip_fn ha_gcc_getip;
 /* Set once the chosen unwinder is loaded; before that no frames are taken. */
-static int ha_stack_ready;
+int ha_stack_ready;
 
 /* libunwind's per-architecture names (unw_set_caching_policy and
  * unw_local_addr_space are macros over these). */
@@ -434,7 +434,8 @@ static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller)
 }
 
 __attribute__((noinline))
-unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first)
+unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first,
+			       int cfi_failed)
 {
 	uintptr_t caller_ra = ha_caller_ra(caller);
 	unsigned n = 0, start;
@@ -448,7 +449,7 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller, unsign
 		{
 			/* the walk takes no lock but where it reads the unwind
 			 * tables (cfi.c, ha_rc_miss, which enters itself) */
-			int got = ha_cfi_walk(buf, max, caller);
+			int got = cfi_failed ? -1 : ha_cfi_walk(buf, max, caller);
 
 			if (got >= 0 && caller)
 				return (unsigned)got;   /* from the caller's frame: nothing to skip */
@@ -550,5 +551,5 @@ void ha_stack_init(void)
 	ha_stack_ready = 1;
 	/* Prime the unwinder (its first-call allocations and table look-ups happen
 	 * now, under the guard the caller holds). */
-	ha_stack_capture(prime, 4, 0, &first);
+	ha_stack_capture_slow(prime, 4, 0, &first, 0);
 }
