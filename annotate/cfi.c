@@ -902,12 +902,13 @@ enum {
  * in *S, has reached the state of the record's frame at index I (same ip and
  * sp). If rbp agrees where it matters and the record's frames above I still
  * hold, they are the rest of the stack: put the new frames below I, copy the
- * ips out and return the frame count (at most MAX). When the record ends short
+ * ips out (unless !COPY: the caller takes them from the record) and return the
+ * frame count (at most MAX). When the record ends short
  * of MAX before the outermost frame, it is moved to index 0 with the new frames
  * in front, *K and *S become its last frame's, HA_JOIN_RESUME. Else HA_JOIN_*. */
 static __attribute__((noinline)) HA_RAW_STACK
 int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_t *out,
-	    const struct ha_cols *scr, struct ha_state *s)
+	    const struct ha_cols *scr, struct ha_state *s, int copy)
 {
 	unsigned cap = pv->cap, tail = cap - i, k = *kp;
 
@@ -925,7 +926,8 @@ int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_
 		/* the new inner frames just below the old outer ones (k <= i: the
 		 * record has room for max) */
 		ha_cols_put(&pv->c, i - k, scr, k);
-		memcpy(out + k, pv->c.ip + i, tail * sizeof(uintptr_t));
+		if (copy)   /* else the caller takes them from the record */
+			memcpy(out + k, pv->c.ip + i, tail * sizeof(uintptr_t));
 		pv->s = i - k;
 		pv->chk_lo = i + 1;   /* below i: other frames now */
 		while (pv->nsl && pv->sl[pv->nsl - 1].idx <= i)
@@ -977,12 +979,12 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 	/* this function keeps a frame pointer: its CFA is rbp + 16, the caller's
 	 * rbp is saved at rbp + 0; the caller's frame stays live during the walk */
 	return ha_cfi_backtrace_from(out, max, (uintptr_t)__builtin_return_address(0),
-				     (uintptr_t)fa + 16, fa[0]);
+				     (uintptr_t)fa + 16, fa[0], 0);
 }
 
 __attribute__((noinline)) HA_RAW_STACK
 int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t sp,
-			  uintptr_t bp)
+			  uintptr_t bp, const uintptr_t **frames)
 {
 	uintptr_t s_sp[HA_SCRATCH], s_bp[HA_SCRATCH], s_bps[HA_SCRATCH];
 	const struct ha_cols scratch = { out, s_sp, s_bp, s_bps };   /* ips go to OUT directly */
@@ -1020,9 +1022,12 @@ int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t 
 				struct ha_state js = s;
 				unsigned jk = k;
 
-				r = ha_join(pv, i, &jk, max, out, &scratch, &js);
-				if (r >= 0)
+				r = ha_join(pv, i, &jk, max, out, &scratch, &js, !frames);
+				if (r >= 0) {
+					if (frames)
+						*frames = pv->c.ip + pv->s;
 					return r;
+				}
 				if (r == HA_JOIN_RESUME) {
 					s = js;
 					k = jk;
@@ -1075,6 +1080,8 @@ done:
 	pv->gen = gen;
 	pv->chk_lo = cap;
 	pv->nsl = 0;
+	if (frames)
+		*frames = out;   /* stored there as the walk went */
 	return (int)k;
 fail:
 	pv->s = cap;

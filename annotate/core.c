@@ -233,9 +233,8 @@ static void *ha_alloc(size_t align, size_t size, int zero, uintptr_t caller)
 {
 	unsigned max = ha_opt.depth;
 	uintptr_t buf[HA_FRAMES_ROOM(max)];
-	unsigned first;
-	unsigned depth = ha_stack_capture(buf, max, caller, &first);
-	const uintptr_t *frames = buf + first;
+	const uintptr_t *frames;
+	unsigned depth = ha_stack_capture(buf, max, caller, &frames);
 	unsigned guard = ha_opt.guard;
 	size_t off = ha_hdr_offset(depth, align);
 	size_t total;
@@ -473,9 +472,8 @@ static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, 
 {
 	unsigned max = ha_opt.depth;
 	uintptr_t buf[HA_FRAMES_ROOM(max)];
-	unsigned first;
-	unsigned depth = ha_stack_capture(buf, max, caller, &first);
-	const uintptr_t *frames = buf + first;
+	const uintptr_t *frames;
+	unsigned depth = ha_stack_capture(buf, max, caller, &frames);
 	unsigned guard = ha_opt.guard;
 	size_t hbytes = (size_t)heapann_header_bytes(v->depth, HA_W);
 	size_t keep = v->size < size ? v->size : size;

@@ -58,15 +58,17 @@ void ha_stack_init(void);
  * first): small, so malloc stays light on the caller's stack. */
 #define HA_FRAMES_ROOM(max) ((max) + HA_SKIP_MAX)
 
-/* ha_stack_capture (below, after HA_CALLER): store up to MAX return addresses
- * in BUF (HA_FRAMES_ROOM(MAX) words),
+/* ha_stack_capture (below, after HA_CALLER): up to MAX return addresses,
  * innermost first, starting at the caller of the exported entry point (CALLER,
  * from HA_CALLER(); 0: from wherever the unwinder starts), so no wrapper frame
- * is kept. They start at BUF[*FIRST] (wrapper frames an unwinder walked before
- * it are left in place rather than moved). Returns how many were stored. Never
- * allocates through the public malloc (the guard is held by the caller).
- * ha_stack_capture_slow is its out-of-line part: every unwinder but the CFI walk
- * from the caller's frame, and (CFI_FAILED) the fallback after that walk failed. */
+ * is kept. BUF (HA_FRAMES_ROOM(MAX) words) is the room the unwinders use;
+ * *FRAMES is set to where the frames are: in BUF, or in the CFI walker's
+ * per-thread record, valid until this thread's next capture. Returns how many.
+ * Never allocates through the public malloc (the guard is held by the caller).
+ * ha_stack_capture_slow is its out-of-line part (frames at BUF[*FIRST], wrapper
+ * frames an unwinder walked before them left in place): every unwinder but the
+ * CFI walk from the caller's frame, and (CFI_FAILED) the fallback after that
+ * walk failed. */
 unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first,
 			       int cfi_failed);
 /* 1 once the chosen unwinder is loaded (stack.c); no frames are taken before. */
@@ -111,9 +113,12 @@ void ha_cfi_init(void);
 int ha_cfi_backtrace(uintptr_t *out, unsigned max);
 /* The same walk started at a given frame: IP its return address, SP its stack
  * pointer (the CFA of the frame below), BP the value rbp holds there. That
- * frame must stay live during the call (it is one of the caller's). */
+ * frame must stay live during the call (it is one of the caller's). FRAMES
+ * NULL: the frames are stored in OUT. Else OUT is only scratch room (MAX words)
+ * and *FRAMES is set to the frames, in the thread's record (saving their copy),
+ * valid until the thread's next walk. */
 int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t sp,
-			  uintptr_t bp);
+			  uintptr_t bp, const uintptr_t **frames);
 #else
 #define HA_HAVE_CFI 0
 #endif
@@ -183,24 +188,28 @@ static inline uintptr_t ha_caller_ra(uintptr_t caller)
  * 30 instructions a capture); everything else, and a walk that fails, is
  * ha_stack_capture_slow in stack.c. */
 static inline unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller,
-					unsigned *first)
+					const uintptr_t **frames)
 {
+	unsigned first, n;
+
 #if HA_HAVE_CFI
 	if (__builtin_expect(ha_opt.unwind == HA_UNWIND_CFI && caller && max && ha_stack_ready,
 			     1)) {
 		const uintptr_t *fa = (const uintptr_t *)caller;
 		int got = ha_cfi_backtrace_from(buf, max, fa[1], caller + 2 * sizeof(uintptr_t),
-						fa[0]);
+						fa[0], frames);
 
-		if (__builtin_expect(got >= 0, 1)) {
-			*first = 0;
+		if (__builtin_expect(got >= 0, 1))
 			return (unsigned)got;
-		}
 		/* a frame beyond the walker: another unwinder, without walking again */
-		return ha_stack_capture_slow(buf, max, caller, first, 1);
+		n = ha_stack_capture_slow(buf, max, caller, &first, 1);
+		*frames = buf + first;
+		return n;
 	}
 #endif
-	return ha_stack_capture_slow(buf, max, caller, first, 0);
+	n = ha_stack_capture_slow(buf, max, caller, &first, 0);
+	*frames = buf + first;
+	return n;
 }
 
 /* The result of a call given HA_CALLER(), kept from being a tail call: the

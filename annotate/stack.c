@@ -394,7 +394,7 @@ static inline int ha_cfi_walk(uintptr_t *buf, unsigned max, uintptr_t caller)
 
 	if (!caller)
 		return ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
-	return ha_cfi_backtrace_from(buf, max, fa[1], caller + 2 * sizeof(uintptr_t), fa[0]);
+	return ha_cfi_backtrace_from(buf, max, fa[1], caller + 2 * sizeof(uintptr_t), fa[0], 0);
 }
 #endif
 
