@@ -418,12 +418,27 @@ static void st_bin_add(unsigned sh, uintptr_t *w, uintptr_t v)
 		ADD(*w, v);
 }
 
-/* This thread's copy of bin BIN. */
-static uintptr_t *st_bin(unsigned sh, unsigned bin)
-{
-	unsigned copy = sh < st_bin_shards ? sh - 1 : st_bin_shards - 1;
+/* This thread's copy of the bins and its shard, worked out at its first
+ * allocation or free (NULL before): every allocation and free finds its bin
+ * from them without the shard arithmetic. */
+static __thread uintptr_t *st_bins_mine;
+static __thread unsigned st_bins_sh;
 
-	return st_bins + ((uintptr_t)copy * HEAPANN_STATS_NBINS + bin) * HEAPANN_STATS_BIN_WORDS;
+/* This thread's copy of bin BIN; *SH gets its shard. */
+static inline uintptr_t *st_bin(unsigned *sh, unsigned bin)
+{
+	uintptr_t *b = st_bins_mine;
+
+	if (ST_UNLIKELY(!b)) {
+		unsigned s = st_my_shard();
+		unsigned copy = s < st_bin_shards ? s - 1 : st_bin_shards - 1;
+
+		b = st_bins + (uintptr_t)copy * HEAPANN_STATS_NBINS * HEAPANN_STATS_BIN_WORDS;
+		st_bins_sh = s;
+		st_bins_mine = b;
+	}
+	*sh = st_bins_sh;
+	return b + (uintptr_t)bin * HEAPANN_STATS_BIN_WORDS;
 }
 
 __thread uintptr_t *ha_stats_calls_mine;
@@ -516,8 +531,7 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 	a = ADD(c[HEAPANN_SC_BYTES], size);
 	f = LOAD(c[HEAPANN_SC_BYTES_FREED]);
 	st_peak(c, a - f, a + f);
-	sh = st_my_shard();
-	b = st_bin(sh, bin);
+	b = st_bin(&sh, bin);
 	st_bin_add(sh, &b[0], 1);
 	if (bin == HEAPANN_STATS_BIN_LARGE)
 		st_bin_add(sh, &b[1], size);
@@ -562,8 +576,7 @@ static void st_free(size_t size, int sign)
 	if (ST_UNLIKELY(!st_ready()))
 		return;
 	c = st_counters;
-	sh = st_my_shard();
-	b = st_bin(sh, bin);
+	b = st_bin(&sh, bin);
 	if (sign < 0) {
 		SUB(c[HEAPANN_SC_BYTES_FREED], size);
 		st_bin_add(sh, &b[2], (uintptr_t)-1);
