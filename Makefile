@@ -93,7 +93,7 @@ $(B)/obj/a/%.o: %.c | $(B)/.deps-ok
 	$(CC) $(HA_CFLAGS) -DHEAPANN_STATIC -c $< -o $@
 
 $(B)/libheapann.so: $(HA_SO_OBJ)
-	$(CC) -shared -pthread -Wl,-z,nodelete -Wl,--version-script=annotate/exports.map -o $@ $^ -ldl
+	$(CC) -shared -pthread -Wl,-z,nodelete -Wl,-z,now -Wl,--version-script=annotate/exports.map -o $@ $^ -ldl
 
 $(B)/libheapann.a: $(HA_A_OBJ)
 	@rm -f $@

@@ -44,6 +44,9 @@ void *ha_real_malloc(size_t size) { return malloc(size); }
 void ha_real_free(void *p) { free(p); }
 unsigned ha_code_gen;
 uintptr_t ha_ldso_lo, ha_ldso_len;
+void ha_unwind_enter(void) {}
+void ha_unwind_leave(void) {}
+int ha_unwind_inside(void) { return 1; }
 #endif
 
 #if HA_HAVE_CFI
@@ -697,12 +700,21 @@ void ha_cfi_init(void)
 }
 
 /* A miss in the thread's cache: the rule from the shared cache or the tables,
- * kept in E. Out of line, so the walk's loop keeps its registers. */
+ * kept in E. Out of line, so the walk's loop keeps its registers. The only part
+ * of the walk that a fork() must wait for (the shared cache's try-lock,
+ * _dl_find_object, the tables of an object being unloaded): the rest reads the
+ * thread's own record and stack. cfi-verify's walk is inside already. */
 static __attribute__((noinline)) struct ha_rule ha_rc_miss(struct ha_rc *e, uintptr_t ip,
 							   unsigned gen)
 {
+	int inside = ha_unwind_inside();
+
+	if (!inside)
+		ha_unwind_enter();
 	e->rule = ha_rule_get(ip, gen);
 	e->ip = ip;
+	if (!inside)
+		ha_unwind_leave();
 	return e->rule;
 }
 
@@ -748,9 +760,21 @@ HA_RAW_STACK static int ha_prev_verify(struct ha_prev *pv, unsigned i)
 	const struct ha_slot *e = pv->sl, *end = e + pv->nsl;
 
 	/* the slots that matter are known above stop: the return addresses in a
-	 * straight loop, then the listed rbp slots above i */
-	for (j = pv->cap - 1; j > stop; j--)
-		bad |= ((const uintptr_t *)sp[j])[-1] ^ ip[j];
+	 * straight loop (four frames a round: the loop's own count and test
+	 * were half of its 8 instructions a frame), then the listed rbp slots
+	 * above i */
+	{
+		const uintptr_t *const *spp = (const uintptr_t *const *)sp + stop + 1;
+		const uintptr_t *ipp = ip + stop + 1;
+		unsigned n = pv->cap - 1 - stop;
+
+		for (; n >= 4; n -= 4, spp += 4, ipp += 4)
+			bad |= (spp[0][-1] ^ ipp[0]) | (spp[1][-1] ^ ipp[1]) |
+			       (spp[2][-1] ^ ipp[2]) | (spp[3][-1] ^ ipp[3]);
+		for (; n; n--, spp++, ipp++)
+			bad |= spp[0][-1] ^ ipp[0];
+		j = stop;
+	}
 	for (; e < end && e->idx > i; e++)
 		bad |= *(const uintptr_t *)e->slot ^ e->val;
 	if (stop == i)
@@ -878,12 +902,13 @@ enum {
  * in *S, has reached the state of the record's frame at index I (same ip and
  * sp). If rbp agrees where it matters and the record's frames above I still
  * hold, they are the rest of the stack: put the new frames below I, copy the
- * ips out and return the frame count (at most MAX). When the record ends short
+ * ips out (unless !COPY: the caller takes them from the record) and return the
+ * frame count (at most MAX). When the record ends short
  * of MAX before the outermost frame, it is moved to index 0 with the new frames
  * in front, *K and *S become its last frame's, HA_JOIN_RESUME. Else HA_JOIN_*. */
 static __attribute__((noinline)) HA_RAW_STACK
 int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_t *out,
-	    const struct ha_cols *scr, struct ha_state *s)
+	    const struct ha_cols *scr, struct ha_state *s, int copy)
 {
 	unsigned cap = pv->cap, tail = cap - i, k = *kp;
 
@@ -901,7 +926,8 @@ int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_
 		/* the new inner frames just below the old outer ones (k <= i: the
 		 * record has room for max) */
 		ha_cols_put(&pv->c, i - k, scr, k);
-		memcpy(out + k, pv->c.ip + i, tail * sizeof(uintptr_t));
+		if (copy)   /* else the caller takes them from the record */
+			memcpy(out + k, pv->c.ip + i, tail * sizeof(uintptr_t));
 		pv->s = i - k;
 		pv->chk_lo = i + 1;   /* below i: other frames now */
 		while (pv->nsl && pv->sl[pv->nsl - 1].idx <= i)
@@ -948,11 +974,22 @@ static __attribute__((noinline, cold)) void ha_rc_reset(struct ha_prev *pv, unsi
 __attribute__((noinline)) HA_RAW_STACK
 int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 {
+	uintptr_t *fa = __builtin_frame_address(0);
+
+	/* this function keeps a frame pointer: its CFA is rbp + 16, the caller's
+	 * rbp is saved at rbp + 0; the caller's frame stays live during the walk */
+	return ha_cfi_backtrace_from(out, max, (uintptr_t)__builtin_return_address(0),
+				     (uintptr_t)fa + 16, fa[0], 0);
+}
+
+__attribute__((noinline)) HA_RAW_STACK
+int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t sp,
+			  uintptr_t bp, const uintptr_t **frames)
+{
 	uintptr_t s_sp[HA_SCRATCH], s_bp[HA_SCRATCH], s_bps[HA_SCRATCH];
 	const struct ha_cols scratch = { out, s_sp, s_bp, s_bps };   /* ips go to OUT directly */
 	struct ha_prev *pv = ha_prev_get(max);
 	unsigned k = 0, i, cap, gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
-	uintptr_t *fa = __builtin_frame_address(0);
 	uintptr_t nsp;   /* sp of the record's frame at i: no join below it */
 	struct ha_state s;
 	int r;
@@ -961,10 +998,9 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 		return -1;   /* no memory for the record: another unwinder */
 	if (__builtin_expect(pv->rc_gen != gen, 0))
 		ha_rc_reset(pv, gen);
-	/* this function keeps a frame pointer: its CFA is rbp + 16 */
-	s.ip = (uintptr_t)__builtin_return_address(0);
-	s.sp = (uintptr_t)fa + 16;
-	s.bp = fa[0];
+	s.ip = ip;
+	s.sp = sp;
+	s.bp = bp;
 	cap = pv->cap;
 	i = pv->s;
 	nsp = pv->gen == gen ? pv->c.sp[i] : UINTPTR_MAX;
@@ -986,9 +1022,12 @@ int ha_cfi_backtrace(uintptr_t *out, unsigned max)
 				struct ha_state js = s;
 				unsigned jk = k;
 
-				r = ha_join(pv, i, &jk, max, out, &scratch, &js);
-				if (r >= 0)
+				r = ha_join(pv, i, &jk, max, out, &scratch, &js, !frames);
+				if (r >= 0) {
+					if (frames)
+						*frames = pv->c.ip + pv->s;
 					return r;
+				}
 				if (r == HA_JOIN_RESUME) {
 					s = js;
 					k = jk;
@@ -1041,6 +1080,8 @@ done:
 	pv->gen = gen;
 	pv->chk_lo = cap;
 	pv->nsl = 0;
+	if (frames)
+		*frames = out;   /* stored there as the walk went */
 	return (int)k;
 fail:
 	pv->s = cap;

@@ -194,19 +194,27 @@ static void ha_corruption_seen(void)
 		abort();
 }
 
-/* Check the guard of a live block and report it once when broken. */
-static void ha_guard_check(const void *user, const struct ha_hdr_view *v)
+/* Report a broken guard (BAD bytes) of a live block. */
+static __attribute__((noinline, cold)) void ha_guard_broken(const void *user,
+							   const struct ha_hdr_view *v,
+							   unsigned bad)
+{
+	ha_report_guard(user, v->size, bad, v->guard);
+	ha_stats_damage(1, v->seq);
+	ha_corruption_seen();
+}
+
+/* Check the guard of a live block and report it once when broken. Inline:
+ * every free checks (the report is out of line). */
+static inline void ha_guard_check(const void *user, const struct ha_hdr_view *v)
 {
 	unsigned bad;
 
 	if (!v->guard)
 		return;
 	bad = ha_hdr_guard_damage(user, v);
-	if (HA_UNLIKELY(bad)) {
-		ha_report_guard(user, v->size, bad, v->guard);
-		ha_stats_damage(1, v->seq);
-		ha_corruption_seen();
-	}
+	if (HA_UNLIKELY(bad))
+		ha_guard_broken(user, v, bad);
 }
 
 /* A block of the real allocator: SIZE bytes aligned to ALIGN (a power of two),
@@ -221,13 +229,12 @@ static inline void *ha_real_get(size_t align, size_t size, int zero)
 /* Annotate a new block of SIZE bytes whose user pointer is aligned to ALIGN (a
  * power of two; HA_MIN_ALIGN for the plain family). ZERO asks for zeroed
  * memory. Called with the guard held. Returns NULL with errno set on failure. */
-static void *ha_alloc(size_t align, size_t size, int zero, uintptr_t ra)
+static void *ha_alloc(size_t align, size_t size, int zero, uintptr_t caller)
 {
 	unsigned max = ha_opt.depth;
 	uintptr_t buf[HA_FRAMES_ROOM(max)];
-	unsigned first;
-	unsigned depth = ha_stack_capture(buf, max, ra, &first);
-	const uintptr_t *frames = buf + first;
+	const uintptr_t *frames;
+	unsigned depth = ha_stack_capture(buf, max, caller, &frames);
 	unsigned guard = ha_opt.guard;
 	size_t off = ha_hdr_offset(depth, align);
 	size_t total;
@@ -251,7 +258,7 @@ static void *ha_alloc(size_t align, size_t size, int zero, uintptr_t ra)
  * real allocator, unannotated, when this thread is already inside one of ours
  * (the unwinder's own allocations, a signal handler's); otherwise an annotated
  * block, with the guard held. */
-static inline void *ha_enter(size_t align, size_t size, int zero, uintptr_t ra)
+static inline void *ha_enter(size_t align, size_t size, int zero, uintptr_t caller)
 {
 	void *p;
 
@@ -260,17 +267,17 @@ static inline void *ha_enter(size_t align, size_t size, int zero, uintptr_t ra)
 	if (HA_UNLIKELY(ha_state != 2))
 		ha_early();
 	ha_busy = 1;
-	p = ha_alloc(align, size, zero, ra);
+	p = ha_alloc(align, size, zero, caller);
 	ha_busy = 0;
 	return p;
 }
 
-void *ha_malloc(size_t size, uintptr_t ra)
+void *ha_malloc(size_t size, uintptr_t caller)
 {
-	return ha_enter(HA_MIN_ALIGN, size, 0, ra);
+	return ha_enter(HA_MIN_ALIGN, size, 0, caller);
 }
 
-void *ha_calloc(size_t n, size_t size, uintptr_t ra)
+void *ha_calloc(size_t n, size_t size, uintptr_t caller)
 {
 	size_t total;
 
@@ -278,17 +285,17 @@ void *ha_calloc(size_t n, size_t size, uintptr_t ra)
 		errno = ENOMEM;
 		return 0;
 	}
-	ha_code_note(ra, total);   /* ld.so making a new link_map? */
-	return ha_enter(HA_MIN_ALIGN, total, 1, ra);
+	ha_code_note(ha_caller_ra(caller), total);   /* ld.so making a new link_map? */
+	return ha_enter(HA_MIN_ALIGN, total, 1, caller);
 }
 
 /* Aligned allocation with glibc's memalign rules: alignments up to the
  * malloc alignment give a plain block, others are rounded up to a power of
  * two, absurd ones fail with EINVAL. */
-void *ha_memalign(size_t align, size_t size, uintptr_t ra)
+void *ha_memalign(size_t align, size_t size, uintptr_t caller)
 {
 	if (align <= HA_MIN_ALIGN)
-		return ha_malloc(size, ra);
+		return ha_malloc(size, caller);
 	if (align > SIZE_MAX / 2 + 1) {
 		errno = EINVAL;
 		return 0;
@@ -299,10 +306,10 @@ void *ha_memalign(size_t align, size_t size, uintptr_t ra)
 			a <<= 1;
 		align = a;
 	}
-	return ha_enter(align, size, 0, ra);
+	return ha_enter(align, size, 0, caller);
 }
 
-int ha_posix_memalign(void **out, size_t align, size_t size, uintptr_t ra)
+int ha_posix_memalign(void **out, size_t align, size_t size, uintptr_t caller)
 {
 	int saved = errno;
 	void *p;
@@ -310,7 +317,7 @@ int ha_posix_memalign(void **out, size_t align, size_t size, uintptr_t ra)
 	if (align == 0 || align % sizeof(void *) != 0 ||
 	    ((align / sizeof(void *)) & (align / sizeof(void *) - 1)) != 0)
 		return EINVAL;
-	p = ha_memalign(align, size, ra);
+	p = ha_memalign(align, size, caller);
 	if (!p) {
 		errno = saved;
 		return ENOMEM;
@@ -319,18 +326,18 @@ int ha_posix_memalign(void **out, size_t align, size_t size, uintptr_t ra)
 	return 0;
 }
 
-void *ha_aligned_alloc(size_t align, size_t size, uintptr_t ra)
+void *ha_aligned_alloc(size_t align, size_t size, uintptr_t caller)
 {
 	/* glibc 2.36: aligned_alloc is memalign. */
-	return ha_memalign(align, size, ra);
+	return ha_memalign(align, size, caller);
 }
 
-void *ha_valloc(size_t size, uintptr_t ra)
+void *ha_valloc(size_t size, uintptr_t caller)
 {
-	return ha_memalign((size_t)sysconf(_SC_PAGESIZE), size, ra);
+	return ha_memalign((size_t)sysconf(_SC_PAGESIZE), size, caller);
 }
 
-void *ha_pvalloc(size_t size, uintptr_t ra)
+void *ha_pvalloc(size_t size, uintptr_t caller)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
@@ -338,7 +345,7 @@ void *ha_pvalloc(size_t size, uintptr_t ra)
 		errno = ENOMEM;
 		return 0;
 	}
-	return ha_memalign(page, (size + page - 1) & ~(page - 1), ra);
+	return ha_memalign(page, (size + page - 1) & ~(page - 1), caller);
 }
 
 /* A pointer that carries our END magic but no valid live header: a second
@@ -461,13 +468,12 @@ static void *ha_realloc_aligned(void *p, const struct ha_hdr_view *v, size_t siz
  * the new address, size, stack and sequence number; when the new stack needs
  * a longer header the data moves up after the real realloc (never before it, so
  * a failure leaves the old block as it was). */
-static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, uintptr_t ra)
+static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, uintptr_t caller)
 {
 	unsigned max = ha_opt.depth;
 	uintptr_t buf[HA_FRAMES_ROOM(max)];
-	unsigned first;
-	unsigned depth = ha_stack_capture(buf, max, ra, &first);
-	const uintptr_t *frames = buf + first;
+	const uintptr_t *frames;
+	unsigned depth = ha_stack_capture(buf, max, caller, &frames);
 	unsigned guard = ha_opt.guard;
 	size_t hbytes = (size_t)heapann_header_bytes(v->depth, HA_W);
 	size_t keep = v->size < size ? v->size : size;
@@ -504,14 +510,14 @@ static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, 
 	return raw + off;
 }
 
-void *ha_realloc(void *p, size_t size, uintptr_t ra)
+void *ha_realloc(void *p, size_t size, uintptr_t caller)
 {
 	struct ha_hdr_view v;
 	void *q;
 	int st;
 
 	if (!p)
-		return ha_malloc(size, ra);
+		return ha_malloc(size, caller);
 	st = ha_hdr_find(p, &v);
 	if (st == HA_HDR_FOREIGN)
 		return ha_real_realloc(p, size);
@@ -539,12 +545,12 @@ void *ha_realloc(void *p, size_t size, uintptr_t ra)
 	if (HA_UNLIKELY(ha_state != 2))
 		ha_early();
 	ha_busy = 1;
-	q = ha_realloc_ours(p, &v, size, ra);
+	q = ha_realloc_ours(p, &v, size, caller);
 	ha_busy = 0;
 	return q;
 }
 
-void *ha_reallocarray(void *p, size_t n, size_t size, uintptr_t ra)
+void *ha_reallocarray(void *p, size_t n, size_t size, uintptr_t caller)
 {
 	size_t total;
 
@@ -552,7 +558,7 @@ void *ha_reallocarray(void *p, size_t n, size_t size, uintptr_t ra)
 		errno = ENOMEM;
 		return 0;
 	}
-	return ha_realloc(p, total, ra);
+	return ha_realloc(p, total, caller);
 }
 
 size_t ha_usable_size(void *p)

@@ -25,47 +25,47 @@ size_t __wrap_malloc_usable_size(void *p);
 HA_EXPORT void *__wrap_malloc(size_t size)
 {
 	HA_CALL(MALLOC);
-	return ha_malloc(size, HA_RA());
+	return HA_KEEP(ha_malloc(size, HA_CALLER()));
 }
 HA_EXPORT void __wrap_free(void *p) { HA_CALL(FREE); ha_free(p); }
 HA_EXPORT void *__wrap_calloc(size_t n, size_t size)
 {
 	HA_CALL(CALLOC);
-	return ha_calloc(n, size, HA_RA());
+	return HA_KEEP(ha_calloc(n, size, HA_CALLER()));
 }
 HA_EXPORT void *__wrap_realloc(void *p, size_t size)
 {
 	HA_CALL(REALLOC);
-	return ha_realloc(p, size, HA_RA());
+	return HA_KEEP(ha_realloc(p, size, HA_CALLER()));
 }
 HA_EXPORT void *__wrap_reallocarray(void *p, size_t n, size_t size)
 {
 	HA_CALL(REALLOCARRAY);
-	return ha_reallocarray(p, n, size, HA_RA());
+	return HA_KEEP(ha_reallocarray(p, n, size, HA_CALLER()));
 }
 HA_EXPORT int __wrap_posix_memalign(void **out, size_t align, size_t size)
 {
 	HA_CALL(POSIX_MEMALIGN);
-	return ha_posix_memalign(out, align, size, HA_RA());
+	return HA_KEEP(ha_posix_memalign(out, align, size, HA_CALLER()));
 }
 HA_EXPORT void *__wrap_aligned_alloc(size_t align, size_t size)
 {
 	HA_CALL(ALIGNED_ALLOC);
-	return ha_aligned_alloc(align, size, HA_RA());
+	return HA_KEEP(ha_aligned_alloc(align, size, HA_CALLER()));
 }
 HA_EXPORT void *__wrap_memalign(size_t align, size_t size)
 {
 	HA_CALL(MEMALIGN);
-	return ha_memalign(align, size, HA_RA());
+	return HA_KEEP(ha_memalign(align, size, HA_CALLER()));
 }
 HA_EXPORT void *__wrap_valloc(size_t size)
 {
 	HA_CALL(VALLOC);
-	return ha_valloc(size, HA_RA());
+	return HA_KEEP(ha_valloc(size, HA_CALLER()));
 }
 HA_EXPORT void *__wrap_pvalloc(size_t size)
 {
 	HA_CALL(PVALLOC);
-	return ha_pvalloc(size, HA_RA());
+	return HA_KEEP(ha_pvalloc(size, HA_CALLER()));
 }
 HA_EXPORT size_t __wrap_malloc_usable_size(void *p) { return ha_usable_size(p); }

@@ -58,13 +58,30 @@ void ha_stack_init(void);
  * first): small, so malloc stays light on the caller's stack. */
 #define HA_FRAMES_ROOM(max) ((max) + HA_SKIP_MAX)
 
-/* Store up to MAX return addresses in BUF (HA_FRAMES_ROOM(MAX) words),
- * innermost first, starting at CALLER_RA: the return address of the exported
- * entry point, i.e. the caller's frame, so no wrapper frame is kept. They start
- * at BUF[*FIRST] (the wrapper frames before it are left in place rather than
- * moved). Returns how many were stored. Never allocates through the public
- * malloc (the guard is held by the caller). */
-unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, unsigned *first);
+/* ha_stack_capture (below, after HA_CALLER): up to MAX return addresses,
+ * innermost first, starting at the caller of the exported entry point (CALLER,
+ * from HA_CALLER(); 0: from wherever the unwinder starts), so no wrapper frame
+ * is kept. BUF (HA_FRAMES_ROOM(MAX) words) is the room the unwinders use;
+ * *FRAMES is set to where the frames are: in BUF, or in the CFI walker's
+ * per-thread record, valid until this thread's next capture. Returns how many.
+ * Never allocates through the public malloc (the guard is held by the caller).
+ * ha_stack_capture_slow is its out-of-line part (frames at BUF[*FIRST], wrapper
+ * frames an unwinder walked before them left in place): every unwinder but the
+ * CFI walk from the caller's frame, and (CFI_FAILED) the fallback after that
+ * walk failed. */
+unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first,
+			       int cfi_failed);
+/* 1 once the chosen unwinder is loaded (stack.c); no frames are taken before. */
+extern int ha_stack_ready;
+
+/* Fork safety (stack.c): code that may take a lock of an unwinder's (libgcc's
+ * object mutex, dl_iterate_phdr's lock, the CFI walker's table reads) runs
+ * between ha_unwind_enter() and ha_unwind_leave(), and fork() waits until no
+ * thread is there. ha_unwind_inside() is 1 while this thread is (enter does not
+ * nest). */
+void ha_unwind_enter(void);
+void ha_unwind_leave(void);
+int ha_unwind_inside(void);
 
 /* ---- code loaded at an address where other code was (stack.c) ----
  * Unwind caches are keyed by code address; a library unloaded with dlclose and
@@ -94,6 +111,14 @@ void ha_cfi_init(void);
  * unwind rule is beyond the walker (then the caller uses another unwinder).
  * Allocates only through ha_real_malloc (a per-thread record, once). */
 int ha_cfi_backtrace(uintptr_t *out, unsigned max);
+/* The same walk started at a given frame: IP its return address, SP its stack
+ * pointer (the CFA of the frame below), BP the value rbp holds there. That
+ * frame must stay live during the call (it is one of the caller's). FRAMES
+ * NULL: the frames are stored in OUT. Else OUT is only scratch room (MAX words)
+ * and *FRAMES is set to the frames, in the thread's record (saving their copy),
+ * valid until the thread's next walk. */
+int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t sp,
+			  uintptr_t bp, const uintptr_t **frames);
 #else
 #define HA_HAVE_CFI 0
 #endif
@@ -122,7 +147,8 @@ void ha_report_bad_free(const char *what, const void *user);
  * libgcc's (0 past a stack's end); NA and NB the two depths. */
 void ha_report_unwind_mismatch(unsigned k, uintptr_t a, uintptr_t b, unsigned na, unsigned nb);
 
-/* ---- the core (core.c): the exported functions call these ---- */
+/* ---- the core (core.c): the exported functions call these, CALLER from
+ * HA_CALLER() and the call wrapped in HA_KEEP() ---- */
 void ha_init(void);
 void *ha_malloc(size_t size, uintptr_t ra);
 void ha_free(void *p);
@@ -137,5 +163,59 @@ void *ha_pvalloc(size_t size, uintptr_t ra);
 size_t ha_usable_size(void *p);
 
 #define HA_RA() ((uintptr_t)__builtin_return_address(0))
+
+/* How an exported entry point names its caller to the core (the CALLER
+ * argument of ha_malloc & co.). With the CFI walker, the entry point's own
+ * frame address: __builtin_frame_address(0) makes it keep a frame pointer, so
+ * the saved rbp of its caller is at [0] and the return address at [1], and the
+ * walk starts at the caller's frame instead of stepping libheapann's own four
+ * (issue 15). Elsewhere the return address itself. */
+#if HA_HAVE_CFI
+#define HA_CALLER() ((uintptr_t)__builtin_frame_address(0))
+static inline uintptr_t ha_caller_ra(uintptr_t caller)
+{
+	return caller ? ((const uintptr_t *)caller)[1] : 0;
+}
+#else
+#define HA_CALLER() HA_RA()
+static inline uintptr_t ha_caller_ra(uintptr_t caller)
+{
+	return caller;
+}
+#endif
+/* ha_stack_capture: the default case, the CFI walk from the caller's frame, is
+ * inline (a layer of call, its register saves and the unwinder switch cost some
+ * 30 instructions a capture); everything else, and a walk that fails, is
+ * ha_stack_capture_slow in stack.c. */
+static inline unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller,
+					const uintptr_t **frames)
+{
+	unsigned first, n;
+
+#if HA_HAVE_CFI
+	if (__builtin_expect(ha_opt.unwind == HA_UNWIND_CFI && caller && max && ha_stack_ready,
+			     1)) {
+		const uintptr_t *fa = (const uintptr_t *)caller;
+		int got = ha_cfi_backtrace_from(buf, max, fa[1], caller + 2 * sizeof(uintptr_t),
+						fa[0], frames);
+
+		if (__builtin_expect(got >= 0, 1))
+			return (unsigned)got;
+		/* a frame beyond the walker: another unwinder, without walking again */
+		n = ha_stack_capture_slow(buf, max, caller, &first, 1);
+		*frames = buf + first;
+		return n;
+	}
+#endif
+	n = ha_stack_capture_slow(buf, max, caller, &first, 0);
+	*frames = buf + first;
+	return n;
+}
+
+/* The result of a call given HA_CALLER(), kept from being a tail call: the
+ * entry point's frame, which CALLER points into, must outlive the call (gcc
+ * would otherwise pop it and jump). */
+#define HA_KEEP(v) __extension__({ __typeof__(v) ha_keep_ = (v); \
+	__asm__ __volatile__("" : "+r"(ha_keep_)); ha_keep_; })
 
 #endif /* HA_INTERNAL_H */

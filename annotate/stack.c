@@ -33,7 +33,7 @@ static ha_unw_backtrace_fn ha_unw_bt;
 static ha_gcc_backtrace_fn ha_gcc_bt;
 static ha_gcc_getip_fn ha_gcc_getip;
 /* Set once the chosen unwinder is loaded; before that no frames are taken. */
-static int ha_stack_ready;
+int ha_stack_ready;
 
 /* libunwind's per-architecture names (unw_set_caching_policy and
  * unw_local_addr_space are macros over these). */
@@ -173,6 +173,11 @@ static struct {
 #define ha_fork_pending (ha_fork_sync.fork_pending)
 static __thread int ha_unwinding_self;  /* this thread is inside an unwinder */
 
+int ha_unwind_inside(void)
+{
+	return ha_unwinding_self;
+}
+
 #if !defined(HEAPANN_STATIC) && defined(__linux__)
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
@@ -223,7 +228,7 @@ static int ha_sync_slot_get(void)
 #define HA_SYNC_SLOTS 0
 #endif
 
-static void ha_unwind_enter(void)
+void ha_unwind_enter(void)
 {
 #if HA_SYNC_SLOTS
 	int slot = ha_sync_fence ? ha_sync_slot_get() : -1;
@@ -256,7 +261,7 @@ static void ha_unwind_enter(void)
 	ha_unwinding_self = 1;
 }
 
-static void ha_unwind_leave(void)
+void ha_unwind_leave(void)
 {
 	ha_unwinding_self = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -378,15 +383,31 @@ static unsigned ha_caller_index(const uintptr_t *buf, unsigned n, uintptr_t call
 	return n;
 }
 
+#if HA_HAVE_CFI
+/* The CFI walk from the caller of the exported entry point (CALLER, see
+ * HA_CALLER: its frame, whose rbp and return address the entry point saved),
+ * so that libheapann's own frames are not stepped; from this function's frame
+ * when CALLER is 0 (then the wrapper frames come first). */
+static inline int ha_cfi_walk(uintptr_t *buf, unsigned max, uintptr_t caller)
+{
+	const uintptr_t *fa = (const uintptr_t *)caller;
+
+	if (!caller)
+		return ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
+	return ha_cfi_backtrace_from(buf, max, fa[1], caller + 2 * sizeof(uintptr_t), fa[0], 0);
+}
+#endif
+
 /* HEAPANN_UNWIND=cfi-verify: walk with the CFI walker and with libgcc's
  * unwinder, report the first frame where they differ (up to 20 reports), keep
  * the walker's. A stack the walker gives up on (a signal frame) is libgcc's. */
-static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller_ra)
+static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller)
 {
 #if HA_HAVE_CFI
 	static unsigned reports;
 	uintptr_t ref[HA_FRAMES_ROOM(max)];
-	int got = ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
+	uintptr_t caller_ra = ha_caller_ra(caller);
+	int got = ha_cfi_walk(buf, max, caller);
 	unsigned nref = ha_gcc_backtrace(ref, max + HA_SKIP_MAX), i, j, na, nb, k;
 
 	if (got < 0) {
@@ -407,14 +428,16 @@ static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller_ra)
 #else
 	(void)buf;
 	(void)max;
-	(void)caller_ra;
+	(void)caller;
 	return 0;
 #endif
 }
 
 __attribute__((noinline))
-unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, unsigned *first)
+unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first,
+			       int cfi_failed)
 {
+	uintptr_t caller_ra = ha_caller_ra(caller);
 	unsigned n = 0, start;
 
 	*first = 0;
@@ -422,25 +445,32 @@ unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t caller_ra, uns
 		return 0;
 	switch (ha_opt.unwind) {
 	case HA_UNWIND_CFI:
-		ha_unwind_enter();
 #if HA_HAVE_CFI
 		{
-			int got = ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
+			/* the walk takes no lock but where it reads the unwind
+			 * tables (cfi.c, ha_rc_miss, which enters itself) */
+			int got = cfi_failed ? -1 : ha_cfi_walk(buf, max, caller);
 
-			/* a frame beyond the walker: another unwinder takes the whole stack */
-			if (got >= 0)
+			if (got >= 0 && caller)
+				return (unsigned)got;   /* from the caller's frame: nothing to skip */
+			if (got >= 0) {
 				n = (unsigned)got;
-			else if (ha_unw_bt)
-				n = ha_unw_backtrace(buf, max + HA_SKIP_MAX);
-			else
-				n = ha_gcc_backtrace(buf, max + HA_SKIP_MAX);
+			} else {
+				/* a frame beyond the walker: another unwinder takes the
+				 * whole stack */
+				ha_unwind_enter();
+				if (ha_unw_bt)
+					n = ha_unw_backtrace(buf, max + HA_SKIP_MAX);
+				else
+					n = ha_gcc_backtrace(buf, max + HA_SKIP_MAX);
+				ha_unwind_leave();
+			}
 		}
 #endif
-		ha_unwind_leave();
 		break;
 	case HA_UNWIND_CFI_VERIFY:
 		ha_unwind_enter();
-		n = ha_cfi_verify(buf, max, caller_ra);
+		n = ha_cfi_verify(buf, max, caller);
 		ha_unwind_leave();
 		break;
 	case HA_UNWIND_LIBUNWIND:
@@ -521,5 +551,5 @@ void ha_stack_init(void)
 	ha_stack_ready = 1;
 	/* Prime the unwinder (its first-call allocations and table look-ups happen
 	 * now, under the guard the caller holds). */
-	ha_stack_capture(prime, 4, 0, &first);
+	ha_stack_capture_slow(prime, 4, 0, &first, 0);
 }

@@ -210,11 +210,16 @@ static __attribute__((noinline, cold)) int st_ready_slow(void)
 }
 
 /* 1 when the region is ready (made now if this is the first allocation).
- * Inline: every entry point, malloc and free asks. */
+ * Inline: every entry point, malloc and free asks. With HEAPANN_STATS=0 (or no
+ * memory for the region) the answer is 0 without the call. */
 static inline int st_ready(void)
 {
-	if (ST_LIKELY(__atomic_load_n(&st_state, __ATOMIC_ACQUIRE) == 2))
+	int s = __atomic_load_n(&st_state, __ATOMIC_ACQUIRE);
+
+	if (ST_LIKELY(s == 2))
 		return 1;
+	if (s == 3)
+		return 0;
 	return st_ready_slow();
 }
 
@@ -413,13 +418,30 @@ static void st_bin_add(unsigned sh, uintptr_t *w, uintptr_t v)
 		ADD(*w, v);
 }
 
-/* This thread's copy of bin BIN. */
-static uintptr_t *st_bin(unsigned sh, unsigned bin)
-{
-	unsigned copy = sh < st_bin_shards ? sh - 1 : st_bin_shards - 1;
+/* This thread's copy of the bins and its shard, worked out at its first
+ * allocation or free (NULL before): every allocation and free finds its bin
+ * from them without the shard arithmetic. */
+static __thread uintptr_t *st_bins_mine;
+static __thread unsigned st_bins_sh;
 
-	return st_bins + ((uintptr_t)copy * HEAPANN_STATS_NBINS + bin) * HEAPANN_STATS_BIN_WORDS;
+/* This thread's copy of bin BIN; *SH gets its shard. */
+static inline uintptr_t *st_bin(unsigned *sh, unsigned bin)
+{
+	uintptr_t *b = st_bins_mine;
+
+	if (ST_UNLIKELY(!b)) {
+		unsigned s = st_my_shard();
+		unsigned copy = s < st_bin_shards ? s - 1 : st_bin_shards - 1;
+
+		b = st_bins + (uintptr_t)copy * HEAPANN_STATS_NBINS * HEAPANN_STATS_BIN_WORDS;
+		st_bins_sh = s;
+		st_bins_mine = b;
+	}
+	*sh = st_bins_sh;
+	return b + (uintptr_t)bin * HEAPANN_STATS_BIN_WORDS;
 }
+
+__thread uintptr_t *ha_stats_calls_mine;
 
 void ha_stats_call(unsigned entry)
 {
@@ -429,11 +451,14 @@ void ha_stats_call(unsigned entry)
 	if (ST_UNLIKELY(!st_ready()) || entry >= HEAPANN_NCALLS)
 		return;
 	sh = st_my_shard();
-	w = st_counters + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS + entry;
-	if (ST_LIKELY(sh < HEAPANN_STATS_CALL_SHARDS))
-		__atomic_store_n(w, LOAD(*w) + 1, __ATOMIC_RELAXED);   /* this thread's own */
-	else
-		ADD(*w, 1);
+	w = st_counters + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS;
+	if (ST_LIKELY(sh < HEAPANN_STATS_CALL_SHARDS)) {
+		/* this thread's own: plain adds, inline from now on (hook.h) */
+		__atomic_store_n(&w[entry], LOAD(w[entry]) + 1, __ATOMIC_RELAXED);
+		ha_stats_calls_mine = w;
+	} else {
+		ADD(w[entry], 1);
+	}
 }
 
 /* Raise PEAK to LIVE (reached at TIME) when it is higher. */
@@ -456,6 +481,9 @@ _Static_assert((unsigned)HEAPANN_NCALLS <= (unsigned)HEAPANN_SP_SLOT &&
 
 /* The slot this thread's pending words count for (heapann_stats.h). */
 static __thread uintptr_t *st_pend;
+/* The slot of this thread's last allocation that was not counted in the
+ * pending words: a slot becomes the pending one when it comes twice in a row. */
+static __thread uintptr_t *st_last;
 
 /* Move this thread's pending counts (shard words P) to their slot and make E the
  * pending slot. The slot word is cleared first: a core taken half-way loses the
@@ -483,7 +511,10 @@ static void st_pend_switch(uintptr_t *p, uintptr_t *e)
  * BYTES for the large bin) in this thread's copy, and the slot's ALLOCS and class
  * bytes: in this thread's pending words while it stays on one slot, atomic adds
  * to the slot otherwise. Everything else is derived by the reader
- * (heapann_stats.h). */
+ * (heapann_stats.h). A slot becomes the pending one only when two allocations in
+ * a row are on it: moving the pending counts costs the same two atomic adds as
+ * counting in the slot directly, plus some 40 instructions, so a program whose
+ * stacks change at every call (python) no longer pays for a move each time. */
 void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
 		    const uintptr_t *frames)
 {
@@ -500,17 +531,24 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 	a = ADD(c[HEAPANN_SC_BYTES], size);
 	f = LOAD(c[HEAPANN_SC_BYTES_FREED]);
 	st_peak(c, a - f, a + f);
-	sh = st_my_shard();
-	b = st_bin(sh, bin);
+	b = st_bin(&sh, bin);
 	st_bin_add(sh, &b[0], 1);
 	if (bin == HEAPANN_STATS_BIN_LARGE)
 		st_bin_add(sh, &b[1], size);
 	if (ST_LIKELY(e != NULL && sh < HEAPANN_STATS_CALL_SHARDS)) {
 		uintptr_t *p = c + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS;
 
-		/* this thread's own words: plain adds, no atomics */
-		if (ST_UNLIKELY(e != st_pend))
+		if (e != st_pend) {
+			if (e != st_last) {
+				/* a slot not seen just before: counted in place */
+				st_last = e;
+				ADD(e[HEAPANN_SE_ALLOCS], 1);
+				ADD(e[HEAPANN_SE_CLS_BYTES + cls], size);
+				goto counted;
+			}
 			st_pend_switch(p, e);
+		}
+		/* this thread's own words: plain adds, no atomics */
 		__atomic_store_n(&p[HEAPANN_SP_ALLOCS], p[HEAPANN_SP_ALLOCS] + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&p[HEAPANN_SP_CLS_BYTES + cls], p[HEAPANN_SP_CLS_BYTES + cls] + size,
 				 __ATOMIC_RELAXED);
@@ -521,6 +559,7 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 		ADD(c[HEAPANN_SC_UNREC_ALLOCS], 1);
 		ADD(c[HEAPANN_SC_UNREC_BYTES], size);
 	}
+counted:
 	st_sample(a + f, a - f);
 }
 
@@ -537,8 +576,7 @@ static void st_free(size_t size, int sign)
 	if (ST_UNLIKELY(!st_ready()))
 		return;
 	c = st_counters;
-	sh = st_my_shard();
-	b = st_bin(sh, bin);
+	b = st_bin(&sh, bin);
 	if (sign < 0) {
 		SUB(c[HEAPANN_SC_BYTES_FREED], size);
 		st_bin_add(sh, &b[2], (uintptr_t)-1);

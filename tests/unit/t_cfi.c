@@ -27,9 +27,27 @@ struct cap {
 	int max;          /* the walker's limit (0: MAXF) */
 };
 
+/* 1: probe() walks as libheapann's allocation path does (ha_stack_capture):
+ * from its caller's frame, named by its own frame address, the frames taken
+ * from the thread's record instead of copied out. */
+static int probe_from;
+
 static NOINLINE void probe(struct cap *c)
 {
-	c->n = ha_cfi_backtrace(c->f, c->max ? (unsigned)c->max : MAXF);
+	if (probe_from) {
+		const uintptr_t *fa = __builtin_frame_address(0), *fr = 0;
+		uintptr_t scratch[MAXF];
+		int n = ha_cfi_backtrace_from(scratch, MAXF - 1, fa[1], (uintptr_t)(fa + 2),
+					      fa[0], &fr);
+
+		/* f[0] is probe's own return address in the other mode */
+		c->f[0] = 0;
+		if (n > 0 && fr)
+			memcpy(c->f + 1, fr, (size_t)n * sizeof(*fr));
+		c->n = n > 0 && fr ? n + 1 : n;
+	} else {
+		c->n = ha_cfi_backtrace(c->f, c->max ? (unsigned)c->max : MAXF);
+	}
 	c->nbt = backtrace(c->bt, MAXF);
 	__asm__ volatile("" ::: "memory");
 }
@@ -459,6 +477,21 @@ int main(void)
 	CHECK("a capture cut at 4 frames is marked incomplete", cut);
 	CHECK("... and a full capture after it is whole", same_stack(&d));
 	c.max = 0;
+
+	/* the allocation path's walk: from the caller's frame, frames handed back
+	 * in the record (joined or not); interleaved with copying walks */
+	ok = 0;
+	for (int i = 0; i < 500; i++) {
+		probe_from = (i % 3) != 0;
+		if (i & 4)
+			(i & 1 ? caller_a : caller_b)(&c);
+		else
+			chain(&c, (i * 7919) % 41);
+		ok += same_stack(&c);
+	}
+	probe_from = 0;
+	CHECK("500 walks from the caller's frame, frames from the record, equal backtrace()",
+	      ok == 500);
 
 	/* a signal frame: the walker says so instead of guessing */
 	{
