@@ -180,11 +180,23 @@ void ha_init(void)
 	ha_busy = 0;
 }
 
-/* Before the constructor: read the options once (nothing else is safe yet). */
+/* Before the constructor: read the options once; once libc's own initializer
+ * has run, do what the constructor does. ld.so runs the initializers of the
+ * libraries the program needs before the preload's (only a library's own
+ * dependencies are ordered before it), so without this every block a shared
+ * library's constructor allocates (a C++ global of the library, libstdc++'s
+ * exception pool) had no frames. By then every object is relocated and libc
+ * is ready for dlopen; libc's initializer is the one that sets
+ * program_invocation_name (empty until then). Not in the static kit: there
+ * libc initializes itself before the unwind tables are registered. */
 static void ha_early(void)
 {
 	if (__atomic_load_n(&ha_state, __ATOMIC_ACQUIRE) == 0)
 		ha_options_load();
+#ifndef HEAPANN_STATIC
+	if (program_invocation_name && program_invocation_name[0])
+		ha_init();
+#endif
 }
 
 /* Abort when HEAPANN_ABORT_ON_CORRUPTION=1, so the core shows the moment. */
