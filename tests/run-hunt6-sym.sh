@@ -1,0 +1,54 @@
+#!/bin/sh
+# run-hunt6-sym.sh - frames named as the program knows them, where libdw alone
+# gets them wrong:
+# - tests/prog/hunt6_lines.c under gcc -O2: _start, which follows main's
+#   .text.startup code, and nodebug_alloc (tests/prog/hunt6_nodebug.c, no -g,
+#   linked after) have no debug info: no file:line for them (libdw gave _start
+#   the row that ends main's code), every other frame at its MARK line; with
+#   the symbol cache cold and warm.
+. tests/lib.sh
+[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
+command -v python3 >/dev/null || skip "python3 not installed"
+[ "$(cat /proc/sys/kernel/core_pattern)" = core ] || skip "core_pattern is not 'core'"
+
+# kcore DIR ARGS...: run DIR/prog ARGS under the preload until it aborts
+kcore() {
+	kd=$1; shift
+	rm -f "$kd/core"
+	(cd "$kd" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./prog "$@" >/dev/null 2>&1; true) 2>/dev/null
+	test -s "$kd/core"
+}
+
+# ---- lines: _start and a function without debug info ----
+src=tests/prog/hunt6_lines.c
+mark() { grep -n "MARK:$2 " "$1" | cut -d: -f1; }
+Ll=$(mark $src lines); Lml=$(mark $src main-lines); Lmn=$(mark $src main-nodebug); Lm=$(mark $src main)
+for v in pie nopie; do
+	d=$TMP/lines-$v; mkdir -p "$d"
+	[ $v = pie ] && f="" || f="-no-pie -fno-pie"
+	gcc -O2 $f -c -o "$d/nd.o" tests/prog/hunt6_nodebug.c
+	gcc -g -O2 $f -o "$d/prog" $src "$d/nd.o"
+	check "lines $v: gcc puts main before _start (what this case is about)" sh -c \
+		"nm '$d/prog' | awk '\$3 == \"main\" { m = \$1 } \$3 == \"_start\" { s = \$1 } END { exit !(m < s) }'"
+	check "lines $v: kernel core" kcore "$d" xa
+	for run in cold warm; do
+		J=$d/$run.json
+		"$B/mprof-core" --format json "$d/prog" "$d/core" >"$J" 2>/dev/null
+		check_eq "lines $v $run: exit 0" 0 $?
+		check "lines $v $run: lines_alloc, 7,007 bytes at line $Ll" \
+			python3 tests/jstack.py "$J" stack 7007 1 "lines_alloc:$Ll" "main:$Lml"
+		check "lines $v $run: main, 8,008 bytes at line $Lm" python3 tests/jstack.py "$J" stack 8008 1 "main:$Lm"
+		check "lines $v $run: nodebug_alloc without a line, 6,006 bytes" \
+			python3 tests/jstack.py "$J" stack 6006 1 "nodebug_alloc:None" "main:$Lmn"
+		check "lines $v $run: _start has no file or line, in each of the 3 stacks" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+st = [f for s in d['stacks'] for f in s['frames'] if f.get('function') == '_start']
+bad = [f for f in st if f.get('file') is not None or f.get('line') is not None]
+sys.exit('%d _start frames, wrong: %s' % (len(st), bad) if bad or len(st) != 3 else 0)" "$J"
+	done
+	"$B/mprof-core" "$d/prog" "$d/core" >"$d/text" 2>/dev/null
+	check_grep "lines $v: the text report's _start line has no (file:line)" '^    _start \[prog\]$' "$d/text"
+done
+
+done_testing
