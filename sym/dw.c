@@ -1452,6 +1452,11 @@ static int dw_resolve_one(struct dw_symbolizer *s, uint64_t addr, struct sym_loc
 		if (!m->has_dwarf)
 			loc->flags |= SYM_NO_DEBUG;
 		const struct dw_fsym *fs = dw_module_lookup(m, pc);
+		/* Not a return address but the first instruction of a function
+		 * "returned" to: a signal frame's __restore_rt, the __start_context
+		 * of makecontext. The byte before is in no function. */
+		if (!fs && (fs = dw_module_lookup(m, pc + 1)) && fs->addr != pc + 1)
+			fs = NULL;
 		if (fs) {
 			struct sym_frame *f = dw_frame_new(s);
 			if (!f)

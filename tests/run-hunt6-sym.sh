@@ -6,6 +6,13 @@
 #   linked after) have no debug info: no file:line for them (libdw gave _start
 #   the row that ends main's code), every other frame at its MARK line; with
 #   the symbol cache cold and warm.
+# - tests/prog/hunt6_stacks.c (gcc -O2, -O0 non-PIE, clang -O3 without frame
+#   pointers): a signal handler on a sigaltstack, makecontext coroutines
+#   switched between allocations, a longjmp out of 50 frames, recursion deeper
+#   than HEAPANN_DEPTH (16 and 32): every block's frames exact
+#   (tests/hunt6_stacks.py), and, with libc's symbol table (libc6-dbg), the
+#   trampolines "returned" to named: __restore_rt after the handler,
+#   __start_context after the coroutine's first function (a raw address before).
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 command -v python3 >/dev/null || skip "python3 not installed"
@@ -51,4 +58,37 @@ sys.exit('%d _start frames, wrong: %s' % (len(st), bad) if bad or len(st) != 3 e
 	check_grep "lines $v: the text report's _start line has no (file:line)" '^    _start \[prog\]$' "$d/text"
 done
 
+# ---- stacks: signal handler, coroutines, longjmp, deep recursion ----
+src=tests/prog/hunt6_stacks.c
+# libc's symbol table (libc6-dbg): the trampolines have names there only
+tramp=0
+libc=$(ldd /bin/true 2>/dev/null | sed -n 's/.*libc\.so\.6 => \([^ ]*\).*/\1/p')
+id=$(readelf -n "$libc" 2>/dev/null | sed -n 's/.*Build ID: //p')
+dbg=/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug
+if [ -n "$id" ] && [ -f "$dbg" ] && readelf -s "$dbg" 2>/dev/null | grep -q ' __restore_rt$' &&
+	readelf -s "$dbg" 2>/dev/null | grep -q ' __start_context$'; then
+	tramp=1
+else
+	echo "# libc's symbol table not installed (libc6-dbg): the trampolines' names are not checked"
+fi
+nstacks=0
+stacks_case() {
+	sn=$1; scc=$2; shift 2
+	command -v $scc >/dev/null || { echo "# $scc not installed: $sn left out"; return; }
+	d=$TMP/$sn; mkdir -p "$d"
+	$scc -g "$@" -o "$d/prog" $src
+	for depth in 32 16; do
+		HEAPANN_DEPTH=$depth; export HEAPANN_DEPTH
+		check "$sn depth $depth: kernel core" kcore "$d" abort
+		unset HEAPANN_DEPTH
+		"$B/mprof-core" --format json --blocks "$d/prog" "$d/core" >"$d/j.json" 2>/dev/null
+		check_eq "$sn depth $depth: exit 0" 0 $?
+		check "$sn depth $depth: every block's frames (the handler's, coroutines', after longjmp, rec's innermost $depth)" \
+			python3 tests/hunt6_stacks.py "$d/j.json" $src $depth $tramp
+	done
+	nstacks=$((nstacks + 1))
+}
+stacks_case gcc-O2 gcc -O2
+stacks_case gcc-O0-nopie gcc -O0 -no-pie -fno-pie
+stacks_case clang-O3-nofp clang -O3 -fomit-frame-pointer
 done_testing
