@@ -1,7 +1,8 @@
 #!/bin/sh
 # run-hunt6-init.sh - blocks allocated by a shared library's static
 # initializers (tests/prog/hunt6_ctorlib.cc: a C++ global's constructor and an
-# __attribute__((constructor)) function), which ld.so runs before libheapann's
+# __attribute__((constructor)) function, and four threads it starts), which
+# ld.so runs before libheapann's
 # own constructor: each must have its own stack, at its function and line, not
 # "no frames recorded" (libstdc++'s own pool neither). Built with g++/gcc -O2 and clang -O0, PIE and not; a
 # kernel core of the program's abort and heapann's exit snapshot.
@@ -14,7 +15,7 @@ command -v python3 >/dev/null || skip "python3 not installed"
 lsrc=tests/prog/hunt6_ctorlib.cc
 psrc=tests/prog/hunt6_ctor.c
 mark() { grep -n "MARK:$2 " "$1" | cut -d: -f1; }
-Lg=$(mark $lsrc gctor); Lc=$(mark $lsrc cctor); Lp=$(mark $psrc pctor); Lm=$(mark $psrc main)
+Lg=$(mark $lsrc gctor); Lc=$(mark $lsrc cctor); Lt=$(mark $lsrc thread); Lp=$(mark $psrc pctor); Lm=$(mark $psrc main)
 
 # check_all NAME JSON: the four blocks, each at its own line
 check_all() {
@@ -31,13 +32,15 @@ sys.exit('stacks without frames: %s' % bare if bare else 0)" "$2"
 	check "$1: the program's constructor, 2,222 bytes at line $Lp" \
 		python3 tests/jstack.py "$2" stack 2222 1 "prog_init:$Lp"
 	check "$1: main, 5,555 bytes at line $Lm" python3 tests/jstack.py "$2" stack 5555 1 "main:$Lm"
+	check "$1: the 4 threads the library's constructor started, 16,406 bytes at line $Lt" \
+		python3 tests/jstack.py "$2" stack 16406 4 "hunt6_lib_thread:$Lt"
 }
 
 # build NAME CXX CC FLAGS...
 build() {
 	bn=$1; bcxx=$2; bcc=$3; shift 3
 	mkdir -p "$TMP/$bn"
-	$bcxx -g "$@" -shared -fPIC -o "$TMP/$bn/libhunt6ctor.so" $lsrc &&
+	$bcxx -g "$@" -shared -fPIC -pthread -o "$TMP/$bn/libhunt6ctor.so" $lsrc &&
 	$bcc -g "$@" -o "$TMP/$bn/prog" $psrc -L"$TMP/$bn" -lhunt6ctor -Wl,-rpath,"$TMP/$bn"
 }
 
