@@ -12,7 +12,8 @@
 #   than HEAPANN_DEPTH (16 and 32): every block's frames exact
 #   (tests/hunt6_stacks.py), and, with libc's symbol table (libc6-dbg), the
 #   trampolines "returned" to named: __restore_rt after the handler,
-#   __start_context after the coroutine's first function (a raw address before).
+#   __start_context after the coroutine's first function (a raw address before),
+#   by libdw and by gdb (--symbolizer gdb, on the gcc -O2 build).
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 command -v python3 >/dev/null || skip "python3 not installed"
@@ -86,6 +87,13 @@ stacks_case() {
 		check "$sn depth $depth: every block's frames (the handler's, coroutines', after longjmp, rec's innermost $depth)" \
 			python3 tests/hunt6_stacks.py "$d/j.json" $src $depth $tramp
 	done
+	# gdb's symbolizer, on the last core (depth 16)
+	if command -v gdb >/dev/null && [ $nstacks = 0 ]; then
+		"$B/mprof-core" --symbolizer gdb --format json --blocks "$d/prog" "$d/core" >"$d/g.json" 2>/dev/null
+		check_eq "$sn gdb: exit 0" 0 $?
+		check "$sn gdb: every block's frames, the trampolines named" \
+			python3 tests/hunt6_stacks.py "$d/g.json" $src 16 $tramp
+	fi
 	nstacks=$((nstacks + 1))
 }
 stacks_case gcc-O2 gcc -O2
