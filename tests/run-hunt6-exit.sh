@@ -6,7 +6,8 @@
 # libheapann's own: the block must not be in the exit snapshot (it was, "still
 # reachable", where memcheck has it freed). The atexit handler's blocks are.
 # Under heapann (the exit snapshot) with --report=lost, and against valgrind's
-# memcheck when installed.
+# memcheck when installed. And tests/prog/hunt6_thrleak.c: 20 threads that
+# each drop a block are 20 blocks definitely lost, as memcheck says.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] && [ -x "$B/heapann" ] || skip "build first"
 command -v python3 >/dev/null || skip "python3 not installed"
@@ -36,4 +37,23 @@ sys.exit(0 if got == [(2, 200), (0, 0), (0, 0), (1, 333)] else 'got %s' % got)" 
 			'in use at exit: 533 bytes in 3 blocks' "$d/vg"
 	fi
 done
+
+# threads that each drop a block: glibc's cache of finished threads' stacks
+# kept their pointers as roots (18 definitely lost, 2 still reachable, the dtv
+# possibly lost); heapann runs the program without that cache
+tsrc=tests/prog/hunt6_thrleak.c
+cc -g -O0 -pthread -o "$TMP/thrleak" $tsrc
+"$B/heapann" --report=lost "$TMP/thrleak" >"$TMP/t.txt" 2>"$TMP/t.err"
+check_eq "threads: the program's status" 0 $?
+check_grep "threads: 20 blocks, 2,190 bytes definitely lost" '^   definitely lost: 2,190 bytes in 20 blocks$' "$TMP/t.txt"
+check_grep "threads: nothing possibly lost" '^     possibly lost: 0 bytes in 0 blocks$' "$TMP/t.txt"
+check_grep "threads: nothing still reachable" '^   still reachable: 0 bytes in 0 blocks$' "$TMP/t.txt"
+check_grep "threads: at the thread's function and line" "^    leaker \\(hunt6_thrleak\\.c:$(grep -n 'MARK:leaker' $tsrc | cut -d: -f1)\\)" "$TMP/t.txt"
+# a size the user set stays (the report then keeps the cached stacks' roots)
+GLIBC_TUNABLES=glibc.pthread.stack_cache_size=40000000 "$B/heapann" --report=lost "$TMP/thrleak" >"$TMP/t2.txt" 2>&1
+check "threads: GLIBC_TUNABLES's own stack_cache_size is kept" sh -c "! grep -q '^   definitely lost: 2,190 bytes in 20 blocks$' '$TMP/t2.txt'"
+if command -v valgrind >/dev/null; then
+	valgrind --leak-check=full "$TMP/thrleak" >/dev/null 2>"$TMP/t.vg"
+	check_grep "threads: memcheck agrees" 'definitely lost: 2,190 bytes in 20 blocks' "$TMP/t.vg"
+fi
 done_testing
