@@ -24,6 +24,10 @@ struct ha_options ha_opt = { 32, HA_HAVE_CFI ? HA_UNWIND_CFI : HA_UNWIND_LIBUNWI
 
 /* 0: nothing read yet; 1: options read; 2: unwinder loaded (ha_init done). */
 static int ha_state;
+/* Set by the one call of ha_init that does the work (the constructor's, or
+ * that of the first allocation after libc's initializer, which may come from
+ * threads a library's constructor started). */
+static int ha_init_claimed;
 /* Non-zero while this thread is inside one of our entry points. */
 static __thread volatile int ha_busy;
 /* Last sequence number handed out; the first block gets 1. Written by every
@@ -160,14 +164,17 @@ static void ha_options_warn(void)
 	}
 }
 
-/* Runs as a constructor, before main. Loading the unwinder waits for it: the
- * first malloc calls come earlier (from the dynamic loader, or from libc's own
- * start-up in a static binary, before the unwind tables are registered), and
- * those only read the options and get blocks without frames. */
+/* Runs as a constructor, before main, unless the first allocation after libc's
+ * initializer did its work already (ha_early). Loading the unwinder waits for
+ * one of them: the first malloc calls come earlier (from the dynamic loader, or
+ * from libc's own start-up in a static binary, before the unwind tables are
+ * registered), and those only read the options and get blocks without frames.
+ * Done once, by whichever call claims it first. */
 __attribute__((constructor))
 void ha_init(void)
 {
-	if (ha_state == 2)
+	if (__atomic_load_n(&ha_state, __ATOMIC_ACQUIRE) == 2 ||
+	    __atomic_exchange_n(&ha_init_claimed, 1, __ATOMIC_ACQ_REL))
 		return;
 	ha_busy = 1;
 	/* Again: an early read may have come before environ was set. Blocks made
@@ -180,11 +187,23 @@ void ha_init(void)
 	ha_busy = 0;
 }
 
-/* Before the constructor: read the options once (nothing else is safe yet). */
+/* Before the constructor: read the options once; once libc's own initializer
+ * has run, do what the constructor does. ld.so runs the initializers of the
+ * libraries the program needs before the preload's (only a library's own
+ * dependencies are ordered before it), so without this every block a shared
+ * library's constructor allocates (a C++ global of the library, libstdc++'s
+ * exception pool) had no frames. By then every object is relocated and libc
+ * is ready for dlopen; libc's initializer is the one that sets
+ * program_invocation_name (empty until then). Not in the static kit: there
+ * libc initializes itself before the unwind tables are registered. */
 static void ha_early(void)
 {
 	if (__atomic_load_n(&ha_state, __ATOMIC_ACQUIRE) == 0)
 		ha_options_load();
+#ifndef HEAPANN_STATIC
+	if (program_invocation_name && program_invocation_name[0])
+		ha_init();
+#endif
 }
 
 /* Abort when HEAPANN_ABORT_ON_CORRUPTION=1, so the core shows the moment. */

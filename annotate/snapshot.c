@@ -1349,17 +1349,36 @@ static void snap_scrub_stack(void)
 	__asm__ volatile("" : : "r"(buf) : "memory");
 }
 
-/* HEAPANN_SNAPSHOT=exit: as late as the process goes. libheapann is preloaded, so
- * it is initialized first and finalized last: this destructor runs after main
- * returned or exit() was called, after the program's atexit handlers and its
- * libraries' destructors, which is where memcheck looks for leaks. */
+/* glibc's: an exit handler; a NULL dso is no shared object's, so that
+ * __cxa_finalize, which libheapann's own finalization calls with its handle,
+ * leaves it to exit() (atexit() would pass libheapann's handle). */
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+/* The exit snapshot itself, as late as the process goes: an exit handler
+ * registered by snap_at_exit while ld.so runs the destructors. */
+static void snap_exit_late(void *unused)
+{
+	(void)unused;
+	snap_scrub_stack();
+	ha_snapshot_now();
+}
+
+/* HEAPANN_SNAPSHOT=exit: after main returned or exit() was called, the
+ * program's atexit handlers and its libraries' destructors, which is where
+ * memcheck looks for leaks. This destructor is not that late: ld.so finalizes
+ * the preload before the libraries it initialized after it (those the program
+ * needs), so a library's __attribute__((destructor)) that frees its blocks ran
+ * after the snapshot, whose report kept them. ld.so's finalization is itself an
+ * exit handler, and exit() runs the handlers registered meanwhile once it
+ * returns: the snapshot is one of those (taken here only when that fails). */
 __attribute__((destructor))
 static void snap_at_exit(void)
 {
-	if (snap_on_exit) {
-		snap_scrub_stack();
-		ha_snapshot_now();
-	}
+	if (!snap_on_exit)
+		return;
+	if (__cxa_atexit(snap_exit_late, 0, 0) == 0)
+		return;
+	snap_exit_late(0);
 }
 
 /* ---- set-up ---- */

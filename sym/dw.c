@@ -727,15 +727,23 @@ static struct sym_frame *dw_frame_at(struct dw_symbolizer *s, const char *functi
 	return f;
 }
 
-/* pc has a line (file non-NULL) but no function DIE: one frame named from the
- * symbol table. Returns the number of frames added (0 without a file), or -1
- * when out of memory. */
+/* pc has a line (file non-NULL, from the line-table row at row_addr) but no
+ * function DIE: one frame named from the symbol table. A row that starts before
+ * the function symbol covering pc is not this function's: libdw takes an
+ * address past the end of a CU's code for the CU's (its aranges reach to the
+ * next one's start) and the row at the end of a sequence for the address,
+ * which made _start, after gcc's main in .text.startup, read main's last line.
+ * Such a pc gets no DWARF frame (the caller names it from the symbol table).
+ * Returns the number of frames added (0 without a file), or -1 when out of
+ * memory. */
 static int dw_frame_symbol_only(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc,
-				const char *file, unsigned line, unsigned column)
+				const char *file, unsigned line, unsigned column, uint64_t row_addr)
 {
 	if (!file)
 		return 0;
 	const struct dw_fsym *fs = dw_module_lookup(m, pc);
+	if (fs && row_addr < fs->addr)
+		return 0;
 	return dw_frame_at(s, fs ? dw_name(s, fs->name) : NULL, file, line, column) ? 1 : -1;
 }
 
@@ -961,6 +969,7 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 
 	const char *file = NULL;
 	unsigned line = 0, column = 0;
+	uint64_t row_addr = 0;
 	int own_lines = dw_cuidx_lines(s, m, c) > 0;
 	if (own_lines) {
 		const struct dw_lrow *r = dw_lines_find(&c->lines, pc - dwbias);
@@ -969,10 +978,13 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 			file = dw_cuidx_file(s, c, r->file);
 			line = (int)r->line > 0 ? r->line : 0;
 			column = (int)r->col > 0 ? r->col : 0;
+			row_addr = r->addr + dwbias;
 		}
 	} else if ((l = dwfl_module_getsrc(m->mod, pc))) {
 		int ln = 0, col = 0;
-		const char *src = dwfl_lineinfo(l, NULL, &ln, &col, NULL, NULL);
+		Dwarf_Addr la = 0;
+		const char *src = dwfl_lineinfo(l, &la, &ln, &col, NULL, NULL);
+		row_addr = la;
 		file = dw_cu_path(s, &c->cu, src);
 		line = ln > 0 ? (unsigned)ln : 0;
 		column = col > 0 ? (unsigned)col : 0;
@@ -980,7 +992,7 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 
 	int32_t i = dw_cuidx_find(c, pc - dwbias);
 	if (i < 0)
-		return dw_frame_symbol_only(s, m, pc, file, line, column);
+		return dw_frame_symbol_only(s, m, pc, file, line, column, row_addr);
 	int added = 0;
 	for (; i >= 0; i = c->scopes[i].parent) {
 		struct sym_frame *f = dw_frame_at(s, dw_scope_name(s, m, c, i), file, line, column);
@@ -1093,15 +1105,17 @@ static int dw_frames_cached(struct dw_symbolizer *s, struct dw_module *m, uint64
 	const struct dw_cscope *sc = dw_cache_scopes(k, cu);
 	const char *file = NULL;
 	unsigned line = 0, column = 0;
+	uint64_t row_addr = 0;
 	const struct dw_crow *r = dw_cache_row(k, cu, dpc);
 	if (r) {
 		file = dw_cache_ustr(k, cu, files[r->file & ~DW_CROW_END]);
 		line = (int)r->line > 0 ? r->line : 0;
 		column = (int)r->col > 0 ? r->col : 0;
+		row_addr = pc - dpc + cu->rows_base + r->addr;
 	}
 	int32_t i = dw_cache_scope(k, cu, dpc);
 	if (i < 0)
-		return dw_frame_symbol_only(s, m, pc, file, line, column);
+		return dw_frame_symbol_only(s, m, pc, file, line, column, row_addr);
 	int added = 0;
 	for (; i >= 0; i = sc[i].parent) {
 		struct sym_frame *f = dw_frame_at(s, dw_cache_ustr(k, cu, sc[i].name), file, line, column);
@@ -1491,6 +1505,11 @@ static int dw_resolve_one(struct dw_symbolizer *s, uint64_t addr, struct sym_loc
 		if (!m->has_dwarf)
 			loc->flags |= SYM_NO_DEBUG;
 		const struct dw_fsym *fs = dw_module_lookup(m, pc);
+		/* Not a return address but the first instruction of a function
+		 * "returned" to: a signal frame's __restore_rt, the __start_context
+		 * of makecontext. The byte before is in no function. */
+		if (!fs && (fs = dw_module_lookup(m, pc + 1)) && fs->addr != pc + 1)
+			fs = NULL;
 		if (fs) {
 			struct sym_frame *f = dw_frame_new(s);
 			if (!f)

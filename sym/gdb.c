@@ -760,6 +760,19 @@ static int gdb_fill_loc(struct gdb_symbolizer *s, struct sym_loc *loc,
 	return 0;
 }
 
+/* Did "info symbol ADDR" name a symbol that starts at ADDR ("NAME in section
+ * SEC", no " + OFF")? */
+static int gdb_symbol_starts_here(const struct mi_reply *sym)
+{
+	const char *t = sym->console, *in, *plus;
+
+	if (mi_reply_error(sym) || !t || strncmp(t, "No symbol", 9) == 0)
+		return 0;
+	in = strstr(t, " in section ");
+	plus = strstr(t, " + ");
+	return in && in != t && (!plus || plus > in);
+}
+
 static void gdb_replies_release(struct mi_reply *r, size_t n)
 {
 	size_t i;
@@ -865,6 +878,39 @@ static int gdb_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 		for (k = 0; k < cnt; k++) {
 			if (gdb_fill_loc(s, &s->table.locs[ask[b + k]], &ans[k],
 					 ans[k].ask_symbol ? &symr[symidx[k]] : NULL) < 0) {
+				gdb_replies_release(symr, nsym);
+				gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
+				goto out;
+			}
+		}
+		gdb_replies_release(symr, nsym);
+	}
+	/* An address that names nothing may not be a return address but the first
+	 * instruction of a function "returned" to (a signal frame's __restore_rt,
+	 * makecontext's __start_context), the byte before it in no function: the
+	 * symbol starting at the address names it, as in the libdw backend. */
+	for (b = 0; b < nask; b += GDB_BATCH) {
+		size_t k, cnt = nask - b < GDB_BATCH ? nask - b : GDB_BATCH, nsym = 0;
+		struct mi_error me;
+		struct gdb_answer none = { NULL, NULL, 0, 1 };
+
+		for (k = 0; k < cnt; k++) {
+			if (s->table.locs[ask[b + k]].nframes)
+				continue;
+			snprintf(cmdbuf[nsym], sizeof cmdbuf[0],
+				 "-interpreter-exec console \"info symbol 0x%" PRIx64 "\"", addrs[ask[b + k]]);
+			cmds[nsym] = cmdbuf[nsym];
+			symidx[nsym++] = ask[b + k];
+		}
+		if (!nsym)
+			continue;
+		if (mi_client_exec_batch(s->mi, cmds, nsym, s->timeout_ms, symr, &me) < 0) {
+			gdb_error(err, SYM_EBACKEND, "gdb symbolizer: %s", me.msg);
+			goto out;
+		}
+		for (k = 0; k < nsym; k++) {
+			if (gdb_symbol_starts_here(&symr[k]) &&
+			    gdb_fill_loc(s, &s->table.locs[symidx[k]], &none, &symr[k]) < 0) {
 				gdb_replies_release(symr, nsym);
 				gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 				goto out;

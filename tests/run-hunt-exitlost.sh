@@ -7,7 +7,7 @@
 # libheapann's): what it leaves unwritten must not hold the program's stale
 # pointers. With valgrind installed, memcheck's summary is compared too.
 # (Built -O0, -O3 or -Os the stale copies land in glibc's exit path instead,
-# __run_exit_handlers' and _dl_fini's frames, which a destructor cannot clear:
+# __run_exit_handlers' frame, which an exit handler cannot clear:
 # README, Known limits.)
 . tests/lib.sh
 [ -x "$B/heapann" ] && [ -f "$B/libheapann.so" ] || skip "build first"

@@ -152,8 +152,28 @@ for l in open(sys.argv[1]):
 	cut -f6 "$TMP/fast5.res" >"$TMP/fast5.chains"
 	n=$(wc -l <"$TMP/addrs5")
 	check_eq "eu-addr2line: one chain per address" "$n" "$(wc -l <"$TMP/eu.chains")"
+	# libdw gives an address past the end of a unit's code (_start and crt's
+	# __do_global_dtors_aux after main's .text.startup) the line that ends the
+	# code before it; mprof-core gives it no line, as binutils' addr2line does
+	# ("crtstuff.c:?"): such an address counts as agreeing when addr2line has
+	# no line for it
 	check_eq "eu-addr2line: same chains (functions, files, lines, inlining) on all $n addresses (differing)" 0 \
-		"$(diff "$TMP/eu.chains" "$TMP/fast5.chains" | grep -c '^<')"
+		"$(python3 - "$TMP/eu.chains" "$TMP/fast5.chains" "$TMP/addrs5m1" "$TMP/gen/prog5" <<'PY'
+import subprocess, sys
+eu, fast, addrs = (open(f).read().split("\n") for f in sys.argv[1:4])
+diff = [i for i in range(len(eu)) if eu[i] != fast[i]]
+nol = [i for i in diff if "<" not in fast[i] and fast[i].endswith("@?:0")]
+ok = set()
+if nol:
+    out = subprocess.run(["addr2line", "-e", sys.argv[4]] + [addrs[i] for i in nol],
+                         capture_output=True, text=True).stdout.split("\n")
+    ok = {i for i, l in zip(nol, out) if l.split(" ")[0].endswith((":?", ":0"))}
+for i in diff:
+    if i not in ok:
+        sys.stderr.write("%s: eu-addr2line %s, mprof-core %s\n" % (addrs[i], eu[i], fast[i]))
+print(len(diff) - len(ok))
+PY
+)"
 else
 	echo "# eu-addr2line not available: third-opinion check skipped"
 fi

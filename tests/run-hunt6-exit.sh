@@ -1,0 +1,59 @@
+#!/bin/sh
+# run-hunt6-exit.sh - the exit snapshot comes after everything memcheck runs
+# before it looks: the program's atexit handlers and its shared libraries'
+# destructors. tests/prog/hunt6_exit.c's library (tests/prog/hunt6_finilib.c)
+# frees its constructor's block in its destructor, which ld.so runs after
+# libheapann's own: the block must not be in the exit snapshot (it was, "still
+# reachable", where memcheck has it freed). The atexit handler's blocks are.
+# Under heapann (the exit snapshot) with --report=lost, and against valgrind's
+# memcheck when installed. And tests/prog/hunt6_thrleak.c: 20 threads that
+# each drop a block are 20 blocks definitely lost, as memcheck says.
+. tests/lib.sh
+[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] && [ -x "$B/heapann" ] || skip "build first"
+command -v python3 >/dev/null || skip "python3 not installed"
+
+src=tests/prog/hunt6_exit.c
+mark() { grep -n "MARK:$1 " $src | cut -d: -f1; }
+La=$(mark atexit); Lal=$(mark atexit-lost); Lm=$(mark main)
+for v in O0 O2; do
+	d=$TMP/$v; mkdir -p "$d"
+	cc -g -$v -shared -fPIC -o "$d/libhunt6fini.so" tests/prog/hunt6_finilib.c
+	cc -g -$v -o "$d/prog" $src -L"$d" -lhunt6fini -Wl,-rpath,"$d"
+	"$B/heapann" --report=stacks,lost --format json -o "$d/x.json" "$d/prog" >"$d/x.out" 2>"$d/x.err"
+	check_eq "$v: the program's status" 0 $?
+	check "$v: 3 blocks live at exit, 533 bytes (not the library's 3,333)" \
+		python3 tests/jstack.py "$d/x.json" total 3 533
+	check "$v: the atexit handler's 333 bytes" python3 tests/jstack.py "$d/x.json" stack 333 1 "at_exit_fn:$La"
+	check "$v: the atexit handler's 123 bytes" python3 tests/jstack.py "$d/x.json" stack 123 1 "at_exit_fn:$Lal"
+	check "$v: main's 77 bytes" python3 tests/jstack.py "$d/x.json" stack 77 1 "main:$Lm"
+	check "$v: lost: 200 bytes definitely lost in 2 blocks, 333 still reachable in 1" python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['lost']['totals']
+got = [(t[c]['blocks'], t[c]['bytes']) for c in ('definitely lost', 'indirectly lost', 'possibly lost', 'still reachable')]
+sys.exit(0 if got == [(2, 200), (0, 0), (0, 0), (1, 333)] else 'got %s' % got)" "$d/x.json"
+	if command -v valgrind >/dev/null; then
+		valgrind --leak-check=full "$d/prog" >/dev/null 2>"$d/vg"
+		check_grep "$v: memcheck agrees: 533 bytes in 3 blocks in use at exit" \
+			'in use at exit: 533 bytes in 3 blocks' "$d/vg"
+	fi
+done
+
+# threads that each drop a block: glibc's cache of finished threads' stacks
+# kept their pointers as roots (18 definitely lost, 2 still reachable, the dtv
+# possibly lost); heapann runs the program without that cache
+tsrc=tests/prog/hunt6_thrleak.c
+cc -g -O0 -pthread -o "$TMP/thrleak" $tsrc
+"$B/heapann" --report=lost "$TMP/thrleak" >"$TMP/t.txt" 2>"$TMP/t.err"
+check_eq "threads: the program's status" 0 $?
+check_grep "threads: 20 blocks, 2,190 bytes definitely lost" '^   definitely lost: 2,190 bytes in 20 blocks$' "$TMP/t.txt"
+check_grep "threads: nothing possibly lost" '^     possibly lost: 0 bytes in 0 blocks$' "$TMP/t.txt"
+check_grep "threads: nothing still reachable" '^   still reachable: 0 bytes in 0 blocks$' "$TMP/t.txt"
+check_grep "threads: at the thread's function and line" "^    leaker \\(hunt6_thrleak\\.c:$(grep -n 'MARK:leaker' $tsrc | cut -d: -f1)\\)" "$TMP/t.txt"
+# a size the user set stays (the report then keeps the cached stacks' roots)
+GLIBC_TUNABLES=glibc.pthread.stack_cache_size=40000000 "$B/heapann" --report=lost "$TMP/thrleak" >"$TMP/t2.txt" 2>&1
+check "threads: GLIBC_TUNABLES's own stack_cache_size is kept" sh -c "! grep -q '^   definitely lost: 2,190 bytes in 20 blocks$' '$TMP/t2.txt'"
+if command -v valgrind >/dev/null; then
+	valgrind --leak-check=full "$TMP/thrleak" >/dev/null 2>"$TMP/t.vg"
+	check_grep "threads: memcheck agrees" 'definitely lost: 2,190 bytes in 20 blocks' "$TMP/t.vg"
+fi
+done_testing
