@@ -1,0 +1,89 @@
+#!/bin/sh
+# run-hunt6b-tables.sh - the Massif tree (--report=tree, text and JSON) and
+# mprof's leak table on tests/prog/hunt6b_tables.c, whose blocks are known:
+# big 3 x 1,000, small 2 x 500, keep 4 x 100 + 4 x 200 through pair's two calls
+# on one line; 5,200 bytes in 13 blocks. The tree's entries add up to its root,
+# blocks without frames included (HEAPANN_UNWIND=none; libstdc++'s own pool
+# when built as C++); --call-sites keeps two calls on one line as one path, as
+# the stacks report does.
+. tests/lib.sh
+[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
+command -v python3 >/dev/null || skip "python3 not installed"
+
+src=tests/prog/hunt6b_tables.c
+line() { grep -n "MARK:$1 " "$src" | cut -d: -f1; }
+Lkeep=$(line keep); Lpair=$(line pair-line); Lmpair=$(line main-pair)
+Lbig=$(line big); Lmbig=$(line main-big); Lsmall=$(line small); Lmsmall=$(line main-small)
+
+# py FILE EXPR: print EXPR (Python) over the JSON report d; kids(n): a tree
+# node's children as (function, line, bytes, blocks), "(no frames)" for that entry
+py() {
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+def kids(n):
+    return [("(no frames)" if c.get("no_frames") else "(below)" if c.get("below_threshold") else c["function"], c["line"], c["bytes"], c["blocks"]) for c in n["children"]]
+print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# core NAME ENV... CC ARGS...: build and run under the preload to its abort
+core() {
+	cn=$1; shift
+	rm -f "$TMP/core"
+	(cd "$TMP" && ulimit -c unlimited && env "$@" "LD_PRELOAD=$TOP/$B/libheapann.so" "$TMP/$cn" >/dev/null 2>&1)
+	mv "$TMP/core" "$TMP/core.$cn" 2>/dev/null
+	check "$cn: kernel core written" test -s "$TMP/core.$cn"
+}
+
+cc -g -O0 -o "$TMP/c" "$src"
+
+# 1. every block without frames: the tree's one entry, not an empty root
+core c HEAPANN_UNWIND=none
+"$B/mprof-core" --report=tree "$TMP/c" "$TMP/core.c" >"$TMP/none.txt" 2>/dev/null
+check_eq "no frames: exit 0" 0 $?
+check_grep "no frames: the root holds 5,200 bytes" '^100\.00% \(5,200B\) \(heap allocation' "$TMP/none.txt"
+check_grep "no frames: one entry of 5,200 bytes without frames" '^->100\.00% \(5,200B\) \(no frames recorded\)$' "$TMP/none.txt"
+"$B/mprof-core" --format json --report=tree "$TMP/c" "$TMP/core.c" >"$TMP/none.json" 2>/dev/null
+check_eq "no frames, JSON: the root's one child" "(5200, 13, [('(no frames)', None, 5200, 13)])" \
+	"$(py "$TMP/none.json" '(d["tree"]["bytes"], d["tree"]["blocks"], kids(d["tree"]))')"
+"$B/mprof-core" --format json --report=tree --threshold 100 "$TMP/c" "$TMP/core.c" >"$TMP/none2.json" 2>/dev/null
+check_eq "no frames, JSON, --threshold 100: the entry at 100% is kept" "(5200, [('(no frames)', None, 5200, 13)])" \
+	"$(py "$TMP/none2.json" 'd["tree"]["bytes"], kids(d["tree"])')"
+
+# 2. every block with frames: the tree as before, nothing without frames
+core c
+"$B/mprof-core" --format json --report=tree,leaks --call-sites "$TMP/c" "$TMP/core.c" >"$TMP/c.json" 2>/dev/null
+check_eq "frames: exit 0" 0 $?
+check_eq "frames, JSON: big 3,000, keep 1,200, small 1,000" \
+	"[('big', $Lbig, 3000, 3), ('keep', $Lkeep, 1200, 8), ('small', $Lsmall, 1000, 2)]" \
+	"$(py "$TMP/c.json" 'kids(d["tree"])')"
+"$B/mprof-core" --report=tree,leaks --call-sites "$TMP/c" "$TMP/core.c" >"$TMP/c.txt" 2>/dev/null
+check "frames: no entry without frames" sh -c "! grep -q 'no frames' '$TMP/c.txt'"
+
+# 3. C++ with libstdc++'s pool: its block is an entry of the root, where the
+# massif export and the stacks report put it, and the entries add up
+if command -v g++ >/dev/null; then
+	g++ -g -O0 -x c++ -o "$TMP/cxx" "$src" -Wl,--no-as-needed -lstdc++
+	core cxx
+	"$B/mprof-core" --format json --report=stacks,tree --top 0 "$TMP/cxx" "$TMP/core.cxx" >"$TMP/cxx.json" 2>/dev/null
+	nf=$(py "$TMP/cxx.json" 'sum(s["bytes"] for s in d["stacks"] if not s["frames"])')
+	check "C++: the stacks report has a block without frames" test "${nf:-0}" -gt 0
+	check_eq "C++, JSON: the root's entries add up to it" "$(py "$TMP/cxx.json" 'd["bytes"]')" \
+		"$(py "$TMP/cxx.json" 'sum(c["bytes"] for c in d["tree"]["children"])')"
+	check_eq "C++, JSON: the entry without frames has the stacks report's bytes" "$nf" \
+		"$(py "$TMP/cxx.json" '[c["bytes"] for c in d["tree"]["children"] if c.get("no_frames")][0]')"
+	"$B/mprof-core" --report=tree "$TMP/cxx" "$TMP/core.cxx" >"$TMP/cxx.txt" 2>/dev/null
+	check_grep "C++, text: the entry without frames" "^->[0-9.]+% \\($(python3 -c "print('{:,}'.format($nf))")B\\) \\(no frames recorded\\)\$" "$TMP/cxx.txt"
+	check_eq "C++, text: the root's entries add up to it" \
+		"$(sed -n 's/^100\.00% (\([0-9,]*\)B) (heap.*/\1/p' "$TMP/cxx.txt" | tr -d ,)" \
+		"$(sed -n 's/^->[0-9.]*% (\([0-9,]*\)B) .*/\1/p' "$TMP/cxx.txt" | tr -d , | awk '{ s += $1 } END { print s }')"
+	"$B/mprof-core" --format json --report=tree --threshold 99 "$TMP/cxx" "$TMP/core.cxx" >"$TMP/cxx99.json" 2>/dev/null
+	check_eq "C++, JSON, --threshold 99: all folded, the entry without frames one of 4 places" \
+		"$(py "$TMP/cxx.json" 'd["bytes"]') 4" \
+		"$(py "$TMP/cxx99.json" '"%d %d" % (d["tree"]["children"][0]["bytes"], d["tree"]["children"][0]["places"]) if len(d["tree"]["children"]) == 1 else d["tree"]["children"]')"
+	"$B/mprof-core" --format massif -o "$TMP/cxx.massif" "$TMP/cxx" "$TMP/core.cxx" 2>/dev/null
+	check_grep "C++, massif export: the same entry" "^ n0: $nf \\(no frames recorded\\)\$" "$TMP/cxx.massif"
+else
+	echo "# g++ not installed: C++ part skipped"
+fi
+done_testing
