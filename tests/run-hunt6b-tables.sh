@@ -1,8 +1,9 @@
 #!/bin/sh
 # run-hunt6b-tables.sh - the Massif tree (--report=tree, text and JSON) and
 # mprof's leak table on tests/prog/hunt6b_tables.c, whose blocks are known:
-# big 3 x 1,000, small 2 x 500, keep 4 x 100 + 4 x 200 through pair's two calls
-# on one line; 5,200 bytes in 13 blocks. The tree's entries add up to its root,
+# big 3 x 1,000 from one line of main and 1 x 1,000 from another, small 2 x 500,
+# keep 4 x 100 + 4 x 200 through pair's two calls on one line; 6,200 bytes in 14
+# blocks. The tree's entries add up to its root,
 # blocks without frames included (HEAPANN_UNWIND=none; libstdc++'s own pool
 # when built as C++); --call-sites keeps two calls on one line as one path, as
 # the stacks report does.
@@ -13,7 +14,7 @@ command -v python3 >/dev/null || skip "python3 not installed"
 src=tests/prog/hunt6b_tables.c
 line() { grep -n "MARK:$1 " "$src" | cut -d: -f1; }
 Lkeep=$(line keep); Lpair=$(line pair-line); Lmpair=$(line main-pair)
-Lbig=$(line big); Lmbig=$(line main-big); Lsmall=$(line small); Lmsmall=$(line main-small)
+Lbig=$(line big); Lmbig=$(line main-big); Lmbig2=$(line main-big2); Lsmall=$(line small); Lmsmall=$(line main-small)
 
 # py FILE EXPR: print EXPR (Python) over the JSON report d; kids(n): a tree
 # node's children as (function, line, bytes, blocks), "(no frames)" for that entry
@@ -41,13 +42,13 @@ cc -g -O0 -o "$TMP/c" "$src"
 core c HEAPANN_UNWIND=none
 "$B/mprof-core" --report=tree "$TMP/c" "$TMP/core.c" >"$TMP/none.txt" 2>/dev/null
 check_eq "no frames: exit 0" 0 $?
-check_grep "no frames: the root holds 5,200 bytes" '^100\.00% \(5,200B\) \(heap allocation' "$TMP/none.txt"
-check_grep "no frames: one entry of 5,200 bytes without frames" '^->100\.00% \(5,200B\) \(no frames recorded\)$' "$TMP/none.txt"
+check_grep "no frames: the root holds 6,200 bytes" '^100\.00% \(6,200B\) \(heap allocation' "$TMP/none.txt"
+check_grep "no frames: one entry of 6,200 bytes without frames" '^->100\.00% \(6,200B\) \(no frames recorded\)$' "$TMP/none.txt"
 "$B/mprof-core" --format json --report=tree "$TMP/c" "$TMP/core.c" >"$TMP/none.json" 2>/dev/null
-check_eq "no frames, JSON: the root's one child" "(5200, 13, [('(no frames)', None, 5200, 13)])" \
+check_eq "no frames, JSON: the root's one child" "(6200, 14, [('(no frames)', None, 6200, 14)])" \
 	"$(py "$TMP/none.json" '(d["tree"]["bytes"], d["tree"]["blocks"], kids(d["tree"]))')"
 "$B/mprof-core" --format json --report=tree --threshold 100 "$TMP/c" "$TMP/core.c" >"$TMP/none2.json" 2>/dev/null
-check_eq "no frames, JSON, --threshold 100: the entry at 100% is kept" "(5200, [('(no frames)', None, 5200, 13)])" \
+check_eq "no frames, JSON, --threshold 100: the entry at 100% is kept" "(6200, [('(no frames)', None, 6200, 14)])" \
 	"$(py "$TMP/none2.json" 'd["tree"]["bytes"], kids(d["tree"])')"
 
 # 2. every block with frames: the tree as before, nothing without frames
@@ -55,12 +56,27 @@ core c
 "$B/mprof-core" --format json --report=tree,leaks --call-sites "$TMP/c" "$TMP/core.c" >"$TMP/c.json" 2>/dev/null
 check_eq "frames: exit 0" 0 $?
 check_eq "frames, JSON: big 3,000, keep 1,200, small 1,000" \
-	"[('big', $Lbig, 3000, 3), ('keep', $Lkeep, 1200, 8), ('small', $Lsmall, 1000, 2)]" \
+	"[('big', $Lbig, 4000, 4), ('keep', $Lkeep, 1200, 8), ('small', $Lsmall, 1000, 2)]" \
 	"$(py "$TMP/c.json" 'kids(d["tree"])')"
 "$B/mprof-core" --report=tree,leaks --call-sites "$TMP/c" "$TMP/core.c" >"$TMP/c.txt" 2>/dev/null
 check "frames: no entry without frames" sh -c "! grep -q 'no frames' '$TMP/c.txt'"
 
-# 3. C++ with libstdc++'s pool: its block is an entry of the root, where the
+# 3. the leak table's call sites: pair's two calls of keep on one line are one
+# path (1,200 bytes in 8 blocks), main's two lines calling big are two
+check_eq "call sites, JSON: keep <- pair <- main one path, 8 blocks" \
+	"[(1200, 8, 8, [$Lkeep, $Lpair, $Lmpair])]" \
+	"$(py "$TMP/c.json" '[(l["kept_bytes"], l["kept_blocks"], l["allocs"], [x["line"] for x in l["sites"]]) for l in d["leaks"] if l["path"][0] == "keep"]')"
+check_eq "call sites, JSON: big from two lines of main, two paths" \
+	"[(3000, 3, [$Lbig, $Lmbig]), (1000, 1, [$Lbig, $Lmbig2])]" \
+	"$(py "$TMP/c.json" '[(l["kept_bytes"], l["kept_blocks"], [x["line"] for x in l["sites"]]) for l in d["leaks"] if l["path"][0] == "big"]')"
+check_eq "call sites, text: one row for keep" 1 "$(grep -c '^ *1,200 .* keep (hunt6b_tables.c:'"$Lkeep"') <- pair (hunt6b_tables.c:'"$Lpair"') <- main' "$TMP/c.txt")"
+check_eq "call sites, text: 4 rows, 6,200 bytes kept" "4 6200" \
+	"$(awk '/^Memory leak table/ { t = 1 } t && /<-|hunt6b_tables/ { n++; gsub(",", "", $1); s += $1 } END { print n, s }' "$TMP/c.txt")"
+"$B/mprof-core" --format json --report=leaks "$TMP/c" "$TMP/core.c" >"$TMP/cf.json" 2>/dev/null
+check_eq "functions, JSON: keep 1,200, big 4,000 in one path each" "[(['big', 'main'], 4000), (['keep', 'pair', 'main'], 1200), (['small', 'main'], 1000)]" \
+	"$(py "$TMP/cf.json" 'sorted((l["path"], l["kept_bytes"]) for l in d["leaks"])')"
+
+# 4. C++ with libstdc++'s pool: its block is an entry of the root, where the
 # massif export and the stacks report put it, and the entries add up
 if command -v g++ >/dev/null; then
 	g++ -g -O0 -x c++ -o "$TMP/cxx" "$src" -Wl,--no-as-needed -lstdc++

@@ -1,7 +1,8 @@
 /* hunt6b_tables.c - known blocks for tests/run-hunt6b-tables.sh, the Massif tree
  * and mprof's leak table:
- *   big() 3 x 1,000 bytes, small() 2 x 500 bytes from main (MARK:main-big,
- *   MARK:main-small);
+ *   big() 3 x 1,000 bytes from main (MARK:main-big) and 1 x 1,000 from another
+ *   line of main (MARK:main-big2), small() 2 x 500 bytes from main
+ *   (MARK:main-small);
  *   pair() calls keep() twice on one source line (MARK:pair-line): 4 x 100 bytes
  *   through one call and 4 x 200 through the other, from main (MARK:main-pair).
  * Nothing else allocates (no stdio); aborts at the end for a kernel core. Built
@@ -46,5 +47,6 @@ int main(void)
 		small(); /* MARK:main-small */
 	for (int i = 0; i < 4; i++)
 		pair(100); /* MARK:main-pair */
+	big(); /* MARK:main-big2 */
 	abort();
 }
