@@ -6,7 +6,7 @@
 # blocks. The tree's entries add up to its root,
 # blocks without frames included (HEAPANN_UNWIND=none; libstdc++'s own pool
 # when built as C++); --call-sites keeps two calls on one line as one path, as
-# the stacks report does.
+# the stacks report does; C++ types in the bin table have their scopes.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 command -v python3 >/dev/null || skip "python3 not installed"
@@ -99,6 +99,15 @@ if command -v g++ >/dev/null; then
 		"$(py "$TMP/cxx99.json" '"%d %d" % (d["tree"]["children"][0]["bytes"], d["tree"]["children"][0]["places"]) if len(d["tree"]["children"]) == 1 else d["tree"]["children"]')"
 	"$B/mprof-core" --format massif -o "$TMP/cxx.massif" "$TMP/cxx" "$TMP/core.cxx" 2>/dev/null
 	check_grep "C++, massif export: the same entry" "^ n0: $nf \\(no frames recorded\\)\$" "$TMP/cxx.massif"
+
+	# 5. the bins' types column names C++ types with their scopes: two W of 40
+	# bytes are two names
+	g++ -g -O0 -o "$TMP/types" tests/prog/hunt6b_types.cc
+	core types
+	"$B/mprof-core" --format json --report=bins "$TMP/types" "$TMP/core.types" >"$TMP/types.json" 2>/dev/null
+	check_eq "C++ types: by size, with namespaces and classes" \
+		"[(28, ['class ns::in::K']), (36, ['struct Top::Inner']), (40, ['struct a::W', 'struct b::W']), (52, ['struct (anonymous namespace)::Hid'])]" \
+		"$(py "$TMP/types.json" '[(b["size"], sorted(b["types"])) for b in d["bins"] if b["size"] in (28, 36, 40, 52)]')"
 else
 	echo "# g++ not installed: C++ part skipped"
 fi
