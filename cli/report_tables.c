@@ -204,6 +204,9 @@ static int bins_text(FILE *f, const struct cli_options *o, const struct cli_prof
 	}
 	fprintf(f, "\nAllocation bins: one per requested size, 1025+ for larger; %s\n",
 		source_note(u));
+	if (u->from_stats && u->ignored_allocs)
+		fputs("(--ignore-fn does not apply to the bins: the process counts sizes for all "
+		      "stacks together)\n", f);
 	fprintf(f, "%6s %11s %14s %7s %11s %11s %14s %7s  %s\n", "size", "allocs", "bytes", "%",
 		"frees", "kept blocks", "kept bytes", "%", "types");
 	for (unsigned i = 0; i < AN_NBINS; i++) {
@@ -230,6 +233,10 @@ static int bins_text(FILE *f, const struct cli_options *o, const struct cli_prof
 static int bins_json(struct json *j, const struct cli_options *o, const struct an_usage *u,
 		     const struct cli_types *types)
 {
+	if (u->from_stats && u->ignored_allocs) {
+		json_key(j, "bins_include_ignored");
+		json_bool(j, 1);
+	}
 	json_key(j, "bins");
 	json_arr_begin(j);
 	for (unsigned i = 0; i < AN_NBINS; i++) {
