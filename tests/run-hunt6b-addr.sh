@@ -4,7 +4,8 @@
 # 8 bytes into its neighbour, whose whole header is gone. An address in the
 # neighbour is heap memory in no block (the scan cannot see it), and the answer
 # says the block before it overflowed past its guard and may have written there;
-# after a block with an intact guard it says nothing of the kind.
+# after a block with an intact guard it says nothing of the kind. Without guards
+# the corruption report's suspect is not said to have an intact one.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 
@@ -27,4 +28,21 @@ check_grep "... after the culprit, which overflowed past its guard" \
 check_grep "after the quiet block: heap memory in no block" "^address $after_q: heap memory in no annotated block\$" "$TMP/a.txt"
 check_grep "... after the quiet block, its guard intact: no such note" \
 	"^  before it, 12 bytes after its end: live block $q \\(24 bytes, seq 1\\)\$" "$TMP/a.txt"
+
+# Without guards (HEAPANN_GUARD=0) a 40-byte overrun of a 24-byte block damages
+# the next header's start: the suspect before it has no guard, which the report
+# must not call intact (tests/prog/corrupt_overflow.c, a gcore while it waits)
+if command -v gdb >/dev/null; then
+	cc -g -O0 -o "$TMP/co" tests/prog/corrupt_overflow.c
+	gcore_waiting "$TMP/co.core" env HEAPANN_GUARD=0 "$TMP/co" overflow 24 40 wait
+	culprit=$(sed -n 's/^culprit=//p' "$TMP/out")
+	"$B/mprof-core" --report=corruption "$TMP/co" "$TMP/co.core" >"$TMP/co.txt" 2>&1
+	check_eq "no guards: exit 3" 3 $?
+	check_grep "no guards: next's header damaged" '^damaged header at 0x[0-9a-f]+ \(start magic overwritten' "$TMP/co.txt"
+	check_grep "no guards: the suspect has no guard, not an intact one" \
+		"^  suspect: live block $culprit \\(24 bytes, seq [0-9]+\\) just before it, [0-9]+ bytes between its end and this header; it has no guard \\(HEAPANN_GUARD=0\\)" "$TMP/co.txt"
+	check "no guards: no guard called intact" sh -c "! grep -q 'guard is intact' '$TMP/co.txt'"
+else
+	echo "# gdb not installed: the part without guards skipped"
+fi
 done_testing
