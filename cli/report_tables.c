@@ -382,6 +382,8 @@ static const char *gnode_name(const struct cli_profile *p, const struct an_graph
 	n = fr ? an_frames_get(&p->in, x->stack, x->skip, fr, x->frame + 1) : 0;
 	if (n > x->frame)
 		snprintf(buf, cap, "%s", frame_name(&fr[x->frame], tmp, sizeof(tmp)));
+	else if (fr && n == 0 && x->frame == 0)
+		snprintf(buf, cap, "(no frames)");   /* the node of blocks without frames */
 	else
 		snprintf(buf, cap, "?");
 	free(fr);

@@ -47,6 +47,10 @@ check_grep "no frames: one entry of 6,200 bytes without frames" '^->100\.00% \(6
 "$B/mprof-core" --format json --report=tree "$TMP/c" "$TMP/core.c" >"$TMP/none.json" 2>/dev/null
 check_eq "no frames, JSON: the root's one child" "(6200, 14, [('(no frames)', None, 6200, 14)])" \
 	"$(py "$TMP/none.json" '(d["tree"]["bytes"], d["tree"]["blocks"], kids(d["tree"]))')"
+"$B/mprof-core" --format json --report=graph,direct "$TMP/c" "$TMP/core.c" >"$TMP/noneg.json" 2>/dev/null
+check_eq "no frames, JSON: the graph's one node, as the direct table's one row" \
+	"[('(no frames)', 6200, 6200, 14)] [('(no frames)', 6200, 14)]" \
+	"$(py "$TMP/noneg.json" '"%s %s" % ([(g["function"], g["self"], g["total"], g["calls"]) for g in d["graph"]], [(x["function"], x["bytes"], x["calls"]) for x in d["direct"]])')"
 "$B/mprof-core" --format json --report=tree --threshold 100 "$TMP/c" "$TMP/core.c" >"$TMP/none2.json" 2>/dev/null
 check_eq "no frames, JSON, --threshold 100: the entry at 100% is kept" "(6200, [('(no frames)', None, 6200, 14)])" \
 	"$(py "$TMP/none2.json" 'd["tree"]["bytes"], kids(d["tree"])')"
@@ -106,6 +110,10 @@ if command -v g++ >/dev/null; then
 	check_eq "C++, text: the root's entries add up to it" \
 		"$(sed -n 's/^100\.00% (\([0-9,]*\)B) (heap.*/\1/p' "$TMP/cxx.txt" | tr -d ,)" \
 		"$(sed -n 's/^->[0-9.]*% (\([0-9,]*\)B) .*/\1/p' "$TMP/cxx.txt" | tr -d , | awk '{ s += $1 } END { print s }')"
+	"$B/mprof-core" --format json --report=graph,direct "$TMP/cxx" "$TMP/core.cxx" >"$TMP/cxxg.json" 2>/dev/null
+	check_eq "C++, JSON: the graph's self bytes add up to all bytes, the pool a node of its own" \
+		"$(py "$TMP/cxxg.json" 'd["statistics"]["bytes"]') $nf" \
+		"$(py "$TMP/cxxg.json" '"%d %s" % (sum(g["self"] for g in d["graph"] if not g["function"].startswith("<cycle")), [g["self"] for g in d["graph"] if g["function"] == "(no frames)"][0])')"
 	"$B/mprof-core" --format json --report=tree --threshold 99 "$TMP/cxx" "$TMP/core.cxx" >"$TMP/cxx99.json" 2>/dev/null
 	check_eq "C++, JSON, --threshold 99: all folded, the entry without frames one of 4 places" \
 		"$(py "$TMP/cxx.json" 'd["bytes"]') 4" \
