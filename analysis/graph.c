@@ -205,11 +205,11 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 		if (k == SIZE_MAX)
 			goto out;
 		site_off[i] = nids;
-		if (nids + k > idcap) {
+		if (nids + k + 1 > idcap) {
 			size_t cap = idcap ? idcap * 2 : 4096;
 			uint32_t *v;
 
-			while (cap < nids + k)
+			while (cap < nids + k + 1)
 				cap *= 2;
 			v = realloc(ids, cap * sizeof(*v));
 			if (!v)
@@ -220,6 +220,16 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 		for (size_t f = 0; f < k; f++) {
 			uint32_t id = an_fnmap_id(&fm, &fb.v[f], (uint32_t)i, (uint32_t)f);
 
+			if (id == UINT32_MAX)
+				goto out;
+			ids[nids++] = id;
+		}
+		if (k == 0) {   /* no frames: one node of its own, as in the direct table */
+			struct an_frame none = { 0 };
+			uint32_t id;
+
+			none.function = "(no frames)";
+			id = an_fnmap_id(&fm, &none, (uint32_t)i, 0);
 			if (id == UINT32_MAX)
 				goto out;
 			ids[nids++] = id;

@@ -149,6 +149,22 @@ static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr
 #define X86_64_RED_ZONE 128u
 #define X86_64_FS_BASE 21
 
+int an_regs_partial(const struct cp_image *img, size_t t)
+{
+	static const unsigned callee_saved[] = { 0, 1, 2, 3, 4, 5 };   /* r15 .. rbx */
+	const struct cp_thread *th;
+
+	if (img->machine != EM_X86_64 || t >= img->nthreads)
+		return 0;
+	th = &img->threads[t];
+	if (th->nregs <= X86_64_FS_BASE || th->regs[X86_64_FS_BASE])
+		return 0;
+	for (size_t i = 0; i < sizeof(callee_saved) / sizeof(callee_saved[0]); i++)
+		if (th->regs[callee_saved[i]])
+			return 0;
+	return 1;
+}
+
 /* The first address at or after a whose byte the image holds, or UINT64_MAX when
  * there is none. A walk over a range jumps with it over what the file does not
  * hold, so its steps are bounded by the dumped bytes and the segment count, never

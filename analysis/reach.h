@@ -84,6 +84,12 @@ int an_roots_exclude(struct an_roots *roots, uint64_t start, uint64_t end);
  * does it; call it again after an_roots_add(). Returns 0, or -1 out of memory. */
 int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *roots);
 
+/* 1 when thread t's general registers are only partly known: an x86-64 thread
+ * whose fs_base and callee-saved registers (rbx, rbp, r12-r15) all read 0, as
+ * libheapann's snapshots write the threads other than their own (pc, stack
+ * pointer and system call arguments only). A real thread always has fs_base. */
+int an_regs_partial(const struct cp_image *img, size_t t);
+
 /* The root whose range holds addr (the first in order), or -1. */
 long an_roots_locate(const struct an_roots *roots, uint64_t addr);
 

@@ -20,6 +20,9 @@ unsigned an_size_class(uint64_t size)
 struct an_fnkey {
 	const char *name;   /* NULL: an unnamed frame, known by addr */
 	uint64_t addr;      /* 0 when named */
+	const char *file, *module;  /* call sites (m->sites) only; else NULL, 0 */
+	unsigned line;
+	int inlined;
 };
 
 static uint64_t str_hash(const char *s)
@@ -36,20 +39,37 @@ static uint64_t fn_hash(const char *name, uint64_t addr)
 	return an_mix(name ? str_hash(name) : addr ^ 0x5bd1e995u);
 }
 
+static int str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
 static int fn_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct an_fnkey *s = &((const struct an_fnmap *)ctx)->keys[id], *k = key;
 
 	if (!k->name || !s->name)
 		return !k->name && !s->name && s->addr == k->addr;
-	return s->name == k->name || strcmp(s->name, k->name) == 0;
+	return str_same(s->name, k->name) && s->line == k->line && s->inlined == k->inlined &&
+	       str_same(s->file, k->file) && str_same(s->module, k->module);
 }
 
 uint32_t an_fnmap_id(struct an_fnmap *m, const struct an_frame *fr, uint32_t stack,
 		     uint32_t frame)
 {
-	struct an_fnkey key = { fr->function, fr->function ? 0 : fr->addr };
+	struct an_fnkey key = { fr->function, fr->function ? 0 : fr->addr, NULL, NULL, 0, 0 };
+	uint64_t h;
 	int64_t id;
+
+	if (m->sites && fr->function) {
+		key.file = fr->file;
+		key.module = fr->module;
+		key.line = fr->line;
+		key.inlined = fr->inlined;
+	}
+	h = fn_hash(key.name, key.addr);
+	if (key.file)
+		h = an_mix(h ^ str_hash(key.file) ^ key.line);
 
 	if (m->n == m->rep_cap) {
 		size_t cap = m->rep_cap ? m->rep_cap * 2 : 256;
@@ -69,7 +89,7 @@ uint32_t an_fnmap_id(struct an_fnmap *m, const struct an_frame *fr, uint32_t sta
 		m->rep_frame = a;
 		m->rep_cap = cap;
 	}
-	id = htab_put(&m->idx, fn_hash(key.name, key.addr), (uint32_t)m->n, fn_eq, m, &key);
+	id = htab_put(&m->idx, h, (uint32_t)m->n, fn_eq, m, &key);
 	if (id < 0)
 		return UINT32_MAX;
 	if ((size_t)id == m->n) {
@@ -331,6 +351,7 @@ int an_leaks_build(const struct an_input *in, const struct an_usage *u, unsigned
 	memset(out, 0, sizeof(*out));
 	if (depth == 0)
 		depth = 1;
+	fm.sites = call_sites;
 	keys = calloc(u->n + 1, sizeof(*keys));
 	karr = calloc((size_t)u->n * depth + 1, sizeof(*karr));
 	out->v = calloc(u->n + 1, sizeof(*out->v));
@@ -349,17 +370,11 @@ int an_leaks_build(const struct an_input *in, const struct an_usage *u, unsigned
 		lk->site = (uint32_t)i;
 		lk->n = (uint32_t)(nf < depth ? nf : depth);
 		for (uint32_t k = 0; k < lk->n; k++) {
-			const struct an_frame *fr = &fb.v[k];
+			uint32_t id = an_fnmap_id(&fm, &fb.v[k], s->stack, k);
 
-			if (call_sites) {
-				lk->k[k] = (uint64_t)fr->addr_idx << 16 | fr->level;
-			} else {
-				uint32_t id = an_fnmap_id(&fm, fr, s->stack, k);
-
-				if (id == UINT32_MAX)
-					goto out;
-				lk->k[k] = id;
-			}
+			if (id == UINT32_MAX)
+				goto out;
+			lk->k[k] = id;
 		}
 	}
 	qsort(keys, u->n, sizeof(*keys), leak_key_cmp);

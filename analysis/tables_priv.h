@@ -11,8 +11,12 @@
 #include "tables.h"
 
 /* Dense numbering of functions. A frame with a name is its name (two addresses
- * in one function are one function); an unnamed frame is its address. */
+ * in one function are one function); an unnamed frame is its address. With
+ * sites set (before the first id), of call sites instead: a named frame is its
+ * function, file, line, module and inline flag, as the stacks report clusters
+ * frames (two calls on one source line are one site). */
 struct an_fnmap {
+	int sites;
 	struct htab idx;                  /* ids by function identity */
 	struct an_fnkey *keys;            /* per id: its name, or its address when unnamed */
 	size_t n;                         /* ids given */

@@ -167,6 +167,12 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 			fprintf(f, "  before it, %s bytes after its end: %s ",
 				fmt_num(n1, a->addr - (x->user + x->size)), x->state == CP_LIVE ? "live" : "freed");
 			block_line(f, x);
+			/* an overflow that ran through the whole guard may have gone on
+			 * to here, erasing the header of a block that held this address */
+			if (x->state == CP_LIVE && (x->flags & CP_GUARD_BROKEN) && x->guard_len &&
+			    x->overrun == x->guard_len)
+				fputs(", whose overflow ran past its guard and may have written here "
+				      "(over a neighbour's header: see the corruption report)", f);
 			fputs("\n    allocated at:\n", f);
 			report_stack_text(f, p, x->stack, "        ");
 		}

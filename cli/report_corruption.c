@@ -256,8 +256,12 @@ int report_corruption_text(FILE *f, const struct cli_profile *p, const struct an
 			fprintf(f, "  suspect: %s block 0x%" PRIx64 " (%s bytes, seq %" PRIu64 ") just before it",
 				state_name(s), s->user, fmt_num(a, s->size), s->seq);
 			if (h->gap >= 0)
-				fprintf(f, ", %s bytes between its guard and this header", fmt_num(a, (uint64_t)h->gap));
-			if (s->state == CP_LIVE)
+				fprintf(f, ", %s bytes between its %s and this header", fmt_num(a, (uint64_t)h->gap),
+					s->guard_len ? "guard" : "end");
+			if (s->state == CP_LIVE && !s->guard_len)
+				fputs("; it has no guard (HEAPANN_GUARD=0): an overflow of it leaves no "
+				      "trace there", f);
+			else if (s->state == CP_LIVE)
 				fprintf(f, "; its guard is %s", (s->flags & CP_GUARD_BROKEN) ? "broken" :
 					(s->flags & CP_GUARD_MISSING) ? "not dumped" : "intact");
 			fputs("\n    allocated at:\n", f);

@@ -448,6 +448,14 @@ static void roots_summary_text(FILE *f, const struct lost_ctx *x)
 			x->roots.exclude[i].start,
 			fmt_num(a, x->roots.exclude[i].end - x->roots.exclude[i].start));
 	fputc('\n', f);
+	count[0] = 0;
+	for (size_t t = 0; t < x->p->img->nthreads; t++)
+		count[0] += (uint64_t)an_regs_partial(x->p->img, t);
+	if (count[0])
+		fprintf(f, "note: the registers of %s thread%s are only partly known (pc, stack pointer "
+			"and system call arguments, as libheapann's snapshots write the threads other "
+			"than their own): a block held only in another of their registers shows as lost\n",
+			fmt_num(a, count[0]), count[0] == 1 ? "" : "s");
 }
 
 static void lost_notes(FILE *f, const struct lost_ctx *x)
@@ -561,6 +569,10 @@ int report_lost_json(struct json *j, const struct cli_options *o, const struct c
 		if (r->thread >= 0) {
 			json_key(j, "thread");
 			json_u64(j, (uint64_t)r->thread + 1);
+		}
+		if (r->kind == AN_ROOT_REGS && an_regs_partial(x.p->img, (size_t)r->thread)) {
+			json_key(j, "partial");
+			json_bool(j, 1);
 		}
 		if (r->module) {
 			json_key(j, "module");

@@ -204,6 +204,9 @@ static int bins_text(FILE *f, const struct cli_options *o, const struct cli_prof
 	}
 	fprintf(f, "\nAllocation bins: one per requested size, 1025+ for larger; %s\n",
 		source_note(u));
+	if (u->from_stats && u->ignored_allocs)
+		fputs("(--ignore-fn does not apply to the bins: the process counts sizes for all "
+		      "stacks together)\n", f);
 	fprintf(f, "%6s %11s %14s %7s %11s %11s %14s %7s  %s\n", "size", "allocs", "bytes", "%",
 		"frees", "kept blocks", "kept bytes", "%", "types");
 	for (unsigned i = 0; i < AN_NBINS; i++) {
@@ -230,6 +233,10 @@ static int bins_text(FILE *f, const struct cli_options *o, const struct cli_prof
 static int bins_json(struct json *j, const struct cli_options *o, const struct an_usage *u,
 		     const struct cli_types *types)
 {
+	if (u->from_stats && u->ignored_allocs) {
+		json_key(j, "bins_include_ignored");
+		json_bool(j, 1);
+	}
 	json_key(j, "bins");
 	json_arr_begin(j);
 	for (unsigned i = 0; i < AN_NBINS; i++) {
@@ -375,6 +382,8 @@ static const char *gnode_name(const struct cli_profile *p, const struct an_graph
 	n = fr ? an_frames_get(&p->in, x->stack, x->skip, fr, x->frame + 1) : 0;
 	if (n > x->frame)
 		snprintf(buf, cap, "%s", frame_name(&fr[x->frame], tmp, sizeof(tmp)));
+	else if (fr && n == 0 && x->frame == 0)
+		snprintf(buf, cap, "(no frames)");   /* the node of blocks without frames */
 	else
 		snprintf(buf, cap, "?");
 	free(fr);

@@ -1,7 +1,9 @@
 /* report_tree.c - Massif's allocation tree as ms_print draws it ("->" lines, a
  * percentage and bytes per node, allocation site first), and the same tree nested
  * in JSON. Entries below the threshold (--threshold, default 1%) are folded into
- * one "in N places, all below the threshold" entry per parent. */
+ * one "in N places, all below the threshold" entry per parent. Blocks without
+ * frames are an entry of the root's, "(no frames recorded)", as in the massif
+ * export, so that the root's entries add up to it. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@ struct tree_ctx {
 	const struct an_tree *t;
 	double threshold;     /* percent of the root */
 	uint64_t total;
+	uint64_t nf_bytes, nf_blocks; /* blocks without frames: the root's, in no child */
 	struct an_frame *fr;  /* scratch */
 	size_t frcap;
 	char *prefix;         /* text: the "| " columns of the ancestors */
@@ -111,33 +114,72 @@ static uint32_t shown_children(const struct tree_ctx *c, const struct an_tnode *
 	return k;
 }
 
+/* The bytes and blocks of the root that no child holds: blocks without frames
+ * (allocated before libheapann's unwinder was ready, or HEAPANN_UNWIND=none). */
+static void no_frames_part(struct tree_ctx *c)
+{
+	const struct an_tnode *r = &c->t->v[0];
+	uint64_t b = 0, k = 0;
+
+	for (uint32_t x = 0; x < r->nchildren; x++) {
+		b += c->t->v[r->children[x]].bytes;
+		k += c->t->v[r->children[x]].blocks;
+	}
+	c->nf_bytes = r->bytes - b;
+	c->nf_blocks = r->blocks - k;
+}
+
+/* Node i's entries in order: its children shown on their own (k of them), the
+ * root's blocks without frames in their place by size when shown (*nf_at: before
+ * child *nf_at, k = after the last; UINT32_MAX: not shown, folded or none), and
+ * the folded rest (*places, *rb, *rk: with the blocks without frames when they
+ * are below the threshold). Returns k. */
+static uint32_t entries(const struct tree_ctx *c, uint32_t i, uint32_t *nf_at,
+			uint32_t *places, uint64_t *rb, uint64_t *rk)
+{
+	const struct an_tnode *n = &c->t->v[i];
+	uint32_t k = shown_children(c, n, rb, rk);
+
+	*places = n->nchildren - k;
+	*nf_at = UINT32_MAX;
+	if (i != 0 || !c->nf_bytes)
+		return k;
+	if (tpct(c, c->nf_bytes) < c->threshold) {
+		*rb += c->nf_bytes;
+		*rk += c->nf_blocks;
+		++*places;
+		return k;
+	}
+	*nf_at = 0;
+	while (*nf_at < k && c->t->v[n->children[*nf_at]].bytes > c->nf_bytes)
+		++*nf_at;
+	return k;
+}
+
 static int text_node(struct tree_ctx *c, const struct an_usage *u, uint32_t i)
 {
 	const struct an_tnode *n = &c->t->v[i];
 	uint64_t rb, rk;
-	uint32_t k = shown_children(c, n, &rb, &rk);
-	uint32_t nlines = k + (k < n->nchildren ? 1 : 0);
+	uint32_t nf_at, places;
+	uint32_t k = entries(c, i, &nf_at, &places, &rb, &rk);
+	uint32_t nlines = k + (nf_at != UINT32_MAX) + (places ? 1 : 0), line = 0;
 	char a[32];
 
-	for (uint32_t x = 0; x < nlines; x++) {
-		int last = x + 1 == nlines;
-		const char *down = last ? "  " : "| ";
-
-		fprintf(c->f, "%s->", c->prefix);
-		if (x == k) {
-			uint32_t places = n->nchildren - k;
-
-			fprintf(c->f, "%05.2f%% (%sB) in %u place%s, %sbelow the threshold (%05.2f%%)\n",
-				tpct(c, rb), fmt_num(a, rb), places, places == 1 ? "" : "s",
-				places == 1 ? "" : "all ", c->threshold);
-			fprintf(c->f, "%s%s\n", c->prefix, down);
-			continue;
+	for (uint32_t x = 0; x <= k; x++) {
+		if (x == nf_at) {
+			fprintf(c->f, "%s->%05.2f%% (%sB) (no frames recorded)\n", c->prefix,
+				tpct(c, c->nf_bytes), fmt_num(a, c->nf_bytes));
+			fprintf(c->f, "%s%s\n", c->prefix, ++line == nlines ? "  " : "| ");
 		}
+		if (x == k)
+			break;
 		{
 			const struct an_tnode *ch = &c->t->v[n->children[x]];
+			const char *down = ++line == nlines ? "  " : "| ";
 			struct an_frame fr;
 
-			fprintf(c->f, "%05.2f%% (%sB) ", tpct(c, ch->bytes), fmt_num(a, ch->bytes));
+			fprintf(c->f, "%s->%05.2f%% (%sB) ", c->prefix, tpct(c, ch->bytes),
+				fmt_num(a, ch->bytes));
 			if (node_frame(c, ch, &fr))
 				frame_line(c->f, &fr);
 			else
@@ -152,6 +194,12 @@ static int text_node(struct tree_ctx *c, const struct an_usage *u, uint32_t i)
 			}
 			prefix_pop(c, 2);
 		}
+	}
+	if (places) {
+		fprintf(c->f, "%s->%05.2f%% (%sB) in %u place%s, %sbelow the threshold (%05.2f%%)\n",
+			c->prefix, tpct(c, rb), fmt_num(a, rb), places, places == 1 ? "" : "s",
+			places == 1 ? "" : "all ", c->threshold);
+		fprintf(c->f, "%s  \n", c->prefix);
 	}
 	return 0;
 }
@@ -172,6 +220,7 @@ int report_tree_text(FILE *f, const struct cli_options *o, const struct cli_prof
 	c.t = &t;
 	c.threshold = tree_threshold(o);
 	c.total = t.v[0].bytes;
+	no_frames_part(&c);
 	fprintf(f, "\nAllocation tree (Massif's): kept bytes by stack, allocation site first; "
 		"%s blocks\n", fmt_num(a, t.v[0].blocks));
 	fprintf(f, "%05.2f%% (%sB) (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n",
@@ -185,11 +234,42 @@ int report_tree_text(FILE *f, const struct cli_options *o, const struct cli_prof
 	return rc;
 }
 
+/* An entry of no frame, flagged 'what' ("no_frames", or "below_threshold" with
+ * its number of places when places > 0), of bytes and blocks. */
+static void json_entry(struct tree_ctx *c, const char *what, uint32_t places, uint64_t bytes,
+		       uint64_t blocks)
+{
+	json_obj_begin(c->j);
+	json_key(c->j, "function");
+	json_null(c->j);
+	json_key(c->j, "file");
+	json_null(c->j);
+	json_key(c->j, "line");
+	json_null(c->j);
+	json_key(c->j, what);
+	json_bool(c->j, 1);
+	if (places) {
+		json_key(c->j, "places");
+		json_u64(c->j, places);
+	}
+	json_key(c->j, "bytes");
+	json_u64(c->j, bytes);
+	json_key(c->j, "blocks");
+	json_u64(c->j, blocks);
+	json_key(c->j, "percent");
+	json_dbl(c->j, tpct(c, bytes));
+	json_key(c->j, "children");
+	json_arr_begin(c->j);
+	json_arr_end(c->j);
+	json_obj_end(c->j);
+}
+
 static int json_node(struct tree_ctx *c, const struct an_usage *u, uint32_t i)
 {
 	const struct an_tnode *n = &c->t->v[i];
 	uint64_t rb, rk;
-	uint32_t k = shown_children(c, n, &rb, &rk);
+	uint32_t nf_at, places;
+	uint32_t k = entries(c, i, &nf_at, &places, &rb, &rk);
 	struct an_frame fr;
 	int have = i != 0 && node_frame(c, n, &fr);
 
@@ -215,32 +295,14 @@ static int json_node(struct tree_ctx *c, const struct an_usage *u, uint32_t i)
 	json_dbl(c->j, tpct(c, n->bytes));
 	json_key(c->j, "children");
 	json_arr_begin(c->j);
-	for (uint32_t x = 0; x < k; x++)
-		if (json_node(c, u, n->children[x]) < 0)
+	for (uint32_t x = 0; x <= k; x++) {
+		if (x == nf_at)
+			json_entry(c, "no_frames", 0, c->nf_bytes, c->nf_blocks);
+		if (x < k && json_node(c, u, n->children[x]) < 0)
 			return -1;
-	if (k < n->nchildren) {
-		json_obj_begin(c->j);
-		json_key(c->j, "function");
-		json_null(c->j);
-		json_key(c->j, "file");
-		json_null(c->j);
-		json_key(c->j, "line");
-		json_null(c->j);
-		json_key(c->j, "below_threshold");
-		json_bool(c->j, 1);
-		json_key(c->j, "places");
-		json_u64(c->j, n->nchildren - k);
-		json_key(c->j, "bytes");
-		json_u64(c->j, rb);
-		json_key(c->j, "blocks");
-		json_u64(c->j, rk);
-		json_key(c->j, "percent");
-		json_dbl(c->j, tpct(c, rb));
-		json_key(c->j, "children");
-		json_arr_begin(c->j);
-		json_arr_end(c->j);
-		json_obj_end(c->j);
 	}
+	if (places)
+		json_entry(c, "below_threshold", places, rb, rk);
 	json_arr_end(c->j);
 	json_obj_end(c->j);
 	return 0;
@@ -261,6 +323,7 @@ int report_tree_json(struct json *j, const struct cli_options *o, const struct c
 	c.t = &t;
 	c.threshold = tree_threshold(o);
 	c.total = t.v[0].bytes;
+	no_frames_part(&c);
 	json_key(j, "tree_threshold");
 	json_dbl(j, c.threshold);
 	json_key(j, "tree");

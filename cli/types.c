@@ -1,5 +1,6 @@
 /* types.c - mprof's "types" column of the bin table: the program's struct, union
- * and class names (and typedefs of them) by byte size, read from its DWARF with
+ * and class names (and typedefs of them; C++ names with their namespaces and
+ * enclosing classes) by byte size, read from its DWARF with
  * libdw. Sizes up to 1024 only (the bins with a size of their own). A program
  * without debug info simply has no types. */
 #include <dwarf.h>
@@ -60,37 +61,56 @@ static int peeled_tag(Dwarf_Die *die)
 	return 0;
 }
 
-static void types_walk(struct cli_types *t, Dwarf_Die *parent, int depth)
+/* scope + "::" + name into buf (C++ scopes: namespaces and enclosing classes;
+ * an anonymous namespace reads "(anonymous namespace)", as gdb prints it). */
+static const char *scoped(char *buf, size_t cap, const char *scope, const char *name)
+{
+	snprintf(buf, cap, "%s%s%s", scope, *scope ? "::" : "", name ? name : "(anonymous namespace)");
+	return buf;
+}
+
+/* The types under parent; scope: the C++ name of parent's scope ("" at a unit's
+ * top and for C, whose struct tags have no scope of their own). */
+static void types_walk(struct cli_types *t, Dwarf_Die *parent, int depth, const char *scope,
+		       int cxx)
 {
 	Dwarf_Die die;
+	char name[512];
 
 	if (depth > TYPES_MAX_DEPTH || dwarf_child(parent, &die) != 0)
 		return;
 	do {
 		int tag = dwarf_tag(&die);
+		const char *dn = dwarf_diename(&die);
 		Dwarf_Word size;
 
 		switch (tag) {
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
 		case DW_TAG_class_type:
-			if (!dwarf_hasattr(&die, DW_AT_declaration) && dwarf_diename(&die) &&
+			if (!dwarf_hasattr(&die, DW_AT_declaration) && dn &&
 			    dwarf_aggregate_size(&die, &size) == 0)
 				types_add(t, size, tag == DW_TAG_union_type ? "union " :
 					  tag == DW_TAG_class_type ? "class " : "struct ",
-					  dwarf_diename(&die));
-			types_walk(t, &die, depth + 1);   /* nested types (C++) */
+					  scoped(name, sizeof(name), scope, dn));
+			if (dn && cxx) {   /* nested types (C++) */
+				char inner[512];
+
+				types_walk(t, &die, depth + 1, scoped(inner, sizeof(inner), scope, dn), cxx);
+			} else {
+				types_walk(t, &die, depth + 1, scope, cxx);
+			}
 			break;
 		case DW_TAG_typedef: {
 			int pt = peeled_tag(&die);
 
 			if ((pt == DW_TAG_structure_type || pt == DW_TAG_union_type ||
-			     pt == DW_TAG_class_type) && dwarf_aggregate_size(&die, &size) == 0)
-				types_add(t, size, "", dwarf_diename(&die));
+			     pt == DW_TAG_class_type) && dn && dwarf_aggregate_size(&die, &size) == 0)
+				types_add(t, size, "", scoped(name, sizeof(name), scope, dn));
 			break;
 		}
 		case DW_TAG_namespace:
-			types_walk(t, &die, depth + 1);
+			types_walk(t, &die, depth + 1, scoped(name, sizeof(name), scope, dn), cxx);
 			break;
 		default:
 			break;
@@ -120,8 +140,13 @@ struct cli_types *cli_types_load(const char *elf_path)
 	while (t && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 
-		if (dwarf_offdie(dw, off + hsize, &cu))
-			types_walk(t, &cu, 0);
+		if (dwarf_offdie(dw, off + hsize, &cu)) {
+			int lang = dwarf_srclang(&cu);
+
+			types_walk(t, &cu, 0, "", lang == DW_LANG_C_plus_plus ||
+				   lang == DW_LANG_C_plus_plus_03 || lang == DW_LANG_C_plus_plus_11 ||
+				   lang == DW_LANG_C_plus_plus_14);
+		}
 		off = next;
 	}
 	dwarf_end(dw);
