@@ -4,8 +4,8 @@
 # big 3 x 1,000 from one line of main and 1 x 1,000 from another, small 2 x 500,
 # keep 4 x 100 + 4 x 200 through pair's two calls on one line; 6,200 bytes in 14
 # blocks. The tree's entries add up to its root,
-# blocks without frames included (HEAPANN_UNWIND=none; libstdc++'s own pool
-# when built as C++); --call-sites keeps two calls on one line as one path, as
+# blocks without frames included (HEAPANN_UNWIND=none; libstdc++'s own pool,
+# made before libheapann's constructor, has its frames when built as C++); --call-sites keeps two calls on one line as one path, as
 # the stacks report does; C++ types in the bin table have their scopes.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
@@ -93,33 +93,30 @@ core c HEAPANN_STATS=0
 check_eq "--ignore-fn, live blocks: bins 5,000 without 100 and 200, not flagged" "5000 [500, 1000] None" \
 	"$(py "$TMP/ig0.json" '"%d %s %s" % (sum(b["kept_bytes"] for b in d["bins"]), [b["size"] for b in d["bins"]], d.get("bins_include_ignored"))')"
 
-# 5. C++ with libstdc++'s pool: its block is an entry of the root, where the
-# massif export and the stacks report put it, and the entries add up
+# 5. C++ with libstdc++'s pool: its 72,704-byte block is made by libstdc++'s
+# static initializer, which ld.so runs before libheapann's constructor; it has
+# its frames (through _dl_init), the tree's entries and the graph's self bytes
+# add up to all bytes, the massif export's root too
 if command -v g++ >/dev/null; then
 	g++ -g -O0 -x c++ -o "$TMP/cxx" "$src" -Wl,--no-as-needed -lstdc++
 	core cxx
 	"$B/mprof-core" --format json --report=stacks,tree --top 0 "$TMP/cxx" "$TMP/core.cxx" >"$TMP/cxx.json" 2>/dev/null
-	nf=$(py "$TMP/cxx.json" 'sum(s["bytes"] for s in d["stacks"] if not s["frames"])')
-	check "C++: the stacks report has a block without frames" test "${nf:-0}" -gt 0
-	check_eq "C++, JSON: the root's entries add up to it" "$(py "$TMP/cxx.json" 'd["bytes"]')" \
-		"$(py "$TMP/cxx.json" 'sum(c["bytes"] for c in d["tree"]["children"])')"
-	check_eq "C++, JSON: the entry without frames has the stacks report's bytes" "$nf" \
-		"$(py "$TMP/cxx.json" '[c["bytes"] for c in d["tree"]["children"] if c.get("no_frames")][0]')"
+	check_eq "C++: every block has frames, the pool's through _dl_init" "0 [72704]" \
+		"$(py "$TMP/cxx.json" '"%d %s" % (sum(s["bytes"] for s in d["stacks"] if not s["frames"]), [s["bytes"] for s in d["stacks"] if any(f.get("function") == "_dl_init" for f in s["frames"])])')"
+	check_eq "C++, JSON: 78,904 bytes, the root's entries add up to it" "78904 78904" \
+		"$(py "$TMP/cxx.json" '"%d %d" % (d["bytes"], sum(c["bytes"] for c in d["tree"]["children"]))')"
 	"$B/mprof-core" --report=tree "$TMP/cxx" "$TMP/core.cxx" >"$TMP/cxx.txt" 2>/dev/null
-	check_grep "C++, text: the entry without frames" "^->[0-9.]+% \\($(python3 -c "print('{:,}'.format($nf))")B\\) \\(no frames recorded\\)\$" "$TMP/cxx.txt"
 	check_eq "C++, text: the root's entries add up to it" \
 		"$(sed -n 's/^100\.00% (\([0-9,]*\)B) (heap.*/\1/p' "$TMP/cxx.txt" | tr -d ,)" \
 		"$(sed -n 's/^->[0-9.]*% (\([0-9,]*\)B) .*/\1/p' "$TMP/cxx.txt" | tr -d , | awk '{ s += $1 } END { print s }')"
 	"$B/mprof-core" --format json --report=graph,direct "$TMP/cxx" "$TMP/core.cxx" >"$TMP/cxxg.json" 2>/dev/null
-	check_eq "C++, JSON: the graph's self bytes add up to all bytes, the pool a node of its own" \
-		"$(py "$TMP/cxxg.json" 'd["statistics"]["bytes"]') $nf" \
-		"$(py "$TMP/cxxg.json" '"%d %s" % (sum(g["self"] for g in d["graph"] if not g["function"].startswith("<cycle")), [g["self"] for g in d["graph"] if g["function"] == "(no frames)"][0])')"
+	check_eq "C++, JSON: the graph's self bytes add up to all bytes, no '(no frames)' node" "78904 0" \
+		"$(py "$TMP/cxxg.json" '"%d %d" % (sum(g["self"] for g in d["graph"] if not g["function"].startswith("<cycle")), len([g for g in d["graph"] if g["function"] == "(no frames)"]))')"
 	"$B/mprof-core" --format json --report=tree --threshold 99 "$TMP/cxx" "$TMP/core.cxx" >"$TMP/cxx99.json" 2>/dev/null
-	check_eq "C++, JSON, --threshold 99: all folded, the entry without frames one of 4 places" \
-		"$(py "$TMP/cxx.json" 'd["bytes"]') 4" \
+	check_eq "C++, JSON, --threshold 99: all folded into one entry of 4 places (big, keep, small, the pool)" "78904 4" \
 		"$(py "$TMP/cxx99.json" '"%d %d" % (d["tree"]["children"][0]["bytes"], d["tree"]["children"][0]["places"]) if len(d["tree"]["children"]) == 1 else d["tree"]["children"]')"
 	"$B/mprof-core" --format massif -o "$TMP/cxx.massif" "$TMP/cxx" "$TMP/core.cxx" 2>/dev/null
-	check_grep "C++, massif export: the same entry" "^ n0: $nf \\(no frames recorded\\)\$" "$TMP/cxx.massif"
+	check_grep "C++, massif export: the last snapshot's root holds 78,904 bytes" "^n[0-9]+: 78904 " "$TMP/cxx.massif"
 
 	# 6. the bins' types column names C++ types with their scopes: two W of 40
 	# bytes are two names
