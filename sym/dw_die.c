@@ -26,6 +26,7 @@ struct dw_aspec {
 	int32_t run;          /* skip >= 0: bytes of this and the skipped specs right after it */
 	uint32_t nrun;        /* skip >= 0: how many specs run covers (this one included) */
 	int32_t size;         /* the value's size when fixed and 1 to 8 bytes (read by one load), else -1 */
+	int plain;            /* an attribute dw_rdie_read does not look at (its value only skipped) */
 };
 
 /* The size of a value of form in unit u when it is fixed, else -1. */
@@ -216,6 +217,11 @@ static int dw_abbrevs_read(struct dw_abbrevs *a, const struct dw_unit *u, const 
 				name == DW_AT_specification || name == DW_AT_call_file || name == DW_AT_call_line ||
 				name == DW_AT_call_column));
 			s->skip = wanted ? -1 : dw_form_size(u, s->form);
+			s->plain = !(name == DW_AT_sibling || name == DW_AT_low_pc || name == DW_AT_high_pc ||
+				     name == DW_AT_ranges || name == DW_AT_abstract_origin || name == DW_AT_name ||
+				     name == DW_AT_linkage_name || name == DW_AT_MIPS_linkage_name ||
+				     name == DW_AT_specification || name == DW_AT_call_file ||
+				     name == DW_AT_call_line || name == DW_AT_call_column);
 			s->size = dw_form_size(u, s->form);
 			if (s->size > 8 || s->size == 0)
 				s->size = -1;
@@ -425,6 +431,14 @@ static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, stru
 			v = rd_fixed(&p, w->uend, (unsigned)s->size, &bad);
 			if (bad)
 				return -1;
+		} else if (form == DW_FORM_exprloc && s->plain) {
+			/* a location (variables, parameters, frame bases): skipped
+			 * here, the commonest value of variable size */
+			uint64_t n = rd_uleb(&p, w->uend, &bad);
+			if (bad || n > (uint64_t)(w->uend - p))
+				return -1;
+			p += n;
+			continue;
 		} else if (dw_form_read(w, form, s->implicit, &p, &v) < 0) {
 			return -1;
 		}

@@ -288,9 +288,11 @@ static int dw_lines_sort(struct dw_lines *l)
 
 /* dw_lines_read's work. With filter, rows that can never be an answer are
  * left out as they are decoded (see dw_lines_read), which holds only when each
- * sequence's addresses rise, sequences do not overlap and the last one ends:
- * returns 1 (l released) when the table breaks one of those, and the caller
- * decodes it again without filter. Returns 0, or -1 (l released). */
+ * sequence's addresses rise, no end sits at the address of its sequence's last
+ * row (libdw sorts it before that row), sequences do not overlap and the last
+ * one ends: returns 1 (l released) as soon as the table breaks one of those,
+ * and the caller decodes it again without filter. Returns 0, or -1 (l
+ * released). */
 static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
 			   unsigned cu_addrsz, int filter)
 {
