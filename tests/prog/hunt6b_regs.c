@@ -2,17 +2,41 @@
  * tests/run-hunt6b-lost.sh: the worker keeps its 4,321-byte block in r12 and
  * blocks in pause(2) through a raw system call, so no copy of the pointer is left
  * in memory. main prints "ready" (and the block's address), waits for a line on
- * stdin and returns: memcheck and a gcore see the register (still reachable),
+ * stdin, waits until the worker is back inside pause(2) (a gcore's detach
+ * interrupts it; libheapann's snapshot lists only threads blocked in a system
+ * call) and returns: memcheck and a gcore see the register (still reachable),
  * libheapann's exit snapshot does not have it (other threads' registers are only
  * partly known there). x86-64 only. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static volatile int ready;
+static volatile pid_t worker_tid;
 static void *volatile shown;
+
+/* Wait (at most 10 s) until the worker is blocked in pause(2), system call 34,
+ * as /proc/self/task/TID/syscall shows it. Reads with open/read: no malloc. */
+static void wait_worker_blocked(void)
+{
+	char path[64], buf[32];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)worker_tid);
+	for (int i = 0; i < 10000; i++) {
+		int fd = open(path, O_RDONLY);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n > 3 && !strncmp(buf, "34 ", 3))
+			return;
+		usleep(1000);
+	}
+}
 
 static void *worker(void *arg)
 {
@@ -21,6 +45,7 @@ static void *worker(void *arg)
 	memset(p, 1, 16);
 	__asm__ volatile("" : "+r"(p));
 	shown = p;   /* for main to print: cleared before main goes on */
+	worker_tid = (pid_t)syscall(SYS_gettid);
 	ready = 1;
 	for (;;) {
 		__asm__ volatile("mov $34, %%eax\n\tsyscall" ::: "rax", "rcx", "r11", "memory");
@@ -42,6 +67,7 @@ int main(void)
 	shown = NULL;
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
-		return 0;
+		line[0] = '\0';
+	wait_worker_blocked();
 	return 0;
 }
