@@ -14,6 +14,18 @@
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] && [ -x "$B/heapann" ] || skip "build first"
 command -v python3 >/dev/null || skip "python3 not installed"
 
+# lost_totals JSON "DB DBYTES IB IBYTES PB PBYTES RB RBYTES": the lost report's
+# totals, blocks and bytes per category (definitely, indirectly, possibly lost,
+# still reachable)
+lost_totals() {
+	python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['lost']['totals']
+got = ' '.join('%d %d' % (t[c]['blocks'], t[c]['bytes'])
+               for c in ('definitely lost', 'indirectly lost', 'possibly lost', 'still reachable'))
+sys.exit(0 if got == sys.argv[2] else 'got %s' % got)" "$1" "$2"
+}
+
 src=tests/prog/hunt6_exit.c
 mark() { grep -n "MARK:$1 " $src | cut -d: -f1; }
 La=$(mark atexit); Lal=$(mark atexit-lost); Lm=$(mark main)
@@ -28,11 +40,7 @@ for v in O0 O2; do
 	check "$v: the atexit handler's 333 bytes" python3 tests/jstack.py "$d/x.json" stack 333 1 "at_exit_fn:$La"
 	check "$v: the atexit handler's 123 bytes" python3 tests/jstack.py "$d/x.json" stack 123 1 "at_exit_fn:$Lal"
 	check "$v: main's 77 bytes" python3 tests/jstack.py "$d/x.json" stack 77 1 "main:$Lm"
-	check "$v: lost: 200 bytes definitely lost in 2 blocks, 333 still reachable in 1" python3 -c "
-import json, sys
-t = json.load(open(sys.argv[1]))['lost']['totals']
-got = [(t[c]['blocks'], t[c]['bytes']) for c in ('definitely lost', 'indirectly lost', 'possibly lost', 'still reachable')]
-sys.exit(0 if got == [(2, 200), (0, 0), (0, 0), (1, 333)] else 'got %s' % got)" "$d/x.json"
+	check "$v: lost: 200 bytes definitely lost in 2 blocks, 333 still reachable in 1" lost_totals "$d/x.json" "2 200 0 0 0 0 1 333"
 	if command -v valgrind >/dev/null; then
 		valgrind --leak-check=full "$d/prog" >/dev/null 2>"$d/vg"
 		check_grep "$v: memcheck agrees: 533 bytes in 3 blocks in use at exit" \
@@ -51,11 +59,7 @@ if command -v c++ >/dev/null; then
 		python3 tests/jstack.py "$TMP/c.json" total 3 164
 	check "c++: the lost array, 100 bytes at line $(grep -n 'MARK:lost' $xsrc | cut -d: -f1)" \
 		python3 tests/jstack.py "$TMP/c.json" stack 100 1 "main:$(grep -n 'MARK:lost' $xsrc | cut -d: -f1)"
-	check "c++: lost: 100 bytes definitely lost in 1 block, 64 still reachable in 2" python3 -c "
-import json, sys
-t = json.load(open(sys.argv[1]))['lost']['totals']
-got = [(t[c]['blocks'], t[c]['bytes']) for c in ('definitely lost', 'indirectly lost', 'possibly lost', 'still reachable')]
-sys.exit(0 if got == [(1, 100), (0, 0), (0, 0), (2, 64)] else 'got %s' % got)" "$TMP/c.json"
+	check "c++: lost: 100 bytes definitely lost in 1 block, 64 still reachable in 2" lost_totals "$TMP/c.json" "1 100 0 0 0 0 2 64"
 	if command -v valgrind >/dev/null; then
 		valgrind --leak-check=full "$TMP/exitcxx" >/dev/null 2>"$TMP/c.vg"
 		check_grep "c++: memcheck agrees: 164 bytes in 3 blocks in use at exit" \
