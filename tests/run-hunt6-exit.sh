@@ -6,11 +6,25 @@
 # libheapann's own: the block must not be in the exit snapshot (it was, "still
 # reachable", where memcheck has it freed). The atexit handler's blocks are.
 # Under heapann (the exit snapshot) with --report=lost, and against valgrind's
-# memcheck when installed. And tests/prog/hunt6_thrleak.c: 20 threads that
-# each drop a block are 20 blocks definitely lost, as memcheck says.
+# memcheck when installed. tests/prog/hunt6_exitcxx.cc: a C++ program's
+# blocks at exit without libstdc++'s emergency pool, as memcheck has them.
+# tests/prog/hunt6_thrleak.c: 20 threads that each drop a block are 20 blocks
+# definitely lost, as memcheck says.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] && [ -x "$B/heapann" ] || skip "build first"
 command -v python3 >/dev/null || skip "python3 not installed"
+
+# lost_totals JSON "DB DBYTES IB IBYTES PB PBYTES RB RBYTES": the lost report's
+# totals, blocks and bytes per category (definitely, indirectly, possibly lost,
+# still reachable)
+lost_totals() {
+	python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['lost']['totals']
+got = ' '.join('%d %d' % (t[c]['blocks'], t[c]['bytes'])
+               for c in ('definitely lost', 'indirectly lost', 'possibly lost', 'still reachable'))
+sys.exit(0 if got == sys.argv[2] else 'got %s' % got)" "$1" "$2"
+}
 
 src=tests/prog/hunt6_exit.c
 mark() { grep -n "MARK:$1 " $src | cut -d: -f1; }
@@ -26,17 +40,32 @@ for v in O0 O2; do
 	check "$v: the atexit handler's 333 bytes" python3 tests/jstack.py "$d/x.json" stack 333 1 "at_exit_fn:$La"
 	check "$v: the atexit handler's 123 bytes" python3 tests/jstack.py "$d/x.json" stack 123 1 "at_exit_fn:$Lal"
 	check "$v: main's 77 bytes" python3 tests/jstack.py "$d/x.json" stack 77 1 "main:$Lm"
-	check "$v: lost: 200 bytes definitely lost in 2 blocks, 333 still reachable in 1" python3 -c "
-import json, sys
-t = json.load(open(sys.argv[1]))['lost']['totals']
-got = [(t[c]['blocks'], t[c]['bytes']) for c in ('definitely lost', 'indirectly lost', 'possibly lost', 'still reachable')]
-sys.exit(0 if got == [(2, 200), (0, 0), (0, 0), (1, 333)] else 'got %s' % got)" "$d/x.json"
+	check "$v: lost: 200 bytes definitely lost in 2 blocks, 333 still reachable in 1" lost_totals "$d/x.json" "2 200 0 0 0 0 1 333"
 	if command -v valgrind >/dev/null; then
 		valgrind --leak-check=full "$d/prog" >/dev/null 2>"$d/vg"
 		check_grep "$v: memcheck agrees: 533 bytes in 3 blocks in use at exit" \
 			'in use at exit: 533 bytes in 3 blocks' "$d/vg"
 	fi
 done
+
+# C++: libstdc++'s emergency pool (72,704 bytes here), which memcheck frees
+# before it looks, was "still reachable" in every C++ program at exit
+if command -v c++ >/dev/null; then
+	xsrc=tests/prog/hunt6_exitcxx.cc
+	c++ -g -O2 -o "$TMP/exitcxx" $xsrc
+	"$B/heapann" --report=stacks,lost --format json -o "$TMP/c.json" "$TMP/exitcxx" >"$TMP/c.out" 2>"$TMP/c.err"
+	check_eq "c++: the program's status" 0 $?
+	check "c++: 3 blocks live at exit, 164 bytes (no pool, the global string freed)" \
+		python3 tests/jstack.py "$TMP/c.json" total 3 164
+	check "c++: the lost array, 100 bytes at line $(grep -n 'MARK:lost' $xsrc | cut -d: -f1)" \
+		python3 tests/jstack.py "$TMP/c.json" stack 100 1 "main:$(grep -n 'MARK:lost' $xsrc | cut -d: -f1)"
+	check "c++: lost: 100 bytes definitely lost in 1 block, 64 still reachable in 2" lost_totals "$TMP/c.json" "1 100 0 0 0 0 2 64"
+	if command -v valgrind >/dev/null; then
+		valgrind --leak-check=full "$TMP/exitcxx" >/dev/null 2>"$TMP/c.vg"
+		check_grep "c++: memcheck agrees: 164 bytes in 3 blocks in use at exit" \
+			'in use at exit: 164 bytes in 3 blocks' "$TMP/c.vg"
+	fi
+fi
 
 # threads that each drop a block: glibc's cache of finished threads' stacks
 # kept their pointers as roots (18 definitely lost, 2 still reachable, the dtv
