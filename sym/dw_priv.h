@@ -81,6 +81,15 @@ struct dw_range {
 	uint32_t depth;
 };
 
+/* Put the N ranges of SRC in the one order the lookups use (lo rising, then
+ * depth rising, then hi falling; equal ones keep SRC's order), with A and B
+ * (room for N each, the caller's) as buffers: a radix sort for large units,
+ * a merge sort otherwise or when many ranges share one lo. SRC is not
+ * changed. Returns A or B, whichever holds the result; *RADIX (if RADIX is
+ * not NULL) says whether the radix sort did it. */
+struct dw_range *dw_ranges_order(const struct dw_range *src, struct dw_range *a, struct dw_range *b,
+				 size_t n, int *radix);
+
 /* ---- line tables decoded once per CU (dw_line.c) ---- */
 
 /* One section's bytes (as libelf holds them, decompressed), or NULL. */

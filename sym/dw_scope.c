@@ -251,7 +251,12 @@ static struct dw_range *dw_ranges_sort(const struct dw_range *src, struct dw_ran
  * merge sort took about 10 passes a unit, as inlined ranges follow the source
  * rather than the addresses. The result is the one stable order, so equal to
  * the merge sort's. Returns a or b, whichever holds it, or NULL when the
- * addresses span 4 GiB or more (the caller then merges). */
+ * addresses span 4 GiB or more or DW_RADIX_RUN_MAX ranges share one lo (the
+ * caller then merges from SRC, which is left as it was). */
+/* the longest run of ranges with one lo that dw_ranges_radix orders by
+ * insertion; a longer one is left to the merge sort */
+#define DW_RADIX_RUN_MAX 64
+
 static struct dw_range *dw_ranges_radix(const struct dw_range *src, struct dw_range *a, struct dw_range *b,
 					size_t n)
 {
@@ -289,8 +294,17 @@ static struct dw_range *dw_ranges_radix(const struct dw_range *src, struct dw_ra
 		out = out == a ? b : a;
 	}
 	struct dw_range *r = (struct dw_range *)in;
+	size_t run = 0; /* start of the current run of equal lo */
 	for (size_t i = 1; i < n; i++) {
-		if (r[i].lo != r[i - 1].lo || dw_range_cmp(&r[i - 1], &r[i]) <= 0)
+		if (r[i].lo != r[i - 1].lo) {
+			run = i;
+			continue;
+		}
+		/* a long run of one lo (functions --gc-sections left at 0, or a
+		 * crafted unit) would make the insertion sort quadratic: merge */
+		if (i - run >= DW_RADIX_RUN_MAX)
+			return NULL;
+		if (dw_range_cmp(&r[i - 1], &r[i]) <= 0)
 			continue;
 		struct dw_range x = r[i];
 		size_t j = i;
@@ -303,6 +317,17 @@ static struct dw_range *dw_ranges_radix(const struct dw_range *src, struct dw_ra
 	return r;
 }
 
+struct dw_range *dw_ranges_order(const struct dw_range *src, struct dw_range *a, struct dw_range *b,
+				 size_t n, int *radix)
+{
+	/* the radix sort's passes cost 2048 slots each: for small units
+	 * (most of libc's) the merge sort is cheaper */
+	struct dw_range *r = n >= 1024 && n <= UINT32_MAX ? dw_ranges_radix(src, a, b, n) : NULL;
+	if (radix)
+		*radix = r != NULL;
+	return r ? r : dw_ranges_sort(src, a, b, n);
+}
+
 static int dw_cuidx_sort(struct dw_cuidx *c)
 {
 	if (c->nranges) {
@@ -313,35 +338,44 @@ static int dw_cuidx_sort(struct dw_cuidx *c)
 			free(b);
 			return -1;
 		}
-		/* the radix sort's passes cost 2048 slots each: for small units
-		 * (most of libc's) the merge sort is cheaper */
-		c->sorted = c->nranges >= 1024 && c->nranges <= UINT32_MAX ?
-			dw_ranges_radix(c->ranges, a, b, c->nranges) : NULL;
-		if (!c->sorted)
-			c->sorted = dw_ranges_sort(c->ranges, a, b, c->nranges);
+		c->sorted = dw_ranges_order(c->ranges, a, b, c->nranges, NULL);
 		free(c->sorted == a ? b : a);
 	}
 	return 0;
 }
+
+/* the most scopes and ranges sized in advance for one unit (the rest grow) */
+#define DW_GUESS_MAX ((size_t)1 << 18)
 
 /* Build c's index from the section bytes. Returns 0, or -1 with c left empty. */
 static int dw_cuidx_build_fast(struct dw_cuidx *c, const struct dw_secs *secs)
 {
 	struct dw_unit u;
 	struct dw_walk w = { c, 0, 0 };
+	int unit_ok = 0;
 	if (dw_unit_get(c, secs, &u) == 0) {
 		/* room for the scopes and ranges of a unit this size, once: growing
 		 * from 32 by doubling copied each array about 7 times (10.7M of
 		 * realloc at 10k addresses of the generated program, whose units
 		 * hold a scope and a range per 92 bytes of DIEs). What is left over
 		 * is given back below. */
-		size_t guess = (size_t)((u.unit_end - u.unit_start) / 64) + 32;
+		/* the unit's length is the file's claim: capped, and when the
+		 * guess cannot be had the arrays grow from nothing as before */
+		uint64_t len = u.unit_end - u.unit_start;
+		size_t guess = (size_t)(len / 64 < DW_GUESS_MAX ? len / 64 : DW_GUESS_MAX) + 32;
 		c->scopes = malloc(guess * sizeof *c->scopes);
 		c->ranges = malloc(guess * sizeof *c->ranges);
-		if (c->scopes && c->ranges)
+		if (c->scopes && c->ranges) {
 			w.scope_cap = w.range_cap = guess;
+		} else {
+			free(c->scopes);
+			free(c->ranges);
+			c->scopes = NULL;
+			c->ranges = NULL;
+		}
+		unit_ok = 1;
 	}
-	if (w.scope_cap && dw_cuidx_scan(&u, secs, dw_fast_scope, dw_fast_range, &w) == 0 &&
+	if (unit_ok && dw_cuidx_scan(&u, secs, dw_fast_scope, dw_fast_range, &w) == 0 &&
 	    dw_cuidx_sort(c) == 0) {
 		dw_shrink((void **)&c->scopes, c->nscopes, sizeof *c->scopes);
 		dw_shrink((void **)&c->ranges, c->nranges, sizeof *c->ranges);

@@ -338,6 +338,30 @@ static void rnglists(struct buf *o)
 	patch32(o, 0, o->n - 4);
 }
 
+/* ranges_ordered: R (N of them) is SRC's ranges in the lookups' order (lo
+ * rising, depth rising, hi falling), equal ones in SRC's order, checked
+ * against an insertion sort of SRC (quadratic: for small N only) */
+static int ranges_ordered(const struct dw_range *src, const struct dw_range *r, size_t n)
+{
+	struct dw_range *ref = malloc(n * sizeof *ref);
+	if (!ref)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct dw_range x = src[i];
+		size_t j = i;
+		while (j > 0 && (ref[j - 1].lo > x.lo ||
+				 (ref[j - 1].lo == x.lo && (ref[j - 1].depth > x.depth ||
+							    (ref[j - 1].depth == x.depth && ref[j - 1].hi < x.hi))))) {
+			ref[j] = ref[j - 1];
+			j--;
+		}
+		ref[j] = x;
+	}
+	int same = !memcmp(ref, r, n * sizeof *ref);
+	free(ref);
+	return same;
+}
+
 int main(void)
 {
 	struct buf lt;
@@ -630,5 +654,48 @@ int main(void)
 	}
 	CHECK("scan: every single-byte corruption of .debug_info and .debug_abbrev handled",
 	      flips == in.n - 12 + ab.n);
+	/* the range order: the radix sort (units of 1024 ranges or more) gives the
+	 * merge sort's order, runs of one lo included; a long run of one lo (the
+	 * functions --gc-sections leaves at 0, or a crafted unit) goes to the
+	 * merge sort, whose cost does not grow with the square of the run */
+	{
+		enum { N = 6000, BIG = 200000 };
+		struct dw_range *src = malloc(BIG * sizeof *src);
+		struct dw_range *a = malloc(BIG * sizeof *a);
+		struct dw_range *b = malloc(BIG * sizeof *b);
+		uint64_t rng = 42;
+		int radix = -1, ready = src && a && b;
+		for (size_t i = 0; ready && i < N; i++) {
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			uint64_t r = rng >> 33;
+			/* lo from a few hundred values: runs of one lo up to about 40 */
+			src[i].lo = 0x400000 + (r % 300) * 16;
+			src[i].hi = src[i].lo + 1 + (r >> 9) % 64;
+			src[i].depth = (uint32_t)((r >> 16) % 3);
+			src[i].scope = (uint32_t)i;
+		}
+		struct dw_range *r = ready ? dw_ranges_order(src, a, b, N, &radix) : NULL;
+		CHECK("ranges: 6,000 with runs of one lo: the radix sort, the merge sort's order",
+		      r && radix == 1 && ranges_ordered(src, r, N));
+		for (size_t i = 0; ready && i < N; i++)
+			src[i].lo = i < 100 ? 0 : 0x400000 + i * 16; /* a run of 100 at lo 0 */
+		r = ready ? dw_ranges_order(src, a, b, N, &radix) : NULL;
+		CHECK("ranges: a run of 100 at one lo: left to the merge sort, the same order",
+		      r && radix == 0 && ranges_ordered(src, r, N));
+		for (size_t i = 0; ready && i < BIG; i++) {
+			src[i].lo = 0;                   /* one lo, hi rising: the worst case */
+			src[i].hi = i + 1;
+			src[i].depth = 1;
+			src[i].scope = (uint32_t)i;
+		}
+		r = ready ? dw_ranges_order(src, a, b, BIG, &radix) : NULL;
+		int falling = r != NULL;
+		for (size_t i = 0; falling && i < BIG; i++)
+			falling = r[i].hi == BIG - i && r[i].scope == BIG - 1 - i;
+		CHECK("ranges: 200,000 at one lo: the merge sort, hi falling", r && radix == 0 && falling);
+		free(src);
+		free(a);
+		free(b);
+	}
 	return CHECK_DONE();
 }
