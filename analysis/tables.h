@@ -90,8 +90,10 @@ struct an_leaks {
 };
 
 /* Group the sites of u by their partial path of 'depth' frames: by function name,
- * or with call_sites by return address and inline level (two calls in one function
- * stay apart). Returns 0 or -1 (out of memory). */
+ * or with call_sites by function, file, line, module and whether the frame is
+ * inlined (two calls on different lines of one function stay apart, two calls on
+ * one line are one site, as the stacks report groups them; a frame without a
+ * function name by its address). Returns 0 or -1 (out of memory). */
 int an_leaks_build(const struct an_input *in, const struct an_usage *u, unsigned depth,
 		   int call_sites, struct an_leaks *out);
 void an_leaks_release(struct an_leaks *l);
