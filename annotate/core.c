@@ -194,8 +194,13 @@ void ha_init(void)
  * library's constructor allocates (a C++ global of the library, libstdc++'s
  * exception pool) had no frames. By then every object is relocated and libc
  * is ready for dlopen; libc's initializer is the one that sets
- * program_invocation_name (empty until then). Not in the static kit: there
- * libc initializes itself before the unwind tables are registered. */
+ * program_invocation_name (empty until then). The thread doing it is the one
+ * ld.so runs the initializers on: a thread a constructor starts is never the
+ * first, pthread_create allocating the new thread's dtv on the creating thread
+ * (seen in gdb with HEAPANN_UNWIND=gcc: ha_init from allocate_dtv in
+ * hunt6_lib_init; run-hunt6-init runs gcc and libunwind 20 times each), so the
+ * unwinder's dlopen never runs beside ld.so's initializers. Not in the static
+ * kit: there libc initializes itself before the unwind tables are registered. */
 static void ha_early(void)
 {
 	if (__atomic_load_n(&ha_state, __ATOMIC_ACQUIRE) == 0)

@@ -148,18 +148,21 @@ void ha_report_bad_free(const char *what, const void *user);
 void ha_report_unwind_mismatch(unsigned k, uintptr_t a, uintptr_t b, unsigned na, unsigned nb);
 
 /* ---- the core (core.c): the exported functions call these, CALLER from
- * HA_CALLER() and the call wrapped in HA_KEEP() ---- */
+ * HA_CALLER() and the call wrapped in HA_KEEP(). CALLER is not a return
+ * address with the CFI walker but the entry point's frame address (see
+ * HA_CALLER); only ha_caller_ra() turns it into the return address into the
+ * program ---- */
 void ha_init(void);
-void *ha_malloc(size_t size, uintptr_t ra);
+void *ha_malloc(size_t size, uintptr_t caller);
 void ha_free(void *p);
-void *ha_calloc(size_t n, size_t size, uintptr_t ra);
-void *ha_realloc(void *p, size_t size, uintptr_t ra);
-void *ha_reallocarray(void *p, size_t n, size_t size, uintptr_t ra);
-int ha_posix_memalign(void **out, size_t align, size_t size, uintptr_t ra);
-void *ha_aligned_alloc(size_t align, size_t size, uintptr_t ra);
-void *ha_memalign(size_t align, size_t size, uintptr_t ra);
-void *ha_valloc(size_t size, uintptr_t ra);
-void *ha_pvalloc(size_t size, uintptr_t ra);
+void *ha_calloc(size_t n, size_t size, uintptr_t caller);
+void *ha_realloc(void *p, size_t size, uintptr_t caller);
+void *ha_reallocarray(void *p, size_t n, size_t size, uintptr_t caller);
+int ha_posix_memalign(void **out, size_t align, size_t size, uintptr_t caller);
+void *ha_aligned_alloc(size_t align, size_t size, uintptr_t caller);
+void *ha_memalign(size_t align, size_t size, uintptr_t caller);
+void *ha_valloc(size_t size, uintptr_t caller);
+void *ha_pvalloc(size_t size, uintptr_t caller);
 size_t ha_usable_size(void *p);
 
 #define HA_RA() ((uintptr_t)__builtin_return_address(0))
@@ -175,6 +178,17 @@ size_t ha_usable_size(void *p);
 static inline uintptr_t ha_caller_ra(uintptr_t caller)
 {
 	return caller ? ((const uintptr_t *)caller)[1] : 0;
+}
+/* The CFI walk from CALLER (HA_CALLER(), not 0): the caller's frame is the
+ * return address at [1], the stack pointer past it and the saved rbp at [0].
+ * Returns what ha_cfi_backtrace_from returns, FRAMES as there. */
+static inline int ha_cfi_walk_caller(uintptr_t *buf, unsigned max, uintptr_t caller,
+				     const uintptr_t **frames)
+{
+	const uintptr_t *fa = (const uintptr_t *)caller;
+
+	return ha_cfi_backtrace_from(buf, max, fa[1], caller + 2 * sizeof(uintptr_t), fa[0],
+				     frames);
 }
 #else
 #define HA_CALLER() HA_RA()
@@ -195,9 +209,7 @@ static inline unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t 
 #if HA_HAVE_CFI
 	if (__builtin_expect(ha_opt.unwind == HA_UNWIND_CFI && caller && max && ha_stack_ready,
 			     1)) {
-		const uintptr_t *fa = (const uintptr_t *)caller;
-		int got = ha_cfi_backtrace_from(buf, max, fa[1], caller + 2 * sizeof(uintptr_t),
-						fa[0], frames);
+		int got = ha_cfi_walk_caller(buf, max, caller, frames);
 
 		if (__builtin_expect(got >= 0, 1))
 			return (unsigned)got;

@@ -390,11 +390,9 @@ static unsigned ha_caller_index(const uintptr_t *buf, unsigned n, uintptr_t call
  * when CALLER is 0 (then the wrapper frames come first). */
 static inline int ha_cfi_walk(uintptr_t *buf, unsigned max, uintptr_t caller)
 {
-	const uintptr_t *fa = (const uintptr_t *)caller;
-
 	if (!caller)
 		return ha_cfi_backtrace(buf, max + HA_SKIP_MAX);
-	return ha_cfi_backtrace_from(buf, max, fa[1], caller + 2 * sizeof(uintptr_t), fa[0], 0);
+	return ha_cfi_walk_caller(buf, max, caller, 0);
 }
 #endif
 

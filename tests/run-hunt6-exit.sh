@@ -78,9 +78,35 @@ check_grep "threads: 20 blocks, 2,190 bytes definitely lost" '^   definitely los
 check_grep "threads: nothing possibly lost" '^     possibly lost: 0 bytes in 0 blocks$' "$TMP/t.txt"
 check_grep "threads: nothing still reachable" '^   still reachable: 0 bytes in 0 blocks$' "$TMP/t.txt"
 check_grep "threads: at the thread's function and line" "^    leaker \\(hunt6_thrleak\\.c:$(grep -n 'MARK:leaker' $tsrc | cut -d: -f1)\\)" "$TMP/t.txt"
-# a size the user set stays (the report then keeps the cached stacks' roots)
-GLIBC_TUNABLES=glibc.pthread.stack_cache_size=40000000 "$B/heapann" --report=lost "$TMP/thrleak" >"$TMP/t2.txt" 2>&1
-check "threads: GLIBC_TUNABLES's own stack_cache_size is kept" sh -c "! grep -q '^   definitely lost: 2,190 bytes in 20 blocks$' '$TMP/t2.txt'"
+# a size the user set stays: glibc then caches the joined threads' stacks, whose
+# roots make 2 of the 20 blocks still reachable and the dtv possibly lost
+GLIBC_TUNABLES=glibc.pthread.stack_cache_size=40000000 "$B/heapann" --report=lost "$TMP/thrleak" >"$TMP/t2.txt" 2>"$TMP/t2.err"
+check_eq "threads, the user's stack_cache_size: the program's status" 0 $?
+check_grep "threads, the user's stack_cache_size: 1,971 bytes in 18 blocks definitely lost" \
+	'^   definitely lost: 1,971 bytes in 18 blocks$' "$TMP/t2.txt"
+check_grep "threads, the user's stack_cache_size: the dtv possibly lost" \
+	'^     possibly lost: 304 bytes in 1 blocks$' "$TMP/t2.txt"
+check_grep "threads, the user's stack_cache_size: 219 bytes in 2 blocks still reachable" \
+	'^   still reachable: 219 bytes in 2 blocks$' "$TMP/t2.txt"
+# the value the program sees: the launcher's size alone, appended after the
+# user's other tunables with ':', or the user's own size untouched
+tun() {
+	rm -f "$TMP/tun.txt"
+	env "$@" "$B/heapann" --report=lost -o "$TMP/tun.rep" printenv GLIBC_TUNABLES >"$TMP/tun.txt" 2>"$TMP/tun.err" &&
+		cat "$TMP/tun.txt"
+}
+check_eq "GLIBC_TUNABLES unset: the launcher's size" \
+	"glibc.pthread.stack_cache_size=0" "$(tun -u GLIBC_TUNABLES)"
+check_eq "GLIBC_TUNABLES empty: the launcher's size" \
+	"glibc.pthread.stack_cache_size=0" "$(tun GLIBC_TUNABLES=)"
+check_eq "GLIBC_TUNABLES with another tunable: the size appended after ':'" \
+	"glibc.malloc.tcache_count=0:glibc.pthread.stack_cache_size=0" "$(tun GLIBC_TUNABLES=glibc.malloc.tcache_count=0)"
+check_eq "GLIBC_TUNABLES with two others: the size appended after ':'" \
+	"glibc.malloc.tcache_count=0:glibc.malloc.mxfast=0:glibc.pthread.stack_cache_size=0" \
+	"$(tun GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.mxfast=0)"
+check_eq "GLIBC_TUNABLES with the user's size among others: unchanged" \
+	"glibc.malloc.tcache_count=0:glibc.pthread.stack_cache_size=12345" \
+	"$(tun GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.pthread.stack_cache_size=12345)"
 if command -v valgrind >/dev/null; then
 	valgrind --leak-check=full "$TMP/thrleak" >/dev/null 2>"$TMP/t.vg"
 	check_grep "threads: memcheck agrees" 'definitely lost: 2,190 bytes in 20 blocks' "$TMP/t.vg"

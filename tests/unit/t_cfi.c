@@ -29,7 +29,8 @@ struct cap {
 
 /* 1: probe() walks as libheapann's allocation path does (ha_stack_capture):
  * from its caller's frame, named by its own frame address, the frames taken
- * from the thread's record instead of copied out. */
+ * from the thread's record instead of copied out; at most c->max of them (0:
+ * MAXF - 1), as HEAPANN_DEPTH limits that walk. */
 static int probe_from;
 
 static NOINLINE void probe(struct cap *c)
@@ -37,8 +38,8 @@ static NOINLINE void probe(struct cap *c)
 	if (probe_from) {
 		const uintptr_t *fa = __builtin_frame_address(0), *fr = 0;
 		uintptr_t scratch[MAXF];
-		int n = ha_cfi_backtrace_from(scratch, MAXF - 1, fa[1], (uintptr_t)(fa + 2),
-					      fa[0], &fr);
+		int n = ha_cfi_backtrace_from(scratch, c->max ? (unsigned)c->max : MAXF - 1, fa[1],
+					      (uintptr_t)(fa + 2), fa[0], &fr);
 
 		/* f[0] is probe's own return address in the other mode */
 		c->f[0] = 0;
@@ -69,6 +70,9 @@ static int same_stack(const struct cap *c)
 }
 
 static NOINLINE void chain(struct cap *c, int n);
+static NOINLINE void common(struct cap *c);
+/* 1: plain()'s innermost level calls probe() through common() */
+static int plain_common;
 
 static NOINLINE void with_vla(struct cap *c, int n)
 {
@@ -89,6 +93,22 @@ static NOINLINE void chain(struct cap *c, int n)
 		with_vla(c, n);
 	else
 		chain(c, n - 1);
+	__asm__ volatile("");
+}
+
+/* A chain of N plain frames (no rbp-based CFA, so no rbp the join must
+ * check: the loop that calls it may keep anything in rbp) over probe(), or
+ * over common() and probe() (plain_common). */
+static NOINLINE void plain(struct cap *c, int n)
+{
+	if (n <= 0) {
+		if (plain_common)
+			common(c);
+		else
+			probe(c);
+		return;
+	}
+	plain(c, n - 1);
 	__asm__ volatile("");
 }
 
@@ -221,6 +241,23 @@ static NOINLINE void lvl40_each(struct cap **cs, const int *sw, int n, unsigned 
 		st[t] = ha_cfi_stepped - s0;
 		cp[t] = (int)(ha_cfi_copied - c0);
 	}
+}
+
+/* A capture of probe_from with c->max set: backtrace()'s stack truncated to
+ * max, frame for frame and as many (fewer when the stack is shorter). */
+static int same_cut(const struct cap *c)
+{
+	int j = 1, want;
+
+	while (j < 3 && j < c->nbt && (uintptr_t)c->bt[j] != c->f[1])
+		j++;
+	want = c->nbt - j < c->max ? c->nbt - j : c->max;
+	if (c->n - 1 != want)
+		return 0;
+	for (int i = 1; i < c->n; i++)
+		if (c->f[i] != (uintptr_t)c->bt[j + i - 1])
+			return 0;
+	return 1;
 }
 
 /* Frames 1 .. n-1 of a capture cut at its limit equal backtrace()'s. */
@@ -492,6 +529,57 @@ int main(void)
 	probe_from = 0;
 	CHECK("500 walks from the caller's frame, frames from the record, equal backtrace()",
 	      ok == 500);
+
+	/* the same walk limited (HEAPANN_DEPTH below the stack's depth): a walk
+	 * that joins a complete record and would pass its limit cuts the record
+	 * there and hands back frames from it (ha_join's cut). Each limit after a
+	 * full walk of the same chain (joined at once), of the same chain
+	 * entered through common() (joined a frame up) and of a deeper chain;
+	 * then a full walk,
+	 * which goes on past the cut record's end */
+	{
+		static const int lims[] = { 1, 2, 3, 4, 5, 7, 10, 13 };
+		int nl = (int)(sizeof(lims) / sizeof(lims[0])), ncut = 0, joined = 0, whole = 0;
+		int rounds = 0;
+
+		probe_from = 1;
+		for (int li = 0; li < nl; li++) {
+			for (int r = 0; r < 3; r++) {
+				/* one call site (the loop not unrolled), so the outer
+				 * frames stay the same */
+				for (volatile int st = 0; st < 3; st++) {
+					unsigned long s0 = ha_cfi_stepped, c0 = ha_cfi_copied;
+					int lim = lims[li];
+
+					c.max = st == 1 ? lim : 0;
+					plain_common = st == 1 && r == 1;
+					plain(&c, st == 0 && r == 2 ? 16 : 12);
+					/* every frame stepped or taken from the record; the
+					 * same chain joins at its first frame and takes them
+					 * all from the record (ha_join's cut) */
+					if (st == 1) {
+						unsigned long stp = ha_cfi_stepped - s0, cpd = ha_cfi_copied - c0;
+
+						ncut += same_cut(&c) && c.n - 1 == lim && stp + cpd == (unsigned long)lim;
+						joined += r == 0 && stp == 0 && cpd == (unsigned long)lim;
+					}
+					if (st == 2)
+						whole += same_stack(&c);
+				}
+				plain_common = 0;
+				c.max = 0;
+				rounds++;
+			}
+		}
+		probe_from = 0;
+		CHECK("walks from the caller's frame limited to 1, 2, 3, 4, 5, 7, 10, 13 frames "
+		      "after a full one: backtrace() cut there, each frame stepped or taken "
+		      "from the record, 24 of 24",
+		      ncut == rounds && rounds == 24);
+		CHECK("... after the same chain, all taken from the record (the join cut it), "
+		      "8 of 8", joined == nl);
+		CHECK("... and a full walk after each is whole, 24 of 24", whole == rounds);
+	}
 
 	/* a signal frame: the walker says so instead of guessing */
 	{
