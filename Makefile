@@ -91,7 +91,8 @@ $(B)/obj/so/%.o: %.c | $(B)/.deps-ok
 # The kit's objects carry -g1 (functions and line tables, no types): linked into
 # the program, full debug info would put the kit's own structs among the
 # program's in the bin table's "types" column (struct ha_hdr_view for 48 bytes).
-$(B)/obj/a/%.o: %.c | $(B)/.deps-ok
+# They depend on the Makefile so that a tree built with other flags is rebuilt.
+$(B)/obj/a/%.o: %.c Makefile | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(HA_CFLAGS) -g1 -DHEAPANN_STATIC -c $< -o $@
 
