@@ -8,7 +8,9 @@
 # read with --raw: every site's exact bytes at its line, the alignments kept,
 # the lost report (the dropped block definitely lost, the rest reachable from
 # keep[] in .bss), --addr of keep[] named as the variable. A qemu core has no
-# NT_FILE: --addr there must still name keep[] (it said "heap memory" before).
+# NT_FILE: --addr there must still name keep[] (it said "heap memory" before),
+# and keep[] must be a root of the lost report (every block it held read as
+# definitely lost before).
 # The bin table's types column names none of the kit's own structs (struct
 # ha_hdr_view for 48 bytes on x86-64): they are not the program's.
 # Skips a part whose tools are missing.
@@ -32,6 +34,13 @@ check_fw() {
 		"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["freed_blocks"])' "$J")"
 }
 
+# check_lost WHAT: in $J, f_drop's 333 bytes definitely lost and no other block
+# lost (keep[] in .bss holds the others)
+check_lost() {
+	check_eq "$1 lost: f_drop's 333 bytes definitely lost, nothing else lost" "333 1 0 0 0 0" \
+		"$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["lost"]["totals"]; print(*[s[k + " lost"][x] for k in ("definitely","indirectly","possibly") for x in ("bytes","blocks")])' "$J")"
+}
+
 # run_part N EXE CORE GDB: the core, then the RAM dumped from it
 run_part() {
 	N=$1 exe=$2 core=$3 gdb=$4
@@ -43,9 +52,10 @@ run_part() {
 	check_eq "$N: alignments kept (256, 64, 4096, 128 after realloc)" "0 0 0 0" \
 		"$(($1 % 256)) $(($2 % 64)) $(($3 % 4096)) $(($4 % 128))"
 	J=$TMP/$N.core.json
-	"$M" --format json --blocks "$exe" "$core" >"$J" 2>"$J.err"
+	"$M" --format json --blocks --report=stacks,lost "$exe" "$core" >"$J" 2>"$J.err"
 	check_eq "$N core: exit 0" 0 $?
 	check_fw
+	check_lost "$N core"
 	"$M" --format json --report=bins "$exe" "$core" >"$TMP/$N.bins.json" 2>/dev/null
 	check_eq "$N core: no bin names a type of the kit's (its structs are not the program's)" "[]" \
 		"$(python3 -c 'import json,re,sys; print([(b["size"], t) for b in json.load(open(sys.argv[1]))["bins"] for t in b["types"] if re.match("(struct |union )?(ha_|heapann)", t)])' "$TMP/$N.bins.json")"
@@ -59,8 +69,7 @@ run_part() {
 	"$M" --format json --report=stacks,lost --raw "$TMP/$N.bin" --elf "$exe" --base "$lo" >"$J" 2>"$J.err"
 	check_eq "$N raw: exit 0" 0 $?
 	check_fw
-	check_eq "$N raw lost: f_drop's 333 bytes definitely lost, nothing else lost" "333 1 0 0 0 0" \
-		"$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["lost"]["totals"]; print(*[s[k + " lost"][x] for k in ("definitely","indirectly","possibly") for x in ("bytes","blocks")])' "$J")"
+	check_lost "$N raw"
 	"$M" --addr "$kp" --addr "$1" --raw "$TMP/$N.bin" --elf "$exe" --base "$lo" >"$TMP/$N.raddr" 2>&1
 	check_grep "$N raw: --addr names keep[]" "^address $kp: keep\+0x0 \(variable of [0-9]+ bytes\)" "$TMP/$N.raddr"
 	check_grep "$N raw: --addr of the posix_memalign block" "^address $(printf 0x%x $1): 0 bytes into live block $(printf 0x%x $1) \(1,000 bytes" "$TMP/$N.raddr"
