@@ -2,8 +2,8 @@
 # run-hunt7-fw.sh - a firmware-like static program (tests/prog/hunt7_fw.c: the
 # static kit over a bump pool in .bss, the seven ha_real_* functions) with the
 # aligned family, realloc of a plain and of an aligned block, calloc, freed
-# blocks and one dropped pointer, built for x86-64 (a kernel core) and for
-# 32-bit big-endian MIPS (a qemu-mips core). Its RAM (.data, .bss, the pool) is
+# blocks and one dropped pointer, built for x86-64 (a kernel core), for
+# 32-bit big-endian MIPS and for 32-bit ARM (qemu-user cores). Its RAM (.data, .bss, the pool) is
 # dumped out of each core with gdb's `dump binary memory`, as from a probe, and
 # read with --raw: every site's exact bytes at its line, the alignments kept,
 # the lost report (the dropped block definitely lost, the rest reachable from
@@ -94,26 +94,28 @@ if [ "$(uname -m)" = x86_64 ] && command -v gdb >/dev/null && [ -f "$B/heapann-s
 		echo "# no kernel core written (core_pattern must be core): x86-64 not run"
 	fi
 fi
-target=mips-linux-gnu
-if command -v $target-gcc >/dev/null 2>&1 && command -v qemu-mips >/dev/null 2>&1 &&
-	command -v gdb-multiarch >/dev/null 2>&1; then
+for v in mips:mips-linux-gnu arm:arm-linux-gnueabihf; do
+	n=${v%%:*} target=${v#*:}
+	if ! command -v $target-gcc >/dev/null 2>&1 || ! command -v qemu-$n >/dev/null 2>&1 ||
+		! command -v gdb-multiarch >/dev/null 2>&1; then
+		echo "# no $target-gcc, qemu-$n or gdb-multiarch: $n not run"
+		continue
+	fi
 	make -s TARGET=$target B="$TMP/kit" cross >"$TMP/kit.log" 2>&1
-	check_eq "mips: the kit builds" 0 $?
-	exe=$TMP/fw_mips
+	check_eq "$n: the kit builds" 0 $?
+	exe=$TMP/fw_$n
 	$target-gcc -std=gnu11 -O1 -g -fno-optimize-sibling-calls -static -o "$exe" $src \
 		$(PKG_CONFIG_PATH="$TMP/kit/$target" pkg-config --cflags --libs heapann-static) >"$TMP/cc.log" 2>&1
-	check_eq "mips: hunt7_fw links with the static kit" 0 $?
-	mkdir -p "$TMP/q"
-	(cd "$TMP/q" && ulimit -c unlimited && exec qemu-mips "$exe" >"$TMP/mips.out" 2>/dev/null)
+	check_eq "$n: hunt7_fw links with the static kit" 0 $?
+	rm -rf "$TMP/q"; mkdir -p "$TMP/q"
+	(cd "$TMP/q" && ulimit -c unlimited && exec qemu-$n "$exe" >"$TMP/$n.out" 2>/dev/null)
 	core=$(ls "$TMP"/q/qemu_*.core 2>/dev/null | head -n 1)
 	if [ -n "$core" ]; then
 		ran=1
-		run_part mips "$exe" "$core" gdb-multiarch
+		run_part $n "$exe" "$core" gdb-multiarch
 	else
-		echo "# qemu-mips wrote no core: mips not run"
+		echo "# qemu-$n wrote no core: $n not run"
 	fi
-else
-	echo "# no $target-gcc, qemu-mips or gdb-multiarch: mips not run"
-fi
-[ $ran = 1 ] || skip "neither a kernel core nor qemu-mips"
+done
+[ $ran = 1 ] || skip "neither a kernel core nor a qemu core"
 done_testing
