@@ -11,7 +11,8 @@
 # NT_FILE: --addr there must still name keep[] (it said "heap memory" before),
 # and keep[] must be a root of the lost report (every block it held read as
 # definitely lost before).
-# The bin table's types column names none of the kit's own structs (struct
+# --addr of a function's code, outside a raw dump (RAM only), names the function
+# (it said "not mapped in the image"). The bin table's types column names none of the kit's own structs (struct
 # ha_hdr_view for 48 bytes on x86-64): they are not the program's.
 # Skips a part whose tools are missing.
 . tests/lib.sh
@@ -72,6 +73,10 @@ run_part() {
 	check_lost "$N raw"
 	"$M" --addr "$kp" --addr "$1" --raw "$TMP/$N.bin" --elf "$exe" --base "$lo" >"$TMP/$N.raddr" 2>&1
 	check_grep "$N raw: --addr names keep[]" "^address $kp: keep\+0x0 \(variable of [0-9]+ bytes\)" "$TMP/$N.raddr"
+	fp=$(printf 0x%x $(( (0x$(nm "$exe" | awk '$3 == "f_pm" { print $1 }') & ~1) + 4 )))
+	"$M" --addr "$fp" --raw "$TMP/$N.bin" --elf "$exe" --base "$lo" >"$TMP/$N.faddr" 2>&1
+	check_grep "$N raw: --addr in f_pm's code, outside the dump, names it" \
+		"^address $fp: in the ELF but not in the dump; f_pm\+0x[0-9a-f]+ \(function of [0-9]+ bytes\) in ${exe##*/}" "$TMP/$N.faddr"
 	check_grep "$N raw: --addr of the posix_memalign block" "^address $(printf 0x%x $1): 0 bytes into live block $(printf 0x%x $1) \(1,000 bytes" "$TMP/$N.raddr"
 	"$M" --raw "$TMP/$N.bin" --elf "$exe" --base $((lo + 4096)) >/dev/null 2>"$TMP/$N.wrong"
 	check_eq "$N raw, --base one page off: exit 1" 1 $?
