@@ -88,9 +88,13 @@ $(B)/obj/so/%.o: %.c | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(HA_CFLAGS) -c $< -o $@
 
-$(B)/obj/a/%.o: %.c | $(B)/.deps-ok
+# The kit's objects carry -g1 (functions and line tables, no types): linked into
+# the program, full debug info would put the kit's own structs among the
+# program's in the bin table's "types" column (struct ha_hdr_view for 48 bytes).
+# They depend on the Makefile so that a tree built with other flags is rebuilt.
+$(B)/obj/a/%.o: %.c Makefile | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(HA_CFLAGS) -DHEAPANN_STATIC -c $< -o $@
+	$(CC) $(HA_CFLAGS) -g1 -DHEAPANN_STATIC -c $< -o $@
 
 $(B)/libheapann.so: $(HA_SO_OBJ)
 	$(CC) -shared -pthread -Wl,-z,nodelete -Wl,-z,now -Wl,--version-script=annotate/exports.map -o $@ $^ -ldl
@@ -157,7 +161,7 @@ $(XB)/.deps-ok: scripts/install-deps.sh
 	@touch $@
 $(XB)/obj/%.o: %.c | $(XB)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(XCC) $(CSTD) $(WARN) -O2 -g -Iinclude -MMD -MP -fvisibility=hidden -funwind-tables \
+	$(XCC) $(CSTD) $(WARN) -O2 -g1 -Iinclude -MMD -MP -fvisibility=hidden -funwind-tables \
 		-fno-builtin-malloc -fno-builtin-free -DHEAPANN_STATIC -c $< -o $@
 $(XB)/libheapann.a: $(XA_OBJ)
 	@rm -f $@

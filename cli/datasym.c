@@ -75,6 +75,7 @@ struct cli_datasym *cli_datasym_open(const struct cli_options *o, const struct c
 	const char *what = o->core ? o->core : o->prog;
 	int code = CP_ENOMEM;   /* what a failure below means; CP_EFORMAT: ask libdwfl */
 	size_t len = 64;
+	int n;
 
 	if (!d)
 		goto fail;
@@ -105,8 +106,13 @@ struct cli_datasym *cli_datasym_open(const struct cli_options *o, const struct c
 			goto fail;
 		}
 		d->core_elf = elf_begin(d->core_fd, ELF_C_READ_MMAP, NULL);
-		if (!d->core_elf || dwfl_core_file_report(d->dwfl, d->core_elf, o->prog) < 0)
+		n = d->core_elf ? dwfl_core_file_report(d->dwfl, d->core_elf, o->prog) : -1;
+		if (n < 0)
 			goto fail;
+		/* a qemu-user core (no NT_FILE) of a static program: the program alone,
+		 * where the symbolizer puts it, or no address would be named */
+		if (n == 0)
+			(void)sym_dwfl_report_exe_at_entry(d->dwfl, d->core_elf, o->prog);
 	} else if (!dwfl_report_elf(d->dwfl, o->prog, o->prog, -1, 0, false)) {
 		goto fail;
 	}

@@ -35,7 +35,10 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 
 	an_addr_classify(p->img, &p->scan, addr, a);
 	ai->have_sym = 0;
-	if (a->what != AN_ADDR_BETWEEN && a->what != AN_ADDR_OTHER && a->what != AN_ADDR_NOT_DUMPED)
+	/* a raw dump holds RAM only: an address outside it may still be the ELF's
+	 * (code, constants in flash), which names it */
+	if (a->what != AN_ADDR_BETWEEN && a->what != AN_ADDR_OTHER && a->what != AN_ADDR_NOT_DUMPED &&
+	    !(a->what == AN_ADDR_UNMAPPED && p->img->kind == CP_KIND_RAW))
 		return;
 	if (!*ds_tried) {
 		struct cp_error err = { 0 };
@@ -48,6 +51,8 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 	if (cli_datasym(*ds, addr, &ai->sym) < 0)
 		return;
 	ai->have_sym = 1;
+	if (a->what == AN_ADDR_UNMAPPED)
+		a->what = AN_ADDR_NOT_DUMPED;
 	if (a->what == AN_ADDR_NOT_DUMPED)
 		return;
 	if (a->what == AN_ADDR_OTHER ||
@@ -211,9 +216,11 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 		if (a->seg)
 			fprintf(f, "mapped (0x%" PRIx64 "-0x%" PRIx64 ") but not dumped in the image",
 				a->seg->vaddr, a->seg->vaddr + a->seg->memsz);
-		else   /* known from NT_FILE only */
+		else if (a->mapping)   /* known from NT_FILE only */
 			fprintf(f, "mapped (0x%" PRIx64 "-0x%" PRIx64 ") but not dumped in the image",
 				a->mapping->start, a->mapping->end);
+		else   /* a raw dump: in the ELF, outside the dumped memory */
+			fputs("in the ELF but not in the dump", f);
 		if (ai->have_sym) {
 			fputs("; ", f);
 			sym_text(f, &ai->sym);

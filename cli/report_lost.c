@@ -27,7 +27,8 @@ struct lost_ctx {
 	struct an_reach reach;
 	struct cli_datasym *ds;
 	int ds_tried;
-	int raw_roots;          /* roots of a raw dump came from the ELF */
+	int raw_roots;          /* roots of a raw dump (or a core without NT_FILE)
+				 * came from the ELF */
 };
 
 /* The ELF's global offset tables (.got, .got.plt): up to MAX ranges into
@@ -76,27 +77,66 @@ static int raw_root_add_less(struct lost_ctx *x, struct an_root r, const uint64_
 	return an_roots_add(&x->roots, &r);
 }
 
-/* Add the writable PT_LOADs of a raw dump's ELF as roots, less its global offset
+/* Add the writable PT_LOADs of the program's ELF as roots, less its global offset
  * tables: they hold addresses of symbols and code, never of heap blocks, but
  * MIPS's also hold 64 KiB page addresses (%got(page)), and in a firmware whose
  * heap is a static pool such an entry lands inside a block (a regenerated MIPS
- * fixture showed one of main's blocks "possibly lost" that way). Returns 0 (also
- * when the ELF cannot be read: the caller says there are no roots), -1 out of
- * memory. */
+ * fixture showed one of main's blocks "possibly lost" that way). For a raw dump
+ * (at the ELF's addresses), and for a core of a static program, where
+ * an_roots_find cannot tell the program's .data and .bss from the heap (qemu-user
+ * writes no NT_FILE; a pool in .bss holds blocks, and the kernel's core reads
+ * only the .bss before the first block as a root, not libc's variables after
+ * it): placed by the core's AT_ENTRY (bias 0 for ET_EXEC), less the roots
+ * already found. Returns 0 (also when the ELF cannot be read or placed, or is
+ * dynamic with a load map: nothing to add), -1 out of memory. */
 static int raw_roots_add(struct lost_ctx *x)
 {
+	const struct cp_image *img = x->p->img;
 	Elf *e = NULL;
+	GElf_Ehdr eh;
 	size_t n = 0, ng = 0;
-	uint64_t gs[4], ge[4];
-	int fd = open(x->o->prog, O_RDONLY | O_CLOEXEC), rc = 0;
+	uint64_t *gs, *ge, bias = 0;
+	int fd, rc = 0;
 
+	gs = malloc((4 + x->roots.n) * sizeof(*gs));
+	ge = malloc((4 + x->roots.n) * sizeof(*ge));
+	fd = gs && ge ? open(x->o->prog, O_RDONLY | O_CLOEXEC) : -1;
+	if (!gs || !ge)
+		rc = -1;
 	if (fd < 0)
-		return 0;
+		goto out;
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (e)
-		ng = raw_got_ranges(e, gs, ge, 4);
-	if (e && elf_getphdrnum(e, &n) == 0) {
+	if (!e || !gelf_getehdr(e, &eh))
+		goto out;
+	if (img->kind == CP_KIND_CORE && eh.e_type == ET_DYN) {
+		size_t i;
+
+		for (i = 0; i < img->nauxv && img->auxv[2 * i] != AT_ENTRY; i++)
+			;
+		if (i == img->nauxv)
+			goto out;
+		bias = img->auxv[2 * i + 1] - eh.e_entry;
+	}
+	ng = raw_got_ranges(e, gs, ge, 4);
+	for (size_t i = 0; i < ng; i++) {
+		gs[i] += bias;
+		ge[i] += bias;
+	}
+	for (size_t i = 0; i < x->roots.n; i++)
+		if (x->roots.v[i].kind != AN_ROOT_REGS) {
+			gs[ng] = x->roots.v[i].start;
+			ge[ng++] = x->roots.v[i].end;
+		}
+	if (elf_getphdrnum(e, &n) != 0)
+		goto out;
+	for (size_t i = 0; img->kind == CP_KIND_CORE && img->nfiles && i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+			goto out;   /* dynamic: ld.so's link map gave every module's data */
+	}
+	{
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			GElf_Phdr ph;
 			struct an_root r = { 0, 0, AN_ROOT_USER, -1, NULL, 0 };
@@ -104,16 +144,20 @@ static int raw_roots_add(struct lost_ctx *x)
 			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
 			    !(ph.p_flags & PF_W) || !ph.p_memsz)
 				continue;
-			r.start = ph.p_vaddr;
-			r.end = ph.p_vaddr + ph.p_memsz;
+			r.start = ph.p_vaddr + bias;
+			r.end = ph.p_vaddr + bias + ph.p_memsz;
 			r.module = x->o->prog;
 			rc = raw_root_add_less(x, r, gs, ge, ng);
 			x->raw_roots++;
 		}
 	}
+out:
 	if (e)
 		elf_end(e);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	free(gs);
+	free(ge);
 	return rc;
 }
 
@@ -133,6 +177,8 @@ static int lost_ctx_init(struct lost_ctx *x, const struct cli_options *o,
 	 * from a core's roots; a firmware may keep it in the data added here) */
 	if (p->img->kind == CP_KIND_RAW &&
 	    (raw_roots_add(x) < 0 || an_roots_exclude_stats(p->img, &x->roots) < 0))
+		return -1;
+	if (p->img->kind == CP_KIND_CORE && raw_roots_add(x) < 0)
 		return -1;
 	if (an_reach_build(p->img, &p->scan, &x->roots, &ro, &x->reach) < 0)
 		return -1;

@@ -1684,7 +1684,7 @@ static int dw_core_entry(Elf *core, uint64_t *entry)
 /* A core with no load map (qemu-user writes no NT_FILE; a static program has no
  * link map): report the program alone, placed so that its e_entry is the core's
  * AT_ENTRY (bias 0 for ET_EXEC). Returns 0, or -1 when it does not fit. */
-static int dw_report_exe_at_entry(struct dw_symbolizer *s, const char *exe, uint64_t entry)
+static int dw_report_exe_at_entry(Dwfl *dwfl, const char *exe, uint64_t entry)
 {
 	int fd = open(exe, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -1697,9 +1697,18 @@ static int dw_report_exe_at_entry(struct dw_symbolizer *s, const char *exe, uint
 	if (elf)
 		elf_end(elf);
 	close(fd);
-	if (!ok || !dwfl_report_elf(s->dwfl, exe, exe, -1, bias, true))
+	if (!ok || !dwfl_report_elf(dwfl, exe, exe, -1, bias, true))
 		return -1;
 	return 0;
+}
+
+int sym_dwfl_report_exe_at_entry(struct Dwfl *dwfl, struct Elf *core, const char *exe)
+{
+	uint64_t entry;
+
+	if (dw_core_entry(core, &entry) != 0)
+		return -1;
+	return dw_report_exe_at_entry(dwfl, exe, entry);
 }
 
 /* Report the modules of a core (load map from the core, program from opt->exe). */
@@ -1736,7 +1745,7 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 				dwfl_errmsg(-1));
 	uint64_t entry = 0;
 	int have_entry = dw_core_entry(s->core_elf, &entry) == 0;
-	if (n == 0 && have_entry && dw_report_exe_at_entry(s, opt->exe, entry) == 0)
+	if (n == 0 && have_entry && dw_report_exe_at_entry(s->dwfl, opt->exe, entry) == 0)
 		n = 1;
 	if (n == 0)
 		dw_note(s, "%s: no modules found in the core's load map; no address can be named",

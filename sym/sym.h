@@ -116,6 +116,16 @@ int sym_module_open(const char *sysroot, const char *modname, char **file_name);
  * does not fit in cap bytes). */
 int sym_cache_dir(char *buf, size_t cap);
 
+/* For a core whose load map names no module (qemu-user writes no NT_FILE; a
+ * static program has no link map): report the program EXE into DWFL (between
+ * dwfl_report_begin and dwfl_report_end), placed so that its e_entry is the
+ * core's AT_ENTRY (bias 0 for ET_EXEC), as the symbolizer does for frames.
+ * CORE is the core's libelf handle; nothing is taken over. Returns 0 when EXE
+ * was reported, -1 when the core has no AT_ENTRY or EXE does not fit it. */
+struct Dwfl;
+struct Elf;
+int sym_dwfl_report_exe_at_entry(struct Dwfl *dwfl, struct Elf *core, const char *exe);
+
 /* ---- for backends ---- */
 struct sym_backend_ops {
 	int (*resolve)(struct symbolizer *s, const uint64_t *addrs, size_t n,
