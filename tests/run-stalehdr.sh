@@ -3,12 +3,14 @@
 # tests/prog/stalehdr_spill.c (gcc -O0 and -O2, -Wl,-z,lazy) makes the first call
 # of another libc function right after each of its 12 allocations, so ld.so's
 # lazy resolver spills registers below the stack pointer, and it leaves END_LIVE|0
-# words with zeros where a header's DEPTH would be in a dead frame and in a live
-# local. Its kernel core (abort) and its gcore must show exactly its 12 blocks
+# words with zeros where a header's DEPTH would be at the bottom of a returned
+# 8 KiB frame (below the stack pointer) and in a live local of main. Its kernel core (abort) and its gcore must show exactly its 12 blocks
 # (6,314 bytes) live, no damaged header, and mprof-core must exit 0 (before the
-# scan skipped thread stacks: "damaged headers: 1" and 2, exit 3). On x86-64 the
-# program also checks that no caller-saved register holds a header magic when
-# malloc, calloc or realloc returns.
+# scan skipped thread stacks: "damaged headers: 2"; the corruption report
+# already left them out). On x86-64 the program also checks that no caller-saved
+# register (rcx rdx rsi rdi r8-r11 xmm0-15) holds a header magic when any entry
+# point returns (malloc, calloc, realloc, free, memalign, posix_memalign,
+# malloc_usable_size), and that the probe sees one a function leaves in rdx.
 . tests/lib.sh
 SO=$TOP/$B/libheapann.so
 [ -f "$SO" ] && [ -x "$B/tests/tools/cpdump" ] || skip "build first"
@@ -35,9 +37,10 @@ d = json.load(open(sys.argv[1]))
 h = d.get("summary", d)
 scan = open(sys.argv[2]).read()
 onstack = int(re.search(r" stack_copies=(\d+) ", scan).group(1))
-print(h["damaged_headers"], h["stack_copies_ignored"] == onstack)
+print(h["damaged_headers"], h["stack_copies_ignored"] == onstack, onstack >= 2)
 PY
-	check_eq "$1: JSON: damaged_headers 0, stack_copies_ignored as the scan's" "0 True" "$(cat "$TMP/$1.jc")"
+	check_eq "$1: JSON: damaged_headers 0, stack_copies_ignored as the scan's, at least the 2 planted" \
+		"0 True True" "$(cat "$TMP/$1.jc")"
 }
 
 for opt in O0 O2; do
@@ -49,6 +52,7 @@ for opt in O0 O2; do
 	if grep -q '^regs -1$' "$TMP/g$opt.live"; then
 		echo "# not x86-64: registers not probed"
 	else
+		check_eq "$opt: the register probe sees END_LIVE|3 left in rdx (control)" 1 "$("$TMP/spill$opt" control)"
 		check_grep "$opt: no caller-saved register holds a header magic after an allocator returns" '^regs 0$' "$TMP/g$opt.live"
 	fi
 	"$B/tests/tools/cpdump" "$TMP/g$opt.core" >"$TMP/g$opt.scan" 2>&1
