@@ -272,17 +272,6 @@ static void guard_lost(const struct cp_scan *scan, const uint64_t *seqs, size_t 
 		}
 }
 
-/* 1 when addr lies in the segment that holds some thread's stack pointer. */
-static int on_thread_stack(const struct cp_image *img, uint64_t addr)
-{
-	const struct cp_segment *s = cp_image_segment(img, addr);
-
-	for (size_t t = 0; s && t < img->nthreads; t++)
-		if (cp_image_segment(img, img->threads[t].sp) == s)
-			return 1;
-	return 0;
-}
-
 #define MAX_INFOS 64
 
 /* Distinct INFO words of the intact live blocks, rebuilt from guard and pad. */
@@ -388,6 +377,7 @@ int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 	uint64_t *seqs = NULL;
 
 	memset(out, 0, sizeof(*out));
+	out->nstack_copies = scan->nstack_copies;   /* the scan left them out of damaged */
 	for (size_t i = 0; i < scan->nblocks; i++)
 		if (scan->blocks[i].state == CP_LIVE && (scan->blocks[i].flags & CP_GUARD_BROKEN))
 			n++;
@@ -430,13 +420,8 @@ int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 		ninfos = infos_collect(img, scan, infos);
 	for (size_t k = 0; k < scan->ndamaged; k++) {
 		const struct cp_damage *d = &scan->damaged[k];
-		struct an_damage_hit *h;
+		struct an_damage_hit *h = &out->damaged[out->ndamaged++];
 
-		if (on_thread_stack(img, d->hdr)) {
-			out->nstack_copies++;
-			continue;
-		}
-		h = &out->damaged[out->ndamaged++];
 		damage_suspect(img, scan, k, h);
 		if ((d->known & (CP_KNOWN_SIZE | CP_KNOWN_SEQ)) == (CP_KNOWN_SIZE | CP_KNOWN_SEQ)) {
 			h->have_size = 1;

@@ -80,11 +80,12 @@ struct an_corrupt {
 	struct an_guard_hit *guards;   /* by block address */
 	size_t nguards;
 	struct an_damage_hit *damaged; /* by header address, one per scan->damaged
-					* record outside the threads' stacks */
+					* record (the scan leaves out those on the
+					* threads' stacks) */
 	size_t ndamaged;
 	size_t nstack_copies;          /* damaged "headers" in a thread's stack segment:
-					* stale copies of header words that libheapann
-					* spilled while writing one, not heap damage */
+					* stale copies of header words spilled there
+					* (cp_scan.nstack_copies), not heap damage */
 	/* damage libheapann counted while the program ran, from its statistics
 	 * region (the caller copies them from struct cp_stats): the blocks went
 	 * back to the allocator, so the image shows nothing else of it */

@@ -606,6 +606,9 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 	if (sc->nwriting)
 		fprintf(f, "headers being written when the core was taken (blocks not yet handed out): %s\n",
 			fmt_num(a, sc->nwriting));
+	if (sc->nstack_copies)
+		fprintf(f, "header-like words on thread stacks ignored (stale copies, not damage): %s\n",
+			fmt_num(a, sc->nstack_copies));
 	if (st->ignored_blocks)
 		fprintf(f, "left out by --ignore-fn: %s blocks, %s bytes\n",
 			fmt_num(a, st->ignored_blocks), fmt_num(b, st->ignored_bytes));
@@ -666,6 +669,8 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_u64(j, p->scan.ncut);
 	json_key(j, "headers_being_written");
 	json_u64(j, p->scan.nwriting);
+	json_key(j, "stack_copies_ignored");   /* would-be damage on a thread stack */
+	json_u64(j, p->scan.nstack_copies);
 	json_key(j, "ignored_blocks");
 	json_u64(j, st->ignored_blocks);
 	json_key(j, "ignored_bytes");

@@ -275,6 +275,15 @@ struct cp_scan {
 				    * still 0, everything else complete and the check word
 				    * right: the core was taken in between): not a block
 				    * yet, and not damage */
+	size_t nstack_copies;      /* would-be damaged headers in a thread stack of a
+				    * Linux process's core (one with NT_FILE: the
+				    * anonymous segment holding a thread's stack pointer,
+				    * its dead part below the pointer and its live
+				    * frames): stale copies of header magics that
+				    * registers spilled there, no block's, so not damage
+				    * and not in damaged. None in raw dumps and in cores
+				    * without NT_FILE (firmware RAM: stack and heap may
+				    * share a segment) */
 	uint64_t scanned_bytes;    /* dumped bytes that were scanned */
 	uint64_t *sigs;            /* addresses of statistics-region signatures
 				    * (HEAPANN_STATS_MAGIC0 followed by MAGIC1, not

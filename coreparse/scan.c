@@ -1085,6 +1085,31 @@ static inline uint32_t stack_number(struct cp_scan *out, const struct stab_entry
 	return newid[old];
 }
 
+/* Whether addr lies in a segment of a Linux process's core that holds one of its
+ * threads' stack pointers: that thread's stack (its dead part below the pointer
+ * as well as its live frames). No allocator of a Linux process puts a block
+ * there, while registers spilled there (the lazy resolver's, a callee's saves,
+ * uninitialized locals) may still hold a header magic malloc had in them: such a
+ * word is no damaged header. A Linux process's core is one with NT_FILE (the
+ * kernel's and gdb's); the stack is an anonymous mapping. Raw dumps, and cores
+ * without NT_FILE (a QEMU or debugger dump of a firmware's RAM, where stack and
+ * heap may share a segment; qemu-user's), never. */
+static int on_thread_stack(const struct cp_image *img, uint64_t addr)
+{
+	const struct cp_segment *seg;
+	size_t t;
+
+	if (img->kind != CP_KIND_CORE || !img->nthreads || !img->nfiles)
+		return 0;
+	seg = cp_image_segment(img, addr);
+	if (!seg || cp_image_mapping(img, seg->vaddr))
+		return 0;
+	for (t = 0; t < img->nthreads; t++)
+		if (cp_image_segment(img, img->threads[t].sp) == seg)
+			return 1;
+	return 0;
+}
+
 /* Merge the workers' stack tables and the chunks' results into out. Stacks are
  * numbered by first use in address order, so the result does not depend on the
  * number of threads or on their timing. */
@@ -1185,8 +1210,13 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 			}
 		}
 		for (j = 0; j < c->damage.n; j++) {
-			struct cp_damage *o = &out->damaged[out->ndamaged++];
+			struct cp_damage *o;
 
+			if (on_thread_stack(sc->img, d[j].hdr)) {
+				out->nstack_copies++;
+				continue;
+			}
+			o = &out->damaged[out->ndamaged++];
 			*o = d[j];
 			if (o->known & CP_KNOWN_FRAMES)
 				o->stack = remap[c->worker][o->stack];

@@ -70,6 +70,20 @@ gcore_waiting() {
 	wait $gw_pid
 }
 
+# liveset_cmp WANT SCAN: compare a program's live set (WANT: "ADDR SIZE" lines and
+# "total N BYTES"; other lines ignored) with cpdump's output SCAN. Prints
+# "N FOUND BYTES FOUNDBYTES LEFT": the program's count and bytes, how many of its
+# blocks are live in SCAN with their sizes and their bytes, and how many are not.
+liveset_cmp() {
+	awk -v want="$1" '
+		BEGIN { while ((getline l < want) > 0) { split(l, f, " ");
+			if (f[1] == "total") { n = f[2]; b = f[3] } else if (f[1] ~ /^0x/) size[f[1]] = f[2] } }
+		$1 == "block" && $2 == "live" { u = $3; s = $4; sub("user=", "", u); sub("size=", "", s);
+			if (u in size && size[u] == s) { found++; bytes += s; delete size[u] } }
+		END { left = 0; for (k in size) left++
+			printf "%d %d %d %d %d\n", n, found, b, bytes, left }' "$2"
+}
+
 # wait_for FILE [PATTERN]: until FILE exists (and has a line matching PATTERN), at
 # most 60 s. Returns 1 on timeout.
 wait_for() {

@@ -21,13 +21,7 @@ for depth in 32 3; do
 	check_eq "depth $depth: cpdump exits 0" 0 $?
 	# every block the program holds is live in the core with its size; none else
 	# of the program's addresses is missing; the count and the bytes agree
-	awk -v want="$TMP/live$depth" '
-		BEGIN { while ((getline l < want) > 0) { split(l, f, " ");
-			if (f[1] == "total") { n = f[2]; b = f[3] } else size[f[1]] = f[2] } }
-		$1 == "block" && $2 == "live" { u = $3; s = $4; sub("user=", "", u); sub("size=", "", s);
-			if (u in size && size[u] == s) { found++; bytes += s; delete size[u] } }
-		END { left = 0; for (k in size) left++
-			printf "%d %d %d %d %d\n", n, found, b, bytes, left }' "$TMP/scan$depth" >"$TMP/cmp$depth"
+	liveset_cmp "$TMP/live$depth" "$TMP/scan$depth" >"$TMP/cmp$depth"
 	read -r n found b bytes left <"$TMP/cmp$depth"
 	check_eq "depth $depth: all $n live blocks found" "$n" "$found"
 	check_eq "depth $depth: their $b requested bytes" "$b" "$bytes"

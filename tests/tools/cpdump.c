@@ -134,8 +134,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cpdump: scan of %llu bytes: %.3f s wall, %.3f s CPU, %.2f GB/s\n",
 			(unsigned long long)scan.scanned_bytes, now() - t0, cpu_now() - c0,
 			(double)scan.scanned_bytes / (now() - t0) / 1e9);
-	printf("scan blocks=%zu live=%zu freed=%zu damaged=%zu stale=%zu stray=%zu stacks=%zu addrs=%zu live_bytes=%llu live_overhead=%llu sigs=%zu\n",
-	       scan.nblocks, scan.nlive, scan.nfreed, scan.ndamaged, scan.nstale, scan.nstray, scan.nstacks, scan.naddrs,
+	printf("scan blocks=%zu live=%zu freed=%zu damaged=%zu stale=%zu stray=%zu stack_copies=%zu stacks=%zu addrs=%zu live_bytes=%llu live_overhead=%llu sigs=%zu\n",
+	       scan.nblocks, scan.nlive, scan.nfreed, scan.ndamaged, scan.nstale, scan.nstray, scan.nstack_copies, scan.nstacks, scan.naddrs,
 	       (unsigned long long)scan.live_bytes, (unsigned long long)scan.live_overhead, scan.nsigs);
 	for (k = 0; k < scan.nsigs; k++)
 		printf("sig 0x%llx\n", (unsigned long long)scan.sigs[k]);

@@ -729,6 +729,101 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 #undef NAME
 }
 
+/* ---- header words on thread stacks ---- */
+
+/* A would-be damaged header: END_LIVE|0 with zeros where its START and DEPTH
+ * would be (what a spilled register leaves on a stack); its header would start
+ * at hdr. */
+static void mem_stray_end0(struct mem *m, uint64_t hdr)
+{
+	uint64_t a;
+
+	for (a = hdr; a < hdr + heapann_header_bytes(0, m->w); a += m->w)
+		mem_word(m, a, 0);
+	mem_word(m, hdr + heapann_header_bytes(0, m->w) - m->w, heapann_end_live(m->w));
+}
+
+/* A core with a heap and a thread stack (the segment holding the thread's stack
+ * pointer), each with one valid block and one would-be damaged header: the one on
+ * the stack, below and above the pointer alike, is counted in nstack_copies,
+ * the heap's is damage; the stack's valid block is a block. The same core without
+ * NT_FILE (not a Linux process's: firmware RAM may hold stack and heap in one
+ * segment) and the same stack bytes as a raw dump (no threads) report the stack
+ * ones as damage. */
+static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
+{
+	const uint64_t heap = 0x600000, stack = 0x7f0000, sp = stack + 0x800;
+	struct mem mh, ms;
+	struct buf prs = { 0 }, fil = { 0 }, file = { 0 };
+	struct file_map fm[1] = { { 0x400000, 0x401000, 0, "/usr/bin/stackprog" } };
+	uint64_t regs[45] = { 0 }, f[2] = { 0x401111, 0x402222 }, hu, su;
+	unsigned nregs = machine == EM_X86_64 ? 27 : machine == EM_ARM ? 18 : 45;
+	struct nt notes[2];
+	struct seg segs[2];
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	char name[160], what[48];
+
+	snprintf(what, sizeof(what), "stack copies W=%u %s", w, big ? "big" : "little");
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	mem_init(&mh, heap, 0x1000, w, big);
+	mem_init(&ms, stack, 0x1000, w, big);
+	hu = mem_block(&mh, heap + 0x40, 24, 2, 7, f, 8, 0, 0);
+	mem_stray_end0(&mh, heap + 0x200);
+	su = mem_block(&ms, stack + 0x900, 16, 2, 8, f, 8, 0, 0);   /* a copy of a whole header */
+	mem_stray_end0(&ms, stack + 0x400);   /* below the stack pointer: dead */
+	mem_stray_end0(&ms, stack + 0xC00);   /* above it: a live frame */
+	regs[sp_idx] = sp;
+	nt_prstatus(&prs, w, big, 4343, 11, regs, nregs);
+	nt_file(&fil, w, big, fm, 1, 4096);
+	notes[0] = (struct nt){ "CORE", NT_PRSTATUS, prs.p, (uint32_t)prs.n };
+	notes[1] = (struct nt){ "CORE", NT_FILE, fil.p, (uint32_t)fil.n };
+	segs[0] = (struct seg){ heap, mh.p, 0x1000, 0x1000, PF_R | PF_W };
+	segs[1] = (struct seg){ stack, ms.p, 0x1000, 0x1000, PF_R | PF_W };
+	for (unsigned nn = 2; nn >= 1; nn--) {
+		file.n = 0;
+		elf_build(&file, w, big, ET_CORE, machine, notes, nn, segs, 2);
+		write_file(tpath("core-stack"), file.p, file.n);
+		img = cp_image_open_core(tpath("core-stack"), &err);
+		CHECK(NAME("core opens, the thread's sp in the stack segment"), img && img->nthreads == 1 &&
+		      img->threads[0].sp == sp && img->nfiles == nn - 1);
+		if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+			if (nn == 2)
+				CHECK(NAME("core: both blocks live, the heap's damage only, 2 stack copies"),
+				      s.nlive == 2 && block_at(&s, hu) && block_at(&s, su) && s.ndamaged == 1 &&
+				      s.damaged[0].hdr == heap + 0x200 && s.damaged[0].kind == CP_DMG_START &&
+				      s.nstack_copies == 2);
+			else
+				CHECK(NAME("core without NT_FILE: both blocks live, all 3 are damage"),
+				      s.nlive == 2 && block_at(&s, su) && s.ndamaged == 3 && s.nstack_copies == 0 &&
+				      s.damaged[0].hdr == heap + 0x200 && s.damaged[1].hdr == stack + 0x400 &&
+				      s.damaged[2].hdr == stack + 0xC00);
+			cp_scan_free(&s);
+		} else {
+			CHECK(NAME("core: scan"), 0);
+		}
+		cp_image_free(img);
+	}
+	write_file(tpath("raw-stack"), ms.p, ms.size);
+	img = cp_image_open_raw(tpath("raw-stack"), stack, w, big, machine, &err);
+	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+		CHECK(NAME("raw dump of the same bytes: no threads, both are damage"),
+		      s.nlive == 1 && block_at(&s, su) && s.ndamaged == 2 && s.nstack_copies == 0 &&
+		      s.damaged[0].hdr == stack + 0x400 && s.damaged[1].hdr == stack + 0xC00);
+		cp_scan_free(&s);
+	} else {
+		CHECK(NAME("raw: opens and scans"), 0);
+	}
+	cp_image_free(img);
+	free(mh.p);
+	free(ms.p);
+	free(prs.p);
+	free(fil.p);
+	free(file.p);
+#undef NAME
+}
+
 /* ---- raw dumps ---- */
 
 static void test_raw(unsigned w, int big)
@@ -1144,6 +1239,8 @@ int main(void)
 	test_core("ELF32 BE MIPS", 4, 1, EM_MIPS, 35, 40);
 	test_raw(8, 0);
 	test_raw(4, 1);
+	test_stack_copies(8, 0, EM_X86_64, 19);
+	test_stack_copies(4, 1, EM_MIPS, 35);
 	test_many_stacks(8, 0);
 	test_many_stacks(4, 1);
 	test_unsorted(8, 0);
