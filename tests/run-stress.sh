@@ -39,13 +39,7 @@ check "it did at least 10,000 operations (${ops:-0})" test "${ops:-0}" -ge 10000
 
 "$B/tests/tools/cpdump" "$TMP/core" >"$TMP/scan" 2>&1
 check_eq "cpdump exits 0" 0 $?
-awk -v want="$TMP/live" '
-	BEGIN { while ((getline l < want) > 0) { split(l, f, " ");
-		if (f[1] == "total") { n = f[2]; b = f[3] } else if (f[1] ~ /^0x/) size[f[1]] = f[2] } }
-	$1 == "block" && $2 == "live" { u = $3; s = $4; sub("user=", "", u); sub("size=", "", s);
-		if (u in size && size[u] == s) { found++; bytes += s; delete size[u] } }
-	END { left = 0; for (k in size) left++
-		printf "%d %d %d %d %d\n", n, found, b, bytes, left }' "$TMP/scan" >"$TMP/cmp"
+liveset_cmp "$TMP/live" "$TMP/scan" >"$TMP/cmp"
 read -r n found b bytes left <"$TMP/cmp"
 check_eq "all $n live blocks of the program found live" "$n" "$found"
 check_eq "with their $b requested bytes" "$b" "$bytes"
