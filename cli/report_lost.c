@@ -110,13 +110,11 @@ static int raw_roots_add(struct lost_ctx *x)
 	if (!e || !gelf_getehdr(e, &eh))
 		goto out;
 	if (img->kind == CP_KIND_CORE && eh.e_type == ET_DYN) {
-		size_t i;
+		uint64_t entry;
 
-		for (i = 0; i < img->nauxv && img->auxv[2 * i] != AT_ENTRY; i++)
-			;
-		if (i == img->nauxv)
+		if (cp_image_auxv(img, AT_ENTRY, &entry) < 0)
 			goto out;
-		bias = img->auxv[2 * i + 1] - eh.e_entry;
+		bias = entry - eh.e_entry;
 	}
 	ng = raw_got_ranges(e, gs, ge, 4);
 	for (size_t i = 0; i < ng; i++) {
@@ -136,20 +134,18 @@ static int raw_roots_add(struct lost_ctx *x)
 		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
 			goto out;   /* dynamic: ld.so's link map gave every module's data */
 	}
-	{
-		for (size_t i = 0; i < n && rc == 0; i++) {
-			GElf_Phdr ph;
-			struct an_root r = { 0, 0, AN_ROOT_USER, -1, NULL, 0 };
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		GElf_Phdr ph;
+		struct an_root r = { 0, 0, AN_ROOT_USER, -1, NULL, 0 };
 
-			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
-			    !(ph.p_flags & PF_W) || !ph.p_memsz)
-				continue;
-			r.start = ph.p_vaddr + bias;
-			r.end = ph.p_vaddr + bias + ph.p_memsz;
-			r.module = x->o->prog;
-			rc = raw_root_add_less(x, r, gs, ge, ng);
-			x->raw_roots++;
-		}
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_W) || !ph.p_memsz)
+			continue;
+		r.start = ph.p_vaddr + bias;
+		r.end = ph.p_vaddr + bias + ph.p_memsz;
+		r.module = x->o->prog;
+		rc = raw_root_add_less(x, r, gs, ge, ng);
+		x->raw_roots++;
 	}
 out:
 	if (e)

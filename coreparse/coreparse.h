@@ -142,6 +142,10 @@ const struct cp_segment *cp_image_segment(const struct cp_image *img, uint64_t a
 /* The NT_FILE mapping holding addr, or NULL. */
 const struct cp_mapping *cp_image_mapping(const struct cp_image *img, uint64_t addr);
 
+/* The value of the core's NT_AUXV entry TYPE (AT_ENTRY, AT_PHDR ...) in *val.
+ * Returns 0, or -1 when the core has no such entry (*val is left alone). */
+int cp_image_auxv(const struct cp_image *img, uint64_t type, uint64_t *val);
+
 /* The core's main program: the NT_FILE mapping holding AT_ENTRY (or AT_PHDR) from
  * NT_AUXV, else the lowest file mapping; NULL when the image has no NT_FILE (raw
  * dumps, qemu-user cores). Owned by the image. */

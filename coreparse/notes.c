@@ -347,6 +347,16 @@ int cp_image_module_buildid(const struct cp_image *img, const struct cp_mapping 
 	return -1;
 }
 
+int cp_image_auxv(const struct cp_image *img, uint64_t type, uint64_t *val)
+{
+	for (size_t i = 0; i < img->nauxv; i++)
+		if (img->auxv[2 * i] == type) {
+			*val = img->auxv[2 * i + 1];
+			return 0;
+		}
+	return -1;
+}
+
 /* The build-id of an ELF file on disk, from its PT_NOTE segments. */
 static int file_buildid(const char *path, unsigned char *out, size_t cap, size_t *len)
 {

@@ -391,9 +391,7 @@ static int gdb_modules_from_core(struct gdb_symbolizer *s, const struct cp_image
 	const char *exe_image_path = NULL;
 	size_t i, j;
 
-	for (i = 0; i < img->nauxv; i++)
-		if (img->auxv[2 * i] == AT_ENTRY)
-			entry = img->auxv[2 * i + 1];
+	(void)cp_image_auxv(img, AT_ENTRY, &entry);
 	emap = entry ? cp_image_mapping(img, entry) : NULL;
 	if (emap)
 		exe_image_path = emap->path;
