@@ -78,7 +78,8 @@ static const char usage_text[] =
 "  -h, --help          this text\n"
 "  --version           the version\n"
 "snapshot: attach gdb to the running process PID, write its core to FILE\n"
-"  (default core.PID), detach (the process goes on), then report the core;\n"
+"  (default core.PID; FILE.zst: zstd-compressed), detach (the process goes\n"
+"  on), then report the core;\n"
 "  --no-report only writes it; --prog FILE: the program file, when the\n"
 "  process's own was rebuilt or deleted since it started.\n"
 "diff: the live heap of two cores of one build (two moments of one run) per\n"
@@ -707,6 +708,14 @@ static int long_opt_is_eq(const char *a, const char *name)
 	return n > 2 && !strncmp(a, name, n);
 }
 
+/* Does path end in suffix (and hold more than it)? */
+static int path_ends_with(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), k = strlen(suffix);
+
+	return n > k && !strcmp(path + n - k, suffix);
+}
+
 /* The report options that take their value as the next argument (cli_parse_args'
  * required_argument entries): snapshot passes the value on with its option rather
  * than taking it for the PID ('snapshot --format json PID', '--form json PID'). */
@@ -778,6 +787,11 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 	}
 	if (outarg && strlen(outarg) >= out_cap)
 		usage_error("snapshot: output path too long: %s", outarg);
+	/* mi_snapshot writes NAME.zst as zstd; a .gz or .xz name would hold a plain
+	 * core that only mprof-core reads */
+	if (outarg && (path_ends_with(outarg, ".gz") || path_ends_with(outarg, ".xz")))
+		usage_error("snapshot: cannot write %s: only zstd compression is written "
+			    "(name it .zst, or without a suffix for a plain core)", outarg);
 	if (outarg)
 		snprintf(out, out_cap, "%s", outarg);
 	else

@@ -192,7 +192,10 @@ int mi_client_close(struct mi_client *c);
  * Returns 0, or -1 with err filled; distinct codes and messages for: no such
  * process (MI_ENOPROC), ptrace not permitted (MI_EPERM, with a hint from
  * /proc/sys/kernel/yama/ptrace_scope), gdb not installed (MI_ENOGDB), gcore failed
- * or wrote nothing (MI_EGDB, MI_EIO). A partial out_path is removed on failure. */
+ * or wrote nothing (MI_EGDB, MI_EIO). A partial out_path is removed on failure.
+ * An out_path ending in ".zst" is written as one zstd frame (level 3, with a
+ * checksum, as the zstd program writes): gcore writes out_path.part, which is
+ * compressed after the detach and then removed (MI_EIO, MI_ENOMEM when that fails). */
 int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeout_ms,
 		struct mi_error *err);
 

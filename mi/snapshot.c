@@ -1,9 +1,11 @@
 /* snapshot.c - a core of a live process without killing it: gdb attaches over MI,
  * writes the core with gcore and detaches, so the process is stopped only for as
  * long as its memory takes to write. Each way this can fail gets its own code and
- * a message that says what to do.
+ * a message that says what to do. A name ending in .zst gets a zstd frame: gcore
+ * seeks while it writes, so it writes NAME.part, compressed here after the detach.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,8 +13,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "mi.h"
+
+#define SNAP_ZSTD_LEVEL 3   /* the zstd program's default */
 
 static int snap_error(struct mi_error *err, int code, const char *fmt, ...)
 {
@@ -119,12 +124,99 @@ static int snap_exec(struct mi_client *c, const char *cmd, unsigned tmo, char *m
 	return 0;
 }
 
+/* Does path end in suffix? */
+static int snap_ends_with(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), k = strlen(suffix);
+
+	return n > k && !strcmp(path + n - k, suffix);
+}
+
+/* Compress the core at src into dst (created with src's mode) as one zstd frame
+ * with a content checksum, as the zstd program writes it. Returns 0, or -1 with
+ * err filled (MI_EIO, MI_ENOMEM) and dst removed; src is left to the caller. */
+static int snap_zstd_file(const char *src, const char *dst, struct mi_error *err)
+{
+	ZSTD_CCtx *z = NULL;
+	size_t in_cap = ZSTD_CStreamInSize(), out_cap = ZSTD_CStreamOutSize();
+	unsigned char *in = malloc(in_cap), *out = malloc(out_cap);
+	int fd = -1, ofd = -1, ret = -1, done = 0;
+	struct stat st;
+
+	if (!in || !out || !(z = ZSTD_createCCtx())) {
+		snap_error(err, MI_ENOMEM, "snapshot: out of memory compressing %s", dst);
+		goto out;
+	}
+	ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, SNAP_ZSTD_LEVEL);
+	ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(z, ZSTD_c_nbWorkers, 2);   /* refused by a library built without threads */
+	fd = open(src, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snap_error(err, MI_EIO, "snapshot: %s: %s", src, strerror(errno));
+		goto out;
+	}
+	ofd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0777);
+	if (ofd < 0) {
+		snap_error(err, MI_EIO, "snapshot: cannot create %s: %s", dst, strerror(errno));
+		goto out;
+	}
+	ZSTD_CCtx_setPledgedSrcSize(z, (unsigned long long)st.st_size);
+	while (!done) {
+		ssize_t n = read(fd, in, in_cap);
+		ZSTD_inBuffer ib = { in, n > 0 ? (size_t)n : 0, 0 };
+		ZSTD_EndDirective mode = n == 0 ? ZSTD_e_end : ZSTD_e_continue;
+		size_t left;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			snap_error(err, MI_EIO, "snapshot: reading %s: %s", src, strerror(errno));
+			goto out;
+		}
+		do {
+			ZSTD_outBuffer ob = { out, out_cap, 0 };
+
+			left = ZSTD_compressStream2(z, &ob, &ib, mode);
+			if (ZSTD_isError(left)) {
+				snap_error(err, MI_EIO, "snapshot: compressing %s: %s", src, ZSTD_getErrorName(left));
+				goto out;
+			}
+			for (size_t w = 0; w < ob.pos;) {
+				ssize_t k = write(ofd, out + w, ob.pos - w);
+
+				if (k < 0 && errno == EINTR)
+					continue;
+				if (k < 0) {
+					snap_error(err, MI_EIO, "snapshot: writing %s: %s", dst, strerror(errno));
+					goto out;
+				}
+				w += (size_t)k;
+			}
+		} while (mode == ZSTD_e_end ? left != 0 : ib.pos < ib.size);
+		done = mode == ZSTD_e_end;
+	}
+	ret = 0;
+out:
+	if (ofd >= 0 && close(ofd) < 0 && ret == 0)
+		ret = snap_error(err, MI_EIO, "snapshot: writing %s: %s", dst, strerror(errno));
+	if (ret < 0 && ofd >= 0)
+		unlink(dst);
+	if (fd >= 0)
+		close(fd);
+	ZSTD_freeCCtx(z);
+	free(in);
+	free(out);
+	return ret;
+}
+
 int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeout_ms,
 		struct mi_error *err)
 {
 	struct mi_settings set;
 	struct mi_client *c = NULL;
-	char cmd[8900], q[4200], msg[512], hint[256];
+	char cmd[8900], q[4200], msg[512], hint[256], part[4200];
+	const char *core_path = out_path;   /* what gcore writes */
+	int zst;
 	unsigned cmd_tmo = timeout_ms ? timeout_ms : 30000;
 	unsigned gcore_tmo = timeout_ms ? timeout_ms : 120000;
 	int wrote = 0, attached = 0, tracer, ret = -1;
@@ -147,6 +239,12 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 				  "(a debugger or strace): detach it first", (int)pid, tracer);
 	if (mi_quote(q, sizeof q, out_path) >= sizeof q)
 		return snap_error(err, MI_EARG, "snapshot: output path too long");
+	zst = snap_ends_with(out_path, ".zst");
+	if (zst) {
+		if ((size_t)snprintf(part, sizeof part, "%s.part", out_path) >= sizeof part)
+			return snap_error(err, MI_EARG, "snapshot: output path too long");
+		core_path = part;
+	}
 
 	state_before = snap_state(pid);
 	memset(&set, 0, sizeof set);
@@ -177,7 +275,7 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 	{
 		char inner[4300], q2[8800];
 
-		snprintf(inner, sizeof inner, "gcore %s", out_path);
+		snprintf(inner, sizeof inner, "gcore %s", core_path);
 		if (mi_quote(q2, sizeof q2, inner) >= sizeof q2) {
 			snap_error(err, MI_EARG, "snapshot: output path too long");
 			goto out;
@@ -188,11 +286,11 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 	if (snap_exec(c, cmd, gcore_tmo, msg, sizeof msg, err) < 0) {
 		if (err && err->code == MI_EGDB)
 			snap_error(err, MI_EGDB, "snapshot: gcore of process %d into %s failed: %s",
-				   (int)pid, out_path, msg);
+				   (int)pid, core_path, msg);
 		goto out;
 	}
-	if (stat(out_path, &st) != 0 || st.st_size == 0) {
-		snap_error(err, MI_EIO, "snapshot: gcore wrote nothing to %s", out_path);
+	if (stat(core_path, &st) != 0 || st.st_size == 0) {
+		snap_error(err, MI_EIO, "snapshot: gcore wrote nothing to %s", core_path);
 		goto out;
 	}
 	if (snap_exec(c, "-target-detach", cmd_tmo, msg, sizeof msg, err) < 0) {
@@ -201,6 +299,9 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 		goto out;
 	}
 	attached = 0;
+	/* the process runs on while its core is compressed */
+	if (zst && snap_zstd_file(core_path, out_path, err) < 0)
+		goto out;
 	ret = 0;
 out:
 	/* gdb detaches from a process it attached to when its input ends or it is
@@ -210,8 +311,8 @@ out:
 	mi_client_close(c);
 	if (attached && state_before != 'T' && state_before != 't' && snap_state(pid) == 'T')
 		kill(pid, SIGCONT);
-	if (ret < 0 && wrote)
-		unlink(out_path);
+	if ((ret < 0 || zst) && wrote)
+		unlink(core_path);
 	return ret;
 }
 
