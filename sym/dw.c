@@ -46,6 +46,9 @@ struct dw_module {
 	int mismatch;             /* build-ids differ: show module+offset only */
 	struct dw_fsym *syms;     /* sorted by addr */
 	size_t nsyms;
+	struct dw_fsym *labels;   /* code labels (dw_module_labels), sorted by addr */
+	size_t nlabels;
+	int labels_done;          /* labels above looked for */
 	struct dw_cutab cus;      /* scope indexes of the CUs used so far */
 	struct dw_cutable cutable; /* CUs by their own ranges, for files without .debug_aranges */
 	int secs_state;           /* 0 not looked up, 1 secs below found, -1 none */
@@ -428,23 +431,95 @@ static void dw_module_index(struct dw_module *m)
 	m->nsyms = w;
 }
 
-/* The function symbol covering pc, or NULL. */
-static const struct dw_fsym *dw_module_lookup(const struct dw_module *m, uint64_t pc)
+static int dw_label_cmp(const void *a, const void *b)
 {
-	size_t lo = 0, hi = m->nsyms;
+	const struct dw_fsym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->rank - y->rank;
+}
+
+/* Index m's code labels, once: the untyped (NOTYPE) symbols of its executable
+ * sections, which assembly code's entry points are (ld.so's _dl_start_user,
+ * which calls the libraries' constructors), each reaching to the next label or
+ * its section's end. ARM's mapping symbols ($a, $d, $t, $x) and assembler-local
+ * .L names are not labels. Built on the first address no function symbol
+ * covers, from the ELF's symbol table (also when the function index came from
+ * the cache file, which holds function symbols only). */
+static void dw_module_labels(struct dw_module *m)
+{
+	m->labels_done = 1;
+	int n = m->has_elf ? dwfl_module_getsymtab(m->mod) : 0;
+	size_t k = 0;
+	for (int pass = 0; pass < 2; pass++) {   /* count, then fill */
+		k = 0;
+		for (int i = 1; i < n; i++) {
+			GElf_Sym sym;
+			GElf_Addr addr;
+			GElf_Word shndx;
+			Elf *elf;
+			Dwarf_Addr bias;
+			GElf_Shdr sh;
+			const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, &bias);
+			if (!name || !name[0] || name[0] == '$' || (name[0] == '.' && name[1] == 'L') ||
+			    GELF_ST_TYPE(sym.st_info) != STT_NOTYPE || shndx == SHN_UNDEF ||
+			    shndx >= SHN_LORESERVE || addr == 0)
+				continue;
+			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+			if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR) ||
+			    sym.st_value < sh.sh_addr || sym.st_value - sh.sh_addr >= sh.sh_size)
+				continue;
+			if (pass == 1) {
+				int bind = GELF_ST_BIND(sym.st_info);
+				m->labels[k] = (struct dw_fsym){ addr, sh.sh_size - (sym.st_value - sh.sh_addr),
+								 name, bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2 };
+			}
+			k++;
+		}
+		if (pass == 0 && (!k || !(m->labels = malloc(k * sizeof *m->labels))))
+			return;
+	}
+	qsort(m->labels, k, sizeof *m->labels, dw_label_cmp);
+	size_t w = 0;
+	for (size_t i = 0; i < k; i++)
+		if (w == 0 || m->labels[w - 1].addr != m->labels[i].addr)
+			m->labels[w++] = m->labels[i];
+	for (size_t i = 0; i + 1 < w; i++)
+		if (m->labels[i].size > m->labels[i + 1].addr - m->labels[i].addr)
+			m->labels[i].size = m->labels[i + 1].addr - m->labels[i].addr;
+	m->nlabels = w;
+}
+
+/* The entry of the sorted index a of n at pc or the nearest before it, or NULL. */
+static const struct dw_fsym *dw_fsym_at(const struct dw_fsym *a, size_t n, uint64_t pc)
+{
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (m->syms[mid].addr <= pc)
+		if (a[mid].addr <= pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == 0)
+	return lo ? &a[lo - 1] : NULL;
+}
+
+/* The function symbol covering pc; else the code label covering it when no
+ * function symbol starts between the two or covers the label (gdb's 'info
+ * symbol' and eu-addr2line -f name such code so); else NULL. */
+static const struct dw_fsym *dw_module_lookup(struct dw_module *m, uint64_t pc)
+{
+	const struct dw_fsym *f = dw_fsym_at(m->syms, m->nsyms, pc);
+	if (f && (!f->size || pc < f->addr + f->size))
+		return f;
+	if (!m->labels_done)
+		dw_module_labels(m);
+	const struct dw_fsym *l = dw_fsym_at(m->labels, m->nlabels, pc);
+	if (!l || pc >= l->addr + l->size)
 		return NULL;
-	const struct dw_fsym *f = &m->syms[lo - 1];
-	if (f->size && pc >= f->addr + f->size)
+	if (f && (f->addr >= l->addr || l->addr < f->addr + f->size))
 		return NULL;
-	return f;
+	return l;
 }
 
 /* ---- modules ---------------------------------------------------------- */
@@ -1571,6 +1646,7 @@ static void dw_free(struct symbolizer *base)
 	while (m) {
 		struct dw_module *next = m->next;
 		free(m->syms);
+		free(m->labels);
 		dw_cutab_release(&m->cus);
 		dw_cutable_release(&m->cutable);
 		dw_ptrmap_release(&m->onames);

@@ -3,6 +3,9 @@
 #  1. mprof-core snapshot PID -o NAME.zst writes a real zstd frame (zstd -t
 #     accepts it, zstd -d gives a core), whose report is the plain snapshot's;
 #     -o NAME.gz / NAME.xz are refused (snapshot compresses with zstd only).
+#  2. a library constructor's stack ends in ld.so's _dl_start_user, an untyped
+#     (NOTYPE) symbol: named by both symbolizers, as gdb's 'info symbol' does
+#     (tests/prog/hunt6_ctorlib.cc, g++ -O2 and clang++ -O0/-O2, kernel cores).
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 [ "$(uname -m)" = x86_64 ] || skip "x86-64 only (snapshots, TLS layout)"
@@ -67,5 +70,63 @@ for ext in gz xz; do
 done
 finish_waiting
 check_eq "snapshot: the program ends normally" 0 $?
+
+# ---- 2 and 3: library constructors (tests/prog/hunt6_ctorlib.cc) ----
+# ld_label: ld.so's _dl_start_user is a NOTYPE symbol of its symbol table (in
+# the file or in its debug file, found by build-id); empty when neither has it
+ldso=$(readlink -f /lib64/ld-linux-x86-64.so.2)
+ldid=$(readelf -n "$ldso" 2>/dev/null | awk '/Build ID/ { print $3 }')
+ld_label=
+for f in "$ldso" "/usr/lib/debug/.build-id/$(echo "$ldid" | cut -c1-2)/$(echo "$ldid" | cut -c3-).debug"; do
+	[ -f "$f" ] && readelf -sW "$f" | grep -Eq ' NOTYPE +LOCAL +DEFAULT +[0-9]+ _dl_start_user$' &&
+		ld_label=_dl_start_user
+done
+[ -n "$ld_label" ] || echo "# ld.so has no symbol _dl_start_user here (libc6-dbg): item 2 not checked"
+[ "$(cat /proc/sys/kernel/core_pattern)" = core ] || { echo "# core_pattern is not 'core': items 2 and 3 not checked"; done_testing; }
+
+# ctor_case NAME CXX CC FLAGS...: build the library and program, take a kernel
+# core of its abort; the core in $TMP/NAME/core
+ctor_case() {
+	cn=$1; ccxx=$2; ccc=$3; shift 3
+	d=$TMP/$cn; mkdir -p "$d"
+	$ccxx -g "$@" -shared -fPIC -pthread -o "$d/libhunt6ctor.so" tests/prog/hunt6_ctorlib.cc &&
+	$ccc -g "$@" -o "$d/prog" tests/prog/hunt6_ctor.c -L"$d" -lhunt6ctor -Wl,-rpath,"$d" || return 1
+	(cd "$d" && ulimit -c unlimited && LD_PRELOAD=$LIB ./prog abort >/dev/null 2>&1; true) 2>/dev/null
+	test -s "$d/core"
+}
+
+# outermost NAME JSON BYTES: the outermost frame's function of the stack of BYTES
+outermost() {
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(' '.join(str(s['frames'][-1].get('function')) for s in d['stacks'] if s['bytes'] == int(sys.argv[2])))" "$1" "$2"
+}
+
+cases="gcc-O2"
+command -v clang++ >/dev/null && command -v clang >/dev/null && cases="$cases clang-O0 clang-O2" ||
+	echo "# clang not installed: the clang cases are left out"
+for c in $cases; do
+	case $c in
+	gcc-O2) ctor_case $c g++ gcc -O2 ;;
+	clang-O0) ctor_case $c clang++ clang -O0 ;;
+	clang-O2) ctor_case $c clang++ clang -O2 ;;
+	esac
+	check "$c: kernel core written" test $? -eq 0 || continue
+	d=$TMP/$c
+	for sy in dw gdb; do
+		"$B/mprof-core" -q --symbolizer=$sy --format json "$d/prog" "$d/core" >"$d/$sy.json" 2>"$d/$sy.err"
+		check_eq "$c --symbolizer=$sy: exit 0" 0 $?
+		"$B/mprof-core" -q --symbolizer=$sy --top 0 "$d/prog" "$d/core" >"$d/$sy.txt" 2>&1
+		if [ -n "$ld_label" ]; then
+			check_eq "$c --symbolizer=$sy: the C++ global's stack (4,444 bytes) ends in $ld_label" \
+				"$ld_label" "$(outermost "$d/$sy.json" 4444)"
+			check_eq "$c --symbolizer=$sy: the constructor function's (3,333 bytes) too" \
+				"$ld_label" "$(outermost "$d/$sy.json" 3333)"
+			check_grep "$c --symbolizer=$sy: text: '$ld_label [ld-linux-x86-64.so.2]'" \
+				"^    $ld_label \[ld-linux-x86-64\.so\.2\]\$" "$d/$sy.txt"
+		fi
+	done
+done
 
 done_testing
