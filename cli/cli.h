@@ -130,6 +130,11 @@ const char *fmt_num(char *buf, uint64_t n);
 /* The last path component of path (borrowed). */
 const char *fmt_base(const char *path);
 
+/* What follows a frame's file name: ":LINE" into buf (at least 16 bytes), or ""
+ * for line 0 (no line: clang's line-0 rows, gdb's 'No line number information'),
+ * as addr2line prints the file alone. Returns buf or a static "". */
+const char *fmt_line(char *buf, unsigned line);
+
 /* The name of ELF machine m ("x86-64", "ARM", ...; "unknown machine"): static. */
 const char *cli_machine_name(uint16_t m);
 
@@ -323,7 +328,7 @@ void cli_buf_release(struct cli_buf *b);
 /* How a frame is written: the function name (an unnamed frame: module+0xOFFSET,
  * or 0xADDR without a module), with ';' written as ':' and control characters as
  * '?'; FOLD_LINES appends " (file:line)", FOLD_SPLIT "\x1f" "file:line" (internal:
- * the SVG splits name and place there). */
+ * the SVG splits name and place there); without a line, "file" alone. */
 enum cli_fold_mode { FOLD_NAMES, FOLD_LINES, FOLD_SPLIT };
 
 /* The text of a stack without frames. */

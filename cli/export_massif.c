@@ -80,18 +80,21 @@ static int node_frame(struct msf *m, const struct an_tnode *n, struct an_frame *
 	return 1;
 }
 
-/* Massif's label of a code location: "0xADDR: function (file:line)", or
- * "(in module)" when the line is unknown, "???" for an unnamed function. An
+/* Massif's label of a code location: "0xADDR: function (file:line)" ("(file)"
+ * when only the file is known), or "(in module)" when neither is, "???" for an
+ * unnamed function. An
  * inlined level is a node of its own with its return address, as Massif writes
  * inline chains. */
 static void frame_label(FILE *f, const struct an_frame *fr)
 {
+	char ln[16];
+
 	fprintf(f, "0x%" PRIX64 ": ", fr->addr);
 	put_clean(f, fr->function ? fr->function : "???");
 	if (fr->file) {
 		fputs(" (", f);
 		put_clean(f, fmt_base(fr->file));
-		fprintf(f, ":%u)", fr->line);
+		fprintf(f, "%s)", fmt_line(ln, fr->line));
 	} else if (fr->module) {
 		fputs(" (in ", f);
 		put_clean(f, fr->module);

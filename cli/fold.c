@@ -66,7 +66,7 @@ static void add_clean(struct cli_buf *b, const char *s)
 
 void cli_fold_frame(struct cli_buf *b, const struct an_frame *fr, enum cli_fold_mode mode)
 {
-	char tmp[64];
+	char tmp[64], ln[16];
 
 	if (fr->function) {
 		add_clean(b, fr->function);
@@ -82,7 +82,7 @@ void cli_fold_frame(struct cli_buf *b, const struct an_frame *fr, enum cli_fold_
 		return;
 	cli_buf_str(b, mode == FOLD_SPLIT ? "\x1f" : " (");
 	add_clean(b, fmt_base(fr->file));
-	snprintf(tmp, sizeof(tmp), ":%u%s", fr->line, mode == FOLD_SPLIT ? "" : ")");
+	snprintf(tmp, sizeof(tmp), "%s%s", fmt_line(ln, fr->line), mode == FOLD_SPLIT ? "" : ")");
 	cli_buf_str(b, tmp);
 }
 

@@ -22,6 +22,14 @@ const char *fmt_num(char *buf, uint64_t n)
 	return buf;
 }
 
+const char *fmt_line(char *buf, unsigned line)
+{
+	if (!line)
+		return "";
+	snprintf(buf, 16, ":%u", line);
+	return buf;
+}
+
 const char *fmt_base(const char *path)
 {
 	const char *s;

@@ -10,13 +10,14 @@
 void report_frame_text(FILE *f, const struct an_frame *fr)
 {
 	const char *mod = fmt_base(fr->module);
+	char ln[16];
 
 	if (fr->function)
 		fputs(fr->function, f);
 	else
 		fprintf(f, "0x%" PRIx64, fr->addr);
 	if (fr->file)
-		fprintf(f, " (%s:%u)", fmt_base(fr->file), fr->line);
+		fprintf(f, " (%s%s)", fmt_base(fr->file), fmt_line(ln, fr->line));
 	if (fr->inlined)
 		fputs(" [inlined]", f);
 	if (mod && fr->function)

@@ -81,7 +81,7 @@ static void leak_path_text(FILE *f, const struct cli_options *o, const struct cl
 			   const struct an_leak *l, struct an_frame *fr)
 {
 	size_t n = an_frames_get(&p->in, l->stack, l->skip, fr, l->npath);
-	char buf[64];
+	char buf[64], ln[16];
 
 	if (n > l->npath)
 		n = l->npath;
@@ -90,7 +90,7 @@ static void leak_path_text(FILE *f, const struct cli_options *o, const struct cl
 	for (size_t k = 0; k < n; k++) {
 		fprintf(f, "%s%s", k ? " <- " : "", frame_name(&fr[k], buf, sizeof(buf)));
 		if (o->call_sites && fr[k].file)
-			fprintf(f, " (%s:%u)", fmt_base(fr[k].file), fr[k].line);
+			fprintf(f, " (%s%s)", fmt_base(fr[k].file), fmt_line(ln, fr[k].line));
 	}
 	fputc('\n', f);
 }

@@ -83,13 +83,15 @@ static void prefix_pop(struct tree_ctx *c, size_t n)
 
 static void frame_line(FILE *f, const struct an_frame *fr)
 {
+	char ln[16];
+
 	fprintf(f, "0x%" PRIX64 ": ", fr->addr);
 	if (fr->function)
 		fputs(fr->function, f);
 	else
 		fputs("???", f);
 	if (fr->file)
-		fprintf(f, " (%s:%u)", fmt_base(fr->file), fr->line);
+		fprintf(f, " (%s%s)", fmt_base(fr->file), fmt_line(ln, fr->line));
 	else if (fr->module)
 		fprintf(f, " (in %s)", fmt_base(fr->module));
 	if (fr->inlined)

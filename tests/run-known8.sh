@@ -6,6 +6,9 @@
 #  2. a library constructor's stack ends in ld.so's _dl_start_user, an untyped
 #     (NOTYPE) symbol: named by both symbolizers, as gdb's 'info symbol' does
 #     (tests/prog/hunt6_ctorlib.cc, g++ -O2 and clang++ -O0/-O2, kernel cores).
+#  3. clang's _GLOBAL__sub_I_* frame has a file but no line (clang's line 0,
+#     eu-addr2line -i's 'FILE:?', gdb's 'No line number information'): printed
+#     '(FILE)', not '(FILE:0)', in every output that shows lines.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 [ "$(uname -m)" = x86_64 ] || skip "x86-64 only (snapshots, TLS layout)"
@@ -126,6 +129,30 @@ for c in $cases; do
 			check_grep "$c --symbolizer=$sy: text: '$ld_label [ld-linux-x86-64.so.2]'" \
 				"^    $ld_label \[ld-linux-x86-64\.so\.2\]\$" "$d/$sy.txt"
 		fi
+		case $c in clang-*)
+			# dw: the outer frame of the inline chain (eu-addr2line -i: FILE:?); gdb at -O2:
+			# no chains, the line of the inlined code (its 'info line'); at -O0 'No line
+			# number information', so no file either
+			if [ $sy = gdb ] && [ $c = clang-O2 ]; then
+				want='^    _GLOBAL__sub_I_hunt6_ctorlib\.cc \(hunt6_ctorlib\.cc:26\) \[libhunt6ctor\.so\]$'
+			elif [ $sy = gdb ]; then
+				want='^    _GLOBAL__sub_I_hunt6_ctorlib\.cc \[libhunt6ctor\.so\]$'
+			else
+				want='^    _GLOBAL__sub_I_hunt6_ctorlib\.cc \(hunt6_ctorlib\.cc\) \[libhunt6ctor\.so\]$'
+			fi
+			check_grep "$c --symbolizer=$sy: _GLOBAL__sub_I_ frame as addr2line and gdb say" "$want" "$d/$sy.txt"
+			check "$c --symbolizer=$sy: no 'FILE:0' in the text report" sh -c "! grep -n ':0)' '$d/$sy.txt'"
+			"$B/mprof-core" -q --symbolizer=$sy --report=tree --top 0 "$d/prog" "$d/core" >"$d/$sy.tree" 2>&1
+			check "$c --symbolizer=$sy: none in the tree" sh -c "! grep -n ':0)' '$d/$sy.tree'"
+			"$B/mprof-core" -q --symbolizer=$sy --format folded --folded-lines "$d/prog" "$d/core" >"$d/$sy.folded" 2>&1
+			check "$c --symbolizer=$sy: none in the folded stacks" sh -c "! grep -n ':0[;)]' '$d/$sy.folded'"
+			# the text's frame, as it reads in the folded stacks
+			fwant=$(echo "$want" | sed 's/^^    /;/; s/ \\\[libhunt6ctor\\\.so\\\]\$/[; ]/')
+			check_grep "$c --symbolizer=$sy: folded: the frame as in the text" "$fwant" "$d/$sy.folded"
+			"$B/mprof-core" -q --symbolizer=$sy --format massif -o "$d/$sy.ms" "$d/prog" "$d/core" >/dev/null 2>&1
+			check "$c --symbolizer=$sy: none in the massif file" sh -c "! grep -n ':0)' '$d/$sy.ms'"
+			;;
+		esac
 	done
 done
 

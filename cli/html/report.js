@@ -38,7 +38,7 @@
 	function fName(k) { return S[F[5 * k]]; }
 	function fWhere(k) {
 		var file = S[F[5 * k + 1]], mod = S[F[5 * k + 3]];
-		if (file) return base(file) + ':' + F[5 * k + 2];
+		if (file) return base(file) + (F[5 * k + 2] ? ':' + F[5 * k + 2] : '');
 		return mod ? 'in ' + mod : '';
 	}
 	function fInl(k) { return F[5 * k + 4] === 1; }
@@ -47,7 +47,7 @@
 	/* one frame object of the JSON reports (corruption, lost) as text */
 	function objFrame(f) {
 		var s = f.function || f.addr;
-		if (f.file) s += ' (' + base(f.file) + ':' + f.line + ')';
+		if (f.file) s += ' (' + base(f.file) + (f.line ? ':' + f.line : '') + ')';
 		if (f.inlined) s += ' [inlined]';
 		if (f.module) s += ' [' + base(f.module) + ']';
 		return s;
