@@ -263,6 +263,17 @@ struct cli_symref {
 	uint64_t offset;      /* address minus the symbol's value */
 	uint64_t start, size; /* the symbol's address and size */
 	int is_func;          /* 1 for a function symbol */
+	/* when no symbol's extent holds it (name NULL): the module's section that
+	 * does, and the symbol before it in that section, as gdb's 'info symbol'
+	 * names such an address */
+	const char *section;  /* section name (".data", ".bss"), NULL when none */
+	uint64_t sec_offset;  /* address minus the section's start */
+	uint64_t gap_lo, gap_hi; /* [lo, hi): the span of the section around the
+				  * address that no symbol covers */
+	const char *before;   /* the nearest symbol starting before it in the
+			       * section, NULL when none */
+	uint64_t before_offset, before_size; /* address minus its value; its size */
+	int before_is_func;
 };
 
 struct cli_datasym;
@@ -276,7 +287,8 @@ struct cli_datasym *cli_datasym_open(const struct cli_options *o, const struct c
 				     struct cp_error *err);
 
 /* Name addr into *out. Returns 0 when a module holds it (out->name may still be
- * NULL), -1 when none does (or d is NULL). */
+ * NULL: then out->section, out->before and the gap say where it is), -1 when
+ * none does (or d is NULL). Names are the session's. */
 int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out);
 
 /* Release d. NULL is accepted. */

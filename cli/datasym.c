@@ -162,6 +162,64 @@ static const char *ds_demangle(struct cli_datasym *d, const char *raw)
 	return out;
 }
 
+/* May sym name an address in a section as gdb's minimal symbols do: a
+ * function, variable or label with a name, not a section, file or TLS symbol,
+ * nor ARM's mapping symbols ($a, $d, $t, $x)? */
+static int ds_sym_names(const char *name, const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return name && name[0] && name[0] != '$' && sym->st_shndx != SHN_UNDEF &&
+	       (type == STT_NOTYPE || type == STT_OBJECT || type == STT_FUNC ||
+		type == STT_GNU_IFUNC || type == STT_COMMON);
+}
+
+/* addr is in mod but in no symbol's extent: fill out's section, the symbol
+ * before addr in that section and the span no symbol covers. */
+static void ds_section(struct cli_datasym *d, Dwfl_Module *mod, uint64_t addr, struct cli_symref *out)
+{
+	Dwarf_Addr off = addr, bias = 0, lo, hi;
+	Elf_Scn *scn = dwfl_module_address_section(mod, &off, &bias);
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Shdr sh;
+	size_t shstrndx;
+	int n;
+
+	if (!scn || !elf || !gelf_getshdr(scn, &sh) || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	out->section = elf_strptr(elf, shstrndx, sh.sh_name);
+	if (!out->section)
+		return;
+	out->sec_offset = off;
+	lo = addr - off;             /* the section's start and end */
+	hi = lo + sh.sh_size;
+	out->gap_lo = lo;
+	out->gap_hi = hi;
+	n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr sa;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &sa, NULL, NULL, NULL);
+
+		if (!ds_sym_names(name, &sym) || sa < lo || sa >= hi)
+			continue;
+		if (sa > addr) {
+			if (sa < out->gap_hi)
+				out->gap_hi = sa;
+			continue;
+		}
+		if (sa + sym.st_size > out->gap_lo)
+			out->gap_lo = sa + sym.st_size <= addr ? sa + sym.st_size : addr;
+		/* the nearest before; at one address the first, as gdb */
+		if (!out->before || addr - sa < out->before_offset) {
+			out->before = ds_demangle(d, name);
+			out->before_offset = addr - sa;
+			out->before_size = sym.st_size;
+			out->before_is_func = GELF_ST_TYPE(sym.st_info) == STT_FUNC;
+		}
+	}
+}
+
 int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out)
 {
 	Dwfl_Module *mod;
@@ -187,6 +245,8 @@ int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out)
 		out->start = addr - off;
 		out->size = sym.st_size;
 		out->is_func = GELF_ST_TYPE(sym.st_info) == STT_FUNC;
+	} else {
+		ds_section(d, mod, addr, out);
 	}
 	return 0;
 }

@@ -18,14 +18,20 @@ struct addr_info {
 	int have_sym;          /* cli_datasym found a module */
 };
 
-static int block_in_sym(const struct cli_profile *p, size_t bi, const struct cli_symref *s)
+/* Is block bi (AN_NONE: none) in [lo, hi)? */
+static int block_in(const struct cli_profile *p, size_t bi, uint64_t lo, uint64_t hi)
 {
 	const struct cp_block *b;
 
 	if (bi == AN_NONE)
 		return 0;
 	b = &p->scan.blocks[bi];
-	return b->user >= s->start && b->user < s->start + s->size;
+	return b->user >= lo && b->user < hi;
+}
+
+static int block_in_sym(const struct cli_profile *p, size_t bi, const struct cli_symref *s)
+{
+	return block_in(p, bi, s->start, s->start + s->size);
 }
 
 static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, int *ds_tried,
@@ -58,6 +64,13 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 	if (a->what == AN_ADDR_OTHER ||
 	    (ai->sym.name && !block_in_sym(p, a->prev, &ai->sym) && !block_in_sym(p, a->next, &ai->sym)))
 		a->what = AN_ADDR_MODULE;
+	/* a raw dump's .data or .bss where no symbol reaches (padding, a stripped
+	 * variable): the module's too, unless blocks lie in that span (a heap
+	 * the linker placed in a section of its own) */
+	else if (!ai->sym.name && ai->sym.section &&
+		 !block_in(p, a->prev, ai->sym.gap_lo, ai->sym.gap_hi) &&
+		 !block_in(p, a->next, ai->sym.gap_lo, ai->sym.gap_hi))
+		a->what = AN_ADDR_MODULE;
 }
 
 static const char *part_name(enum an_addr_part part)
@@ -86,6 +99,13 @@ static void sym_text(FILE *f, const struct cli_symref *s)
 	if (s->name)
 		fprintf(f, "%s+0x%" PRIx64 " (%s of %" PRIu64 " bytes) ", s->name, s->offset,
 			s->is_func ? "function" : "variable", s->size);
+	else if (s->section && s->before)   /* gdb's 'info symbol': "NAME + OFF in section SEC" */
+		fprintf(f, "%s+0x%" PRIx64 " in %s, past the end of that %s of %" PRIu64
+			" bytes (no symbol covers it) ", s->before, s->before_offset, s->section,
+			s->before_is_func ? "function" : "variable", s->before_size);
+	else if (s->section)
+		fprintf(f, "%s+0x%" PRIx64 " (no symbol before it in the section) ", s->section,
+			s->sec_offset);
 	fprintf(f, "in %s+0x%" PRIx64, fmt_base(s->module), s->modoff);
 }
 
@@ -301,6 +321,20 @@ static void sym_json(struct json *j, const struct cli_symref *s)
 	json_str(j, s->name);
 	json_opt_u64(j, "symbol_offset", s->name != NULL, s->offset);
 	json_opt_u64(j, "symbol_size", s->name != NULL, s->size);
+	if (s->name || !s->section)
+		return;
+	json_key(j, "section");
+	json_str(j, s->section);
+	json_key(j, "section_offset");
+	json_hex(j, s->sec_offset);
+	if (s->before) {
+		json_key(j, "symbol_before");
+		json_str(j, s->before);
+		json_key(j, "symbol_before_offset");
+		json_hex(j, s->before_offset);
+		json_key(j, "symbol_before_size");
+		json_u64(j, s->before_size);
+	}
 }
 
 static void addr_json(struct json *j, const struct cli_profile *p, const struct addr_info *ai)
