@@ -26,6 +26,7 @@ const char *an_addr_what_name(enum an_addr_what w)
 	case AN_ADDR_UNMAPPED: return "unmapped";
 	case AN_ADDR_NOT_DUMPED: return "not-dumped";
 	case AN_ADDR_OTHER: return "other";
+	case AN_ADDR_TLS: return "tls";
 	}
 	return "other";
 }

@@ -136,6 +136,8 @@ enum an_addr_what {
 	AN_ADDR_UNMAPPED,   /* in no segment of the image */
 	AN_ADDR_NOT_DUMPED, /* in a segment the file does not hold, or in an NT_FILE mapping without one */
 	AN_ADDR_OTHER,      /* dumped memory with no block, stack or symbol around */
+	AN_ADDR_TLS,        /* a thread's static thread-local storage (set by the caller
+			     * from the modules' PT_TLS and the thread pointers) */
 };
 
 /* The part of a block an address falls in. */

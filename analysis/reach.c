@@ -149,6 +149,19 @@ static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr
 #define X86_64_RED_ZONE 128u
 #define X86_64_FS_BASE 21
 
+int an_thread_pointer(const struct cp_image *img, size_t t, uint64_t *tp)
+{
+	const struct cp_thread *th;
+
+	if (img->machine != EM_X86_64 || t >= img->nthreads)
+		return -1;
+	th = &img->threads[t];
+	if (th->nregs <= X86_64_FS_BASE || !th->regs[X86_64_FS_BASE])
+		return -1;
+	*tp = th->regs[X86_64_FS_BASE];
+	return 0;
+}
+
 int an_regs_partial(const struct cp_image *img, size_t t)
 {
 	static const unsigned callee_saved[] = { 0, 1, 2, 3, 4, 5 };   /* r15 .. rbx */
@@ -331,14 +344,14 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 	 * at fs_base; other threads' sit at the top of their stack (read already). */
 	if (img->machine == EM_X86_64) {
 		for (size_t t = 0; t < img->nthreads; t++) {
-			const struct cp_thread *th = &img->threads[t];
 			struct an_root r = { 0, 0, AN_ROOT_TLS, (int32_t)t, NULL, 0 };
+			uint64_t tp = 0;
 			size_t a, z;
 			long s;
 
-			if (th->nregs <= X86_64_FS_BASE)
+			if (an_thread_pointer(img, t, &tp) < 0)
 				continue;
-			s = seg_index(img, th->regs[X86_64_FS_BASE]);
+			s = seg_index(img, tp);
 			if (s < 0 || (mark[s] & 7) || !(img->segs[s].flags & PF_W))
 				continue;
 			seg_run(img, mark, (size_t)s, &a, &z);

@@ -90,6 +90,11 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *roots);
  * pointer and system call arguments only). A real thread always has fs_base. */
 int an_regs_partial(const struct cp_image *img, size_t t);
 
+/* Thread t's thread pointer into *tp: on x86-64 its fs_base (NT_PRSTATUS), where
+ * glibc puts the thread's TCB, its static TLS blocks right below (TLS variant
+ * II). Returns 0, or -1 on other machines and when the core holds none (0). */
+int an_thread_pointer(const struct cp_image *img, size_t t, uint64_t *tp);
+
 /* The root whose range holds addr (the first in order), or -1. */
 long an_roots_locate(const struct an_roots *roots, uint64_t addr);
 

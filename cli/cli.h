@@ -291,6 +291,25 @@ struct cli_datasym *cli_datasym_open(const struct cli_options *o, const struct c
  * none does (or d is NULL). Names are the session's. */
 int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out);
 
+/* Where an address in a thread's static thread-local storage is. */
+struct cli_tlsref {
+	size_t thread;         /* index into img->threads */
+	uint64_t tp;           /* that thread's thread pointer (the address is below) */
+	const char *module;    /* the executable, when one of its variables holds it */
+	const char *name;      /* that variable (its STT_TLS symbol), else NULL */
+	uint64_t offset, size; /* address minus the variable's; the variable's size */
+};
+
+/* Is addr in the static TLS of one of img's threads (a core's; on x86-64, where
+ * an_thread_pointer() is known)? glibc puts the modules' TLS blocks right below
+ * the thread pointer, the executable's first, at tp - round_up(p_memsz, p_align)
+ * (the modules' PT_TLS, read once per session): its variables are named; the
+ * other modules' blocks, below it, are counted as TLS by their total size (their
+ * order is glibc's). Returns 1 with *out filled (names are the session's), 0 when
+ * not (or d is NULL). */
+int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t addr,
+		    struct cli_tlsref *out);
+
 /* Release d. NULL is accepted. */
 void cli_datasym_free(struct cli_datasym *d);
 

@@ -8,6 +8,7 @@
  * the caller, only when an address needs a name.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "reach.h"
 
 struct cli_datasym {
 	Dwfl *dwfl;
@@ -27,6 +29,11 @@ struct cli_datasym {
 	char *(*demangle)(const char *, char *, size_t *, int *);
 	char **names;             /* demangled names handed out, freed with the session */
 	size_t nnames, capnames;
+	int tls_done;             /* the TLS layout below was looked for */
+	uint64_t tls_total;       /* bytes of static TLS below a thread pointer, all modules */
+	Dwfl_Module *exe;         /* the executable (the module holding AT_ENTRY), or NULL */
+	uint64_t exe_tls_off;     /* its TLS block is at tp - this (0: it has none) */
+	uint64_t exe_tls_memsz;
 };
 
 /* The sysroot for ds_find_elf (libdwfl's callback has no user argument). */
@@ -218,6 +225,91 @@ static void ds_section(struct cli_datasym *d, Dwfl_Module *mod, uint64_t addr, s
 			out->before_is_func = GELF_ST_TYPE(sym.st_info) == STT_FUNC;
 		}
 	}
+}
+
+/* dwfl_getmodules callback: add one module's PT_TLS to the layout, placed as
+ * glibc's _dl_determine_tlsoffset places the first module (the executable,
+ * module id 1): off = round_up(memsz - firstbyte, align) + firstbyte, where
+ * firstbyte keeps the block's p_vaddr alignment. */
+static int ds_tls_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
+{
+	struct cli_datasym *d = arg;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t n;
+
+	(void)ud;
+	(void)name;
+	(void)start;
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return DWARF_CB_OK;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		uint64_t align, first, off;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_TLS || !ph.p_memsz)
+			continue;
+		align = ph.p_align > 1 && !(ph.p_align & (ph.p_align - 1)) ? ph.p_align : 1;
+		first = -(ph.p_vaddr & (align - 1)) & (align - 1);
+		if (ph.p_memsz > (1u << 30) || ph.p_memsz < first)
+			continue;   /* not a TLS block glibc would have loaded */
+		off = ((ph.p_memsz - first + align - 1) & ~(align - 1)) + first;
+		d->tls_total += off;
+		if (mod == d->exe) {
+			d->exe_tls_off = off;
+			d->exe_tls_memsz = ph.p_memsz;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
+/* The executable's TLS variable at offset off of its TLS block into out. */
+static void ds_tls_symbol(struct cli_datasym *d, uint64_t off, struct cli_tlsref *out)
+{
+	int n = dwfl_module_getsymtab(d->exe);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr sa;
+		const char *name = dwfl_module_getsym_info(d->exe, i, &sym, &sa, NULL, NULL, NULL);
+
+		/* an STT_TLS symbol's value is its offset in the TLS segment */
+		if (!name || !name[0] || GELF_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF ||
+		    off < sym.st_value || off - sym.st_value >= (sym.st_size ? sym.st_size : 1))
+			continue;
+		out->module = dwfl_module_info(d->exe, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+		out->name = ds_demangle(d, name);
+		out->offset = off - sym.st_value;
+		out->size = sym.st_size;
+		return;
+	}
+}
+
+int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t addr,
+		    struct cli_tlsref *out)
+{
+	uint64_t tp, entry;
+
+	memset(out, 0, sizeof(*out));
+	if (!d || img->kind != CP_KIND_CORE)
+		return 0;
+	if (!d->tls_done) {
+		d->tls_done = 1;
+		if (cp_image_auxv(img, AT_ENTRY, &entry) == 0)
+			d->exe = dwfl_addrmodule(d->dwfl, entry);
+		(void)dwfl_getmodules(d->dwfl, ds_tls_module, d, 0);
+	}
+	for (size_t t = 0; d->tls_total && t < img->nthreads; t++) {
+		if (an_thread_pointer(img, t, &tp) < 0 || addr >= tp || tp - addr > d->tls_total)
+			continue;
+		out->thread = t;
+		out->tp = tp;
+		if (d->exe_tls_off && addr >= tp - d->exe_tls_off &&
+		    addr - (tp - d->exe_tls_off) < d->exe_tls_memsz)
+			ds_tls_symbol(d, addr - (tp - d->exe_tls_off), out);
+		return 1;
+	}
+	return 0;
 }
 
 int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out)

@@ -1,7 +1,8 @@
 /* report_addr.c - --addr ADDR: who owns an address. A block's data, header or
  * guard (with its allocation stack), a freed block, heap memory between blocks
  * (with both neighbours), a module's variable or function as symbol+offset, a
- * thread's stack, or memory the image does not hold. Text and JSON.
+ * thread's stack or thread-local storage, or memory the image does not hold.
+ * Text and JSON.
  *
  * The pure classification is analysis/addr.c; here symbols refine "between" and
  * "other" into "module" (a symbol that holds no block wins over "between": the
@@ -16,6 +17,7 @@ struct addr_info {
 	struct an_addr a;
 	struct cli_symref sym;
 	int have_sym;          /* cli_datasym found a module */
+	struct cli_tlsref tls; /* what == AN_ADDR_TLS: whose, which variable */
 };
 
 /* Is block bi (AN_NONE: none) in [lo, hi)? */
@@ -44,7 +46,7 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 	/* a raw dump holds RAM only: an address outside it may still be the ELF's
 	 * (code, constants in flash), which names it */
 	if (a->what != AN_ADDR_BETWEEN && a->what != AN_ADDR_OTHER && a->what != AN_ADDR_NOT_DUMPED &&
-	    !(a->what == AN_ADDR_UNMAPPED && p->img->kind == CP_KIND_RAW))
+	    a->what != AN_ADDR_STACK && !(a->what == AN_ADDR_UNMAPPED && p->img->kind == CP_KIND_RAW))
 		return;
 	if (!*ds_tried) {
 		struct cp_error err = { 0 };
@@ -54,6 +56,14 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 		if (!*ds && !o->quiet)
 			fprintf(stderr, "mprof-core: note: no symbols for --addr: %s\n", err.msg);
 	}
+	/* a thread's static TLS: the main thread's in an anonymous mapping ("other"),
+	 * the others' at the top of their stack mapping */
+	if (a->what != AN_ADDR_NOT_DUMPED && cli_datasym_tls(*ds, p->img, addr, &ai->tls)) {
+		a->what = AN_ADDR_TLS;
+		return;
+	}
+	if (a->what == AN_ADDR_STACK)
+		return;
 	if (cli_datasym(*ds, addr, &ai->sym) < 0)
 		return;
 	ai->have_sym = 1;
@@ -249,6 +259,19 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 		}
 		fputc('\n', f);
 		break;
+	case AN_ADDR_TLS: {
+		const struct cli_tlsref *t = &ai->tls;
+
+		fprintf(f, "thread-local storage of thread %zu (LWP %d)", t->thread + 1,
+			p->img->threads[t->thread].tid);
+		if (t->name)
+			fprintf(f, ": %s+0x%" PRIx64 " (variable of %" PRIu64 " bytes) in %s\n", t->name,
+				t->offset, t->size, fmt_base(t->module));
+		else
+			fprintf(f, ", %s bytes below its thread pointer 0x%" PRIx64 "\n",
+				fmt_num(n1, t->tp - a->addr), t->tp);
+		break;
+	}
 	case AN_ADDR_OTHER:
 		fputs("dumped memory in no block, stack or symbol", f);
 		if (a->mapping)
@@ -394,7 +417,27 @@ static void addr_json(struct json *j, const struct cli_profile *p, const struct 
 		json_key(j, "below_sp");
 		json_bool(j, a->below_sp);
 	}
-	if (a->mapping && a->what != AN_ADDR_MODULE) {
+	if (a->what == AN_ADDR_TLS) {
+		const struct cli_tlsref *t = &ai->tls;
+
+		json_key(j, "thread");
+		json_i64(j, p->img->threads[t->thread].tid);
+		json_key(j, "thread_pointer");
+		json_hex(j, t->tp);
+		json_key(j, "below_thread_pointer");
+		json_u64(j, t->tp - a->addr);
+		if (t->name) {
+			json_key(j, "module");
+			json_str(j, t->module);
+			json_key(j, "symbol");
+			json_str(j, t->name);
+			json_key(j, "symbol_offset");
+			json_u64(j, t->offset);
+			json_key(j, "symbol_size");
+			json_u64(j, t->size);
+		}
+	}
+	if (a->mapping && a->what != AN_ADDR_MODULE && a->what != AN_ADDR_TLS) {
 		json_key(j, "mapping");
 		json_str(j, a->mapping->path);
 	}

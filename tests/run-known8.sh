@@ -221,4 +221,43 @@ else
 	echo "# no gdb, static kit or kernel cores: item 4 not checked"
 fi
 
+# ---- 5. --addr of thread-local storage ----
+# tls_case NAME CORE OUT: every thread's k8_tls+100, k8_tls_small and errno as
+# the program printed them (OUT: "tls N LWP K8_TLS SMALL ERRNO" lines)
+tls_case() {
+	tn=$1 tcore=$2 tout=$3
+	check_eq "$tn: the program printed its 3 threads" 3 "$(grep -c '^tls ' "$tout")"
+	grep '^tls ' "$tout" | while read -r _ n lwp big small err; do
+		a=$(printf 0x%x $((big + 100)))
+		"$B/mprof-core" --addr "$a" --addr "$small" --addr "$err" "$TMP/tls" "$tcore" >"$TMP/$tn.$n.txt" 2>&1
+		echo "$n $lwp $a $small $err $?"
+	done >"$TMP/$tn.list"
+	while read -r n lwp a small err rc; do
+		check_eq "$tn thread $n: exit 0" 0 "$rc"
+		check_grep "$tn thread $n: k8_tls+100 is thread-local storage of LWP $lwp, the variable at offset 0x64" \
+			"^address $a: thread-local storage of thread [0-9]+ \(LWP $lwp\): k8_tls\+0x64 \(variable of 3000 bytes\) in tls\$" "$TMP/$tn.$n.txt"
+		check_grep "$tn thread $n: k8_tls_small is its too" \
+			"^address $small: thread-local storage of thread [0-9]+ \(LWP $lwp\): k8_tls_small\+0x0 \(variable of 8 bytes\) in tls\$" "$TMP/$tn.$n.txt"
+		check_grep "$tn thread $n: errno (libc's) is thread-local storage of LWP $lwp" \
+			"^address $err: thread-local storage of thread [0-9]+ \(LWP $lwp\), [0-9,]+ bytes below its thread pointer 0x[0-9a-f]+\$" "$TMP/$tn.$n.txt"
+	done <"$TMP/$tn.list"
+	set -- $(sed -n 2p "$TMP/$tn.list")
+	"$B/mprof-core" --format json --addr "$3" "$TMP/tls" "$tcore" >"$TMP/$tn.json" 2>/dev/null
+	check_eq "$tn: JSON of thread 1's k8_tls+100: tls, its LWP, k8_tls, offset 100, 3000 bytes" \
+		"tls $2 k8_tls 100 3000" \
+		"$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["addresses"][0]; print(a["what"], a["thread"], a["symbol"], a["symbol_offset"], a["symbol_size"])' "$TMP/$tn.json")"
+}
+start_waiting "$TMP/tls"
+make_gcore $pid "$TMP/tls.core"
+check "tls: gcore written" test -s "$TMP/tls.core"
+cp "$TMP/out" "$TMP/tls.out"
+finish_waiting
+tls_case gcore "$TMP/tls.core" "$TMP/tls.out"
+if [ "$(cat /proc/sys/kernel/core_pattern)" = core ]; then
+	mkdir -p "$TMP/kt"
+	(cd "$TMP/kt" && ulimit -c unlimited && LD_PRELOAD=$LIB exec "$TMP/tls" abort >"$TMP/kt.out" 2>/dev/null)
+	check "tls: kernel core written" test -s "$TMP/kt/core"
+	tls_case kernel "$TMP/kt/core" "$TMP/kt.out"
+fi
+
 done_testing

@@ -2,10 +2,12 @@
  * __thread array k8_tls (K8_TLS_BYTES) and of k8_tls_small, for tests/run-known8.sh:
  * --addr of an address in one of them must name the variable and its thread.
  * Each thread also keeps one heap block of 1000 + 100 * its number. Prints
- * "tls N LWP ADDR SMALL" for every thread (main is 0) and "ready", then waits for a
+ * "tls N LWP ADDR SMALL ERRNO" for every thread (main is 0: k8_tls, k8_tls_small
+ * and libc's errno, TLS of another module) and "ready", then waits for a
  * line on stdin (gcore, mprof-core snapshot) or aborts ("abort": a kernel core).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +30,8 @@ static __attribute__((noinline)) void k8_setup(long n)
 	memset(k8_tls, 'a' + (int)n, sizeof k8_tls);
 	k8_tls_small = 100 + n;
 	k8_keep[n] = malloc(1000 + 100 * (size_t)n);
-	printf("tls %ld %ld %p %p\n", n, (long)syscall(SYS_gettid), (void *)k8_tls,
-	       (void *)&k8_tls_small);
+	printf("tls %ld %ld %p %p %p\n", n, (long)syscall(SYS_gettid), (void *)k8_tls,
+	       (void *)&k8_tls_small, (void *)&errno);
 }
 
 static void *k8_thread(void *arg)
