@@ -90,6 +90,8 @@ struct dw_symbolizer {
 	int cache_write_noted;        /* a failure to write one was noted */
 	uint64_t cache_max;           /* the directory's size limit ($MPROF_CACHE_MAX) */
 	int cache_evict_noted;        /* a failure to keep it under the limit was noted */
+	unsigned nthreads;            /* threads it may use (dw_pool_threads) */
+	struct dw_ptrmap dbg_asked;   /* Dwfl_Module -> itself once its debug file was sought */
 };
 
 /* libdwfl's callbacks carry no user pointer: the symbolizer being driven is
@@ -1583,6 +1585,7 @@ static void dw_free(struct symbolizer *base)
 	}
 	dw_arena_release(&s->arena);
 	dw_ptrmap_release(&s->names);
+	dw_ptrmap_release(&s->dbg_asked);
 	free(s->table.locs);
 	free(s->table.frames);
 	free(s->notes);
@@ -1618,11 +1621,78 @@ static void dw_demangler_load(struct dw_symbolizer *s)
 	memcpy(&s->cxa_demangle, &fn, sizeof fn);
 }
 
+/* A separate debug file for mod found by its build-id under the absolute
+ * entries of s->debuginfo_path (where libdwfl's standard search looks first,
+ * DIR/.build-id/xx/rest.debug) whose compressed DWARF sections dw_inflate.c
+ * could prepare: the descriptor of that copy, with *debuginfo_file_name set to
+ * the file's real path (malloc'd, libdwfl frees it). -1 in every other case
+ * (nothing found, another build-id, nothing compressed): the standard search
+ * then runs as before. */
+static int dw_debuginfo_inflated(struct dw_symbolizer *s, Dwfl_Module *mod, char **debuginfo_file_name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len < 2 || len > 64 || !s->debuginfo_path)
+		return -1;
+	char hex[130];
+	dw_hex(hex, sizeof hex, bits, len);
+	for (const char *e = s->debuginfo_path; *e; ) {
+		const char *end = strchr(e, ':');
+		size_t el = end ? (size_t)(end - e) : strlen(e);
+		char path[4096];
+		if (e[0] == '/' && el + 160 < sizeof path) {
+			snprintf(path, sizeof path, "%.*s/.build-id/%.2s/%s.debug", (int)el, e, hex, hex + 2);
+			unsigned char id[64];
+			int idlen = dw_file_build_id(path, id, sizeof id, NULL);
+			if (idlen >= 0) {
+				/* the first file there decides, as in libdwfl */
+				if (idlen != len || memcmp(id, bits, (size_t)len) != 0)
+					return -1;
+				int fd = open(path, O_RDONLY | O_CLOEXEC);
+				int copy = fd >= 0 ? dw_inflate_debug(fd, s->nthreads) : -1;
+				if (fd >= 0)
+					close(fd);
+				char *real = copy >= 0 ? realpath(path, NULL) : NULL;
+				if (!real) {
+					if (copy >= 0)
+						close(copy);
+					return -1;
+				}
+				free(*debuginfo_file_name);
+				*debuginfo_file_name = real;
+				return copy;
+			}
+		}
+		e += el + (end != NULL);
+	}
+	return -1;
+}
+
+/* Our find_debuginfo: a module's first call (its own debug file; a second
+ * one would be for a dwz alternate file) tries dw_debuginfo_inflated, whose
+ * copy libdw then opens instead of inflating the file's sections itself; else,
+ * and always on the reference path, libdwfl's standard search. */
+static int dw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			     GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct dw_symbolizer *s = dw_current;
+	if (s && !s->reference && !dw_ptrmap_get(&s->dbg_asked, mod) &&
+	    dw_ptrmap_put(&s->dbg_asked, mod, mod) == 0) {
+		int fd = dw_debuginfo_inflated(s, mod, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 /* Report the exe alone at its own link addresses (raw dumps). */
 static int dw_open_raw(struct dw_symbolizer *s, const struct sym_options *opt, struct sym_error *err)
 {
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.find_debuginfo = dw_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	s->dwfl = dwfl_begin(&s->callbacks);
@@ -1732,7 +1802,7 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 		return dw_error(err, SYM_EFORMAT, "%s: truncated core: no readable program headers",
 				opt->core);
 	s->callbacks.find_elf = dw_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.find_debuginfo = dw_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	s->dwfl = dwfl_begin(&s->callbacks);
@@ -1794,6 +1864,7 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	s->exe = strdup(opt->exe);
 	s->exe_idlen = -1;
 	s->reference = (opt->flags & SYM_DW_REFERENCE) != 0;
+	s->nthreads = dw_pool_threads(opt->nthreads);
 	/* the reference path is what the cache is tested against: never cached */
 	if (opt->cache_dir && opt->cache_dir[0] && !s->reference && !(s->cache_dir = strdup(opt->cache_dir))) {
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");

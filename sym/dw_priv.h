@@ -513,4 +513,28 @@ void dw_cache_touch(const char *path);
  * into *out. Returns 0, or -1 when s is not such a size. */
 int dw_cache_max_parse(const char *s, uint64_t *out);
 
+/* ---- threads (dw_pool.c) and separate debug files (dw_inflate.c) ---- */
+
+/* How many threads the symbolizer may use: requested when not 0, else
+ * $MPROF_THREADS (a positive number), else the number of online CPUs; at most
+ * 64. */
+unsigned dw_pool_threads(unsigned requested);
+
+/* Call fn(arg, i) once for every i in [0, n), on up to nthreads threads of
+ * which the caller is one (1: all on the caller, in order). Returns when every
+ * job has run. fn must write only what job i owns; a thread that cannot be
+ * started only leaves its share to the others. */
+void dw_pool_run(unsigned nthreads, size_t n, void (*fn)(void *arg, size_t i), void *arg);
+
+/* For a separate debug file open on fd whose DWARF sections are compressed
+ * (SHF_COMPRESSED, zlib): a copy in an anonymous memory file where the
+ * sections the symbolizer reads are already inflated (on up to nthreads
+ * threads, one section per job) and the ones it never reads (location lists,
+ * call frames, macros, pubnames) are marked SHT_NOBITS, so that libdw neither
+ * inflates them nor inflates the others one by one. Returns the new
+ * descriptor (the caller owns it; fd is left open and unchanged), or -1 when
+ * the file has nothing to inflate or cannot be copied (then use fd as is:
+ * libdw does what it always did, errors included). */
+int dw_inflate_debug(int fd, unsigned nthreads);
+
 #endif /* DW_PRIV_H */
