@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "dw_priv.h"
+#include "grow.h"
 #include "sym.h"
 
 /* One entry of a module's function index. */
@@ -846,21 +847,36 @@ static int dw_module_secs(struct dw_module *m)
 
 /* Decode c's line table on first use. Returns 1 when c->lines can answer,
  * -1 when libdw must (no table, or one dw_line.c does not read). */
+/* What dw_lines_read needs to decode c's line table, from libdw: the
+ * table's offset, the unit's DW_AT_comp_dir (or NULL) and address size.
+ * Returns 0, or -1 when libdw must answer (no table, no sections). */
+static int dw_cuidx_lines_args(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c,
+			       uint64_t *off, const char **comp_dir, uint8_t *addrsz)
+{
+	if (s->reference || dw_module_secs(m) < 0)
+		return -1;
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+	if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &w) != 0)
+		return -1;
+	*off = w;
+	*comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
+	Dwarf_Die cudie;
+	*addrsz = 0;
+	if (!c->cu.cu || !dwarf_cu_die(c->cu.cu, &cudie, NULL, NULL, addrsz, NULL, NULL, NULL))
+		return -1;
+	return 0;
+}
+
 static int dw_cuidx_lines(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c)
 {
 	if (c->lines_state)
 		return c->lines_state;
 	c->lines_state = -1;
-	if (s->reference || dw_module_secs(m) < 0)
-		return -1;
-	Dwarf_Attribute attr;
-	Dwarf_Word off;
-	if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off) != 0)
-		return -1;
-	const char *comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
-	Dwarf_Die cudie;
-	uint8_t addrsz = 0;
-	if (!c->cu.cu || !dwarf_cu_die(c->cu.cu, &cudie, NULL, NULL, &addrsz, NULL, NULL, NULL))
+	uint64_t off;
+	const char *comp_dir;
+	uint8_t addrsz;
+	if (dw_cuidx_lines_args(s, m, c, &off, &comp_dir, &addrsz) < 0)
 		return -1;
 	if (dw_lines_read(&c->lines, &m->secs, off, comp_dir, addrsz) == 0)
 		c->lines_state = 1;
@@ -944,6 +960,17 @@ static void dw_scope_call(struct dw_symbolizer *s, struct dw_cuidx *c, int32_t i
 		*column = (unsigned)w;
 }
 
+/* The CU DIE holding pc (an address in the image) as libdwfl chooses it, or
+ * NULL; *dwbias gets the module's DWARF bias. */
+static Dwarf_Die *dw_module_cu(struct dw_module *m, uint64_t pc, Dwarf_Addr *dwbias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, dwbias);
+	/* no .debug_aranges (clang's default): the CUs' own ranges */
+	if (!cu && dwfl_module_getdwarf(m->mod, dwbias))
+		cu = dw_cutable_find(&m->cutable, m->mod, pc - *dwbias);
+	return cu;
+}
+
 /* Frames from DWARF for pc (an address in the image): innermost inlined frame
  * first, the containing function last. The innermost line comes from the line
  * table; each outer frame's line is the DW_AT_call_line of the inlined instance
@@ -952,10 +979,7 @@ static void dw_scope_call(struct dw_symbolizer *s, struct dw_cuidx *c, int32_t i
 static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc)
 {
 	Dwarf_Addr dwbias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &dwbias);
-	/* no .debug_aranges (clang's default): the CUs' own ranges */
-	if (!cu && dwfl_module_getdwarf(m->mod, &dwbias))
-		cu = dw_cutable_find(&m->cutable, m->mod, pc - dwbias);
+	Dwarf_Die *cu = dw_module_cu(m, pc, &dwbias);
 	if (!cu)
 		return 0;
 	const struct dw_secs *secs = !s->reference && dw_module_secs(m) > 0 ? &m->secs : NULL;
@@ -1523,6 +1547,109 @@ static int dw_resolve_one(struct dw_symbolizer *s, uint64_t addr, struct sym_loc
 	return 0;
 }
 
+/* One unit dw_resolve_prepare decodes: its index (not in the module's table
+ * yet) and what the decoders need, read from libdw beforehand. */
+struct dw_prep {
+	struct dw_module *m;
+	struct dw_cuidx *c;
+	struct dw_unit u;
+	int unit_ok;              /* u is set: the scopes can be decoded from bytes */
+	int scopes_ok;            /* they were */
+	int lines_ok;             /* off, comp_dir, addrsz set; then: the table was decoded */
+	int lines_rc;
+	uint64_t off;
+	const char *comp_dir;
+	uint8_t addrsz;
+};
+
+struct dw_prep_job {
+	struct dw_prep *v;
+};
+
+/* Job 2i decodes unit i's scopes, job 2i+1 its line table: nothing in libdw,
+ * nothing shared but the sections read. */
+static void dw_prep_run(void *arg, size_t i)
+{
+	struct dw_prep *p = &((struct dw_prep_job *)arg)->v[i / 2];
+	if (i % 2 == 0)
+		p->scopes_ok = p->unit_ok && dw_cuidx_decode(p->c, &p->m->secs, &p->u) == 0;
+	else if (p->lines_ok)
+		p->lines_rc = dw_lines_read(&p->c->lines, &p->m->secs, p->off, p->comp_dir, p->addrsz);
+}
+
+/* Before the addresses are named one by one: decode, on s->nthreads threads,
+ * the units they fall in that are not decoded yet, in modules named through
+ * libdw without a cache file. The modules are met in the order the loop would
+ * meet them (so their notes come out alike), every libdw call stays on this
+ * thread, and each unit enters its module's table in the order of its first
+ * address, with what dw_cutab_get and dw_cuidx_lines would have given it:
+ * the names are then the same byte for byte, on any number of threads.
+ * Returns 0, or -1 when out of memory. */
+static int dw_resolve_prepare(struct dw_symbolizer *s, const uint64_t *addrs, size_t n)
+{
+	if (s->nthreads <= 1 || s->reference)
+		return 0;
+	struct dw_prep *v = NULL;
+	size_t nv = 0, cap = 0;
+	struct dw_ptrmap seen = { 0 };   /* a CU DIE's bytes -> (void *)1 */
+	int rc = -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pc = addrs[i];
+		if (s->machine == EM_ARM)
+			pc &= ~(uint64_t)1;
+		pc = pc ? pc - 1 : 0;
+		Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+		if (!mod)
+			continue;
+		struct dw_module *m = dw_module_get(s, mod);
+		if (!m)
+			goto out;
+		if (m->mismatch || !m->has_elf || !m->has_dwarf || m->cache.base || dw_module_secs(m) < 0)
+			continue;
+		Dwarf_Addr dwbias;
+		Dwarf_Die *cu = dw_module_cu(m, pc, &dwbias);
+		if (!cu || !cu->addr || dw_ptrmap_get(&seen, cu->addr) ||
+		    dw_cutab_find(&m->cus, dwarf_dieoffset(cu)))
+			continue;
+		if (dw_ptrmap_put(&seen, cu->addr, (const void *)1) < 0)
+			goto out;
+		struct dw_prep *nvp = grow_array(v, &cap, nv, sizeof *v, 64);
+		if (!nvp)
+			goto out;
+		v = nvp;
+		struct dw_prep *p = &v[nv];
+		memset(p, 0, sizeof *p);
+		p->m = m;
+		if (!(p->c = dw_cuidx_new(cu)))
+			goto out;
+		nv++;
+		p->unit_ok = dw_cuidx_unit(p->c, &m->secs, &p->u) == 0;
+		p->lines_ok = dw_cuidx_lines_args(s, m, p->c, &p->off, &p->comp_dir, &p->addrsz) == 0;
+	}
+	if (nv) {
+		struct dw_prep_job job = { v };
+		dw_pool_run(s->nthreads, 2 * nv, dw_prep_run, &job);
+	}
+	for (size_t k = 0; k < nv; k++) {
+		struct dw_prep *p = &v[k];
+		/* as dw_cutab_get: libdw's walk where the decoder gave up */
+		if (!p->scopes_ok && dw_cuidx_build_libdw(p->c) < 0)
+			continue;   /* the loop tries again, and fails alike */
+		p->c->lines_state = p->lines_ok && p->lines_rc == 0 ? 1 : -1;
+		if (dw_cutab_insert(&p->m->cus, p->c) < 0)
+			goto out;
+		p->c = NULL;
+	}
+	rc = 0;
+out:
+	for (size_t k = 0; k < nv; k++)
+		if (v[k].c)
+			dw_cuidx_discard(v[k].c);
+	free(v);
+	dw_ptrmap_release(&seen);
+	return rc;
+}
+
 static int dw_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 		      const struct sym_table **out, struct sym_error *err)
 {
@@ -1536,6 +1663,10 @@ static int dw_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 			return dw_error(err, SYM_ENOMEM, "symbolizer: out of memory for %zu addresses", n);
 		s->table.locs = p;
 		s->locs_cap = n;
+	}
+	if (dw_resolve_prepare(s, addrs, n) < 0) {
+		dw_current = NULL;
+		return dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (dw_resolve_one(s, addrs[i], &s->table.locs[i]) < 0) {

@@ -217,6 +217,29 @@ struct dw_cutab {
  * memory. */
 struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu, const struct dw_secs *secs);
 
+/* Building indexes in parts, for decoding units on several threads
+ * (dw_cutab_get does all of it at once): */
+/* The index of the unit at CU DIE offset off if t has one, else NULL. */
+struct dw_cuidx *dw_cutab_find(struct dw_cutab *t, Dwarf_Off off);
+/* A new, empty index of cu (not in any table; the caller owns it and frees it
+ * with dw_cuidx_discard unless dw_cutab_insert takes it), or NULL. */
+struct dw_cuidx *dw_cuidx_new(Dwarf_Die *cu);
+/* The header fields of c's unit that dw_cuidx_decode needs, from libdw (so on
+ * the thread that drives libdw). Returns 0, or -1 for a unit the decoder does
+ * not read. */
+int dw_cuidx_unit(struct dw_cuidx *c, const struct dw_secs *secs, struct dw_unit *u);
+/* Fill c's scopes and ranges from the section bytes of unit u: calls nothing
+ * in libdw and touches nothing but c, so units can be decoded in parallel.
+ * Returns 0, or -1 (c left empty: build it with dw_cuidx_build_libdw). */
+int dw_cuidx_decode(struct dw_cuidx *c, const struct dw_secs *secs, const struct dw_unit *u);
+/* Fill c's scopes and ranges through libdw. Returns 0, or -1. */
+int dw_cuidx_build_libdw(struct dw_cuidx *c);
+/* Free an index no table holds. */
+void dw_cuidx_discard(struct dw_cuidx *c);
+/* Add the built index c (not already there) to t, which then owns it.
+ * Returns 0, or -1 when out of memory (c is still the caller's). */
+int dw_cutab_insert(struct dw_cutab *t, struct dw_cuidx *c);
+
 /* The DIE of scope i of c, or NULL when libdw cannot find it. */
 Dwarf_Die *dw_cuidx_die(struct dw_cuidx *c, int32_t i);
 
