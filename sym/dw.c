@@ -1593,17 +1593,23 @@ static int dw_resolve_prepare(struct dw_symbolizer *s, const uint64_t *addrs, si
 	size_t nv = 0, cap = 0;
 	struct dw_ptrmap seen = { 0 };   /* a CU DIE's bytes -> (void *)1 */
 	int rc = -1;
+	struct dw_module *last = NULL;   /* the module of the address before */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pc = addrs[i];
 		if (s->machine == EM_ARM)
 			pc &= ~(uint64_t)1;
 		pc = pc ? pc - 1 : 0;
-		Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
-		if (!mod)
-			continue;
-		struct dw_module *m = dw_module_get(s, mod);
-		if (!m)
-			goto out;
+		struct dw_module *m = last;
+		/* addresses come sorted, mostly: the same module as the one before
+		 * costs no lookup (a warm run is left with nothing else to do here) */
+		if (!m || pc < m->start || pc >= m->end) {
+			Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+			if (!mod)
+				continue;
+			if (!(m = dw_module_get(s, mod)))
+				goto out;
+			last = m;
+		}
 		if (m->mismatch || !m->has_elf || !m->has_dwarf || m->cache.base || dw_module_secs(m) < 0)
 			continue;
 		Dwarf_Addr dwbias;
