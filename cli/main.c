@@ -46,7 +46,8 @@ static const char usage_text[] =
 "                      ~/.cache/mprof-core; MPROF_CACHE_DIR=off disables it too)\n"
 "                      (at most $MPROF_CACHE_MAX bytes, default 1G: least\n"
 "                      recently used files removed)\n"
-"  --threads N         scan with N threads (default: all cores)\n"
+"  --threads N         scan and symbolize with N threads (default: all cores;\n"
+"                      the symbolizer alone: $MPROF_THREADS if set)\n"
 "reports:\n"
 "  --report LIST       comma-separated: stacks (default), corruption (also by\n"
 "                      default whenever some is found), tree, leaks, bins,\n"
@@ -542,6 +543,7 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	char cache_dir[4096];
 	if (!o->no_cache && sym_cache_dir(cache_dir, sizeof(cache_dir)) == 0)
 		so.cache_dir = cache_dir;   /* libdw's per-module index files (symcache) */
+	so.nthreads = o->threads;   /* 0: $MPROF_THREADS, else every CPU */
 	p->sym = !strcmp(o->symbolizer, "gdb") ? sym_gdb_open(&so, &serr) : sym_dw_open(&so, &serr);
 	if (!p->sym) {
 		fprintf(stderr, "mprof-core: %s\n", serr.msg);

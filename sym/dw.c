@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "dw_priv.h"
+#include "grow.h"
 #include "sym.h"
 
 /* One entry of a module's function index. */
@@ -93,6 +94,8 @@ struct dw_symbolizer {
 	int cache_write_noted;        /* a failure to write one was noted */
 	uint64_t cache_max;           /* the directory's size limit ($MPROF_CACHE_MAX) */
 	int cache_evict_noted;        /* a failure to keep it under the limit was noted */
+	unsigned nthreads;            /* threads it may use (dw_pool_threads) */
+	struct dw_ptrmap dbg_asked;   /* Dwfl_Module -> itself once its debug file was sought */
 };
 
 /* libdwfl's callbacks carry no user pointer: the symbolizer being driven is
@@ -919,21 +922,36 @@ static int dw_module_secs(struct dw_module *m)
 
 /* Decode c's line table on first use. Returns 1 when c->lines can answer,
  * -1 when libdw must (no table, or one dw_line.c does not read). */
+/* What dw_lines_read needs to decode c's line table, from libdw: the
+ * table's offset, the unit's DW_AT_comp_dir (or NULL) and address size.
+ * Returns 0, or -1 when libdw must answer (no table, no sections). */
+static int dw_cuidx_lines_args(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c,
+			       uint64_t *off, const char **comp_dir, uint8_t *addrsz)
+{
+	if (s->reference || dw_module_secs(m) < 0)
+		return -1;
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+	if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &w) != 0)
+		return -1;
+	*off = w;
+	*comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
+	Dwarf_Die cudie;
+	*addrsz = 0;
+	if (!c->cu.cu || !dwarf_cu_die(c->cu.cu, &cudie, NULL, NULL, addrsz, NULL, NULL, NULL))
+		return -1;
+	return 0;
+}
+
 static int dw_cuidx_lines(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c)
 {
 	if (c->lines_state)
 		return c->lines_state;
 	c->lines_state = -1;
-	if (s->reference || dw_module_secs(m) < 0)
-		return -1;
-	Dwarf_Attribute attr;
-	Dwarf_Word off;
-	if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off) != 0)
-		return -1;
-	const char *comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
-	Dwarf_Die cudie;
-	uint8_t addrsz = 0;
-	if (!c->cu.cu || !dwarf_cu_die(c->cu.cu, &cudie, NULL, NULL, &addrsz, NULL, NULL, NULL))
+	uint64_t off;
+	const char *comp_dir;
+	uint8_t addrsz;
+	if (dw_cuidx_lines_args(s, m, c, &off, &comp_dir, &addrsz) < 0)
 		return -1;
 	if (dw_lines_read(&c->lines, &m->secs, off, comp_dir, addrsz) == 0)
 		c->lines_state = 1;
@@ -1017,6 +1035,17 @@ static void dw_scope_call(struct dw_symbolizer *s, struct dw_cuidx *c, int32_t i
 		*column = (unsigned)w;
 }
 
+/* The CU DIE holding pc (an address in the image) as libdwfl chooses it, or
+ * NULL; *dwbias gets the module's DWARF bias. */
+static Dwarf_Die *dw_module_cu(struct dw_module *m, uint64_t pc, Dwarf_Addr *dwbias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, dwbias);
+	/* no .debug_aranges (clang's default): the CUs' own ranges */
+	if (!cu && dwfl_module_getdwarf(m->mod, dwbias))
+		cu = dw_cutable_find(&m->cutable, m->mod, pc - *dwbias);
+	return cu;
+}
+
 /* Frames from DWARF for pc (an address in the image): innermost inlined frame
  * first, the containing function last. The innermost line comes from the line
  * table; each outer frame's line is the DW_AT_call_line of the inlined instance
@@ -1025,10 +1054,7 @@ static void dw_scope_call(struct dw_symbolizer *s, struct dw_cuidx *c, int32_t i
 static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc)
 {
 	Dwarf_Addr dwbias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &dwbias);
-	/* no .debug_aranges (clang's default): the CUs' own ranges */
-	if (!cu && dwfl_module_getdwarf(m->mod, &dwbias))
-		cu = dw_cutable_find(&m->cutable, m->mod, pc - dwbias);
+	Dwarf_Die *cu = dw_module_cu(m, pc, &dwbias);
 	if (!cu)
 		return 0;
 	const struct dw_secs *secs = !s->reference && dw_module_secs(m) > 0 ? &m->secs : NULL;
@@ -1596,6 +1622,115 @@ static int dw_resolve_one(struct dw_symbolizer *s, uint64_t addr, struct sym_loc
 	return 0;
 }
 
+/* One unit dw_resolve_prepare decodes: its index (not in the module's table
+ * yet) and what the decoders need, read from libdw beforehand. */
+struct dw_prep {
+	struct dw_module *m;
+	struct dw_cuidx *c;
+	struct dw_unit u;
+	int unit_ok;              /* u is set: the scopes can be decoded from bytes */
+	int scopes_ok;            /* they were */
+	int lines_ok;             /* off, comp_dir, addrsz set; then: the table was decoded */
+	int lines_rc;
+	uint64_t off;
+	const char *comp_dir;
+	uint8_t addrsz;
+};
+
+struct dw_prep_job {
+	struct dw_prep *v;
+};
+
+/* Job 2i decodes unit i's scopes, job 2i+1 its line table: nothing in libdw,
+ * nothing shared but the sections read. */
+static void dw_prep_run(void *arg, size_t i)
+{
+	struct dw_prep *p = &((struct dw_prep_job *)arg)->v[i / 2];
+	if (i % 2 == 0)
+		p->scopes_ok = p->unit_ok && dw_cuidx_decode(p->c, &p->m->secs, &p->u) == 0;
+	else if (p->lines_ok)
+		p->lines_rc = dw_lines_read(&p->c->lines, &p->m->secs, p->off, p->comp_dir, p->addrsz);
+}
+
+/* Before the addresses are named one by one: decode, on s->nthreads threads,
+ * the units they fall in that are not decoded yet, in modules named through
+ * libdw without a cache file. The modules are met in the order the loop would
+ * meet them (so their notes come out alike), every libdw call stays on this
+ * thread, and each unit enters its module's table in the order of its first
+ * address, with what dw_cutab_get and dw_cuidx_lines would have given it:
+ * the names are then the same byte for byte, on any number of threads.
+ * Returns 0, or -1 when out of memory. */
+static int dw_resolve_prepare(struct dw_symbolizer *s, const uint64_t *addrs, size_t n)
+{
+	if (s->nthreads <= 1 || s->reference)
+		return 0;
+	struct dw_prep *v = NULL;
+	size_t nv = 0, cap = 0;
+	struct dw_ptrmap seen = { 0 };   /* a CU DIE's bytes -> (void *)1 */
+	int rc = -1;
+	struct dw_module *last = NULL;   /* the module of the address before */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pc = addrs[i];
+		if (s->machine == EM_ARM)
+			pc &= ~(uint64_t)1;
+		pc = pc ? pc - 1 : 0;
+		struct dw_module *m = last;
+		/* addresses come sorted, mostly: the same module as the one before
+		 * costs no lookup (a warm run is left with nothing else to do here) */
+		if (!m || pc < m->start || pc >= m->end) {
+			Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+			if (!mod)
+				continue;
+			if (!(m = dw_module_get(s, mod)))
+				goto out;
+			last = m;
+		}
+		if (m->mismatch || !m->has_elf || !m->has_dwarf || m->cache.base || dw_module_secs(m) < 0)
+			continue;
+		Dwarf_Addr dwbias;
+		Dwarf_Die *cu = dw_module_cu(m, pc, &dwbias);
+		if (!cu || !cu->addr || dw_ptrmap_get(&seen, cu->addr) ||
+		    dw_cutab_find(&m->cus, dwarf_dieoffset(cu)))
+			continue;
+		if (dw_ptrmap_put(&seen, cu->addr, (const void *)1) < 0)
+			goto out;
+		struct dw_prep *nvp = grow_array(v, &cap, nv, sizeof *v, 64);
+		if (!nvp)
+			goto out;
+		v = nvp;
+		struct dw_prep *p = &v[nv];
+		memset(p, 0, sizeof *p);
+		p->m = m;
+		if (!(p->c = dw_cuidx_new(cu)))
+			goto out;
+		nv++;
+		p->unit_ok = dw_cuidx_unit(p->c, &m->secs, &p->u) == 0;
+		p->lines_ok = dw_cuidx_lines_args(s, m, p->c, &p->off, &p->comp_dir, &p->addrsz) == 0;
+	}
+	if (nv) {
+		struct dw_prep_job job = { v };
+		dw_pool_run(s->nthreads, 2 * nv, dw_prep_run, &job);
+	}
+	for (size_t k = 0; k < nv; k++) {
+		struct dw_prep *p = &v[k];
+		/* as dw_cutab_get: libdw's walk where the decoder gave up */
+		if (!p->scopes_ok && dw_cuidx_build_libdw(p->c) < 0)
+			continue;   /* the loop tries again, and fails alike */
+		p->c->lines_state = p->lines_ok && p->lines_rc == 0 ? 1 : -1;
+		if (dw_cutab_insert(&p->m->cus, p->c) < 0)
+			goto out;
+		p->c = NULL;
+	}
+	rc = 0;
+out:
+	for (size_t k = 0; k < nv; k++)
+		if (v[k].c)
+			dw_cuidx_discard(v[k].c);
+	free(v);
+	dw_ptrmap_release(&seen);
+	return rc;
+}
+
 static int dw_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 		      const struct sym_table **out, struct sym_error *err)
 {
@@ -1609,6 +1744,10 @@ static int dw_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 			return dw_error(err, SYM_ENOMEM, "symbolizer: out of memory for %zu addresses", n);
 		s->table.locs = p;
 		s->locs_cap = n;
+	}
+	if (dw_resolve_prepare(s, addrs, n) < 0) {
+		dw_current = NULL;
+		return dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (dw_resolve_one(s, addrs[i], &s->table.locs[i]) < 0) {
@@ -1659,6 +1798,7 @@ static void dw_free(struct symbolizer *base)
 	}
 	dw_arena_release(&s->arena);
 	dw_ptrmap_release(&s->names);
+	dw_ptrmap_release(&s->dbg_asked);
 	free(s->table.locs);
 	free(s->table.frames);
 	free(s->notes);
@@ -1694,11 +1834,78 @@ static void dw_demangler_load(struct dw_symbolizer *s)
 	memcpy(&s->cxa_demangle, &fn, sizeof fn);
 }
 
+/* A separate debug file for mod found by its build-id under the absolute
+ * entries of s->debuginfo_path (where libdwfl's standard search looks first,
+ * DIR/.build-id/xx/rest.debug) whose compressed DWARF sections dw_inflate.c
+ * could prepare: the descriptor of that copy, with *debuginfo_file_name set to
+ * the file's real path (malloc'd, libdwfl frees it). -1 in every other case
+ * (nothing found, another build-id, nothing compressed): the standard search
+ * then runs as before. */
+static int dw_debuginfo_inflated(struct dw_symbolizer *s, Dwfl_Module *mod, char **debuginfo_file_name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len < 2 || len > 64 || !s->debuginfo_path)
+		return -1;
+	char hex[130];
+	dw_hex(hex, sizeof hex, bits, len);
+	for (const char *e = s->debuginfo_path; *e; ) {
+		const char *end = strchr(e, ':');
+		size_t el = end ? (size_t)(end - e) : strlen(e);
+		char path[4096];
+		if (e[0] == '/' && el + 160 < sizeof path) {
+			snprintf(path, sizeof path, "%.*s/.build-id/%.2s/%s.debug", (int)el, e, hex, hex + 2);
+			unsigned char id[64];
+			int idlen = dw_file_build_id(path, id, sizeof id, NULL);
+			if (idlen >= 0) {
+				/* the first file there decides, as in libdwfl */
+				if (idlen != len || memcmp(id, bits, (size_t)len) != 0)
+					return -1;
+				int fd = open(path, O_RDONLY | O_CLOEXEC);
+				int copy = fd >= 0 ? dw_inflate_debug(fd, s->nthreads) : -1;
+				if (fd >= 0)
+					close(fd);
+				char *real = copy >= 0 ? realpath(path, NULL) : NULL;
+				if (!real) {
+					if (copy >= 0)
+						close(copy);
+					return -1;
+				}
+				free(*debuginfo_file_name);
+				*debuginfo_file_name = real;
+				return copy;
+			}
+		}
+		e += el + (end != NULL);
+	}
+	return -1;
+}
+
+/* Our find_debuginfo: a module's first call (its own debug file; a second
+ * one would be for a dwz alternate file) tries dw_debuginfo_inflated, whose
+ * copy libdw then opens instead of inflating the file's sections itself; else,
+ * and always on the reference path, libdwfl's standard search. */
+static int dw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			     GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct dw_symbolizer *s = dw_current;
+	if (s && !s->reference && !dw_ptrmap_get(&s->dbg_asked, mod) &&
+	    dw_ptrmap_put(&s->dbg_asked, mod, mod) == 0) {
+		int fd = dw_debuginfo_inflated(s, mod, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 /* Report the exe alone at its own link addresses (raw dumps). */
 static int dw_open_raw(struct dw_symbolizer *s, const struct sym_options *opt, struct sym_error *err)
 {
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.find_debuginfo = dw_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	s->dwfl = dwfl_begin(&s->callbacks);
@@ -1808,7 +2015,7 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 		return dw_error(err, SYM_EFORMAT, "%s: truncated core: no readable program headers",
 				opt->core);
 	s->callbacks.find_elf = dw_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.find_debuginfo = dw_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	s->dwfl = dwfl_begin(&s->callbacks);
@@ -1870,6 +2077,7 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	s->exe = strdup(opt->exe);
 	s->exe_idlen = -1;
 	s->reference = (opt->flags & SYM_DW_REFERENCE) != 0;
+	s->nthreads = dw_pool_threads(opt->nthreads);
 	/* the reference path is what the cache is tested against: never cached */
 	if (opt->cache_dir && opt->cache_dir[0] && !s->reference && !(s->cache_dir = strdup(opt->cache_dir))) {
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");

@@ -178,6 +178,31 @@ static int dw_lines_grow(struct dw_lines *l, size_t *cap)
 	return 0;
 }
 
+/* The filter meets an end of sequence at the address A of the sequence's last
+ * row (l->rows[l->nrows - 1] is its last row kept; end is the end's row).
+ * libdw sorts an end before a row at its address, so the last row decoded at
+ * A answers for the addresses past the end: when it was kept (at A), the end
+ * goes before it; when it was left out for repeating the row kept before it,
+ * it is put back after the end, with that row's file, line and column. Off
+ * the decoder's loop, so that its registers are not spent on this. Returns 0,
+ * or -1 when out of memory. */
+static __attribute__((noinline, cold)) int dw_lines_end_at_last(struct dw_lines *l, size_t *cap,
+								 struct dw_lrow end)
+{
+	while (l->nrows + 2 > *cap)
+		if (dw_lines_grow(l, cap) < 0)
+			return -1;
+	struct dw_lrow last = l->rows[l->nrows - 1];
+	if (last.addr == end.addr) {
+		l->rows[l->nrows - 1] = end;
+	} else {
+		l->rows[l->nrows++] = end;
+		last.addr = end.addr;
+	}
+	l->rows[l->nrows++] = last;
+	return 0;
+}
+
 /* Append name (dir + "/" + name for a relative name with a directory, as libdw
  * composes it) to the file table. */
 static int dw_file_add(struct dw_lines *l, size_t *cap, const char *dir, const char *name)
@@ -246,9 +271,15 @@ static int dw_lines_sort(struct dw_lines *l)
 			sorted = 0;
 	if (sorted)
 		return 0;
+	/* a row right after an end at its address (dw_lines_end_at_last) is a
+	 * sequence of its own: it belongs to the sequence before, not with the
+	 * rows decoded after it */
+#define DW_SEQ_CUT(i) (l->rows[i].end || \
+		       ((i) + 1 < l->nrows && l->rows[(i) + 1].end == 0 && (i) > 0 && l->rows[(i) - 1].end && \
+			l->rows[(i) - 1].addr == l->rows[i].addr))
 	for (size_t i = 0; i < l->nrows; i++) {
 		l->rows[i].seq = (uint32_t)i;   /* the decoder's order, for the sorts' ties */
-		if (l->rows[i].end)
+		if (DW_SEQ_CUT(i))
 			nseq++;
 	}
 	/* rows after the last end (a table whose last sequence does not end)
@@ -263,10 +294,11 @@ static int dw_lines_sort(struct dw_lines *l)
 	}
 	size_t k = 0, start = 0;
 	for (size_t i = 0; i < l->nrows; i++)
-		if (l->rows[i].end) {
+		if (DW_SEQ_CUT(i)) {
 			seq[k++] = (struct dw_seq){ start, i + 1 - start };
 			start = i + 1;
 		}
+#undef DW_SEQ_CUT
 	if (start < l->nrows)
 		seq[k++] = (struct dw_seq){ start, l->nrows - start };
 	qsort_r(seq, k, sizeof *seq, dw_seq_cmp, l->rows);
@@ -288,9 +320,10 @@ static int dw_lines_sort(struct dw_lines *l)
 
 /* dw_lines_read's work. With filter, rows that can never be an answer are
  * left out as they are decoded (see dw_lines_read), which holds only when each
- * sequence's addresses rise, no end sits at the address of its sequence's last
- * row (libdw sorts it before that row), sequences do not overlap and the last
- * one ends: returns 1 (l released) as soon as the table breaks one of those,
+ * sequence's addresses rise, sequences do not overlap and the last one ends
+ * (an end at the address of its sequence's last row, which libdw sorts before
+ * that row, is put in libdw's order by dw_lines_end_at_last): returns 1 (l
+ * released) as soon as the table breaks one of those,
  * and the caller decodes it again without filter. Returns 0, or -1 (l
  * released). */
 static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint64_t off, const char *comp_dir,
@@ -467,11 +500,23 @@ static int dw_lines_decode(struct dw_lines *l, const struct dw_secs *secs, uint6
 			goto fail; \
 		endrow = (endseq); \
 		if (filter) { \
-			/* backwards, or an end sorted before a row (an end at 0 \
-			 * after none is taken for one): decoded again at once, \
-			 * keeping every row */ \
-			if (__builtin_expect(addr < last || (endrow && addr == last), 0)) \
-				goto unsafe; \
+			if (__builtin_expect(addr < last || (endrow && addr == last), 0)) { \
+				/* backwards, or an end at 0 after no row (taken \
+				 * for one at the last row's address): decoded \
+				 * again at once, keeping every row */ \
+				if (addr < last || !in_seq) \
+					goto unsafe; \
+				/* an end sorted before the last row */ \
+				l->nrows = nrows; \
+				if (dw_lines_end_at_last(l, &rows_cap, (struct dw_lrow){ addr, (uint32_t)file, \
+						(uint32_t)(int32_t)line, (uint32_t)col, 1, 0 }) < 0) \
+					goto fail; \
+				rows = l->rows; \
+				nrows = l->nrows; \
+				last = 0; \
+				in_seq = 0; \
+				break; \
+			} \
 			last = endrow ? 0 : addr; \
 			if (!endrow && in_seq && rows[nrows - 1].addr == addr) { \
 				nrows--; \

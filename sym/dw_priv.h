@@ -217,6 +217,29 @@ struct dw_cutab {
  * memory. */
 struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu, const struct dw_secs *secs);
 
+/* Building indexes in parts, for decoding units on several threads
+ * (dw_cutab_get does all of it at once): */
+/* The index of the unit at CU DIE offset off if t has one, else NULL. */
+struct dw_cuidx *dw_cutab_find(struct dw_cutab *t, Dwarf_Off off);
+/* A new, empty index of cu (not in any table; the caller owns it and frees it
+ * with dw_cuidx_discard unless dw_cutab_insert takes it), or NULL. */
+struct dw_cuidx *dw_cuidx_new(Dwarf_Die *cu);
+/* The header fields of c's unit that dw_cuidx_decode needs, from libdw (so on
+ * the thread that drives libdw). Returns 0, or -1 for a unit the decoder does
+ * not read. */
+int dw_cuidx_unit(struct dw_cuidx *c, const struct dw_secs *secs, struct dw_unit *u);
+/* Fill c's scopes and ranges from the section bytes of unit u: calls nothing
+ * in libdw and touches nothing but c, so units can be decoded in parallel.
+ * Returns 0, or -1 (c left empty: build it with dw_cuidx_build_libdw). */
+int dw_cuidx_decode(struct dw_cuidx *c, const struct dw_secs *secs, const struct dw_unit *u);
+/* Fill c's scopes and ranges through libdw. Returns 0, or -1. */
+int dw_cuidx_build_libdw(struct dw_cuidx *c);
+/* Free an index no table holds. */
+void dw_cuidx_discard(struct dw_cuidx *c);
+/* Add the built index c (not already there) to t, which then owns it.
+ * Returns 0, or -1 when out of memory (c is still the caller's). */
+int dw_cutab_insert(struct dw_cutab *t, struct dw_cuidx *c);
+
 /* The DIE of scope i of c, or NULL when libdw cannot find it. */
 Dwarf_Die *dw_cuidx_die(struct dw_cuidx *c, int32_t i);
 
@@ -512,5 +535,29 @@ void dw_cache_touch(const char *path);
 /* Parse a size in bytes with an optional K, M, G or T suffix (powers of 1024)
  * into *out. Returns 0, or -1 when s is not such a size. */
 int dw_cache_max_parse(const char *s, uint64_t *out);
+
+/* ---- threads (dw_pool.c) and separate debug files (dw_inflate.c) ---- */
+
+/* How many threads the symbolizer may use: requested when not 0, else
+ * $MPROF_THREADS (a positive number), else the number of online CPUs; at most
+ * 64. */
+unsigned dw_pool_threads(unsigned requested);
+
+/* Call fn(arg, i) once for every i in [0, n), on up to nthreads threads of
+ * which the caller is one (1: all on the caller, in order). Returns when every
+ * job has run. fn must write only what job i owns; a thread that cannot be
+ * started only leaves its share to the others. */
+void dw_pool_run(unsigned nthreads, size_t n, void (*fn)(void *arg, size_t i), void *arg);
+
+/* For a separate debug file open on fd whose DWARF sections are compressed
+ * (SHF_COMPRESSED, zlib): a copy in an anonymous memory file where the
+ * sections the symbolizer reads are already inflated (on up to nthreads
+ * threads, one section per job) and the ones it never reads (location lists,
+ * call frames, macros, pubnames) are marked SHT_NOBITS, so that libdw neither
+ * inflates them nor inflates the others one by one. Returns the new
+ * descriptor (the caller owns it; fd is left open and unchanged), or -1 when
+ * the file has nothing to inflate or cannot be copied (then use fd as is:
+ * libdw does what it always did, errors included). */
+int dw_inflate_debug(int fd, unsigned nthreads);
 
 #endif /* DW_PRIV_H */

@@ -348,12 +348,11 @@ static int dw_cuidx_sort(struct dw_cuidx *c)
 #define DW_GUESS_MAX ((size_t)1 << 18)
 
 /* Build c's index from the section bytes. Returns 0, or -1 with c left empty. */
-static int dw_cuidx_build_fast(struct dw_cuidx *c, const struct dw_secs *secs)
+int dw_cuidx_decode(struct dw_cuidx *c, const struct dw_secs *secs, const struct dw_unit *unit)
 {
-	struct dw_unit u;
+	struct dw_unit u = *unit;
 	struct dw_walk w = { c, 0, 0 };
-	int unit_ok = 0;
-	if (dw_unit_get(c, secs, &u) == 0) {
+	{
 		/* room for the scopes and ranges of a unit this size, once: growing
 		 * from 32 by doubling copied each array about 7 times (10.7M of
 		 * realloc at 10k addresses of the generated program, whose units
@@ -373,9 +372,8 @@ static int dw_cuidx_build_fast(struct dw_cuidx *c, const struct dw_secs *secs)
 			c->scopes = NULL;
 			c->ranges = NULL;
 		}
-		unit_ok = 1;
 	}
-	if (unit_ok && dw_cuidx_scan(&u, secs, dw_fast_scope, dw_fast_range, &w) == 0 &&
+	if (dw_cuidx_scan(&u, secs, dw_fast_scope, dw_fast_range, &w) == 0 &&
 	    dw_cuidx_sort(c) == 0) {
 		dw_shrink((void **)&c->scopes, c->nscopes, sizeof *c->scopes);
 		dw_shrink((void **)&c->ranges, c->nranges, sizeof *c->ranges);
@@ -388,6 +386,17 @@ static int dw_cuidx_build_fast(struct dw_cuidx *c, const struct dw_secs *secs)
 	c->ranges = c->sorted = NULL;
 	c->nscopes = c->nranges = 0;
 	return -1;
+}
+
+static int dw_cuidx_build_fast(struct dw_cuidx *c, const struct dw_secs *secs)
+{
+	struct dw_unit u;
+	return dw_unit_get(c, secs, &u) == 0 ? dw_cuidx_decode(c, secs, &u) : -1;
+}
+
+int dw_cuidx_unit(struct dw_cuidx *c, const struct dw_secs *secs, struct dw_unit *u)
+{
+	return dw_unit_get(c, secs, u);
 }
 
 static int dw_cuidx_build(struct dw_cuidx *c)
@@ -547,6 +556,45 @@ struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu, const struct dw
 	}
 	t->v[t->count++] = c;
 	return c;
+}
+
+struct dw_cuidx *dw_cutab_find(struct dw_cutab *t, Dwarf_Off off)
+{
+	int64_t i = htab_find(&t->idx, dw_off_hash(off), dw_cutab_eq, t, &off);
+	return i >= 0 ? t->v[i] : NULL;
+}
+
+struct dw_cuidx *dw_cuidx_new(Dwarf_Die *cu)
+{
+	struct dw_cuidx *c = calloc(1, sizeof *c);
+	if (c) {
+		c->off = dwarf_dieoffset(cu);
+		c->is_cxx = -1;
+		c->cu = *cu;
+	}
+	return c;
+}
+
+int dw_cuidx_build_libdw(struct dw_cuidx *c)
+{
+	return dw_cuidx_build(c);
+}
+
+void dw_cuidx_discard(struct dw_cuidx *c)
+{
+	dw_cuidx_free(c);
+}
+
+int dw_cutab_insert(struct dw_cutab *t, struct dw_cuidx *c)
+{
+	struct dw_cuidx **v = grow_array(t->v, &t->cap, t->count, sizeof *v, 64);
+	if (!v)
+		return -1;
+	t->v = v;
+	if (htab_add(&t->idx, dw_off_hash(c->off), (uint32_t)t->count) < 0)
+		return -1;
+	t->v[t->count++] = c;
+	return 0;
 }
 
 void dw_cutab_release(struct dw_cutab *t)

@@ -72,6 +72,8 @@ struct sym_options {
 	unsigned flags;           /* enum sym_option_flag */
 	const char *cache_dir;    /* libdw backend: directory of per-module index files
 				   * (sym_cache_dir()), or NULL for none */
+	unsigned nthreads;        /* libdw backend: threads it may use; 0: $MPROF_THREADS,
+				   * else every online CPU (1: none but the caller's) */
 };
 
 enum sym_option_flag {

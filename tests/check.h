@@ -4,6 +4,7 @@
 #ifndef CHECK_H
 #define CHECK_H
 
+#include <dirent.h>
 #include <stdio.h>
 
 static int check_passed, check_failed;
@@ -18,6 +19,20 @@ static int check_passed, check_failed;
 	} \
 	fflush(stdout); \
 } while (0)
+
+/* The number of entries of /proc/self/fd (open descriptors plus the
+ * directory's own), or -1: compare before and after to find a leak. */
+static inline int check_count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
 
 #define CHECK_DONE() (printf("%d passed, %d failed\n", check_passed, check_failed), check_failed ? 1 : 0)
 

@@ -97,6 +97,20 @@ PY
 		$NF "$(known "$TMP/corefast.res")"
 	check "core: libc's addresses are named ($(grep -c 'libc\.so[^	]*+0x[0-9a-f]*	-	[^-]' "$TMP/corefast.res"))" \
 		test "$(grep -c 'libc\.so[^	]*+0x[0-9a-f]*	-	[^-]' "$TMP/corefast.res")" -gt 1000
+	# threads (sym/dw_pool.c): libc's debug sections inflated one per thread,
+	# the units of both modules decoded in parallel; 1 is the sequential path
+	for t in 1 3; do
+		MPROF_THREADS=$t "$SYMDW" --addr-file "$TMP/core.addrs" "$exe" "$TMP/core" >"$TMP/coret$t.res" 2>/dev/null
+		check "core, MPROF_THREADS=$t: the same output byte for byte, notes included" \
+			cmp -s "$TMP/coret$t.res" "$TMP/corefast.res"
+		rm -rf "$TMP/tcache$t"
+		MPROF_THREADS=$t "$SYMDW" --cache-dir "$TMP/tcache$t" --addr-file "$TMP/core.addrs" "$exe" "$TMP/core" \
+			>"$TMP/coretc$t.res" 2>/dev/null
+		MPROF_THREADS=$t "$SYMDW" --cache-dir "$TMP/tcache$t" --addr-file "$TMP/core.addrs" "$exe" "$TMP/core" \
+			>"$TMP/coretw$t.res" 2>/dev/null
+		check "core, MPROF_THREADS=$t: cache cold and warm give the same output" \
+			sh -c "cmp -s '$TMP/coretc$t.res' '$TMP/corefast.res' && cmp -s '$TMP/coretw$t.res' '$TMP/corefast.res'"
+	done
 else
 	check "gcore of the generated program" false
 fi

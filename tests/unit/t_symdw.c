@@ -39,18 +39,6 @@ static int t_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-static int t_count_fds(void)
-{
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 int main(void)
 {
 	char exe[4096];
@@ -63,7 +51,7 @@ int main(void)
 	dl_iterate_phdr(t_phdr_cb, NULL);
 	uint64_t link_ret = (uint64_t)((uintptr_t)marker_ret - main_base);
 
-	int fds0 = t_count_fds();
+	int fds0 = check_count_fds();
 	struct sym_options opt = { .exe = exe };
 	struct sym_error err;
 	for (int round = 0; round < 5; round++) {
@@ -97,7 +85,7 @@ int main(void)
 		}
 		sym_free(s);
 	}
-	CHECK("no descriptor left open after sym_free", t_count_fds() == fds0);
+	CHECK("no descriptor left open after sym_free", check_count_fds() == fds0);
 
 	opt.exe = "/nonexistent/prog";
 	CHECK("missing exe fails", sym_dw_open(&opt, &err) == NULL);
@@ -114,7 +102,7 @@ int main(void)
 	opt.sysroot = NULL;
 	opt.exe = NULL;
 	CHECK("no exe fails", sym_dw_open(&opt, &err) == NULL && err.code == SYM_EARG);
-	CHECK("no descriptor left open by failed opens", t_count_fds() == fds0);
+	CHECK("no descriptor left open by failed opens", check_count_fds() == fds0);
 
 	const struct sym_table *t = NULL;
 	CHECK("resolve on NULL symbolizer fails", sym_resolve(NULL, NULL, 0, &t, &err) == -1);

@@ -1,0 +1,71 @@
+/* dw_pool.c - a small thread pool for the libdw symbolizer: run n independent
+ * jobs on up to k threads, the caller's among them. Jobs are taken in index
+ * order from an atomic counter and write only their own results, so what they
+ * produce does not depend on how many threads ran them or in what order.
+ * Nothing here calls libdw or libdwfl (neither is thread-safe in 0.188).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "dw_priv.h"
+
+#define DW_POOL_MAX 64
+
+struct dw_pool_job {
+	void (*fn)(void *arg, size_t i);
+	void *arg;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void dw_pool_drain(struct dw_pool_job *j)
+{
+	for (;;) {
+		size_t i = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+		if (i >= j->n)
+			return;
+		j->fn(j->arg, i);
+	}
+}
+
+static void *dw_pool_main(void *p)
+{
+	dw_pool_drain(p);
+	return NULL;
+}
+
+unsigned dw_pool_threads(unsigned requested)
+{
+	unsigned n = requested;
+	if (!n) {
+		const char *e = getenv("MPROF_THREADS");
+		char *end;
+		unsigned long v = e && *e ? strtoul(e, &end, 10) : 0;
+		if (e && *e && !*end && v > 0)
+			n = v > DW_POOL_MAX ? DW_POOL_MAX : (unsigned)v;
+	}
+	if (!n) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		n = c > 0 ? (unsigned)c : 1;
+	}
+	return n > DW_POOL_MAX ? DW_POOL_MAX : n;
+}
+
+void dw_pool_run(unsigned nthreads, size_t n, void (*fn)(void *arg, size_t i), void *arg)
+{
+	struct dw_pool_job j = { .fn = fn, .arg = arg, .n = n };
+	pthread_t th[DW_POOL_MAX];
+	unsigned started = 0;
+	atomic_init(&j.next, 0);
+	if (nthreads > DW_POOL_MAX)
+		nthreads = DW_POOL_MAX;
+	/* no more threads than jobs; the caller is one of them */
+	while (started + 1 < nthreads && started + 1 < n &&
+	       pthread_create(&th[started], NULL, dw_pool_main, &j) == 0)
+		started++;
+	dw_pool_drain(&j);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+}
