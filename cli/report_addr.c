@@ -38,7 +38,7 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 	/* a raw dump holds RAM only: an address outside it may still be the ELF's
 	 * (code, constants in flash), which names it */
 	if (a->what != AN_ADDR_BETWEEN && a->what != AN_ADDR_OTHER && a->what != AN_ADDR_NOT_DUMPED &&
-	    !(a->what == AN_ADDR_UNMAPPED && p->img->kind == CP_KIND_RAW))
+	    a->what != AN_ADDR_STACK && !(a->what == AN_ADDR_UNMAPPED && p->img->kind == CP_KIND_RAW))
 		return;
 	if (!*ds_tried) {
 		struct cp_error err = { 0 };
@@ -49,6 +49,12 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 			fprintf(stderr, "mprof-core: note: no symbols for --addr: %s\n", err.msg);
 	}
 	if (cli_datasym(*ds, addr, &ai->sym) < 0)
+		return;
+	/* "stack" only says the address shares a segment with a thread's stack
+	 * pointer: in a core without a load map (qemu-system's dump of a board's
+	 * RAM) .data, .bss, heap and stack are one segment, and a variable of the
+	 * program is no stack */
+	if (a->what == AN_ADDR_STACK && !ai->sym.name)
 		return;
 	ai->have_sym = 1;
 	if (a->what == AN_ADDR_UNMAPPED)
