@@ -89,12 +89,15 @@ fw_reset;main;f_stale 80" "$(cat "$TMP/$N.folded")"
 	fl=$(printf 0x%x $(( (0x$(arm-none-eabi-nm "$exe" | awk '$3 == "f_leak" { print $1 }') & ~1) + 4 )))
 	b1=$(val block)
 	st=$(val stale)
-	"$M" --addr $((b1 + 4)) --addr "$kp" --addr "$st" --addr "$fl" $R >"$TMP/$N.addr" 2>&1
+	sp=$(val stack)
+	"$M" --addr $((b1 + 4)) --addr "$kp" --addr "$st" --addr "$fl" --addr "$sp" $R >"$TMP/$N.addr" 2>&1
 	check_grep "$N raw --addr: a byte of f_rec's block" "^address $(printf 0x%x $((b1 + 4))): 4 bytes into live block $b1 \(100 bytes" "$TMP/$N.addr"
 	check_grep "$N raw --addr: keep[]" "^address $kp: keep\+0x0 \(variable of 64 bytes\)" "$TMP/$N.addr"
 	check_grep "$N raw --addr: the stale pointer's freed block" "^address $st: 0 bytes into freed block $st \(64 bytes" "$TMP/$N.addr"
 	check_grep "$N raw --addr: the freed block's stack" "^        f_stale \(hunt8_m.c:$(mark stale)\)" "$TMP/$N.addr"
 	check_grep "$N raw --addr: code in flash, outside the dump" "^address $fl: in the ELF but not in the dump; f_leak\+0x[0-9a-f]+ \(function" "$TMP/$N.addr"
+	check_grep "$N raw --addr: a local of fw_halt, on the stack, is not called heap (no stack pointer in a raw dump)" \
+		"^address $sp: memory in no annotated block \(heap, or a stack: a raw dump holds no stack pointer\)" "$TMP/$N.addr"
 
 	"$M" --report=bins,leaks $R >"$TMP/$N.tables" 2>&1
 	check_grep "$N raw tables: whole run 19 allocations, 4 frees, 1,605 and 152 bytes" \
@@ -112,7 +115,9 @@ fw_reset;main;f_stale 80" "$(cat "$TMP/$N.folded")"
 	check_eq "$N core: the blocks and freed blocks of the dump, no other damage" \
 		"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["blocks"], d["freed_blocks"], d["damaged_headers"])' "$TMP/$N.json")" \
 		"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["blocks"], d["freed_blocks"], d["damaged_headers"])' "$J")"
-	"$M" --addr "$kp" --addr "$st" "$exe" "$TMP/$N.core" >"$TMP/$N.caddr" 2>&1
+	"$M" --addr "$kp" --addr "$st" --addr "$sp" "$exe" "$TMP/$N.core" >"$TMP/$N.caddr" 2>&1
+	check_grep "$N core --addr: fw_halt's local on the stack (the core has the registers)" \
+		"^address $sp: on the stack of thread 1, [0-9]+ bytes above its stack pointer" "$TMP/$N.caddr"
 	check_grep "$N core --addr: keep[]" "^address $kp: keep\+0x0 \(variable of 64 bytes\)" "$TMP/$N.caddr"
 	check_grep "$N core --addr: the freed block's stack" "^        f_stale \(hunt8_m.c:$(mark stale)\)" "$TMP/$N.caddr"
 
