@@ -171,7 +171,10 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 		report_stack_text(f, p, b->stack, "        ");
 		break;
 	case AN_ADDR_BETWEEN:
-		fputs("heap memory in no annotated block\n", f);
+		/* a raw dump has no stack pointer: past the last block of a
+		 * firmware's RAM is as often its stack as its heap */
+		fputs(p->img->kind == CP_KIND_RAW ? "memory in no annotated block (heap, or a stack: "
+		      "a raw dump holds no stack pointer)\n" : "heap memory in no annotated block\n", f);
 		if (a->prev != AN_NONE) {
 			const struct cp_block *x = &sc->blocks[a->prev];
 
