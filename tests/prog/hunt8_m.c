@@ -5,8 +5,8 @@
  * stdio (its buffers would be blocks too). Every block comes from a function of
  * its own at a line marked MARK:NAME BYTES: a recursion, a pool of equal blocks
  * in a global array, realloc, calloc, blocks freed again, a leak (its only
- * pointer dropped), a freed block whose pointer stays in a global (stale), and
- * last an overflow of one block through its guard into its neighbour's header.
+ * pointer dropped), a freed block whose pointer stays in a global (stale), a
+ * block held only by a local on the stack, and last an overflow of one block through its guard into its neighbour's header.
  * It prints the addresses the test needs, "halt", and spins with its RAM intact
  * for the test to dump (qemu monitor: pmemsave, dump-guest-memory).
  * -DFW_UNWIND=\"fp\": HEAPANN_UNWIND for the kit, through newlib's environ. */
@@ -147,6 +147,17 @@ NOINL void f_over(void)
 	memset(a, 0x55, (size_t)(b - a) - 8);
 }
 
+/* Held only by a local of main, on the stack at the halt: a core, which has
+ * the stack pointer, reads it as reachable; a raw dump cannot. 200 bytes: from
+ * the top, not in a freed chunk. */
+NOINL void *f_held(void)
+{
+	void *p = malloc(200);                                            /* MARK:held 200 */
+
+	depth_seen++;   /* no tail call */
+	return p;
+}
+
 NOINL void fw_halt(void)
 {
 	volatile int here = 1;
@@ -160,6 +171,8 @@ NOINL void fw_halt(void)
 int main(void);
 int main(void)
 {
+	void *volatile held;
+
 	f_rec(4);
 	f_pool();
 	f_grow();
@@ -167,6 +180,8 @@ int main(void)
 	f_few();
 	f_stale();
 	f_leak();
+	held = f_held();
+	out_hex("held", (uintptr_t)held);
 	for (int i = 0; i < nk; i++)
 		out_hex("block", (uintptr_t)keep[i]);
 	out_hex("stale", (uintptr_t)stale);
