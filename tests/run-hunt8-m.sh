@@ -2,7 +2,8 @@
 # run-hunt8-m.sh - bare-metal Cortex-M3 firmware (tests/prog/hunt8_m.c, its memory
 # map hunt8_m.ld): newlib's malloc under the static kit built for arm-none-eabi,
 # Thumb-2 code at -O0 and -O2, with and without frame pointers, run on
-# qemu-system-arm's mps2-an385 (semihosting) until it halts, its RAM saved with
+# qemu-system-arm's mps2-an385 (semihosting; and a Cortex-M4 with hard float
+# on mps2-an386) until it halts, its RAM saved with
 # the monitor's pmemsave (as a probe dumps it) and the whole board with
 # dump-guest-memory (an ELF core; tests/qemu_fw.py). Every report on the dump:
 # each site's bytes, blocks, functions and lines (the recursion's five frames),
@@ -28,6 +29,7 @@ CPU="-mcpu=cortex-m3 -mthumb"
 make -s TARGET=arm-none-eabi XCFLAGS="$CPU" B="$TMP/kit" cross >"$TMP/kit.log" 2>&1
 check_eq "the kit builds for arm-none-eabi (Cortex-M3, Thumb-2, newlib)" 0 $?
 [ -f "$TMP/kit/arm-none-eabi/libheapann.a" ] || { sed 's/^/# /' "$TMP/kit.log" | head -n 20; done_testing; }
+BOARD=mps2-an385 KIT=$TMP/kit
 
 # check_sites N J: every site of hunt8_m.c in the JSON stacks report J
 check_sites() {
@@ -52,10 +54,10 @@ run_fw() {
 	N=$1; shift
 	exe=$TMP/$N.elf
 	arm-none-eabi-gcc -std=gnu11 $CPU -g "$@" -nostartfiles -specs=nosys.specs -T tests/prog/hunt8_m.ld \
-		-o "$exe" $src $(PKG_CONFIG_PATH="$TMP/kit/arm-none-eabi" pkg-config --cflags --libs heapann-static) \
+		-o "$exe" $src $(PKG_CONFIG_PATH="$KIT/arm-none-eabi" pkg-config --cflags --libs heapann-static) \
 		>"$TMP/$N.cc" 2>&1
 	check_eq "$N: links with the kit" 0 $?
-	python3 tests/qemu_fw.py mps2-an385 "$exe" "$TMP/$N.out" $RAM $RAMLEN "$TMP/$N.bin" "$TMP/$N.core" 2>"$TMP/$N.qerr"
+	python3 tests/qemu_fw.py $BOARD "$exe" "$TMP/$N.out" $RAM $RAMLEN "$TMP/$N.bin" "$TMP/$N.core" 2>"$TMP/$N.qerr"
 	check_eq "$N: halts on qemu, RAM and core saved" 0 $?
 	[ -s "$TMP/$N.bin" ] || return
 	val() { sed -n "s/^$1 //p" "$TMP/$N.out" | head -n 1; }
@@ -132,4 +134,10 @@ fw_reset;main;f_stale 80" "$(cat "$TMP/$N.folded")"
 run_fw O0 -O0
 run_fw O2 -O2
 run_fw O2fp -O2 -fno-omit-frame-pointer
+# a Cortex-M4 with its FPU, hard-float ABI (the kit built with the same flags),
+# on mps2-an386
+CPU="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16" BOARD=mps2-an386 KIT=$TMP/kit4
+make -s TARGET=arm-none-eabi XCFLAGS="$CPU" B="$KIT" cross >"$TMP/kit4.log" 2>&1
+check_eq "the kit builds for a Cortex-M4 with hard float" 0 $?
+run_fw M4 -O2
 done_testing
