@@ -89,16 +89,19 @@ fw_reset;main;f_stale 80" "$(cat "$TMP/$N.folded")"
 		"$(python3 tests/ms_check.py "$TMP/$N.massif" snaps | tail -n 1 | cut -d' ' -f3)"
 
 	kp=$(printf 0x%x 0x$(arm-none-eabi-nm "$exe" | awk '$3 == "keep" { print $1 }'))
-	fl=$(printf 0x%x $(( (0x$(arm-none-eabi-nm "$exe" | awk '$3 == "f_leak" { print $1 }') & ~1) + 4 )))
+	# f_leak's first byte (nm prints it; its symbol's value has the Thumb bit)
+	f0=$(printf 0x%x $(( 0x$(arm-none-eabi-nm "$exe" | awk '$3 == "f_leak" { print $1 }') & ~1 )))
+	fl=$(printf 0x%x $((f0 + 4)))
 	b1=$(val block)
 	st=$(val stale)
 	sp=$(val stack)
-	"$M" --addr $((b1 + 4)) --addr "$kp" --addr "$st" --addr "$fl" --addr "$sp" $R >"$TMP/$N.addr" 2>&1
+	"$M" --addr $((b1 + 4)) --addr "$kp" --addr "$st" --addr "$fl" --addr "$sp" --addr "$f0" $R >"$TMP/$N.addr" 2>&1
 	check_grep "$N raw --addr: a byte of f_rec's block" "^address $(printf 0x%x $((b1 + 4))): 4 bytes into live block $b1 \(100 bytes" "$TMP/$N.addr"
 	check_grep "$N raw --addr: keep[]" "^address $kp: keep\+0x0 \(variable of 64 bytes\)" "$TMP/$N.addr"
 	check_grep "$N raw --addr: the stale pointer's freed block" "^address $st: 0 bytes into freed block $st \(64 bytes" "$TMP/$N.addr"
 	check_grep "$N raw --addr: the freed block's stack" "^        f_stale \(hunt8_m.c:$(mark stale)\)" "$TMP/$N.addr"
-	check_grep "$N raw --addr: code in flash, outside the dump" "^address $fl: in the ELF but not in the dump; f_leak\+0x[0-9a-f]+ \(function" "$TMP/$N.addr"
+	check_grep "$N raw --addr: code in flash, outside the dump, 4 bytes into f_leak" "^address $fl: in the ELF but not in the dump; f_leak\+0x4 \(function" "$TMP/$N.addr"
+	check_grep "$N raw --addr: f_leak's first byte is f_leak's, not the function before it" "^address $f0: in the ELF but not in the dump; f_leak\+0x0 \(function" "$TMP/$N.addr"
 	check_grep "$N raw --addr: a local of fw_halt, on the stack, is not called heap (no stack pointer in a raw dump)" \
 		"^address $sp: memory in no annotated block \(heap, or a stack: a raw dump holds no stack pointer\)" "$TMP/$N.addr"
 
@@ -119,7 +122,8 @@ fw_reset;main;f_stale 80" "$(cat "$TMP/$N.folded")"
 	check_eq "$N core: the blocks and freed blocks of the dump, no other damage" \
 		"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["blocks"], d["freed_blocks"], d["damaged_headers"])' "$TMP/$N.json")" \
 		"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["blocks"], d["freed_blocks"], d["damaged_headers"])' "$J")"
-	"$M" --addr "$kp" --addr "$st" --addr "$sp" "$exe" "$TMP/$N.core" >"$TMP/$N.caddr" 2>&1
+	"$M" --addr "$kp" --addr "$st" --addr "$sp" --addr "$f0" "$exe" "$TMP/$N.core" >"$TMP/$N.caddr" 2>&1
+	check_grep "$N core --addr: f_leak's first byte, in the flash the core holds" "^address $f0: f_leak\+0x0 \(function" "$TMP/$N.caddr"
 	check_grep "$N core --addr: fw_halt's local on the stack (the core has the registers)" \
 		"^address $sp: on the stack of thread 1, [0-9]+ bytes above its stack pointer" "$TMP/$N.caddr"
 	check_grep "$N core --addr: keep[]" "^address $kp: keep\+0x0 \(variable of 64 bytes\)" "$TMP/$N.caddr"
