@@ -61,7 +61,9 @@ void *_sbrk(ptrdiff_t n)
 	return p;
 }
 
-/* the kit's statistics region, in the RAM the test dumps (64 KiB at least) */
+#ifndef FW_NO_STATS
+/* the kit's statistics region, in the RAM the test dumps (64 KiB at least);
+ * -DFW_NO_STATS: none, as on a part with less RAM */
 static uintptr_t fw_stats[16384];
 void *heapann_stats_buffer(size_t *len);
 void *heapann_stats_buffer(size_t *len)
@@ -69,6 +71,7 @@ void *heapann_stats_buffer(size_t *len)
 	*len = sizeof(fw_stats);
 	return fw_stats;
 }
+#endif
 
 /* ---- the allocations ---- */
 void *volatile keep[16];
