@@ -3,7 +3,7 @@
 # map hunt8_m.ld): newlib's malloc under the static kit built for arm-none-eabi,
 # Thumb-2 code at -O0 and -O2, with and without frame pointers, run on
 # qemu-system-arm's mps2-an385 (semihosting; and a Cortex-M4 with hard float
-# on mps2-an386) until it halts, its RAM saved with
+# on mps2-an386, a Cortex-M0 build) until it halts, its RAM saved with
 # the monitor's pmemsave (as a probe dumps it) and the whole board with
 # dump-guest-memory (an ELF core; tests/qemu_fw.py). Every report on the dump:
 # each site's bytes, blocks, functions and lines (the recursion's five frames),
@@ -152,4 +152,10 @@ CPU="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16" BOARD=mps2-an38
 make -s TARGET=arm-none-eabi XCFLAGS="$CPU" B="$KIT" cross >"$TMP/kit4.log" 2>&1
 check_eq "the kit builds for a Cortex-M4 with hard float" 0 $?
 run_fw M4 -O2
+# a Cortex-M0 (ARMv6-M: no LDREX/STREX, so GCC calls libatomic for the kit's
+# atomics), its code run by the Cortex-M3 of mps2-an385 (v6-M is a subset)
+CPU="-mcpu=cortex-m0 -mthumb" BOARD=mps2-an385 KIT=$TMP/kit0
+make -s TARGET=arm-none-eabi XCFLAGS="$CPU" B="$KIT" cross >"$TMP/kit0.log" 2>&1
+check_eq "the kit builds for a Cortex-M0" 0 $?
+run_fw M0 -O2
 done_testing
