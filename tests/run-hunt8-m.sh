@@ -137,6 +137,8 @@ fw_reset;main;f_stale 80" "$(cat "$TMP/$N.folded")"
 	if command -v gdb-multiarch >/dev/null; then
 		"$M" --format json --symbolizer gdb $R >"$TMP/$N.gdb.json" 2>/dev/null
 		check_sites "$N raw, gdb's symbolizer" "$TMP/$N.gdb.json"
+		"$M" --format json --symbolizer gdb "$exe" "$TMP/$N.core" >"$TMP/$N.cgdb.json" 2>/dev/null
+		check_sites "$N core, gdb's symbolizer" "$TMP/$N.cgdb.json"
 	fi
 }
 
