@@ -9,6 +9,7 @@
 #   make bench           benchmarks (not tests)
 #   make SANITIZE=1      analyzer and tests under ASan+UBSan (into build-san/)
 #   make TARGET=arm-linux-gnueabihf   cross-build the static annotator kit
+#   make TARGET=arm-none-eabi XCFLAGS='-mcpu=cortex-m3 -mthumb'   the kit for bare-metal firmware
 
 CC ?= cc
 B ?= build
@@ -153,15 +154,23 @@ ifdef TARGET
 XB := $(B)/$(TARGET)
 XCC := $(TARGET)-gcc
 XA_OBJ := $(patsubst %.c,$(XB)/obj/%.o,$(HA_A_SRC))
+# XCFLAGS: the firmware's code generation (-mcpu, -mthumb, -mfloat-abi); the kit
+# is linked into it, so both must agree. A bare-metal target (arm-none-eabi:
+# newlib, no Linux) has no libpthread, and its C library is a package of its own.
+XCFLAGS ?=
+X_BARE := $(filter %-none-eabi %-elf,$(TARGET))
+X_LIBS := $(if $(X_BARE),,-lpthread)
+X_DEB := gcc-$(TARGET) $(if $(X_BARE),libnewlib-$(TARGET))
 cross: $(XB)/libheapann.a $(XB)/heapann-static.pc
-# the Debian cross compiler is gcc-$(TARGET) (gcc-arm-linux-gnueabihf, gcc-mips-linux-gnu)
+# the Debian cross compiler is gcc-$(TARGET) (gcc-arm-linux-gnueabihf, gcc-mips-linux-gnu,
+# gcc-arm-none-eabi with libnewlib-arm-none-eabi)
 $(XB)/.deps-ok: scripts/install-deps.sh
 	@mkdir -p $(XB)
-	@command -v $(XCC) >/dev/null 2>&1 || sh scripts/install-deps.sh gcc-$(TARGET)
+	@command -v $(XCC) >/dev/null 2>&1 || sh scripts/install-deps.sh $(X_DEB)
 	@touch $@
-$(XB)/obj/%.o: %.c | $(XB)/.deps-ok
+$(XB)/obj/%.o: %.c Makefile | $(XB)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(XCC) $(CSTD) $(WARN) -O2 -g1 -Iinclude -MMD -MP -fvisibility=hidden -funwind-tables \
+	$(XCC) $(CSTD) $(WARN) -O2 -g1 $(XCFLAGS) -Iinclude -MMD -MP -fvisibility=hidden -funwind-tables \
 		-fno-builtin-malloc -fno-builtin-free -DHEAPANN_STATIC -c $< -o $@
 $(XB)/libheapann.a: $(XA_OBJ)
 	@rm -f $@
@@ -169,7 +178,7 @@ $(XB)/libheapann.a: $(XA_OBJ)
 $(XB)/heapann-static.pc: annotate/heapann-static.pc.in Makefile
 	@mkdir -p $(XB)
 	sed -e 's|@LIBDIR@|$(abspath $(XB))|g' -e 's|@WRAP@|$(foreach s,$(HA_WRAP_SYMS),-Wl$(comma)--wrap=$(s))|g' \
-		-e 's|@LIBS@|-lpthread|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+		-e 's|@LIBS@|$(X_LIBS)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 -include $(shell find $(XB)/obj -name '*.d' 2>/dev/null)
 endif
 

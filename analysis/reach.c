@@ -145,6 +145,26 @@ static const struct cp_block *block_at(const struct cp_scan *scan, uint64_t addr
 	return NULL;
 }
 
+/* The end of a stack at SP in segment S, which also holds heap: the start of the
+ * first block or damaged header above SP, or the end of the segment. */
+static uint64_t stack_end_before_heap(const struct cp_image *img, const struct cp_scan *scan,
+				      size_t s, uint64_t sp)
+{
+	uint64_t end = img->segs[s].vaddr + img->segs[s].memsz;
+	size_t k = cp_scan_upper(scan, sp);
+
+	for (; k < scan->nblocks; k++)
+		if (cp_block_start(&scan->blocks[k]) > sp) {
+			if (cp_block_start(&scan->blocks[k]) < end)
+				end = cp_block_start(&scan->blocks[k]);
+			break;
+		}
+	for (size_t i = 0; i < scan->ndamaged; i++)
+		if (scan->damaged[i].hdr > sp && scan->damaged[i].hdr < end)
+			end = scan->damaged[i].hdr;
+	return end;
+}
+
 /* x86-64 user_regs_struct: fs_base is word 21. */
 #define X86_64_RED_ZONE 128u
 #define X86_64_FS_BASE 21
@@ -320,10 +340,16 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			/* running on a heap-allocated stack: to the end of that block */
 			const struct cp_block *b = block_at(scan, th->sp);
 
-			if (!b || b->state != CP_LIVE || th->sp < b->user)
+			if (b && (b->state != CP_LIVE || th->sp < b->user))
 				continue;
-			r.end = b->user + b->size;
-			r.in_block = 1;
+			if (b) {
+				r.end = b->user + b->size;
+				r.in_block = 1;
+			} else {
+				/* in no block: a firmware's RAM in one segment (qemu-system's
+				 * core of a board), heap below and the stack above it */
+				r.end = stack_end_before_heap(img, scan, (size_t)s, th->sp);
+			}
 		} else {
 			size_t a, z;
 

@@ -27,8 +27,10 @@
  * loaded object, an object without .eh_frame_hdr) makes the capture go back to
  * libunwind for the whole stack (stack.c). Code inside an object that no FDE
  * covers ends the stack, as libgcc's unwinder (glibc's backtrace()) ends it. */
+#ifdef __linux__   /* the walker is x86-64 Linux only; the file builds empty elsewhere */
 #include <dlfcn.h>
 #include <pthread.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 

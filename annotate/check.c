@@ -13,12 +13,22 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "hdr.h"
 #include "internal.h"
+
+#if HA_BARE
+/* Bare-metal firmware: no environment to set the option from and no mmap for the
+ * table, so the option is off and only the hooks' load of ha_check_on remains. */
+#define ck_getpid() 0
+#define ck_yield() ((void)0)
+#else
+#include <sys/mman.h>
+#define ck_getpid() getpid()
+#define ck_yield() sched_yield()
+#endif
 
 /* Slot values: 0 empty, 1 a tombstone (a pointer was removed), else a user
  * pointer (aligned to at least 8) with flag bits below. */
@@ -40,6 +50,7 @@ static unsigned long ck_untracked; /* blocks that found no slot: not verified */
 static int ck_walking;          /* a verification runs (in process ck_walker) */
 static pid_t ck_walker;
 
+#if !HA_BARE
 extern char **environ;
 
 /* The decimal value of NAME= in environ, or def (no getenv: works before libc). */
@@ -88,6 +99,7 @@ static void ck_init(void)
 	ck_walker = getpid();
 	__atomic_store_n(&ha_check_on, 1, __ATOMIC_RELEASE);
 }
+#endif
 
 static uintptr_t ck_hash(uintptr_t p)
 {
@@ -124,7 +136,7 @@ static uintptr_t ck_verify(const void *user, uintptr_t flags)
  * one running skips (unless it runs in a forked child, which inherited the flag). */
 static void ck_walk(void)
 {
-	pid_t me = getpid();
+	pid_t me = ck_getpid();
 	int zero = 0;
 
 	if (!__atomic_compare_exchange_n(&ck_walking, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED) &&
@@ -186,9 +198,9 @@ void ha_check_unregister(const void *user)
 			/* a verification reads the block: wait for it, unless it ran in
 			 * the parent before a fork (it never finishes here) */
 			if ((v & SLOT_BUSY) &&
-			    (++spins <= 64 || __atomic_load_n(&ck_walker, __ATOMIC_RELAXED) == getpid())) {
+			    (++spins <= 64 || __atomic_load_n(&ck_walker, __ATOMIC_RELAXED) == ck_getpid())) {
 				if (spins > 64)
-					sched_yield();
+					ck_yield();
 				v = __atomic_load_n(s, __ATOMIC_ACQUIRE);
 				continue;
 			}

@@ -29,7 +29,7 @@ static int ha_state;
  * threads a library's constructor started). */
 static int ha_init_claimed;
 /* Non-zero while this thread is inside one of our entry points. */
-static __thread volatile int ha_busy;
+static HA_TLS volatile int ha_busy;
 /* Last sequence number handed out; the first block gets 1. Written by every
  * allocation, so on a cache line of its own, away from the read-mostly state. */
 static struct {
@@ -356,14 +356,24 @@ void *ha_aligned_alloc(size_t align, size_t size, uintptr_t caller)
 	return ha_memalign(align, size, caller);
 }
 
+/* The page size; bare-metal newlib has no sysconf (and no pages): 4096. */
+static size_t ha_page_size(void)
+{
+#if HA_BARE
+	return 4096;
+#else
+	return (size_t)sysconf(_SC_PAGESIZE);
+#endif
+}
+
 void *ha_valloc(size_t size, uintptr_t caller)
 {
-	return ha_memalign((size_t)sysconf(_SC_PAGESIZE), size, caller);
+	return ha_memalign(ha_page_size(), size, caller);
 }
 
 void *ha_pvalloc(size_t size, uintptr_t caller)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t page = ha_page_size();
 
 	if (size > SIZE_MAX - 2 * page - 64) {
 		errno = ENOMEM;
@@ -390,7 +400,7 @@ static void ha_bad_pointer(const char *fn, int state, void *p)
  * END and then the header are two dependent cache misses on a block allocated
  * long ago. Most blocks of a program have the depth of the one before, so the
  * header's first line is prefetched at that guess while END loads. */
-static __thread unsigned ha_free_depth_hint;
+static HA_TLS unsigned ha_free_depth_hint;
 
 void ha_free(void *p)
 {

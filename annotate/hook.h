@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "check.h"   /* HEAPANN_CHECK_INTERVAL (annotate/check.c) */
+#include "check.h"
+#include "internal.h" /* HA_TLS */   /* HEAPANN_CHECK_INTERVAL (annotate/check.c) */
 
 /* The statistics region (annotate/stats.c, include/heapann_stats.h). The free
  * hooks count by size only (per-stack frees are derived by the reader); they
@@ -29,7 +30,7 @@ void ha_stats_call(unsigned entry);
 /* This thread's own call counts in the region (HEAPANN_SC_CALLS words of its
  * shard), set by ha_stats_call once the thread has a shard of its own; NULL
  * before, with the statistics off, and for threads that share the last shard. */
-extern __thread uintptr_t *ha_stats_calls_mine;
+extern HA_TLS uintptr_t *ha_stats_calls_mine;
 /* ha_stats_call inline: a plain add to the thread's own word, without the
  * call, the region test and the shard arithmetic (issue 15: some 25
  * instructions on every malloc and free). */

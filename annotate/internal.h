@@ -10,6 +10,23 @@
 #include <limits.h>
 #include <stdint.h>
 
+/* ---- bare-metal firmware (the static kit built for a target without Linux:
+ * arm-none-eabi with newlib) ----
+ * No threads, no mmap, no fork, no dlopen, no environment: HA_TLS variables are
+ * plain globals (one thread of control: an RTOS must not let two tasks into
+ * malloc at once, which its allocator lock already ensures), and the parts that
+ * need the OS (HEAPANN_CHECK_INTERVAL's table, the fork handlers) are left out. */
+#if defined(HEAPANN_STATIC) && !defined(__linux__)
+#define HA_BARE 1
+#define HA_TLS
+#else
+#define HA_BARE 0
+#define HA_TLS __thread
+#endif
+#ifndef PATH_MAX
+#define PATH_MAX 256   /* newlib defines none */
+#endif
+
 /* ---- the real allocator (real_libc.c for the .so, real_wrap.c for the kit) ----
  * Same contracts as the glibc functions of the same names. The static kit
  * defines them as weak functions over __real_malloc & co. (ld --wrap); firmware

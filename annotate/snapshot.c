@@ -20,9 +20,9 @@
  */
 #include "snapshot.h"
 #include "internal.h"
-#include "signame.h"
 
 #if HA_HAVE_SNAPSHOT
+#include "signame.h"
 #include <elf.h>
 #include <dlfcn.h>
 #include <errno.h>

@@ -171,7 +171,7 @@ static struct {
 } ha_fork_sync __attribute__((aligned(64)));
 #define ha_unwinding (ha_fork_sync.unwinding)
 #define ha_fork_pending (ha_fork_sync.fork_pending)
-static __thread int ha_unwinding_self;  /* this thread is inside an unwinder */
+static HA_TLS int ha_unwinding_self;  /* this thread is inside an unwinder */
 
 int ha_unwind_inside(void)
 {
@@ -191,7 +191,7 @@ static struct {
 } ha_sync_slot[HA_SYNC_SLOTS] __attribute__((aligned(64)));
 static int ha_sync_taken;           /* slots handed out (never given back) */
 static int ha_sync_fence;           /* 1: membarrier registered, slots in use */
-static __thread int ha_sync_mine;   /* 1 + this thread's slot; 0: none yet; -1: counter */
+static HA_TLS int ha_sync_mine;   /* 1 + this thread's slot; 0: none yet; -1: counter */
 
 /* Register for expedited private membarrier (Linux 4.14); 1 when it works. */
 static int ha_sync_fence_init(void)
@@ -255,7 +255,11 @@ void ha_unwind_enter(void)
 			__atomic_sub_fetch(&ha_unwinding, 1, __ATOMIC_SEQ_CST);
 		}
 		while (__atomic_load_n(&ha_fork_pending, __ATOMIC_ACQUIRE))
+#if HA_BARE
+			;   /* never: no fork on bare metal (and newlib has no sched_yield) */
+#else
 			sched_yield();
+#endif
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	ha_unwinding_self = 1;
@@ -274,6 +278,7 @@ void ha_unwind_leave(void)
 	__atomic_sub_fetch(&ha_unwinding, 1, __ATOMIC_SEQ_CST);
 }
 
+#if !HA_BARE
 static void ha_fork_prepare(void)
 {
 	int self_counted = ha_unwinding_self;
@@ -319,6 +324,7 @@ static void ha_fork_child(void)
 	__atomic_store_n(&ha_unwinding, self_counted, __ATOMIC_RELAXED);
 	__atomic_store_n(&ha_fork_pending, 0, __ATOMIC_RELEASE);
 }
+#endif /* !HA_BARE: no fork on bare metal */
 
 /* State of one _Unwind_Backtrace walk. */
 struct ha_gcc_walk {
@@ -545,7 +551,9 @@ void ha_stack_init(void)
 	ha_sync_fence = ha_sync_fence_init();
 #endif
 	ha_ldso_find();
+#if !HA_BARE
 	pthread_atfork(ha_fork_prepare, ha_fork_parent, ha_fork_child);
+#endif
 	ha_stack_ready = 1;
 	/* Prime the unwinder (its first-call allocations and table look-ups happen
 	 * now, under the guard the caller holds). */

@@ -13,12 +13,14 @@
  */
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "hdr.h"
 #include "heapann_stats.h"
 #include "hook.h"
 #include "internal.h"
+#if !HA_BARE
+#include <sys/mman.h>
+#endif
 
 #define ST_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ST_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -90,8 +92,8 @@ void *heapann_stats_buffer(size_t *len) __attribute__((weak, visibility("default
 void *heapann_stats_buffer(size_t *len) __attribute__((weak, visibility("hidden")));
 #endif
 
-#ifdef HEAPANN_STATIC
-/* Bare-metal firmware may have no mmap: then only heapann_stats_buffer() works. */
+#if defined(HEAPANN_STATIC) && !HA_BARE
+/* A static program whose libc has no mmap: then only heapann_stats_buffer() works. */
 #pragma weak mmap
 #endif
 
@@ -148,6 +150,11 @@ static void st_make(void)
 		memset(r, 0, total);
 	} else {
 		total = round_up(off_s + (uintptr_t)cap * st_entry * w, 4096);
+#if HA_BARE
+		/* bare metal (newlib): no mmap; only heapann_stats_buffer() works */
+		__atomic_store_n(&st_state, 3, __ATOMIC_RELEASE);
+		return;
+#else
 #ifdef HEAPANN_STATIC
 		if (!mmap) {
 			__atomic_store_n(&st_state, 3, __ATOMIC_RELEASE);
@@ -160,6 +167,7 @@ static void st_make(void)
 			__atomic_store_n(&st_state, 3, __ATOMIC_RELEASE);
 			return;
 		}
+#endif
 	}
 	st_counters = (uintptr_t *)((char *)r + off_c);
 	st_bins = (uintptr_t *)((char *)r + off_b);
@@ -261,7 +269,7 @@ static int frames_equal(const uintptr_t *e, const uintptr_t *frames, unsigned d)
  * static TLS) because python's dict script has that many hot stacks: 8 or 16
  * entries hash its chains again and again (issue 15, README Performance). */
 #define ST_RECENT 64
-static __thread struct st_recent {
+static HA_TLS struct st_recent {
 	uintptr_t key;      /* st_key() of the slot's chain; 0: empty */
 	uintptr_t *slot;    /* the slot */
 } st_recent[ST_RECENT];
@@ -391,7 +399,7 @@ static void st_sample(uintptr_t time, uintptr_t live)
 }
 
 /* This thread's shard of the call counts, 1-based; 0 until its first call. */
-static __thread unsigned st_shard;
+static HA_TLS unsigned st_shard;
 static unsigned st_shards_taken;
 
 /* This thread's shard (1..CALL_SHARDS), taken at its first call. */
@@ -421,8 +429,8 @@ static void st_bin_add(unsigned sh, uintptr_t *w, uintptr_t v)
 /* This thread's copy of the bins and its shard, worked out at its first
  * allocation or free (NULL before): every allocation and free finds its bin
  * from them without the shard arithmetic. */
-static __thread uintptr_t *st_bins_mine;
-static __thread unsigned st_bins_sh;
+static HA_TLS uintptr_t *st_bins_mine;
+static HA_TLS unsigned st_bins_sh;
 
 /* This thread's copy of bin BIN; *SH gets its shard. */
 static inline uintptr_t *st_bin(unsigned *sh, unsigned bin)
@@ -441,7 +449,7 @@ static inline uintptr_t *st_bin(unsigned *sh, unsigned bin)
 	return b + (uintptr_t)bin * HEAPANN_STATS_BIN_WORDS;
 }
 
-__thread uintptr_t *ha_stats_calls_mine;
+HA_TLS uintptr_t *ha_stats_calls_mine;
 
 void ha_stats_call(unsigned entry)
 {
@@ -480,10 +488,10 @@ _Static_assert((unsigned)HEAPANN_NCALLS <= (unsigned)HEAPANN_SP_SLOT &&
 	       "pending words fit in a call shard after the call counts");
 
 /* The slot this thread's pending words count for (heapann_stats.h). */
-static __thread uintptr_t *st_pend;
+static HA_TLS uintptr_t *st_pend;
 /* The slot of this thread's last allocation that was not counted in the
  * pending words: a slot becomes the pending one when it comes twice in a row. */
-static __thread uintptr_t *st_last;
+static HA_TLS uintptr_t *st_last;
 
 /* Move this thread's pending counts (shard words P) to their slot and make E the
  * pending slot. The slot word is cleared first: a core taken half-way loses the

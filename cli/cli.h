@@ -100,6 +100,12 @@ struct cli_target {
 	int type;           /* e_type */
 	struct { uint64_t start, end; } text[CLI_MAX_TEXT]; /* executable PT_LOADs */
 	unsigned ntext;
+	/* the allocated sections that are neither writable nor NOBITS (code,
+	 * constants, unwind tables), adjacent ones merged, in address order: never
+	 * heap, though the kit's code holds the header magics as literals (the
+	 * first CLI_MAX_TEXT runs) */
+	uint64_t ro[2 * CLI_MAX_TEXT];
+	unsigned nro;
 };
 
 /* Read the ELF header of path into *t. Returns 0, or -1 with err filled ("PATH:

@@ -312,6 +312,41 @@ int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t 
 	return 0;
 }
 
+/* 1 when MOD is 32-bit ARM code, whose Thumb functions have bit 0 set in their
+ * symbol values. */
+static int ds_thumb(Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Elf *e = dwfl_module_getelf(mod, &bias);
+	GElf_Ehdr eh;
+
+	return e && gelf_getehdr(e, &eh) && eh.e_machine == EM_ARM;
+}
+
+/* A Thumb function's code starts at its symbol value less 1 (f_leak at 0x1c0 has
+ * the value 0x1c1): the lookup of its first byte found the function before it,
+ * and an offset into it was one short. Returns the name for ADDR with *OFF from
+ * the code's first byte (NAME as found when no Thumb function is involved). */
+static const char *ds_thumb_fix(Dwfl_Module *mod, uint64_t addr, const char *name, GElf_Off *off,
+				GElf_Sym *sym)
+{
+	GElf_Off off1 = 0;
+	GElf_Sym sym1;
+	const char *n1;
+
+	if (!(addr & 1)) {
+		n1 = dwfl_module_addrinfo(mod, addr | 1, &off1, &sym1, NULL, NULL, NULL);
+		if (n1 && GELF_ST_TYPE(sym1.st_info) == STT_FUNC && off1 == 0 && (sym1.st_value & 1)) {
+			*sym = sym1;
+			*off = 0;
+			return n1;
+		}
+	}
+	if (name && GELF_ST_TYPE(sym->st_info) == STT_FUNC && (sym->st_value & 1))
+		*off += 1;   /* the lookup counted from the symbol's value */
+	return name;
+}
+
 int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out)
 {
 	Dwfl_Module *mod;
@@ -331,6 +366,8 @@ int cli_datasym(struct cli_datasym *d, uint64_t addr, struct cli_symref *out)
 	else
 		out->modoff = addr - start;
 	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	if (ds_thumb(mod))
+		name = ds_thumb_fix(mod, addr, name, &off, &sym);
 	if (name && *name && (off < sym.st_size || (sym.st_size == 0 && off == 0))) {
 		out->name = ds_demangle(d, name);
 		out->offset = off;

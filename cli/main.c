@@ -501,6 +501,16 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		struct cp_scan_options so_scan = { 0 };
 
 		so_scan.nthreads = o->threads;
+		/* a firmware's code and constants (an ET_EXEC at its link addresses)
+		 * in a raw dump or in a core without a load map (qemu-system's dump
+		 * of a board holds the flash): the kit's literals there read as
+		 * damaged headers */
+		if (!o->raw && !p->img->nfiles && cli_target_read(o->prog, &t, &cerr) < 0)
+			t.type = ET_NONE;
+		if ((o->raw || !p->img->nfiles) && t.type == ET_EXEC) {
+			so_scan.skip = t.ro;
+			so_scan.nskip = t.nro;
+		}
 		/* issue 15: the scan's notes of address words serve only the mark */
 		so_scan.no_ptr_notes = !((o->reports & REP_LOST) || o->nwhy || o->nrefs);
 		if (!o->quiet && p->img->map_size > (1ull << 30) && isatty(2))

@@ -66,6 +66,12 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 		return;
 	if (cli_datasym(*ds, addr, &ai->sym) < 0)
 		return;
+	/* "stack" only says the address shares a segment with a thread's stack
+	 * pointer: in a core without a load map (qemu-system's dump of a board's
+	 * RAM) .data, .bss, heap and stack are one segment, and a variable of the
+	 * program is no stack */
+	if (a->what == AN_ADDR_STACK && !ai->sym.name)
+		return;
 	ai->have_sym = 1;
 	if (a->what == AN_ADDR_UNMAPPED)
 		a->what = AN_ADDR_NOT_DUMPED;
@@ -195,7 +201,10 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 		report_stack_text(f, p, b->stack, "        ");
 		break;
 	case AN_ADDR_BETWEEN:
-		fputs("heap memory in no annotated block\n", f);
+		/* a raw dump has no stack pointer: past the last block of a
+		 * firmware's RAM is as often its stack as its heap */
+		fputs(p->img->kind == CP_KIND_RAW ? "memory in no annotated block (heap, or a stack: "
+		      "a raw dump holds no stack pointer)\n" : "heap memory in no annotated block\n", f);
 		if (a->prev != AN_NONE) {
 			const struct cp_block *x = &sc->blocks[a->prev];
 

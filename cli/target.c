@@ -78,6 +78,32 @@ int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err
 			t->ntext++;
 		}
 	}
+	t->nro = 0;
+	{
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(e, scn)) != NULL) {
+			GElf_Shdr sh;
+			unsigned k;
+
+			if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+			    (sh.sh_flags & SHF_WRITE) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+				continue;
+			for (k = 0; k < t->nro; k++)   /* touches a run: extend it */
+				if (sh.sh_addr <= t->ro[2 * k + 1] && sh.sh_addr + sh.sh_size >= t->ro[2 * k]) {
+					if (sh.sh_addr < t->ro[2 * k])
+						t->ro[2 * k] = sh.sh_addr;
+					if (sh.sh_addr + sh.sh_size > t->ro[2 * k + 1])
+						t->ro[2 * k + 1] = sh.sh_addr + sh.sh_size;
+					break;
+				}
+			if (k == t->nro && t->nro < CLI_MAX_TEXT) {
+				t->ro[2 * t->nro] = sh.sh_addr;
+				t->ro[2 * t->nro + 1] = sh.sh_addr + sh.sh_size;
+				t->nro++;
+			}
+		}
+	}
 	rc = 0;
 out:
 	if (e)

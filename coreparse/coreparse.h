@@ -339,6 +339,10 @@ struct cp_scan_options {
 	int no_ptr_notes;     /* leave cp_scan.ptr_words NULL: for a caller that will
 			       * not run the mark (the notes cost a range test per word
 			       * and a bit per word of memory) */
+	const uint64_t *skip; /* nskip pairs [start, end): addresses that hold no heap
+			       * (a firmware's code and constants, which hold the
+			       * header magics as literals), left out of the scan */
+	size_t nskip;
 };
 
 /* cp_scan_image() with options (opt may be NULL). Same result and ownership. */

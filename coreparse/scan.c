@@ -969,41 +969,114 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Cut the dumped part of every segment into chunks at word-aligned addresses. */
+/* 1 when segment I of a core without a load map repeats an earlier segment
+ * byte for byte: the same memory that a board maps at two addresses (qemu's
+ * mps2-an385 shows each 4 MiB SSRAM again 4 MiB higher in dump-guest-memory).
+ * Its headers are copies, whose check words (they hold the address) fail: they
+ * would read as damaged headers and their freed blocks twice. A segment that
+ * holds a block cannot equal another (the check word differs), so nothing is
+ * lost by leaving a repeat out; only the first of the earlier candidates of
+ * the same size whose first page matches are compared in full (at most 8). */
+static int seg_repeats(const struct cp_image *img, size_t i)
+{
+	const struct cp_segment *s = &img->segs[i];
+	unsigned tries = 0;
+
+	if (img->kind != CP_KIND_CORE || img->nfiles || !s->avail)
+		return 0;
+	for (size_t j = 0; j < i && tries < 8; j++) {
+		const struct cp_segment *t = &img->segs[j];
+		uint64_t head = s->avail < 4096 ? s->avail : 4096;
+
+		if (t->avail != s->avail || t->memsz != s->memsz ||
+		    memcmp(img->map + t->offset, img->map + s->offset, head) != 0)
+			continue;
+		tries++;
+		if (memcmp(img->map + t->offset, img->map + s->offset, s->avail) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The end of the part of [a, b) that starts at a and is not skipped (cp_scan_options
+ * skip): *a moves past skipped ranges first. */
+static uint64_t unskipped_end(const struct cp_scan_options *opt, uint64_t *a, uint64_t b)
+{
+	uint64_t end = b;
+	int moved = 1;
+
+	if (!opt || !opt->nskip)
+		return b;
+	while (moved && *a < b) {
+		moved = 0;
+		for (size_t k = 0; k < opt->nskip; k++)
+			if (*a >= opt->skip[2 * k] && *a < opt->skip[2 * k + 1]) {
+				*a = opt->skip[2 * k + 1];
+				moved = 1;
+			}
+	}
+	for (size_t k = 0; k < opt->nskip; k++)
+		if (opt->skip[2 * k] > *a && opt->skip[2 * k] < end)
+			end = opt->skip[2 * k];
+	return end;
+}
+
+/* Cut the dumped part of every segment into chunks at word-aligned addresses,
+ * less the ranges to skip and the repeats of earlier segments. */
 static int plan_chunks(struct scanner *sc)
 {
 	const struct cp_image *img = sc->img;
 	size_t i, n = 0, pass;
+	unsigned char *repeat = calloc(img->nsegs ? img->nsegs : 1, 1);
 
+	if (!repeat)
+		return -1;
+	for (i = 0; i < img->nsegs; i++)
+		repeat[i] = (unsigned char)seg_repeats(img, i);
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < img->nsegs; i++) {
 			const struct cp_segment *s = &img->segs[i];
-			uint64_t off = (sc->w - (s->vaddr % sc->w)) % sc->w, end;
+			uint64_t a = s->vaddr, pe, b = s->avail > UINT64_MAX - s->vaddr ?
+				UINT64_MAX : s->vaddr + s->avail;   /* the top of the address space */
 
-			if (s->avail < off + sc->w)
+			if (repeat[i])
 				continue;
-			end = off + (s->avail - off) / sc->w * sc->w;
-			while (off < end) {
-				uint64_t len = end - off > sc->chunk_bytes ? sc->chunk_bytes : end - off;
+			for (; a < b; a = pe) {
+				uint64_t off, end;
 
-				if (pass == 1) {
-					sc->chunks[n].seg = i;
-					sc->chunks[n].off = off;
-					sc->chunks[n].end = off + len;
-					sc->total += len;
+				pe = unskipped_end(sc->opt, &a, b);
+				if (a >= b)
+					break;
+				off = a - s->vaddr;
+				off += (sc->w - (a % sc->w)) % sc->w;
+				if (pe - s->vaddr < off + sc->w)
+					continue;
+				end = off + (pe - s->vaddr - off) / sc->w * sc->w;
+				while (off < end) {
+					uint64_t len = end - off > sc->chunk_bytes ? sc->chunk_bytes : end - off;
+
+					if (pass == 1) {
+						sc->chunks[n].seg = i;
+						sc->chunks[n].off = off;
+						sc->chunks[n].end = off + len;
+						sc->total += len;
+					}
+					n++;
+					off += len;
 				}
-				n++;
-				off += len;
 			}
 		}
 		if (pass == 0) {
 			sc->chunks = calloc(n ? n : 1, sizeof(*sc->chunks));
-			if (!sc->chunks)
+			if (!sc->chunks) {
+				free(repeat);
 				return -1;
+			}
 			sc->nchunks = n;
 			n = 0;
 		}
 	}
+	free(repeat);
 	/* the end of each run of address-contiguous segments bounds a block's size */
 	sc->run_end = calloc(img->nsegs ? img->nsegs : 1, sizeof(*sc->run_end));
 	if (!sc->run_end)

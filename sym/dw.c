@@ -1966,8 +1966,10 @@ static int dw_core_entry(Elf *core, uint64_t *entry)
 
 /* A core with no load map (qemu-user writes no NT_FILE; a static program has no
  * link map): report the program alone, placed so that its e_entry is the core's
- * AT_ENTRY (bias 0 for ET_EXEC). Returns 0, or -1 when it does not fit. */
-static int dw_report_exe_at_entry(Dwfl *dwfl, const char *exe, uint64_t entry)
+ * AT_ENTRY (bias 0 for ET_EXEC). HAVE_ENTRY 0: the core has no NT_AUXV either
+ * (qemu-system's dump-guest-memory of a board: firmware), and only an ET_EXEC,
+ * at its link addresses, can be placed. Returns 0, or -1 when it does not fit. */
+static int dw_report_exe_at_entry(Dwfl *dwfl, const char *exe, int have_entry, uint64_t entry)
 {
 	int fd = open(exe, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -1975,8 +1977,9 @@ static int dw_report_exe_at_entry(Dwfl *dwfl, const char *exe, uint64_t entry)
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	GElf_Ehdr eh;
 	int ok = elf && gelf_getehdr(elf, &eh) &&
-		 (eh.e_type == ET_DYN || (eh.e_type == ET_EXEC && eh.e_entry == entry));
-	uint64_t bias = ok ? entry - eh.e_entry : 0;
+		 (have_entry ? eh.e_type == ET_DYN || (eh.e_type == ET_EXEC && eh.e_entry == entry)
+			     : eh.e_type == ET_EXEC);
+	uint64_t bias = ok && have_entry ? entry - eh.e_entry : 0;
 	if (elf)
 		elf_end(elf);
 	close(fd);
@@ -1987,11 +1990,10 @@ static int dw_report_exe_at_entry(Dwfl *dwfl, const char *exe, uint64_t entry)
 
 int sym_dwfl_report_exe_at_entry(struct Dwfl *dwfl, struct Elf *core, const char *exe)
 {
-	uint64_t entry;
+	uint64_t entry = 0;
+	int have_entry = dw_core_entry(core, &entry) == 0;
 
-	if (dw_core_entry(core, &entry) != 0)
-		return -1;
-	return dw_report_exe_at_entry(dwfl, exe, entry);
+	return dw_report_exe_at_entry(dwfl, exe, have_entry, entry);
 }
 
 /* Report the modules of a core (load map from the core, program from opt->exe). */
@@ -2028,7 +2030,7 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 				dwfl_errmsg(-1));
 	uint64_t entry = 0;
 	int have_entry = dw_core_entry(s->core_elf, &entry) == 0;
-	if (n == 0 && have_entry && dw_report_exe_at_entry(s->dwfl, opt->exe, entry) == 0)
+	if (n == 0 && dw_report_exe_at_entry(s->dwfl, opt->exe, have_entry, entry) == 0)
 		n = 1;
 	if (n == 0)
 		dw_note(s, "%s: no modules found in the core's load map; no address can be named",

@@ -122,8 +122,9 @@ int sym_cache_dir(char *buf, size_t cap);
  * static program has no link map): report the program EXE into DWFL (between
  * dwfl_report_begin and dwfl_report_end), placed so that its e_entry is the
  * core's AT_ENTRY (bias 0 for ET_EXEC), as the symbolizer does for frames.
- * CORE is the core's libelf handle; nothing is taken over. Returns 0 when EXE
- * was reported, -1 when the core has no AT_ENTRY or EXE does not fit it. */
+ * A core without AT_ENTRY (qemu-system's dump of a board) places only an ET_EXEC,
+ * at its link addresses. CORE is the core's libelf handle; nothing is taken
+ * over. Returns 0 when EXE was reported, -1 when it cannot be placed. */
 struct Dwfl;
 struct Elf;
 int sym_dwfl_report_exe_at_entry(struct Dwfl *dwfl, struct Elf *core, const char *exe);

@@ -824,6 +824,72 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 #undef NAME
 }
 
+/* ---- a board's core (qemu-system's dump-guest-memory): RAM seen twice, flash ---- */
+
+/* No NT_FILE: a segment that repeats an earlier one byte for byte is the same
+ * memory at another address (its copies of headers fail their check words)
+ * and is left out; cp_scan_options.skip leaves out the firmware's code, whose
+ * literals look like headers. With NT_FILE a repeat is scanned as before. */
+static void test_board(unsigned w, int big)
+{
+	const uint64_t ram = 0x20000000, alias = 0x20400000, flash = 0x1000;
+	struct mem mr, mf;
+	struct buf prs = { 0 }, fil = { 0 }, file = { 0 };
+	struct file_map fm[1] = { { 0x400000, 0x401000, 0, "/usr/bin/boardprog" } };
+	uint64_t regs[18] = { 0 }, f[2] = { 0x1111, 0x2222 }, u, skip[2] = { flash, flash + 0x1000 };
+	struct nt notes[2];
+	struct seg segs[3];
+	struct cp_error err = { 0 };
+	struct cp_scan_options o = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	char name[160], what[48];
+
+	snprintf(what, sizeof(what), "board W=%u %s", w, big ? "big" : "little");
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	mem_init(&mr, ram, 0x1000, w, big);
+	mem_init(&mf, flash, 0x1000, w, big);
+	u = mem_block(&mr, ram + 0x40, 24, 2, 7, f, 8, 0, 0);
+	mem_stray_end0(&mr, ram + 0x200);   /* real damage */
+	mem_stray_end0(&mf, flash + 0x300); /* a literal in code */
+	regs[13] = 0x30000000;   /* in no segment: no stack copies here */
+	nt_prstatus(&prs, w, big, 1, 5, regs, 18);
+	nt_file(&fil, w, big, fm, 1, 4096);
+	notes[0] = (struct nt){ "CORE", NT_PRSTATUS, prs.p, (uint32_t)prs.n };
+	notes[1] = (struct nt){ "CORE", NT_FILE, fil.p, (uint32_t)fil.n };
+	segs[0] = (struct seg){ flash, mf.p, 0x1000, 0x1000, 0 };
+	segs[1] = (struct seg){ ram, mr.p, 0x1000, 0x1000, 0 };
+	segs[2] = (struct seg){ alias, mr.p, 0x1000, 0x1000, 0 };
+	for (unsigned nn = 1; nn <= 2; nn++) {
+		file.n = 0;
+		elf_build(&file, w, big, ET_CORE, EM_ARM, notes, nn, segs, 3);
+		write_file(tpath("core-board"), file.p, file.n);
+		img = cp_image_open_core(tpath("core-board"), &err);
+		o.skip = nn == 1 ? skip : NULL;
+		o.nskip = nn == 1 ? 1 : 0;
+		if (img && cp_scan_image_opts(img, &o, &s, &err) == 0) {
+			if (nn == 1)
+				CHECK(NAME("no NT_FILE, code skipped: the block once, the RAM's damage only"),
+				      s.nlive == 1 && block_at(&s, u) && s.ndamaged == 1 &&
+				      s.damaged[0].hdr == ram + 0x200);
+			else
+				CHECK(NAME("NT_FILE, nothing skipped: the repeat and the code are scanned"),
+				      s.nlive == 1 && block_at(&s, u) && s.ndamaged == 4 &&
+				      s.damaged[0].hdr == flash + 0x300);
+			cp_scan_free(&s);
+		} else {
+			CHECK(NAME("core: opens and scans"), 0);
+		}
+		cp_image_free(img);
+	}
+	free(mr.p);
+	free(mf.p);
+	free(prs.p);
+	free(fil.p);
+	free(file.p);
+#undef NAME
+}
+
 /* ---- raw dumps ---- */
 
 static void test_raw(unsigned w, int big)
@@ -1241,6 +1307,8 @@ int main(void)
 	test_raw(4, 1);
 	test_stack_copies(8, 0, EM_X86_64, 19);
 	test_stack_copies(4, 1, EM_MIPS, 35);
+	test_board(4, 0);
+	test_board(8, 1);
 	test_many_stacks(8, 0);
 	test_many_stacks(4, 1);
 	test_unsorted(8, 0);

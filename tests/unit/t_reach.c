@@ -745,6 +745,53 @@ out:
 	mem_base = BASE;
 }
 
+/* A board's RAM in one segment (qemu-system's core of a firmware: no NT_FILE):
+ * heap blocks low, the stack pointer above them in no block, one more block
+ * above the stack. The stack is read from sp up to that block; a pointer below
+ * sp is stale. */
+static void test_board_stack(const char *path)
+{
+	static const struct tseg sg[] = { { 0x500000, 0x4000, PF_R | PF_W | PF_X } };
+	unsigned char notes[1024], d[512];
+	size_t nn = 0;
+	struct cp_image *img;
+	struct cp_scan sc;
+	struct an_roots roots;
+	struct an_reach r;
+	struct an_reach_options o = { 1, 1, 0 };
+	uint32_t b[3];
+	int k;
+
+	mem_base = 0x500000;
+	mem_size = 0x4000;
+	mem = calloc(1, mem_size);
+	nblocks = 0;
+	b[0] = block(0x500100, 32, 0);
+	b[1] = block(0x500200, 32, 0);
+	b[2] = block(0x503C00, 32, 0);
+	put(0x503900, blocks[b[0]].user);   /* a live frame above sp */
+	put(0x503000, blocks[b[1]].user);   /* below sp: stale */
+	note_add(notes, &nn, NT_PRSTATUS, d, prstatus(d, 7, 0x503800, 0, 0));
+	img = core_write(path, sg, 1, notes, nn);
+	CHECK("board core opens, 1 thread, no NT_FILE", img && img->nthreads == 1 && !img->nfiles);
+	if (!img)
+		goto out;
+	scan_fill(&sc);
+	CHECK("board: roots found", an_roots_find(img, &sc, &roots) == 0);
+	k = root_of_kind(&roots, AN_ROOT_STACK, 0, 0x503800, cp_block_start(&sc.blocks[b[2]]));
+	CHECK("board: the stack from sp to the block above it", k >= 0);
+	CHECK("board: reach", an_reach_build(img, &sc, &roots, &o, &r) == 0);
+	CHECK("board: held by the live frame reachable, the stale one lost",
+	      r.cat[b[0]] == AN_REACH_REACHABLE && r.cat[b[1]] == AN_REACH_DEFINITE &&
+	      r.cat[b[2]] == AN_REACH_DEFINITE);
+	an_reach_release(&r);
+	an_roots_release(&roots);
+	cp_image_free(img);
+out:
+	free(mem);
+	mem_base = BASE;
+}
+
 /* Blocks read across a segment boundary and up to the end of what a truncated
  * core holds: the mark reads a block through the segment of the block before when
  * it can (issue 15), and must still read past that segment, and never past the
@@ -1109,6 +1156,7 @@ int main(void)
 	test_stats(path);
 	test_parallel_mark(path);
 	test_core_roots(path);
+	test_board_stack(path);
 	test_segments(path);
 	test_notes_range(path);
 	for (int i = 0; i < 20; i++)
