@@ -62,8 +62,6 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 		a->what = AN_ADDR_TLS;
 		return;
 	}
-	if (a->what == AN_ADDR_STACK)
-		return;
 	if (cli_datasym(*ds, addr, &ai->sym) < 0)
 		return;
 	/* "stack" only says the address shares a segment with a thread's stack
