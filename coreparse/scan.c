@@ -1513,17 +1513,24 @@ int cp_scan_may_point(const struct cp_scan *scan, const struct cp_image *img,
 		return 1;
 	first = scan->ptr_seg_bit[s] + (a - seg->vaddr - off0) / w;
 	n = (b - a) / w;
-	while (n) {
-		unsigned sh = (unsigned)(first & 63);
-		uint64_t take = n < 64 - sh ? n : 64 - sh;
-		uint64_t m = take == 64 ? UINT64_MAX : ((1ull << take) - 1) << sh;
+	if (!n)
+		return 0;
+	/* bits [first, last]: the first and last 64-bit words masked, those
+	 * between whole (a block of the mark is mostly one or two words) */
+	{
+		const uint64_t *pw = scan->ptr_words;
+		uint64_t last = first + n - 1, wa = first / 64, wb = last / 64;
+		uint64_t m0 = UINT64_MAX << (first & 63), m1 = UINT64_MAX >> (63 - (last & 63));
 
-		if (scan->ptr_words[first / 64] & m)
+		if (wa == wb)
+			return (pw[wa] & m0 & m1) != 0;
+		if (pw[wa] & m0)
 			return 1;
-		first += take;
-		n -= take;
+		for (uint64_t i = wa + 1; i < wb; i++)
+			if (pw[i])
+				return 1;
+		return (pw[wb] & m1) != 0;
 	}
-	return 0;
 }
 
 /* addr lies in b's raw block: pad, header, user data or guard (a zero-size block

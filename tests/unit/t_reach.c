@@ -1023,15 +1023,25 @@ static void test_random(const char *path, int round)
 		if (cp_scan_image(img, 1, &real, &err) == 0) {
 			if (real.nblocks == nblocks && real.ptr_words &&
 			    an_reach_build(img, &real, &roots, &o, &r2) == 0) {
+				uint64_t bytes[AN_REACH_NCATS] = { 0 };
+
 				same2 = 1;
-				for (size_t i = 0; i < nblocks; i++)
+				for (size_t i = 0; i < nblocks; i++) {
 					if (r2.cat[i] != want[i])
+						same2 = 0;
+					if (blocks[i].state == CP_LIVE)
+						bytes[want[i]] += blocks[i].size;
+				}
+				/* the bytes per category (the reachable ones are the rest) */
+				for (unsigned c = 0; c < AN_REACH_NCATS; c++)
+					if (r2.bytes[c] != bytes[c] || r.bytes[c] != bytes[c])
 						same2 = 0;
 				if (r2.block_bytes > r.block_bytes)
 					same2 = 0;
 				random_skipped += r.block_bytes - r2.block_bytes;
 				an_reach_release(&r2);
 			}
+
 			cp_scan_free(&real);
 		}
 		snprintf(name, sizeof(name), "random heap %d, the scanner's scan (notes of address words): the same", round);
