@@ -266,6 +266,11 @@ struct cp_scan {
 	size_t ndamaged;
 	uint64_t live_bytes;       /* requested bytes of live blocks */
 	uint64_t live_overhead;    /* header, pad and guard bytes of live blocks */
+	uint64_t lead_max;         /* the largest user - cp_block_start() of a block
+				    * (pad and header): a block whose memory starts at
+				    * or after A has its user address at or after A and
+				    * before A + lead_max + 1; 0 when unknown (a scan
+				    * made by hand) */
 	size_t nstale;             /* freed headers too overwritten to read (memory reused
 				    * after free): counted here, not listed as damage */
 	size_t nstray;             /* live END words that no header agrees with (the DEPTH

@@ -1201,6 +1201,8 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 				o->stack = stack_number(out, ge, gf, newid, &nf, o->stack);
 			if (o->flags & CP_HDR_UNVERIFIED)
 				verify_unverified(sc, infos, ninfos, o);
+			if (o->user - cp_block_start(o) > out->lead_max)
+				out->lead_max = o->user - cp_block_start(o);
 			if (o->state == CP_LIVE) {
 				out->nlive++;
 				out->live_bytes += o->size;
