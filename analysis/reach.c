@@ -476,28 +476,42 @@ static void live_index_release(struct live_index *li)
 	memset(li, 0, sizeof(*li));
 }
 
+/* The segment of the blocks range_silent() looked at last, and where its
+ * notes lie (cp_scan_ptr_base). */
+struct seg_notes {
+	const struct cp_segment *s;
+	int noted;            /* base and from are valid */
+	uint64_t base, from;
+};
+
 /* 1 when for_dumped_near() over [a, b) would call its function on nothing (the
- * same tests in the same order): a range without a whole word, or one inside
- * a segment's dumped bytes none of whose words the scan saw hold an address. */
+ * same tests, cp_scan_may_point's with the segment's notes looked up once): a
+ * range without a whole word, or one inside a segment's dumped bytes none of
+ * whose words the scan saw hold an address. */
 static int range_silent(const struct cp_image *img, const struct cp_scan *ptrs,
-			const struct cp_segment **seg, uint64_t a, uint64_t b)
+			struct seg_notes *c, uint64_t a, uint64_t b)
 {
-	const struct cp_segment *s = *seg;
+	const struct cp_segment *s = c->s;
 	unsigned w = img->wsize;
-	uint64_t a2 = round_up_sat(a, w);
+	uint64_t a2 = round_up_sat(a, w), len;
 
 	if (a2 >= b)
 		return 1;
 	if (!s || a2 < s->vaddr || a2 - s->vaddr >= s->memsz) {
 		s = cp_image_segment(img, a2);
-		*seg = s;
+		c->s = s;
+		c->noted = s && cp_scan_ptr_base(ptrs, img, s, &c->base, &c->from) == 0;
 	}
-	if (s && b - s->vaddr <= s->avail && b - s->vaddr <= s->memsz) {
-		uint64_t len = (b - a2) & ~(uint64_t)(w - 1);
-
-		return !len || !cp_scan_may_point(ptrs, img, s, a2, a2 + len);
-	}
-	return 0;
+	if (!s || b - s->vaddr > s->avail || b - s->vaddr > s->memsz)
+		return 0;
+	len = (b - a2) & ~(uint64_t)(w - 1);
+	if (!len)
+		return 1;
+	/* what cp_scan_may_point(ptrs, img, s, a2, a2 + len) says (w is 8 when
+	 * noted, so a2 - from is a whole number of words) */
+	if (!c->noted || a2 < c->from)
+		return 0;
+	return !cp_scan_ptr_any(ptrs, c->base + a2 / 8, len / 8);
 }
 
 /* Index the live blocks of scan (see above), with their leaf bits when the scan's
@@ -571,7 +585,7 @@ static int live_index_build(const struct cp_image *img, const struct cp_scan *sc
 	for (size_t r = 0; r < li->nregions; r++) {
 		struct region *rg = &li->regions[r];
 		size_t nbk = ((rg->end - rg->start) >> li->shift) + 2, bk = 0;
-		const struct cp_segment *seg = NULL;
+		struct seg_notes seg = { NULL, 0, 0, 0 };
 
 		rg->bucket = li->buckets + nb;
 		for (uint32_t k = rg->first; k <= rg->last; k++) {

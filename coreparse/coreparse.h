@@ -320,6 +320,32 @@ struct cp_scan {
 int cp_scan_may_point(const struct cp_scan *scan, const struct cp_image *img,
 		      const struct cp_segment *seg, uint64_t a, uint64_t b);
 
+/* Where segment seg's notes lie in ptr_words: the word at address A (8-aligned,
+ * at or after *from, inside the segment's dumped bytes) is bit *base + A / 8
+ * (modulo 2^64). Returns 0, or -1 when nothing is noted for it (no notes, a
+ * 32-bit image, seg NULL or not the image's). For a caller that tests many
+ * ranges of one segment (the mark: each of millions of blocks, issue 15). */
+int cp_scan_ptr_base(const struct cp_scan *scan, const struct cp_image *img,
+		     const struct cp_segment *seg, uint64_t *base, uint64_t *from);
+
+/* 1 when one of the n > 0 bits of ptr_words from bit first on is set, else 0:
+ * the first and last 64-bit words masked, those between whole. */
+static inline int cp_scan_ptr_any(const struct cp_scan *scan, uint64_t first, uint64_t n)
+{
+	const uint64_t *pw = scan->ptr_words;
+	uint64_t last = first + n - 1, wa = first / 64, wb = last / 64;
+	uint64_t m0 = UINT64_MAX << (first & 63), m1 = UINT64_MAX >> (63 - (last & 63));
+
+	if (wa == wb)
+		return (pw[wa] & m0 & m1) != 0;
+	if (pw[wa] & m0)
+		return 1;
+	for (uint64_t i = wa + 1; i < wb; i++)
+		if (pw[i])
+			return 1;
+	return (pw[wb] & m1) != 0;
+}
+
 /* Scan every dumped byte of img for headers, using nthreads threads (0: all cores).
  * Returns 0 and fills *out (which the caller releases with cp_scan_free), or -1
  * with err filled. The result does not depend on the number of threads.

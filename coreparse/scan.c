@@ -1499,40 +1499,35 @@ void cp_scan_free(struct cp_scan *scan)
 	memset(scan, 0, sizeof(*scan));
 }
 
+int cp_scan_ptr_base(const struct cp_scan *scan, const struct cp_image *img,
+		     const struct cp_segment *seg, uint64_t *base, uint64_t *from)
+{
+	size_t s;
+	uint64_t off0;
+
+	if (!scan || !scan->ptr_words || !seg || img->wsize != 8)
+		return -1;
+	s = (size_t)(seg - img->segs);
+	if (s >= img->nsegs)
+		return -1;
+	off0 = (8 - seg->vaddr % 8) % 8;
+	*from = seg->vaddr + off0;
+	*base = scan->ptr_seg_bit[s] - *from / 8;   /* modulo 2^64: + A / 8 lands right */
+	return 0;
+}
+
 int cp_scan_may_point(const struct cp_scan *scan, const struct cp_image *img,
 		      const struct cp_segment *seg, uint64_t a, uint64_t b)
 {
-	const unsigned w = img->wsize;
-	uint64_t first, n, off0;
-	size_t s;
+	uint64_t base, from;
 
-	if (!scan || !scan->ptr_words || !seg || w != 8 || b <= a)
+	if (b <= a || cp_scan_ptr_base(scan, img, seg, &base, &from) < 0)
 		return 1;
-	s = (size_t)(seg - img->segs);
-	off0 = (w - seg->vaddr % w) % w;
-	if (s >= img->nsegs || a < seg->vaddr + off0 || (a - seg->vaddr - off0) % w ||
-	    b - seg->vaddr > seg->avail)
+	if (a < from || (a - from) % 8 || b - seg->vaddr > seg->avail)
 		return 1;
-	first = scan->ptr_seg_bit[s] + (a - seg->vaddr - off0) / w;
-	n = (b - a) / w;
-	if (!n)
+	if ((b - a) / 8 == 0)
 		return 0;
-	/* bits [first, last]: the first and last 64-bit words masked, those
-	 * between whole (a block of the mark is mostly one or two words) */
-	{
-		const uint64_t *pw = scan->ptr_words;
-		uint64_t last = first + n - 1, wa = first / 64, wb = last / 64;
-		uint64_t m0 = UINT64_MAX << (first & 63), m1 = UINT64_MAX >> (63 - (last & 63));
-
-		if (wa == wb)
-			return (pw[wa] & m0 & m1) != 0;
-		if (pw[wa] & m0)
-			return 1;
-		for (uint64_t i = wa + 1; i < wb; i++)
-			if (pw[i])
-				return 1;
-		return (pw[wb] & m1) != 0;
-	}
+	return cp_scan_ptr_any(scan, base + a / 8, (b - a) / 8);
 }
 
 /* addr lies in b's raw block: pad, header, user data or guard (a zero-size block
