@@ -266,6 +266,9 @@ struct cp_scan {
 	size_t ndamaged;
 	uint64_t live_bytes;       /* requested bytes of live blocks */
 	uint64_t live_overhead;    /* header, pad and guard bytes of live blocks */
+	size_t nguard_broken;      /* live blocks with CP_GUARD_BROKEN ... */
+	int guards_counted;        /* ... counted (cp_scan_image sets it; a scan made
+				    * by hand has 0: look at the blocks) */
 	uint64_t lead_max;         /* the largest user - cp_block_start() of a block
 				    * (pad and header): a block whose memory starts at
 				    * or after A has its user address at or after A and

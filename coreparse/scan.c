@@ -1207,6 +1207,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 				out->nlive++;
 				out->live_bytes += o->size;
 				out->live_overhead += heapann_header_bytes(o->depth, sc->w) + o->pad + o->guard_len;
+				out->nguard_broken += (o->flags & CP_GUARD_BROKEN) != 0;
 			} else {
 				out->nfreed++;
 			}
@@ -1440,6 +1441,7 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 		cp_error_set(err, CP_ENOMEM, img->path, "out of memory while merging the scan");
 		goto out;
 	}
+	out->guards_counted = 1;
 	out->ptr_words = sc.ptr_words;
 	out->ptr_seg_bit = sc.ptr_words ? sc.ptr_seg_bit : NULL;
 	if (sc.ptr_words) {

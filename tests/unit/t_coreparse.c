@@ -520,6 +520,17 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	CHECK(NAME("7 damaged, 2 stale, 2 stray, 1 being written"),
 	      s->ndamaged == 7 && s->nstale == 2 && s->nstray == 2 && s->nwriting == 1);
 	CHECK(NAME("live bytes and overhead"), s->live_bytes == x->live_bytes && s->live_overhead == x->live_overhead);
+	{
+		size_t broken = 0, lead = 0;
+
+		for (size_t i = 0; i < s->nblocks; i++) {
+			broken += s->blocks[i].state == CP_LIVE && (s->blocks[i].flags & CP_GUARD_BROKEN);
+			if (s->blocks[i].user - cp_block_start(&s->blocks[i]) > lead)
+				lead = s->blocks[i].user - cp_block_start(&s->blocks[i]);
+		}
+		CHECK(NAME("broken guards counted (1: C), lead_max the largest user - start"),
+		      s->guards_counted && s->nguard_broken == 1 && broken == 1 && s->lead_max == lead);
+	}
 	CHECK(NAME("blocks sorted by user address"), blocks_sorted(s));
 	CHECK(NAME("6 distinct stacks, 7 distinct addresses, sorted"),
 	      s->nstacks == 6 && s->naddrs == 7 && addrs_sorted_unique(s));
