@@ -427,6 +427,7 @@ struct region {
 	uint32_t first;       /* index of the region's first block */
 	uint32_t last;        /* index of its last block */
 	uint32_t *bucket;     /* into li->buckets */
+	size_t boff;          /* bucket - li->buckets */
 };
 
 struct live_index {
@@ -488,8 +489,10 @@ struct seg_notes {
  * same tests, cp_scan_may_point's with the segment's notes looked up once): a
  * range without a whole word, or one inside a segment's dumped bytes none of
  * whose words the scan saw hold an address. */
-static int range_silent(const struct cp_image *img, const struct cp_scan *ptrs,
-			struct seg_notes *c, uint64_t a, uint64_t b)
+static inline __attribute__((always_inline)) int range_silent(const struct cp_image *img,
+								 const struct cp_scan *ptrs,
+								 struct seg_notes *c, uint64_t a,
+								 uint64_t b)
 {
 	const struct cp_segment *s = c->s;
 	unsigned w = img->wsize;
@@ -514,21 +517,79 @@ static int range_silent(const struct cp_image *img, const struct cp_scan *ptrs,
 	return !cp_scan_ptr_any(ptrs, c->base + a2 / 8, len / 8);
 }
 
+/* The scan when its notes cover [lo, lo + span), else NULL. */
+static const struct cp_scan *notes_cover(const struct cp_scan *scan, uint64_t lo, uint64_t span)
+{
+	if (scan->ptr_words && lo >= scan->ptr_lo && lo <= scan->ptr_hi && span &&
+	    span - 1 <= scan->ptr_hi - lo)
+		return scan;
+	return NULL;
+}
+
+/* Append bucket value k (growing li->buckets). Returns 0, or -1 out of memory. */
+static inline int bucket_push(struct live_index *li, size_t *nb, size_t *cap, uint32_t k)
+{
+	if (*nb == *cap) {
+		uint32_t *v = grow_array(li->buckets, cap, *nb, sizeof(*v), 1024);
+
+		if (!v)
+			return -1;
+		li->buckets = v;
+	}
+	li->buckets[(*nb)++] = k;
+	return 0;
+}
+
 /* Index the live blocks of scan (see above), with their leaf bits when the scan's
  * notes cover them all (img: their segments). Returns 0, or -1 out of memory. */
 static int live_index_build(const struct cp_image *img, const struct cp_scan *scan, struct live_index *li)
 {
-	size_t n = 0, nb = 0, cap = 0;
+	size_t n = 0, nb = 0, cap = 0, bcap = 0;
 	uint64_t spans = 0, prev_end = 0;
+	unsigned shift_p = 0;               /* 0: the buckets in a second pass */
+	const struct cp_scan *ptrs_p = NULL;
+	struct seg_notes seg = { NULL, 0, 0, 0 };
 
 	memset(li, 0, sizeof(*li));
 	li->blocks = scan->blocks;
 	li->idx = malloc((scan->nlive + 1) * sizeof(*li->idx));
-	if (!li->idx)
+	li->leaf = calloc(scan->nlive / 64 + 1, sizeof(*li->leaf));
+	if (!li->idx || !li->leaf)
 		goto fail;
+	{
+		/* The buckets and leaves in the same pass as the index (one read of
+		 * the scan's blocks, 0.5 GB at 10M, not two: issue 15) when the bucket
+		 * size can be told before: from the live blocks' bytes with their
+		 * headers, which the regions' spans nearly always give too; and
+		 * whether the notes cover them from the first and last live blocks.
+		 * When either guess turns out wrong, the second pass below. */
+		uint64_t est = scan->live_bytes + scan->live_overhead, lo_p, hi_p;
+		size_t f = 0, l = scan->nblocks;
+
+		while (f < l && scan->blocks[f].state != CP_LIVE)
+			f++;
+		while (l > f && scan->blocks[l - 1].state != CP_LIVE)
+			l--;
+		if (est && f < l) {
+			lo_p = scan->blocks[f].user;
+			hi_p = scan->blocks[l - 1].user + (scan->blocks[l - 1].size ? scan->blocks[l - 1].size : 1);
+			shift_p = 4;
+			while (shift_p < 40 && (est >> shift_p) > scan->nlive)
+				shift_p++;
+			if (hi_p > lo_p)
+				ptrs_p = notes_cover(scan, lo_p, hi_p - lo_p);
+			bcap = hi_p > lo_p ? ((hi_p - lo_p) >> shift_p) + 64 : 64;
+			if (bcap > 2 * scan->nlive + 1024)
+				bcap = 2 * scan->nlive + 1024;
+			li->buckets = malloc(bcap * sizeof(*li->buckets));
+			if (!li->buckets)
+				goto fail;
+		}
+	}
 	for (size_t i = 0; i < scan->nblocks; i++) {
 		const struct cp_block *b = &scan->blocks[i];
 		uint64_t end;
+		struct region *rg;
 
 		if (b->state != CP_LIVE || n >= scan->nlive)
 			continue;
@@ -546,33 +607,58 @@ static int live_index_build(const struct cp_image *img, const struct cp_scan *sc
 					goto fail;
 				li->regions = r;
 			}
+			/* the region before: its buckets past its last block's end */
+			for (rg = li->nregions ? &li->regions[li->nregions - 1] : NULL;
+			     shift_p && rg && nb - rg->boff < ((rg->end - rg->start) >> shift_p) + 2;)
+				if (bucket_push(li, &nb, &bcap, rg->last) < 0)
+					goto fail;
 			li->regions[li->nregions].start = b->user;
 			li->regions[li->nregions].first = (uint32_t)n;
+			li->regions[li->nregions].boff = nb;
 			li->nregions++;
 		}
-		li->regions[li->nregions - 1].end = end;
-		li->regions[li->nregions - 1].last = (uint32_t)n;
+		rg = &li->regions[li->nregions - 1];
+		rg->end = end;
+		rg->last = (uint32_t)n;
+		if (shift_p) {
+			/* the buckets that start before this block's end and have no
+			 * block yet: this one is the first to end after their start */
+			while (rg->start + ((uint64_t)(nb - rg->boff) << shift_p) < end)
+				if (bucket_push(li, &nb, &bcap, (uint32_t)n) < 0)
+					goto fail;
+			if (ptrs_p && range_silent(img, ptrs_p, &seg, b->user, end))
+				li->leaf[n / 64] |= 1ull << (n % 64);
+		}
 		n++;
 	}
 	li->n = n;
 	if (!n)
 		return 0;
+	for (struct region *rg = &li->regions[li->nregions - 1];
+	     shift_p && nb - rg->boff < ((rg->end - rg->start) >> shift_p) + 2;)
+		if (bucket_push(li, &nb, &bcap, rg->last) < 0)
+			goto fail;
 	li->lo = live_start(li, 0);
 	li->span = li->regions[li->nregions - 1].end - li->lo;
 	/* a word can point into a live block only if its value lies in [li.lo,
 	 * li.lo + li.span): the scan's notes say which words may, when that range
 	 * is inside the one they were taken for */
-	if (scan->ptr_words && li->lo >= scan->ptr_lo && li->lo <= scan->ptr_hi &&
-	    li->span && li->span - 1 <= scan->ptr_hi - li->lo)
-		li->ptrs = scan;
-	li->leaf = calloc(n / 64 + 1, sizeof(*li->leaf));
-	if (!li->leaf)
-		goto fail;
+	li->ptrs = notes_cover(scan, li->lo, li->span);
 	for (size_t r = 0; r < li->nregions; r++)
 		spans += li->regions[r].end - li->regions[r].start;
 	li->shift = 4;
 	while (li->shift < 40 && (spans >> li->shift) > n)
 		li->shift++;
+	if (shift_p && shift_p == li->shift && ptrs_p == li->ptrs) {
+		for (size_t r = 0; r < li->nregions; r++)
+			li->regions[r].bucket = li->buckets + li->regions[r].boff;
+		return 0;
+	}
+	/* a guess was wrong: the buckets and leaves again, from the index */
+	free(li->buckets);
+	li->buckets = NULL;
+	memset(li->leaf, 0, (scan->nlive / 64 + 1) * sizeof(*li->leaf));
+	nb = 0;
 	for (size_t r = 0; r < li->nregions; r++)
 		nb += ((li->regions[r].end - li->regions[r].start) >> li->shift) + 2;
 	li->buckets = malloc(nb * sizeof(*li->buckets));
@@ -585,8 +671,8 @@ static int live_index_build(const struct cp_image *img, const struct cp_scan *sc
 	for (size_t r = 0; r < li->nregions; r++) {
 		struct region *rg = &li->regions[r];
 		size_t nbk = ((rg->end - rg->start) >> li->shift) + 2, bk = 0;
-		struct seg_notes seg = { NULL, 0, 0, 0 };
 
+		seg.s = NULL;
 		rg->bucket = li->buckets + nb;
 		for (uint32_t k = rg->first; k <= rg->last; k++) {
 			const struct cp_block *b = &li->blocks[li->idx[k]];
