@@ -250,6 +250,14 @@ struct cp_damage {
 
 enum { CP_KNOWN_SIZE = 1, CP_KNOWN_SEQ = 2, CP_KNOWN_FRAMES = 4, CP_KNOWN_USER = 8 };
 
+/* The live blocks of one stack: how many, and their requested bytes by the
+ * statistics' size class (heapann_stats_class), modulo 2^64. */
+struct cp_stack_live {
+	uint64_t n;
+	uint64_t cls_bytes[4];
+};
+#define CP_STACK_LIVE_MAX (1u << 20)   /* stacks: 40 MB of counts at most */
+
 /* The result of a scan. All arrays are owned by the scan; free with cp_scan_free(). */
 struct cp_scan {
 	struct cp_block *blocks;   /* live and freed blocks, sorted by user address */
@@ -266,6 +274,11 @@ struct cp_scan {
 	size_t ndamaged;
 	uint64_t live_bytes;       /* requested bytes of live blocks */
 	uint64_t live_overhead;    /* header, pad and guard bytes of live blocks */
+	struct cp_stack_live *stack_live;  /* per stack the scan numbered (the first
+				    * nstack_live of stacks), its live blocks, for the
+				    * statistics' frees (cp_stats_read); NULL when not
+				    * kept (over CP_STACK_LIVE_MAX stacks, a hand-made scan) */
+	size_t nstack_live;
 	size_t nguard_broken;      /* live blocks with CP_GUARD_BROKEN ... */
 	int guards_counted;        /* ... counted (cp_scan_image sets it; a scan made
 				    * by hand has 0: look at the blocks) */
