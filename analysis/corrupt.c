@@ -378,14 +378,20 @@ int an_corrupt_build(const struct cp_image *img, const struct cp_scan *scan,
 
 	memset(out, 0, sizeof(*out));
 	out->nstack_copies = scan->nstack_copies;   /* the scan left them out of damaged */
-	for (size_t i = 0; i < scan->nblocks; i++)
-		if (scan->blocks[i].state == CP_LIVE && (scan->blocks[i].flags & CP_GUARD_BROKEN))
-			n++;
+	/* the scanner counted the broken guards: with none (nearly always), two
+	 * passes over the blocks less (1 GB read at 10M blocks, issue 15) */
+	if (scan->guards_counted) {
+		n = scan->nguard_broken;
+	} else {
+		for (size_t i = 0; i < scan->nblocks; i++)
+			if (scan->blocks[i].state == CP_LIVE && (scan->blocks[i].flags & CP_GUARD_BROKEN))
+				n++;
+	}
 	if (n && !(out->guards = calloc(n, sizeof(*out->guards))))
 		goto nomem;
 	if (scan->ndamaged && !(out->damaged = calloc(scan->ndamaged, sizeof(*out->damaged))))
 		goto nomem;
-	for (size_t i = 0; i < scan->nblocks; i++) {
+	for (size_t i = 0; out->nguards < n && i < scan->nblocks; i++) {
 		const struct cp_block *b = &scan->blocks[i];
 		struct an_guard_hit *g;
 

@@ -5,8 +5,9 @@
  *
  * Pure functions over a read-only image and its scan: no I/O, no printing. Block
  * headers, freed blocks and excluded ranges are never read as references. Memory
- * is proportional to the number of blocks (about 14 bytes per live block: the
- * address index 8, states and categories 2, the work list up to 4); pages
+ * is proportional to the number of blocks (about 10 bytes per live block: the
+ * address index 4, its buckets about 4, states and categories 2, a leaf bit,
+ * the work list up to 4 for each block that may hold an address); pages
  * of a large image are given back as they are read (pagerel.h), so the mapped core
  * does not stay resident.
  */

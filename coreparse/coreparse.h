@@ -250,6 +250,14 @@ struct cp_damage {
 
 enum { CP_KNOWN_SIZE = 1, CP_KNOWN_SEQ = 2, CP_KNOWN_FRAMES = 4, CP_KNOWN_USER = 8 };
 
+/* The live blocks of one stack: how many, and their requested bytes by the
+ * statistics' size class (heapann_stats_class), modulo 2^64. */
+struct cp_stack_live {
+	uint64_t n;
+	uint64_t cls_bytes[4];
+};
+#define CP_STACK_LIVE_MAX (1u << 20)   /* stacks: 40 MB of counts at most */
+
 /* The result of a scan. All arrays are owned by the scan; free with cp_scan_free(). */
 struct cp_scan {
 	struct cp_block *blocks;   /* live and freed blocks, sorted by user address */
@@ -266,6 +274,19 @@ struct cp_scan {
 	size_t ndamaged;
 	uint64_t live_bytes;       /* requested bytes of live blocks */
 	uint64_t live_overhead;    /* header, pad and guard bytes of live blocks */
+	struct cp_stack_live *stack_live;  /* per stack the scan numbered (the first
+				    * nstack_live of stacks), its live blocks, for the
+				    * statistics' frees (cp_stats_read); NULL when not
+				    * kept (over CP_STACK_LIVE_MAX stacks, a hand-made scan) */
+	size_t nstack_live;
+	size_t nguard_broken;      /* live blocks with CP_GUARD_BROKEN ... */
+	int guards_counted;        /* ... counted (cp_scan_image sets it; a scan made
+				    * by hand has 0: look at the blocks) */
+	uint64_t lead_max;         /* the largest user - cp_block_start() of a block
+				    * (pad and header): a block whose memory starts at
+				    * or after A has its user address at or after A and
+				    * before A + lead_max + 1; 0 when unknown (a scan
+				    * made by hand) */
 	size_t nstale;             /* freed headers too overwritten to read (memory reused
 				    * after free): counted here, not listed as damage */
 	size_t nstray;             /* live END words that no header agrees with (the DEPTH
@@ -314,6 +335,32 @@ struct cp_scan {
  * outside the segment's dumped bytes). */
 int cp_scan_may_point(const struct cp_scan *scan, const struct cp_image *img,
 		      const struct cp_segment *seg, uint64_t a, uint64_t b);
+
+/* Where segment seg's notes lie in ptr_words: the word at address A (8-aligned,
+ * at or after *from, inside the segment's dumped bytes) is bit *base + A / 8
+ * (modulo 2^64). Returns 0, or -1 when nothing is noted for it (no notes, a
+ * 32-bit image, seg NULL or not the image's). For a caller that tests many
+ * ranges of one segment (the mark: each of millions of blocks, issue 15). */
+int cp_scan_ptr_base(const struct cp_scan *scan, const struct cp_image *img,
+		     const struct cp_segment *seg, uint64_t *base, uint64_t *from);
+
+/* 1 when one of the n > 0 bits of ptr_words from bit first on is set, else 0:
+ * the first and last 64-bit words masked, those between whole. */
+static inline int cp_scan_ptr_any(const struct cp_scan *scan, uint64_t first, uint64_t n)
+{
+	const uint64_t *pw = scan->ptr_words;
+	uint64_t last = first + n - 1, wa = first / 64, wb = last / 64;
+	uint64_t m0 = UINT64_MAX << (first & 63), m1 = UINT64_MAX >> (63 - (last & 63));
+
+	if (wa == wb)
+		return (pw[wa] & m0 & m1) != 0;
+	if (pw[wa] & m0)
+		return 1;
+	for (uint64_t i = wa + 1; i < wb; i++)
+		if (pw[i])
+			return 1;
+	return (pw[wb] & m1) != 0;
+}
 
 /* Scan every dumped byte of img for headers, using nthreads threads (0: all cores).
  * Returns 0 and fills *out (which the caller releases with cp_scan_free), or -1

@@ -425,8 +425,24 @@ static int derive_frees(const struct cp_scan *scan, struct cp_stats *out, size_t
 		if (e >= 0)
 			slot_of[s] = (uint32_t)e;
 	}
-	/* live blocks per slot: count, then bytes per class */
-	for (size_t i = 0; i < scan->nblocks; i++) {
+	/* live blocks per slot: count, then bytes per class; from the scan's
+	 * counts per stack when it kept them (the same sums) */
+	for (size_t s = 0; scan->stack_live && s < scan->nstack_live && s < scan->nstacks; s++) {
+		const struct cp_stack_live *sl = &scan->stack_live[s];
+		uint64_t *l;
+
+		if (!sl->n)
+			continue;
+		if (slot_of[s] == UINT32_MAX) {
+			unmatched += sl->n;
+			continue;
+		}
+		l = &live[(size_t)slot_of[s] * (1 + HEAPANN_STATS_NCLASSES)];
+		l[0] += sl->n;
+		for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++)
+			l[1 + k] += sl->cls_bytes[k];
+	}
+	for (size_t i = 0; !scan->stack_live && i < scan->nblocks; i++) {
 		const struct cp_block *b = &scan->blocks[i];
 		uint64_t *l;
 

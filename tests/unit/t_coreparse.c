@@ -508,6 +508,25 @@ static void heap_build(unsigned w, int big, struct mem *m1, struct mem *m2, stru
 	x->o_hdr = HEAP3 + 2 * w - heapann_header_bytes(2, w);
 }
 
+/* 1 when the scan's stack_live holds, per stack, its live blocks and their
+ * bytes per statistics size class, as counted from the blocks. */
+static int stack_live_right(const struct cp_scan *s)
+{
+	int same = s->stack_live && s->nstack_live == s->nstacks;
+
+	for (size_t k = 0; same && k < s->nstack_live; k++) {
+		struct cp_stack_live want = { 0, { 0 } };
+
+		for (size_t i = 0; i < s->nblocks; i++)
+			if (s->blocks[i].state == CP_LIVE && s->blocks[i].stack == k) {
+				want.n++;
+				want.cls_bytes[heapann_stats_class(s->blocks[i].size)] += s->blocks[i].size;
+			}
+		same = !memcmp(&want, &s->stack_live[k], sizeof(want));
+	}
+	return same;
+}
+
 /* Check a scan of the heap above. */
 static void heap_check(const char *what, unsigned w, const struct cp_scan *s, const struct heap_expect *x)
 {
@@ -520,6 +539,18 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	CHECK(NAME("7 damaged, 2 stale, 2 stray, 1 being written"),
 	      s->ndamaged == 7 && s->nstale == 2 && s->nstray == 2 && s->nwriting == 1);
 	CHECK(NAME("live bytes and overhead"), s->live_bytes == x->live_bytes && s->live_overhead == x->live_overhead);
+	{
+		size_t broken = 0, lead = 0;
+
+		for (size_t i = 0; i < s->nblocks; i++) {
+			broken += s->blocks[i].state == CP_LIVE && (s->blocks[i].flags & CP_GUARD_BROKEN);
+			if (s->blocks[i].user - cp_block_start(&s->blocks[i]) > lead)
+				lead = s->blocks[i].user - cp_block_start(&s->blocks[i]);
+		}
+		CHECK(NAME("broken guards counted (1: C), lead_max the largest user - start"),
+		      s->guards_counted && s->nguard_broken == 1 && broken == 1 && s->lead_max == lead);
+	}
+	CHECK(NAME("live blocks and bytes per stack and size class"), stack_live_right(s));
 	CHECK(NAME("blocks sorted by user address"), blocks_sorted(s));
 	CHECK(NAME("6 distinct stacks, 7 distinct addresses, sorted"),
 	      s->nstacks == 6 && s->naddrs == 7 && addrs_sorted_unique(s));
@@ -1068,6 +1099,9 @@ static void test_unsorted(unsigned w, int big)
 		      s.nstacks == 3 && s.blocks[0].stack == 0 && stack_is(&s, 0, s1, 2) &&
 		      bf && bf->stack == 1 && stack_is(&s, 1, inner, 1) && ba && ba->stack == 2 &&
 		      stack_is(&s, 2, fa, 8) && block_at(&s, y) && block_at(&s, y)->stack == 0);
+		CHECK(NAME("live blocks per stack counted after the sort: X and Y under 0, A under 2"),
+		      stack_live_right(&s) && s.stack_live[0].n == 2 && s.stack_live[1].n == 0 &&
+		      s.stack_live[2].n == 1);
 		o.nthreads = 2;
 		o.chunk_bytes = 64;
 		CHECK(NAME("2 threads, 64-byte chunks: the same scan"),

@@ -631,6 +631,35 @@ static long root_of_kind(const struct an_roots *r, uint32_t kind, int thread, ui
 	return -1;
 }
 
+/* 1 when two root sets hold the same roots and exclusions, in the same order. */
+static int roots_same(const struct an_roots *a, const struct an_roots *b)
+{
+	if (a->n != b->n || a->nexclude != b->nexclude)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].start != b->v[i].start || a->v[i].end != b->v[i].end ||
+		    a->v[i].kind != b->v[i].kind || a->v[i].thread != b->v[i].thread ||
+		    a->v[i].in_block != b->v[i].in_block ||
+		    (a->v[i].module == NULL) != (b->v[i].module == NULL) ||
+		    (a->v[i].module && strcmp(a->v[i].module, b->v[i].module)))
+			return 0;
+	for (size_t i = 0; i < a->nexclude; i++)
+		if (a->exclude[i].start != b->exclude[i].start || a->exclude[i].end != b->exclude[i].end)
+			return 0;
+	return 1;
+}
+
+/* The largest user - start of the blocks (cp_scan.lead_max as the scanner sets it). */
+static uint64_t lead_of(void)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < nblocks; i++)
+		if (blocks[i].user - cp_block_start(&blocks[i]) > m)
+			m = blocks[i].user - cp_block_start(&blocks[i]);
+	return m;
+}
+
 static void test_core_roots(const char *path)
 {
 	enum { RX = PF_R | PF_X, RW = PF_R | PF_W, RO = PF_R };
@@ -719,6 +748,17 @@ static void test_core_roots(const char *path)
 	      an_roots_locate(&roots, 0x7FF000) < 0 && an_roots_locate(&roots, 0x600400) < 0);
 	CHECK("statistics region excluded", roots.nexclude == 1 && roots.exclude[0].start == 0x900000 &&
 	      roots.exclude[0].end == 0x901000);
+	{
+		/* with lead_max known, the heap segments are found by a binary search
+		 * per segment instead of a walk over every block: the same roots */
+		struct an_roots r2;
+
+		sc.lead_max = lead_of();
+		CHECK("roots with lead_max: the same as block by block", sc.lead_max > 0 &&
+		      an_roots_find(img, &sc, &r2) == 0 && roots_same(&roots, &r2));
+		an_roots_release(&r2);
+		sc.lead_max = 0;
+	}
 	CHECK("core build", an_reach_build(img, &sc, &roots, &o, &r) == 0);
 	CHECK("reached from data, bss, stacks, TLS, register, other mapping",
 	      r.cat[b[0]] == AN_REACH_REACHABLE && r.cat[b[1]] == AN_REACH_REACHABLE &&
@@ -1070,14 +1110,35 @@ static void test_random(const char *path, int round)
 		if (cp_scan_image(img, 1, &real, &err) == 0) {
 			if (real.nblocks == nblocks && real.ptr_words &&
 			    an_reach_build(img, &real, &roots, &o, &r2) == 0) {
+				uint64_t bytes[AN_REACH_NCATS] = { 0 };
+
 				same2 = 1;
-				for (size_t i = 0; i < nblocks; i++)
+				for (size_t i = 0; i < nblocks; i++) {
 					if (r2.cat[i] != want[i])
+						same2 = 0;
+					if (blocks[i].state == CP_LIVE)
+						bytes[want[i]] += blocks[i].size;
+				}
+				/* the bytes per category (the reachable ones are the rest) */
+				for (unsigned c = 0; c < AN_REACH_NCATS; c++)
+					if (r2.bytes[c] != bytes[c] || r.bytes[c] != bytes[c])
 						same2 = 0;
 				if (r2.block_bytes > r.block_bytes)
 					same2 = 0;
 				random_skipped += r.block_bytes - r2.block_bytes;
 				an_reach_release(&r2);
+			}
+			{
+				/* the scanner's lead_max: heap segments by binary search */
+				struct an_roots ra, rb;
+				char rn[96];
+
+				snprintf(rn, sizeof(rn), "random heap %d: the scan's lead_max %s, roots as block by block",
+					 round, real.lead_max == lead_of() ? "right" : "WRONG");
+				CHECK(rn, real.lead_max == lead_of() && an_roots_find(img, &sc, &ra) == 0 &&
+				      an_roots_find(img, &real, &rb) == 0 && roots_same(&ra, &rb));
+				an_roots_release(&ra);
+				an_roots_release(&rb);
 			}
 			cp_scan_free(&real);
 		}
