@@ -23,13 +23,13 @@
 struct ha_options ha_opt = { 32, HA_HAVE_CFI ? HA_UNWIND_CFI : HA_UNWIND_LIBUNWIND, 8, 0 };
 
 /* 0: nothing read yet; 1: options read; 2: unwinder loaded (ha_init done). */
-static int ha_state;
+int ha_state;
 /* Set by the one call of ha_init that does the work (the constructor's, or
  * that of the first allocation after libc's initializer, which may come from
  * threads a library's constructor started). */
 static int ha_init_claimed;
 /* Non-zero while this thread is inside one of our entry points. */
-static HA_TLS volatile int ha_busy;
+HA_TLS volatile int ha_busy;
 /* Last sequence number handed out; the first block gets 1. Written by every
  * allocation, so on a cache line of its own, away from the read-mostly state. */
 static struct {
@@ -253,7 +253,7 @@ static inline void *ha_real_get(size_t align, size_t size, int zero)
 /* Annotate a new block of SIZE bytes whose user pointer is aligned to ALIGN (a
  * power of two; HA_MIN_ALIGN for the plain family). ZERO asks for zeroed
  * memory. Called with the guard held. Returns NULL with errno set on failure. */
-static void *ha_alloc(size_t align, size_t size, int zero, uintptr_t caller)
+void *ha_alloc(size_t align, size_t size, int zero, uintptr_t caller)
 {
 	unsigned max = ha_opt.depth;
 	uintptr_t buf[HA_FRAMES_ROOM(max)];
@@ -296,7 +296,8 @@ static inline void *ha_enter(size_t align, size_t size, int zero, uintptr_t call
 	return p;
 }
 
-void *ha_malloc(size_t size, uintptr_t caller)
+/* ha_malloc's way when it is re-entered or the library is not set up yet. */
+void *ha_malloc_slow(size_t size, uintptr_t caller)
 {
 	return ha_enter(HA_MIN_ALIGN, size, 0, caller);
 }
@@ -402,13 +403,11 @@ static void ha_bad_pointer(const char *fn, int state, void *p)
  * header's first line is prefetched at that guess while END loads. */
 static HA_TLS unsigned ha_free_depth_hint;
 
-void ha_free(void *p)
+void ha_free_nonnull(void *p)
 {
 	struct ha_hdr_view v;
 	int saved, st;
 
-	if (!p)
-		return;
 	/* a prefetch never faults, even at a wrong guess */
 	__builtin_prefetch((const char *)p - heapann_header_bytes(ha_free_depth_hint, HA_W));
 	saved = errno;

@@ -74,6 +74,10 @@ static inline void ha_hdr_guard_fill(unsigned char *g, unsigned guard)
 	const uint64_t w = HA_GUARD_WORD;
 	unsigned i = 0;
 
+	if (__builtin_expect(guard == 8, 1)) {   /* the default: one store, no loop */
+		memcpy(g, &w, 8);
+		return;
+	}
 	for (; i + 8 <= guard; i += 8)
 		memcpy(g + i, &w, 8);
 	for (; i < guard; i++)
@@ -154,6 +158,14 @@ static inline unsigned ha_hdr_guard_damage(const void *user, const struct ha_hdr
 {
 	const unsigned char *g = (const unsigned char *)user + v->size;
 	unsigned i = 0, bad = 0, end = v->guard;
+
+	if (__builtin_expect(end == 8, 1)) {   /* the default: one load and compare */
+		uint64_t w;
+
+		memcpy(&w, g, 8);
+		if (__builtin_expect(w == HA_GUARD_WORD, 1))
+			return 0;
+	}
 
 	/* a word at a time while intact (every free checks the guard); a damaged
 	 * word, and the bytes past the last whole word, byte by byte */

@@ -26,6 +26,7 @@
 #ifndef PATH_MAX
 #define PATH_MAX 256   /* newlib defines none */
 #endif
+#include "hdr.h"   /* HA_MIN_ALIGN */
 
 /* ---- the real allocator (real_libc.c for the .so, real_wrap.c for the kit) ----
  * Same contracts as the glibc functions of the same names. The static kit
@@ -170,8 +171,10 @@ void ha_report_unwind_mismatch(unsigned k, uintptr_t a, uintptr_t b, unsigned na
  * HA_CALLER); only ha_caller_ra() turns it into the return address into the
  * program ---- */
 void ha_init(void);
-void *ha_malloc(size_t size, uintptr_t caller);
-void ha_free(void *p);
+/* ha_malloc and ha_free are inline (below, after HA_CALLER): the exported
+ * malloc and free reach the annotating code in one call, not two (issue 15). */
+void *ha_malloc_slow(size_t size, uintptr_t caller);
+void ha_free_nonnull(void *p);
 void *ha_calloc(size_t n, size_t size, uintptr_t caller);
 void *ha_realloc(void *p, size_t size, uintptr_t caller);
 void *ha_reallocarray(void *p, size_t n, size_t size, uintptr_t caller);
@@ -239,6 +242,39 @@ static inline unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t 
 	n = ha_stack_capture_slow(buf, max, caller, &first, 0);
 	*frames = buf + first;
 	return n;
+}
+
+/* The re-entrancy guard (core.c): non-zero while this thread is inside one
+ * of our entry points. */
+extern HA_TLS volatile int ha_busy;
+/* 2 once ha_init has done its work (core.c). */
+extern int ha_state;
+/* A new annotated block, ALIGN and SIZE as the caller checked them, zeroed
+ * when ZERO, with the guard held by the caller (core.c). NULL with errno set
+ * on failure. */
+void *ha_alloc(size_t align, size_t size, int zero, uintptr_t caller);
+
+/* malloc's core: the annotated block when this thread is not inside one of
+ * our entry points and the library is set up, else ha_malloc_slow (the real
+ * allocator for a re-entered call; the set-up first for an early one). */
+static inline void *ha_malloc(size_t size, uintptr_t caller)
+{
+	if (__builtin_expect(!ha_busy && ha_state == 2, 1)) {
+		void *p;
+
+		ha_busy = 1;
+		p = ha_alloc(HA_MIN_ALIGN, size, 0, caller);
+		ha_busy = 0;
+		return p;
+	}
+	return ha_malloc_slow(size, caller);
+}
+
+/* free's core: nothing for NULL, else ha_free_nonnull (core.c). */
+static inline void ha_free(void *p)
+{
+	if (p)
+		ha_free_nonnull(p);
 }
 
 /* The result of a call given HA_CALLER(), kept from being a tail call: the
