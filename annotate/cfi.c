@@ -38,7 +38,7 @@
 
 /* ha_ra_diff_avx2, chosen at run time (-DHA_NO_AVX2: never, for a benchmark
  * of the scalar loop) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(HA_NO_AVX2)
+#if defined(__GNUC__) && !defined(HA_NO_AVX2)
 #include <immintrin.h>
 #define HA_HAVE_RA_AVX2 1
 #endif
