@@ -36,13 +36,6 @@
 
 #include "internal.h"
 
-/* ha_ra_diff_avx2, chosen at run time (-DHA_NO_AVX2: never, for a benchmark
- * of the scalar loop) */
-#if defined(__GNUC__) && !defined(HA_NO_AVX2)
-#include <immintrin.h>
-#define HA_HAVE_RA_AVX2 1
-#endif
-
 #ifdef HA_CFI_STANDALONE
 /* Built into a white-box test or a benchmark (tests/unit/t_cfi.c,
  * bench/unwind.c) without the rest of the library: the real allocator is
@@ -656,11 +649,6 @@ struct ha_prev {
 };
 
 static __thread struct ha_prev *ha_prev_mine;
-#ifdef HA_HAVE_RA_AVX2
-/* 1 when the CPU has AVX2: the check of reused return addresses gathers
- * (ha_ra_diff_avx2). Set by ha_cfi_init. */
-static int ha_cfi_avx2;
-#endif
 static pthread_key_t ha_prev_key;
 static int ha_prev_key_ok;
 
@@ -710,10 +698,6 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 
 void ha_cfi_init(void)
 {
-#ifdef HA_HAVE_RA_AVX2
-	__builtin_cpu_init();   /* may run from a constructor, before libgcc's own */
-	ha_cfi_avx2 = __builtin_cpu_supports("avx2");
-#endif
 	ha_prev_key_ok = pthread_key_create(&ha_prev_key, ha_prev_release) == 0;
 }
 
@@ -762,61 +746,6 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
  * built with AddressSanitizer, some of them are in redzones of frames above). */
 #define HA_RAW_STACK __attribute__((no_sanitize_address))
 
-/* The return addresses of N reused frames still in their slots? SPP[j] is
- * frame j's stack pointer (its return address at SPP[j][-1]), IPP[j] the
- * address the walk read there. Returns 0 when every slot holds it, else
- * non-zero (the OR of the differences). Four frames a round: the loop's own
- * count and test were half of its 8 instructions a frame. */
-HA_RAW_STACK static uintptr_t ha_ra_diff(const uintptr_t *const *spp, const uintptr_t *ipp,
-					 unsigned n)
-{
-	uintptr_t bad = 0;
-
-	for (; n >= 4; n -= 4, spp += 4, ipp += 4)
-		bad |= (spp[0][-1] ^ ipp[0]) | (spp[1][-1] ^ ipp[1]) |
-		       (spp[2][-1] ^ ipp[2]) | (spp[3][-1] ^ ipp[3]);
-	for (; n; n--, spp++, ipp++)
-		bad |= spp[0][-1] ^ ipp[0];
-	return bad;
-}
-
-#ifdef HA_HAVE_RA_AVX2
-/* ha_ra_diff with AVX2 gathers, eight frames a round: one load of four stack
- * pointers, one gather of the four slots below them and a compare with the
- * four recorded addresses (issue 15: the straight loop was some 5 instructions
- * a frame, most of the walk's cost on a reused stack). Same result. Only
- * called when the CPU has AVX2 (ha_cfi_avx2). */
-__attribute__((target("avx2"))) HA_RAW_STACK
-static uintptr_t ha_ra_diff_avx2(const uintptr_t *const *spp, const uintptr_t *ipp, unsigned n)
-{
-	__m256i acc = _mm256_setzero_si256();
-	/* slot j is at SPP[j] - 8: the gather's base is -8, each lane's index
-	 * the stack pointer itself, scale 1 */
-	const long long *base = (const long long *)(uintptr_t)-8;
-	uintptr_t bad = 0;
-
-	for (; n >= 8; n -= 8, spp += 8, ipp += 8) {
-		__m256i s0 = _mm256_loadu_si256((const __m256i *)spp);
-		__m256i s1 = _mm256_loadu_si256((const __m256i *)(spp + 4));
-		__m256i r0 = _mm256_i64gather_epi64(base, s0, 1);
-		__m256i r1 = _mm256_i64gather_epi64(base, s1, 1);
-
-		acc = _mm256_or_si256(acc, _mm256_xor_si256(r0, _mm256_loadu_si256((const __m256i *)ipp)));
-		acc = _mm256_or_si256(acc, _mm256_xor_si256(r1, _mm256_loadu_si256((const __m256i *)(ipp + 4))));
-	}
-	if (n >= 4) {
-		__m256i s0 = _mm256_loadu_si256((const __m256i *)spp);
-		__m256i r0 = _mm256_i64gather_epi64(base, s0, 1);
-
-		acc = _mm256_or_si256(acc, _mm256_xor_si256(r0, _mm256_loadu_si256((const __m256i *)ipp)));
-		n -= 4, spp += 4, ipp += 4;
-	}
-	for (; n; n--, spp++, ipp++)
-		bad |= spp[0][-1] ^ ipp[0];
-	return bad | (uintptr_t)!_mm256_testz_si256(acc, acc);
-}
-#endif
-
 /* Would the previous walk's frames above index I be walked again from there?
  * Every word those steps read must still hold what they read: each return
  * address, and each saved rbp that a later step still uses (an rbp-based CFA
@@ -833,18 +762,19 @@ HA_RAW_STACK static int ha_prev_verify(struct ha_prev *pv, unsigned i)
 	const struct ha_slot *e = pv->sl, *end = e + pv->nsl;
 
 	/* the slots that matter are known above stop: the return addresses in a
-	 * straight loop, then the listed rbp slots above i */
+	 * straight loop (four frames a round: the loop's own count and test
+	 * were half of its 8 instructions a frame), then the listed rbp slots
+	 * above i */
 	{
 		const uintptr_t *const *spp = (const uintptr_t *const *)sp + stop + 1;
 		const uintptr_t *ipp = ip + stop + 1;
 		unsigned n = pv->cap - 1 - stop;
 
-#ifdef HA_HAVE_RA_AVX2
-		if (ha_cfi_avx2)
-			bad = ha_ra_diff_avx2(spp, ipp, n);
-		else
-#endif
-			bad = ha_ra_diff(spp, ipp, n);
+		for (; n >= 4; n -= 4, spp += 4, ipp += 4)
+			bad |= (spp[0][-1] ^ ipp[0]) | (spp[1][-1] ^ ipp[1]) |
+			       (spp[2][-1] ^ ipp[2]) | (spp[3][-1] ^ ipp[3]);
+		for (; n; n--, spp++, ipp++)
+			bad |= spp[0][-1] ^ ipp[0];
 		j = stop;
 	}
 	for (; e < end && e->idx > i; e++)

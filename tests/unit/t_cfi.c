@@ -593,49 +593,6 @@ int main(void)
 		chain(&c, 5);
 		CHECK("... and the next stack is whole again", c.n > 0 && same_stack(&c));
 	}
-
-	/* the check of reused return addresses (ha_prev_verify's straight loop),
-	 * scalar and with AVX2 gathers: N frames, 0..40, whose slots hold the
-	 * addresses recorded for them, then each slot in turn holding another */
-	{
-		static uintptr_t stk[2 * 40];
-		static const uintptr_t *spp[40];
-		static uintptr_t ipp[40];
-		int clean = 0, caught = 0, flips = 0, avx2 = 0;
-
-#ifdef HA_HAVE_RA_AVX2
-		avx2 = ha_cfi_avx2;
-#endif
-		for (unsigned n = 0; n <= 40; n++) {
-			for (unsigned j = 0; j < n; j++) {
-				ipp[j] = 0x401000u + 0x37u * j;
-				stk[2 * j] = ipp[j];          /* the slot below frame j's sp */
-				spp[j] = &stk[2 * j + 1];
-			}
-			clean += ha_ra_diff(spp, ipp, n) == 0;
-#ifdef HA_HAVE_RA_AVX2
-			if (avx2)
-				clean += ha_ra_diff_avx2(spp, ipp, n) == 0;
-#endif
-			for (unsigned p = 0; p < n; p++) {
-				stk[2 * p] ^= 0x10;   /* returned and called again elsewhere */
-				flips++;
-				caught += ha_ra_diff(spp, ipp, n) != 0;
-#ifdef HA_HAVE_RA_AVX2
-				if (avx2)
-					caught += ha_ra_diff_avx2(spp, ipp, n) != 0;
-#endif
-				stk[2 * p] ^= 0x10;
-			}
-		}
-		printf("# reused return addresses checked %s\n",
-		       avx2 ? "scalar and with AVX2 gathers (the walker's choice here)" :
-		       "scalar only (no AVX2 on this CPU)");
-		CHECK("reused return addresses: 0..40 intact frames pass, every method",
-		      clean == 41 * (avx2 ? 2 : 1));
-		CHECK("reused return addresses: one changed slot at any of 0..39 is seen, every method",
-		      caught == flips * (avx2 ? 2 : 1) && flips == 820);
-	}
 	return CHECK_DONE();
 }
 #else
