@@ -72,7 +72,9 @@ static void dw_inflate_one(void *arg, size_t i)
 		if (rc == Z_BUF_ERROR)
 			rc = Z_OK;
 	}
-	z->ok = rc == Z_STREAM_END && st.total_out == z->out_size && !st.avail_out && !out_left;
+	/* bytes after the stream's end make libelf refuse the section: so do we */
+	z->ok = rc == Z_STREAM_END && st.total_out == z->out_size && !st.avail_out && !out_left &&
+		!st.avail_in && !in_left;
 	inflateEnd(&st);
 }
 
