@@ -108,6 +108,18 @@ static void dw_shdr_patch(unsigned char *shdr, int is64, const struct dw_zsec *z
 	}
 }
 
+int dw_inflate_place(size_t *copy_size, uint64_t size, int is64, uint64_t *off)
+{
+	if (*copy_size > SIZE_MAX - 15 || size > SIZE_MAX - 15 - *copy_size)
+		return -1;
+	size_t end = (*copy_size + (size_t)size + 15) & ~(size_t)15;
+	if (!is64 && end > UINT32_MAX)
+		return -1;
+	*off = *copy_size;
+	*copy_size = end;
+	return 0;
+}
+
 int dw_inflate_debug(int fd, unsigned nthreads)
 {
 	int out_fd = -1, rc = -1;
@@ -140,6 +152,8 @@ int dw_inflate_debug(int fd, unsigned nthreads)
 	zs = calloc(nsec, sizeof *zs);
 	hide = calloc(nsec, 1);
 	if (!zs || !hide)
+		goto out;
+	if (in_size > SIZE_MAX - 15)
 		goto out;
 	out_size = (in_size + 15) & ~(size_t)15;
 	size_t nhide = 0;
@@ -181,10 +195,10 @@ int dw_inflate_debug(int fd, unsigned nthreads)
 		z->ndx = i;
 		z->src = in + sh.sh_offset + chsz;
 		z->srclen = sh.sh_size - chsz;
-		z->out_off = out_size;
+		if (dw_inflate_place(&out_size, size, is64, &z->out_off) != 0)
+			goto out;   /* too big for this host or for 32-bit headers */
 		z->out_size = size;
 		z->align = align ? align : 1;
-		out_size = (out_size + size + 15) & ~(size_t)15;
 	}
 	if (!nz && !nhide)
 		goto out;

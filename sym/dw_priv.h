@@ -560,4 +560,11 @@ void dw_pool_run(unsigned nthreads, size_t n, void (*fn)(void *arg, size_t i), v
  * libdw does what it always did, errors included). */
 int dw_inflate_debug(int fd, unsigned nthreads);
 
+/* Place a section of size bytes at the 16-byte-aligned end *copy_size of
+ * dw_inflate_debug's copy: stores its offset in *off, grows *copy_size past
+ * it and returns 0; returns -1 (nothing changed) when the sum would wrap a
+ * size_t or, for an ELFCLASS32 file (is64 0), the copy would outgrow the
+ * 32-bit offsets and sizes of its section headers. */
+int dw_inflate_place(size_t *copy_size, uint64_t size, int is64, uint64_t *off);
+
 #endif /* DW_PRIV_H */

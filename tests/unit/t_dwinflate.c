@@ -278,6 +278,28 @@ int main(int argc, char **argv)
 	free(raw);
 	free(best);
 
+	/* the copy's layout: no wrap of size_t, no ELFCLASS32 copy past 4 GiB
+	 * (its section headers would be truncated silently) */
+	size_t cs = 100;
+	uint64_t at = 0;
+	CHECK("place: 5 bytes after 100 go at 100, the copy ends at 112",
+	      dw_inflate_place(&cs, 5, 0, &at) == 0 && at == 100 && cs == 112);
+	cs = (size_t)UINT32_MAX - 31;
+	CHECK("place: a 32-bit copy that reaches 4 GiB is refused, unchanged",
+	      dw_inflate_place(&cs, 64, 0, &at) == -1 && cs == (size_t)UINT32_MAX - 31 && at == 100);
+	CHECK("place: a 32-bit copy just under 4 GiB is fine",
+	      dw_inflate_place(&cs, 16, 0, &at) == 0 && at == (size_t)UINT32_MAX - 31 && cs == (size_t)UINT32_MAX - 15);
+	cs = SIZE_MAX - 100;
+	CHECK("place: a sum that would wrap size_t is refused (64-bit file)",
+	      dw_inflate_place(&cs, 90, 1, &at) == -1 && cs == SIZE_MAX - 100);
+	cs = 4096;
+	CHECK("place: a size beyond SIZE_MAX - 15 is refused", dw_inflate_place(&cs, UINT64_MAX, 1, &at) == -1);
+	if (sizeof(size_t) == 8) {
+		cs = 4096;
+		CHECK("place: a 64-bit copy may pass 4 GiB",
+		      dw_inflate_place(&cs, 1ull << 33, 1, &at) == 0 && at == 4096 && cs == 4096 + (1ull << 33));
+	}
+
 	if (c1 >= 0)
 		close(c1);
 	if (c4 >= 0)
