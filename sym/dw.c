@@ -2119,7 +2119,11 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	s->exe = strdup(opt->exe);
 	s->exe_idlen = -1;
 	s->reference = (opt->flags & SYM_DW_REFERENCE) != 0;
-	s->nthreads = dw_pool_threads(opt->nthreads);
+	const char *bad_threads;
+	s->nthreads = dw_pool_threads(opt->nthreads, &bad_threads);
+	if (bad_threads)
+		dw_note(s, "MPROF_THREADS=%s is not a number of threads; the symbolizer uses every online "
+			"CPU (%u)", bad_threads, s->nthreads);
 	/* the reference path is what the cache is tested against: never cached */
 	if (opt->cache_dir && opt->cache_dir[0] && !s->reference && !(s->cache_dir = strdup(opt->cache_dir))) {
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");

@@ -539,9 +539,12 @@ int dw_cache_max_parse(const char *s, uint64_t *out);
 /* ---- threads (dw_pool.c) and separate debug files (dw_inflate.c) ---- */
 
 /* How many threads the symbolizer may use: requested when not 0, else
- * $MPROF_THREADS (a positive number), else the number of online CPUs; at most
- * 64. */
-unsigned dw_pool_threads(unsigned requested);
+ * $MPROF_THREADS (a positive decimal number), else the number of online CPUs;
+ * at most 64. When MPROF_THREADS is set to something else (empty aside: "-1",
+ * "0", "4x", a number past ULONG_MAX) and bad_env is not NULL, *bad_env
+ * points at that value (the environment's string) for the caller to report;
+ * else *bad_env is NULL. */
+unsigned dw_pool_threads(unsigned requested, const char **bad_env);
 
 /* Call fn(arg, i) once for every i in [0, n), on up to nthreads threads of
  * which the caller is one (1: all on the caller, in order). Returns when every

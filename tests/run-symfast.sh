@@ -223,6 +223,18 @@ if command -v dwz >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1; then
 	fi
 fi
 
+# ---- MPROF_THREADS it cannot use: one note, every CPU, the same answers ---------------
+"$SYMDW" --addr-file "$TMP/addrs5" --raw-elf "$TMP/gen/prog5" >"$TMP/thr.ok" 2>/dev/null
+for v in -1 99999999999999999999 4x 0; do
+	MPROF_THREADS=$v "$SYMDW" --addr-file "$TMP/addrs5" --raw-elf "$TMP/gen/prog5" >"$TMP/thr.res" 2>/dev/null
+	check_eq "MPROF_THREADS=$v: one note naming it" 1 \
+		"$(grep -c "^note: MPROF_THREADS=$v is not a number of threads; the symbolizer uses every online CPU" "$TMP/thr.res")"
+	check_eq "MPROF_THREADS=$v: the same $(grep -c '^0x' "$TMP/thr.ok") lines otherwise" "" \
+		"$(grep -v '^note: MPROF_THREADS' "$TMP/thr.res" | diff - "$TMP/thr.ok")"
+done
+MPROF_THREADS=100 "$SYMDW" --addr-file "$TMP/addrs5" --raw-elf "$TMP/gen/prog5" >"$TMP/thr.res" 2>/dev/null
+check "MPROF_THREADS=100 (more than the 64 used): no note, the same output" cmp -s "$TMP/thr.res" "$TMP/thr.ok"
+
 # ---- bad input stays bad input ------------------------------------------------------
 "$SYMDW" --raw-elf "$TMP/gen/main.c" 0x1 >"$TMP/bad1" 2>&1
 check "not an ELF: fails" test $? -ne 0
