@@ -920,8 +920,6 @@ static int dw_module_secs(struct dw_module *m)
 	return m->secs_state;
 }
 
-/* Decode c's line table on first use. Returns 1 when c->lines can answer,
- * -1 when libdw must (no table, or one dw_line.c does not read). */
 /* What dw_lines_read needs to decode c's line table, from libdw: the
  * table's offset, the unit's DW_AT_comp_dir (or NULL) and address size.
  * Returns 0, or -1 when libdw must answer (no table, no sections). */
@@ -943,6 +941,8 @@ static int dw_cuidx_lines_args(struct dw_symbolizer *s, struct dw_module *m, str
 	return 0;
 }
 
+/* Decode c's line table on first use. Returns 1 when c->lines can answer,
+ * -1 when libdw must (no table, or one dw_line.c does not read). */
 static int dw_cuidx_lines(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c)
 {
 	if (c->lines_state)
