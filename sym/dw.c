@@ -1853,9 +1853,13 @@ static int dw_debuginfo_inflated(struct dw_symbolizer *s, Dwfl_Module *mod, char
 	for (const char *e = s->debuginfo_path; *e; ) {
 		const char *end = strchr(e, ':');
 		size_t el = end ? (size_t)(end - e) : strlen(e);
+		/* one leading '+' or '-' (check the CRC or not) is no part of the
+		 * directory, as in libdwfl */
+		size_t skip = el && (e[0] == '+' || e[0] == '-');
 		char path[4096];
-		if (e[0] == '/' && el + 160 < sizeof path) {
-			snprintf(path, sizeof path, "%.*s/.build-id/%.2s/%s.debug", (int)el, e, hex, hex + 2);
+		if (e[skip] == '/' && el + 160 < sizeof path) {
+			snprintf(path, sizeof path, "%.*s/.build-id/%.2s/%s.debug", (int)(el - skip), e + skip,
+				 hex, hex + 2);
 			unsigned char id[64];
 			int idlen = dw_file_build_id(path, id, sizeof id, NULL);
 			if (idlen >= 0) {
