@@ -2126,7 +2126,7 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	const char *bad_threads;
 	s->nthreads = dw_pool_threads(opt->nthreads, &bad_threads);
 	if (bad_threads)
-		dw_note(s, "MPROF_THREADS=%s is not a number of threads; the symbolizer uses every online "
+		dw_note(s, "MPROF_THREADS=%s is not a number of threads; the symbolizer uses every usable "
 			"CPU (%u)", bad_threads, s->nthreads);
 	/* the reference path is what the cache is tested against: never cached */
 	if (opt->cache_dir && opt->cache_dir[0] && !s->reference && !(s->cache_dir = strdup(opt->cache_dir))) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dw_priv.h"
+#include "ncpu.h"
 
 #define DW_POOL_MAX 64
 
@@ -55,10 +56,8 @@ unsigned dw_pool_threads(unsigned requested, const char **bad_env)
 				*bad_env = e;
 		}
 	}
-	if (!n) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-		n = c > 0 ? (unsigned)c : 1;
-	}
+	if (!n)
+		n = ncpu_usable();
 	return n > DW_POOL_MAX ? DW_POOL_MAX : n;
 }
 

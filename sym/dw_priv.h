@@ -539,7 +539,7 @@ int dw_cache_max_parse(const char *s, uint64_t *out);
 /* ---- threads (dw_pool.c) and separate debug files (dw_inflate.c) ---- */
 
 /* How many threads the symbolizer may use: requested when not 0, else
- * $MPROF_THREADS (a positive decimal number), else the number of online CPUs;
+ * $MPROF_THREADS (a positive decimal number), else the CPUs it may run on (ncpu_usable);
  * at most 64. When MPROF_THREADS is set to something else (empty aside: "-1",
  * "0", "4x", a number past ULONG_MAX) and bad_env is not NULL, *bad_env
  * points at that value (the environment's string) for the caller to report;
