@@ -180,6 +180,16 @@ int main(int argc, char **argv)
 		CHECK("every section of the copy is the uncompressed file's, or hidden", nbad == 0);
 		CHECK(".debug_info, .debug_abbrev, .debug_line and .debug_str at least are inflated", inflated >= 4);
 		CHECK("1 and 4 threads: the same bytes", c1len == c4len && memcmp(b1, b4, c1len) == 0);
+		/* the compressed .debug_info stays behind: its place in the copy is
+		 * a hole of zeros (the section now lies after the file's bytes) */
+		uint64_t zo = 0, zs = 0;
+		size_t nonzero = 0;
+		if (section_at(zfile, ".debug_info", &zo, &zs) == 0 && zo + zs <= c1len)
+			for (uint64_t k = 0; k < zs; k++)
+				nonzero += b1[zo + k] != 0;
+		printf("# compressed .debug_info: %llu bytes at %llu, %zu of them non-zero in the copy\n",
+		       (unsigned long long)zs, (unsigned long long)zo, nonzero);
+		CHECK("the compressed bytes of an inflated section are not copied", zs > 64 && nonzero == 0);
 		/* what libdw reads from the copy: the units and line rows it reads
 		 * from the uncompressed file */
 		size_t units[2] = { 0, 0 }, rows[2] = { 0, 0 };
