@@ -20,6 +20,7 @@
 
 #include "grow.h"
 #include "heapann_stats.h"
+#include "ncpu.h"
 #include "pagerel.h"
 #include "reach.h"
 
@@ -1287,13 +1288,6 @@ static void root_apply_all(struct root_job *j)
 	pthread_mutex_unlock(&j->lock);
 }
 
-static unsigned online_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 0 ? (unsigned)n : 1;
-}
-
 /* Read every memory root into per-chunk hit lists, then apply them in order. */
 static int mark_roots(struct mark *m, unsigned nthreads, uint64_t *root_bytes)
 {
@@ -1335,7 +1329,7 @@ static int mark_roots(struct mark *m, unsigned nthreads, uint64_t *root_bytes)
 		}
 	}
 	if (!nthreads)
-		nthreads = online_cpus();
+		nthreads = ncpu_usable();
 	if (total < PARALLEL_MIN || j.nchunks < 2)
 		nthreads = 1;
 	if (nthreads > j.nchunks)
@@ -1573,7 +1567,7 @@ int an_reach_build(const struct cp_image *img, const struct cp_scan *scan,
 	}
 	if (mark_roots(&m, opt ? opt->nthreads : 0, &out->root_bytes) < 0)
 		goto out;
-	mark_drain_parallel(&m, opt && opt->nthreads ? opt->nthreads : online_cpus());
+	mark_drain_parallel(&m, opt && opt->nthreads ? opt->nthreads : ncpu_usable());
 	if (m.oom)
 		goto out;
 	/* the lost ones, in address order: each untaken block leads a clique */

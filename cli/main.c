@@ -46,7 +46,7 @@ static const char usage_text[] =
 "                      ~/.cache/mprof-core; MPROF_CACHE_DIR=off disables it too)\n"
 "                      (at most $MPROF_CACHE_MAX bytes, default 1G: least\n"
 "                      recently used files removed)\n"
-"  --threads N         scan and symbolize with N threads (default: all cores;\n"
+"  --threads N         scan and symbolize with N threads (default: all usable cores;\n"
 "                      the symbolizer alone: $MPROF_THREADS if set)\n"
 "reports:\n"
 "  --report LIST       comma-separated: stacks (default), corruption (also by\n"

@@ -362,7 +362,7 @@ static inline int cp_scan_ptr_any(const struct cp_scan *scan, uint64_t first, ui
 	return (pw[wb] & m1) != 0;
 }
 
-/* Scan every dumped byte of img for headers, using nthreads threads (0: all cores).
+/* Scan every dumped byte of img for headers, using nthreads threads (0: every CPU it may run on).
  * Returns 0 and fills *out (which the caller releases with cp_scan_free), or -1
  * with err filled. The result does not depend on the number of threads.
  * A block is CP_FREED when its START or END says freed (a START_LIVE with an
@@ -375,7 +375,7 @@ int cp_scan_image(const struct cp_image *img, unsigned nthreads, struct cp_scan 
 
 /* Options for cp_scan_image_opts(). Zero-initialize, then set what you need. */
 struct cp_scan_options {
-	unsigned nthreads;   /* 0: all online cores (small images use one) */
+	unsigned nthreads;   /* 0: every CPU it may run on, ncpu_usable() (small images use one) */
 	/* Called now and then from the calling thread only, with the dumped bytes
 	 * scanned so far and the total; the last call has done == total. NULL: none. */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);

@@ -21,6 +21,7 @@
 #include "heapann_block.h"
 #include "heapann_stats.h"
 #include "htab.h"
+#include "ncpu.h"
 
 /* the scan writes one per block found (480 MB at 10M blocks): keep it small */
 _Static_assert(sizeof(struct cp_block) == 48, "struct cp_block is 48 bytes");
@@ -1489,11 +1490,8 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 		cp_error_set(err, CP_ENOMEM, img->path, "out of memory");
 		goto out;
 	}
-	if (nw == 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		nw = n > 0 ? (unsigned)n : 1;
-	}
+	if (nw == 0)
+		nw = ncpu_usable();
 	if (sc.total < SMALL_IMAGE && !(opt && opt->chunk_bytes))
 		nw = 1;
 	if (nw > sc.nchunks)

@@ -920,8 +920,6 @@ static int dw_module_secs(struct dw_module *m)
 	return m->secs_state;
 }
 
-/* Decode c's line table on first use. Returns 1 when c->lines can answer,
- * -1 when libdw must (no table, or one dw_line.c does not read). */
 /* What dw_lines_read needs to decode c's line table, from libdw: the
  * table's offset, the unit's DW_AT_comp_dir (or NULL) and address size.
  * Returns 0, or -1 when libdw must answer (no table, no sections). */
@@ -943,6 +941,8 @@ static int dw_cuidx_lines_args(struct dw_symbolizer *s, struct dw_module *m, str
 	return 0;
 }
 
+/* Decode c's line table on first use. Returns 1 when c->lines can answer,
+ * -1 when libdw must (no table, or one dw_line.c does not read). */
 static int dw_cuidx_lines(struct dw_symbolizer *s, struct dw_module *m, struct dw_cuidx *c)
 {
 	if (c->lines_state)
@@ -1853,9 +1853,13 @@ static int dw_debuginfo_inflated(struct dw_symbolizer *s, Dwfl_Module *mod, char
 	for (const char *e = s->debuginfo_path; *e; ) {
 		const char *end = strchr(e, ':');
 		size_t el = end ? (size_t)(end - e) : strlen(e);
+		/* one leading '+' or '-' (check the CRC or not) is no part of the
+		 * directory, as in libdwfl */
+		size_t skip = el && (e[0] == '+' || e[0] == '-');
 		char path[4096];
-		if (e[0] == '/' && el + 160 < sizeof path) {
-			snprintf(path, sizeof path, "%.*s/.build-id/%.2s/%s.debug", (int)el, e, hex, hex + 2);
+		if (e[skip] == '/' && el + 160 < sizeof path) {
+			snprintf(path, sizeof path, "%.*s/.build-id/%.2s/%s.debug", (int)(el - skip), e + skip,
+				 hex, hex + 2);
 			unsigned char id[64];
 			int idlen = dw_file_build_id(path, id, sizeof id, NULL);
 			if (idlen >= 0) {
@@ -1882,9 +1886,49 @@ static int dw_debuginfo_inflated(struct dw_symbolizer *s, Dwfl_Module *mod, char
 	return -1;
 }
 
-/* Our find_debuginfo: a module's first call (its own debug file; a second
- * one would be for a dwz alternate file) tries dw_debuginfo_inflated, whose
- * copy libdw then opens instead of inflating the file's sections itself; else,
+/* Whether a find_debuginfo call for the main file main_path asks for a dwz
+ * alternate file rather than the module's own debug file: 1 when main_path
+ * already has .debug_info (libdw reads its DWARF there and only seeks the alt)
+ * or a .gnu_debugaltlink naming debuglink_file; 0 otherwise or unreadable. */
+static int dw_call_is_for_alt(const char *main_path, const char *debuglink_file)
+{
+	if (!main_path)
+		return 0;
+	int fd = open(main_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int alt = 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t shstrndx;
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		for (Elf_Scn *scn = NULL; !alt && elf_getshdrstrndx(elf, &shstrndx) == 0 &&
+		     (scn = elf_nextscn(elf, scn)) != NULL; ) {
+			GElf_Shdr sh;
+			const char *name;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+			    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+				continue;
+			if (strcmp(name, ".debug_info") == 0) {
+				alt = 1;
+			} else if (debuglink_file && strcmp(name, ".gnu_debugaltlink") == 0) {
+				/* the alt file's name, NUL-terminated, then its build-id */
+				Elf_Data *d = elf_getdata(scn, NULL);
+				if (d && d->d_buf && memchr(d->d_buf, 0, d->d_size) &&
+				    strcmp(d->d_buf, debuglink_file) == 0)
+					alt = 1;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return alt;
+}
+
+/* Our find_debuginfo: a module's first call tries dw_debuginfo_inflated, whose
+ * copy libdw then opens instead of inflating the file's sections itself, when
+ * it asks for the module's own debug file (not for a dwz alternate file: that
+ * is a second call, or the first when the main file has DWARF itself); else,
  * and always on the reference path, libdwfl's standard search. */
 static int dw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
@@ -1892,7 +1936,7 @@ static int dw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modn
 {
 	struct dw_symbolizer *s = dw_current;
 	if (s && !s->reference && !dw_ptrmap_get(&s->dbg_asked, mod) &&
-	    dw_ptrmap_put(&s->dbg_asked, mod, mod) == 0) {
+	    dw_ptrmap_put(&s->dbg_asked, mod, mod) == 0 && !dw_call_is_for_alt(file_name, debuglink_file)) {
 		int fd = dw_debuginfo_inflated(s, mod, debuginfo_file_name);
 		if (fd >= 0)
 			return fd;
@@ -2079,7 +2123,11 @@ struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *
 	s->exe = strdup(opt->exe);
 	s->exe_idlen = -1;
 	s->reference = (opt->flags & SYM_DW_REFERENCE) != 0;
-	s->nthreads = dw_pool_threads(opt->nthreads);
+	const char *bad_threads;
+	s->nthreads = dw_pool_threads(opt->nthreads, &bad_threads);
+	if (bad_threads)
+		dw_note(s, "MPROF_THREADS=%s is not a number of threads; the symbolizer uses every usable "
+			"CPU (%u)", bad_threads, s->nthreads);
 	/* the reference path is what the cache is tested against: never cached */
 	if (opt->cache_dir && opt->cache_dir[0] && !s->reference && !(s->cache_dir = strdup(opt->cache_dir))) {
 		dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");

@@ -72,7 +72,9 @@ static void dw_inflate_one(void *arg, size_t i)
 		if (rc == Z_BUF_ERROR)
 			rc = Z_OK;
 	}
-	z->ok = rc == Z_STREAM_END && st.total_out == z->out_size && !st.avail_out && !out_left;
+	/* bytes after the stream's end make libelf refuse the section: so do we */
+	z->ok = rc == Z_STREAM_END && st.total_out == z->out_size && !st.avail_out && !out_left &&
+		!st.avail_in && !in_left;
 	inflateEnd(&st);
 }
 
@@ -106,13 +108,58 @@ static void dw_shdr_patch(unsigned char *shdr, int is64, const struct dw_zsec *z
 	}
 }
 
+/* Copy into out the parts of the file in (in_size bytes) that the copy keeps:
+ * the ELF header, the program and section header tables and every section
+ * with content whose hide[] is 0. Returns 0, or -1 (out partly written) when
+ * one of them lies outside the file. */
+static int dw_copy_kept(unsigned char *out, const unsigned char *in, size_t in_size, Elf *elf,
+			const GElf_Ehdr *eh, size_t nsec, const unsigned char *hide)
+{
+	size_t nph;
+	if (eh->e_ehsize > in_size || elf_getphdrnum(elf, &nph) != 0)
+		return -1;
+	memcpy(out, in, eh->e_ehsize);
+	uint64_t phbytes = (uint64_t)nph * eh->e_phentsize, shbytes = (uint64_t)nsec * eh->e_shentsize;
+	if (nph && (eh->e_phoff > in_size || phbytes > in_size - eh->e_phoff))
+		return -1;
+	if (nph)
+		memcpy(out + eh->e_phoff, in + eh->e_phoff, (size_t)phbytes);
+	if (eh->e_shoff > in_size || shbytes > in_size - eh->e_shoff)
+		return -1;
+	memcpy(out + eh->e_shoff, in + eh->e_shoff, (size_t)shbytes);
+	for (size_t i = 1; i < nsec; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_getscn(elf, i);
+		if (!scn || !gelf_getshdr(scn, &sh))
+			return -1;
+		if (hide[i] || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		if (sh.sh_offset > in_size || sh.sh_size > in_size - sh.sh_offset)
+			return -1;
+		memcpy(out + sh.sh_offset, in + sh.sh_offset, (size_t)sh.sh_size);
+	}
+	return 0;
+}
+
+int dw_inflate_place(size_t *copy_size, uint64_t size, int is64, uint64_t *off)
+{
+	if (*copy_size > SIZE_MAX - 15 || size > SIZE_MAX - 15 - *copy_size)
+		return -1;
+	size_t end = (*copy_size + (size_t)size + 15) & ~(size_t)15;
+	if (!is64 && end > UINT32_MAX)
+		return -1;
+	*off = *copy_size;
+	*copy_size = end;
+	return 0;
+}
+
 int dw_inflate_debug(int fd, unsigned nthreads)
 {
 	int out_fd = -1, rc = -1;
 	unsigned char *in = MAP_FAILED, *out = MAP_FAILED;
 	size_t in_size = 0, out_size = 0, nsec = 0, nz = 0;
 	struct dw_zsec *zs = NULL;
-	unsigned char *hide = NULL;   /* per section: 1 hide as NOBITS */
+	unsigned char *hide = NULL;   /* per section: 1 hide as NOBITS, 2 inflated */
 	struct stat st;
 	Elf *elf = NULL;
 	GElf_Ehdr eh;
@@ -138,6 +185,8 @@ int dw_inflate_debug(int fd, unsigned nthreads)
 	zs = calloc(nsec, sizeof *zs);
 	hide = calloc(nsec, 1);
 	if (!zs || !hide)
+		goto out;
+	if (in_size > SIZE_MAX - 15)
 		goto out;
 	out_size = (in_size + 15) & ~(size_t)15;
 	size_t nhide = 0;
@@ -176,13 +225,14 @@ int dw_inflate_debug(int fd, unsigned nthreads)
 		if (type != ELFCOMPRESS_ZLIB || size > (1ull << 40) || (align & (align - 1)))
 			goto out;
 		struct dw_zsec *z = &zs[nz++];
+		hide[i] = 2;   /* inflated: its compressed bytes are not copied */
 		z->ndx = i;
 		z->src = in + sh.sh_offset + chsz;
 		z->srclen = sh.sh_size - chsz;
-		z->out_off = out_size;
+		if (dw_inflate_place(&out_size, size, is64, &z->out_off) != 0)
+			goto out;   /* too big for this host or for 32-bit headers */
 		z->out_size = size;
 		z->align = align ? align : 1;
-		out_size = (out_size + size + 15) & ~(size_t)15;
 	}
 	if (!nz && !nhide)
 		goto out;
@@ -192,7 +242,11 @@ int dw_inflate_debug(int fd, unsigned nthreads)
 	out = mmap(NULL, out_size, PROT_READ | PROT_WRITE, MAP_SHARED, out_fd, 0);
 	if (out == MAP_FAILED)
 		goto out;
-	memcpy(out, in, in_size);
+	/* the ELF header, program headers, section headers and the bytes of the
+	 * sections kept as they are; not the compressed bytes of the inflated
+	 * sections nor those of the hidden ones (the memfd stays sparse there) */
+	if (dw_copy_kept(out, in, in_size, elf, &eh, nsec, hide) != 0)
+		memcpy(out, in, in_size);   /* a layout we do not follow: all of it */
 	/* the biggest sections first, so that the last job to start is short */
 	for (size_t a = 1; a < nz; a++)
 		for (size_t b = a; b > 0 && zs[b - 1].out_size < zs[b].out_size; b--) {
@@ -209,7 +263,7 @@ int dw_inflate_debug(int fd, unsigned nthreads)
 	for (size_t k = 0; k < nz; k++)
 		dw_shdr_patch(shdrs + zs[k].ndx * eh.e_shentsize, is64, &zs[k], 0);
 	for (size_t i = 1; i < nsec; i++)
-		if (hide[i])
+		if (hide[i] == 1)
 			dw_shdr_patch(shdrs + i * eh.e_shentsize, is64, NULL, 1);
 	rc = 0;
 out:

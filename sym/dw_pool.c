@@ -4,12 +4,14 @@
  * produce does not depend on how many threads ran them or in what order.
  * Nothing here calls libdw or libdwfl (neither is thread-safe in 0.188).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "dw_priv.h"
+#include "ncpu.h"
 
 #define DW_POOL_MAX 64
 
@@ -36,20 +38,26 @@ static void *dw_pool_main(void *p)
 	return NULL;
 }
 
-unsigned dw_pool_threads(unsigned requested)
+unsigned dw_pool_threads(unsigned requested, const char **bad_env)
 {
 	unsigned n = requested;
+	if (bad_env)
+		*bad_env = NULL;
 	if (!n) {
 		const char *e = getenv("MPROF_THREADS");
-		char *end;
-		unsigned long v = e && *e ? strtoul(e, &end, 10) : 0;
-		if (e && *e && !*end && v > 0)
-			n = v > DW_POOL_MAX ? DW_POOL_MAX : (unsigned)v;
+		if (e && *e) {
+			char *end;
+			errno = 0;
+			/* strtoul would take "-1" as ULONG_MAX: digits only */
+			unsigned long v = *e >= '0' && *e <= '9' ? strtoul(e, &end, 10) : 0;
+			if (*e >= '0' && *e <= '9' && !*end && errno != ERANGE && v > 0)
+				n = v > DW_POOL_MAX ? DW_POOL_MAX : (unsigned)v;
+			else if (bad_env)
+				*bad_env = e;
+		}
 	}
-	if (!n) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-		n = c > 0 ? (unsigned)c : 1;
-	}
+	if (!n)
+		n = ncpu_usable();
 	return n > DW_POOL_MAX ? DW_POOL_MAX : n;
 }
 

@@ -539,9 +539,12 @@ int dw_cache_max_parse(const char *s, uint64_t *out);
 /* ---- threads (dw_pool.c) and separate debug files (dw_inflate.c) ---- */
 
 /* How many threads the symbolizer may use: requested when not 0, else
- * $MPROF_THREADS (a positive number), else the number of online CPUs; at most
- * 64. */
-unsigned dw_pool_threads(unsigned requested);
+ * $MPROF_THREADS (a positive decimal number), else the CPUs it may run on (ncpu_usable);
+ * at most 64. When MPROF_THREADS is set to something else (empty aside: "-1",
+ * "0", "4x", a number past ULONG_MAX) and bad_env is not NULL, *bad_env
+ * points at that value (the environment's string) for the caller to report;
+ * else *bad_env is NULL. */
+unsigned dw_pool_threads(unsigned requested, const char **bad_env);
 
 /* Call fn(arg, i) once for every i in [0, n), on up to nthreads threads of
  * which the caller is one (1: all on the caller, in order). Returns when every
@@ -559,5 +562,12 @@ void dw_pool_run(unsigned nthreads, size_t n, void (*fn)(void *arg, size_t i), v
  * the file has nothing to inflate or cannot be copied (then use fd as is:
  * libdw does what it always did, errors included). */
 int dw_inflate_debug(int fd, unsigned nthreads);
+
+/* Place a section of size bytes at the 16-byte-aligned end *copy_size of
+ * dw_inflate_debug's copy: stores its offset in *off, grows *copy_size past
+ * it and returns 0; returns -1 (nothing changed) when the sum would wrap a
+ * size_t or, for an ELFCLASS32 file (is64 0), the copy would outgrow the
+ * 32-bit offsets and sizes of its section headers. */
+int dw_inflate_place(size_t *copy_size, uint64_t size, int is64, uint64_t *off);
 
 #endif /* DW_PRIV_H */

@@ -73,7 +73,7 @@ struct sym_options {
 	const char *cache_dir;    /* libdw backend: directory of per-module index files
 				   * (sym_cache_dir()), or NULL for none */
 	unsigned nthreads;        /* libdw backend: threads it may use; 0: $MPROF_THREADS,
-				   * else every online CPU (1: none but the caller's) */
+				   * else every CPU it may run on (1: none but the caller's) */
 };
 
 enum sym_option_flag {

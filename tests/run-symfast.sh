@@ -192,6 +192,49 @@ else
 	echo "# eu-addr2line not available: third-opinion check skipped"
 fi
 
+# ---- a dwz alternate file next to a compressed build-id debug file ----------------
+# An unstripped program whose DWARF refers to a dwz -m common file (comp_dir is
+# a DW_FORM_GNU_strp_alt there): libdwfl's first find_debuginfo call for it
+# seeks that alt file, which must not be answered with the program's own
+# compressed .build-id debug file (DWARF 4, so file names hang on comp_dir).
+command -v dwz >/dev/null 2>&1 || apt-get install -y dwz >/dev/null 2>&1
+if command -v dwz >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1; then
+	D=$TMP/dwz
+	mkdir -p "$D"
+	printf '#include <stdlib.h>\nstatic void *keep[4];\n__attribute__((noinline)) void *p3(int n) { void *p = malloc(16 * (unsigned)n); keep[n & 3] = p; return p; }\n' >"$D/a.c"
+	printf '#include <stdlib.h>\nvoid *p3(int n);\nint main(int argc, char **argv) { (void)argv; free(p3(argc)); return 0; }\n' >"$D/m.c"
+	(cd "$D" && gcc -gdwarf-4 -O1 -o prog1 a.c m.c && gcc -gdwarf-4 -O1 -DOTHER -o prog2 a.c m.c &&
+		dwz -m common.debug prog1 prog2) >/dev/null 2>&1
+	id=$(readelf -n "$D/prog1" 2>/dev/null | awk '/Build ID/ { print $3 }')
+	if [ -n "$id" ] && readelf -SW "$D/prog1" | grep -q gnu_debugaltlink; then
+		mkdir -p "$D/dbg/.build-id/$(echo "$id" | cut -c1-2)"
+		objcopy --only-keep-debug --compress-debug-sections=zlib "$D/prog1" \
+			"$D/dbg/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+		rets "$D/prog1" | grep -E ' (main|p3)$' | cut -d' ' -f1 >"$D/addrs"
+		"$SYMDW" --debug-dir "$D/dbg" --addr-file "$D/addrs" --raw-elf "$D/prog1" >"$D/fast" 2>/dev/null
+		"$SYMDW" --reference --debug-dir "$D/dbg" --addr-file "$D/addrs" --raw-elf "$D/prog1" >"$D/ref" 2>/dev/null
+		check_eq "dwz alt file: fast and reference identical ($(wc -l <"$D/addrs") addresses)" "" \
+			"$(diff "$D/fast" "$D/ref")"
+		check_grep "dwz alt file: p3's call of malloc at $D/a.c:3 (comp_dir read from the alt file)" \
+			"	p3@$D/a.c:3\$" "$D/fast"
+		check_grep "dwz alt file: main's call of p3 at $D/m.c:3" "	main@$D/m.c:3\$" "$D/fast"
+	else
+		check "dwz -m gives the program a .gnu_debugaltlink" false
+	fi
+fi
+
+# ---- MPROF_THREADS it cannot use: one note, every CPU, the same answers ---------------
+"$SYMDW" --addr-file "$TMP/addrs5" --raw-elf "$TMP/gen/prog5" >"$TMP/thr.ok" 2>/dev/null
+for v in -1 99999999999999999999 4x 0; do
+	MPROF_THREADS=$v "$SYMDW" --addr-file "$TMP/addrs5" --raw-elf "$TMP/gen/prog5" >"$TMP/thr.res" 2>/dev/null
+	check_eq "MPROF_THREADS=$v: one note naming it" 1 \
+		"$(grep -c "^note: MPROF_THREADS=$v is not a number of threads; the symbolizer uses every usable CPU" "$TMP/thr.res")"
+	check_eq "MPROF_THREADS=$v: the same $(grep -c '^0x' "$TMP/thr.ok") lines otherwise" "" \
+		"$(grep -v '^note: MPROF_THREADS' "$TMP/thr.res" | diff - "$TMP/thr.ok")"
+done
+MPROF_THREADS=100 "$SYMDW" --addr-file "$TMP/addrs5" --raw-elf "$TMP/gen/prog5" >"$TMP/thr.res" 2>/dev/null
+check "MPROF_THREADS=100 (more than the 64 used): no note, the same output" cmp -s "$TMP/thr.res" "$TMP/thr.ok"
+
 # ---- bad input stays bad input ------------------------------------------------------
 "$SYMDW" --raw-elf "$TMP/gen/main.c" 0x1 >"$TMP/bad1" 2>&1
 check "not an ELF: fails" test $? -ne 0

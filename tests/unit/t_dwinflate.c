@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "check.h"
 #include "dw_priv.h"
@@ -179,6 +180,16 @@ int main(int argc, char **argv)
 		CHECK("every section of the copy is the uncompressed file's, or hidden", nbad == 0);
 		CHECK(".debug_info, .debug_abbrev, .debug_line and .debug_str at least are inflated", inflated >= 4);
 		CHECK("1 and 4 threads: the same bytes", c1len == c4len && memcmp(b1, b4, c1len) == 0);
+		/* the compressed .debug_info stays behind: its place in the copy is
+		 * a hole of zeros (the section now lies after the file's bytes) */
+		uint64_t zo = 0, zs = 0;
+		size_t nonzero = 0;
+		if (section_at(zfile, ".debug_info", &zo, &zs) == 0 && zo + zs <= c1len)
+			for (uint64_t k = 0; k < zs; k++)
+				nonzero += b1[zo + k] != 0;
+		printf("# compressed .debug_info: %llu bytes at %llu, %zu of them non-zero in the copy\n",
+		       (unsigned long long)zs, (unsigned long long)zo, nonzero);
+		CHECK("the compressed bytes of an inflated section are not copied", zs > 64 && nonzero == 0);
 		/* what libdw reads from the copy: the units and line rows it reads
 		 * from the uncompressed file */
 		size_t units[2] = { 0, 0 }, rows[2] = { 0, 0 };
@@ -236,6 +247,68 @@ int main(int argc, char **argv)
 	CHECK("a stream shorter than its header says is refused", bfd >= 0 && dw_inflate_debug(bfd, 2) == -1);
 	if (bfd >= 0)
 		close(bfd);
+	/* a stream followed by bytes it does not use (libelf refuses the
+	 * section): .debug_info recompressed at the zlib level that gives the
+	 * fewest bytes, written over the old stream, the old bytes left after it */
+	uint64_t poff = 0, psize = 0;
+	unsigned char *raw = NULL, *best = NULL;
+	uLongf bestlen = 0;
+	if (got && section_at(plain, ".debug_info", &poff, &psize) == 0 && psize > 0 &&
+	    (raw = malloc(psize)) != NULL && (zr = open(plain, O_RDONLY)) >= 0) {
+		if (pread(zr, raw, psize, (off_t)poff) == (ssize_t)psize) {
+			uLongf cap = compressBound(psize);
+			unsigned char *buf = malloc(sizeof ch + cap);
+			best = malloc(sizeof ch + cap);
+			for (int level = 1; buf && best && level <= 9; level++) {
+				uLongf n = cap;
+				if (compress2(buf + sizeof ch, &n, raw, psize, level) == Z_OK && (!bestlen || n < bestlen)) {
+					bestlen = n;
+					memcpy(best + sizeof ch, buf + sizeof ch, n);
+				}
+			}
+			free(buf);
+		}
+		close(zr);
+	}
+	int shorter = best && bestlen && sizeof ch + bestlen < isize;
+	printf("# .debug_info: %llu bytes compressed by objcopy, %lu by zlib at its best level\n",
+	       (unsigned long long)(isize - sizeof ch), (unsigned long)bestlen);
+	CHECK("a shorter stream of the same .debug_info can be made", shorter);
+	if (shorter) {
+		ch.ch_size -= 1;   /* back to the true size */
+		memcpy(best, &ch, sizeof ch);
+		bfd = copy_patched(zfile, bad, ioff, best, sizeof ch + bestlen) == 0 ? open(bad, O_RDONLY) : -1;
+		int tc = bfd >= 0 ? dw_inflate_debug(bfd, 2) : -2;
+		CHECK("a stream with bytes after its end is refused", tc == -1);
+		if (tc >= 0)
+			close(tc);
+		if (bfd >= 0)
+			close(bfd);
+	}
+	free(raw);
+	free(best);
+
+	/* the copy's layout: no wrap of size_t, no ELFCLASS32 copy past 4 GiB
+	 * (its section headers would be truncated silently) */
+	size_t cs = 100;
+	uint64_t at = 0;
+	CHECK("place: 5 bytes after 100 go at 100, the copy ends at 112",
+	      dw_inflate_place(&cs, 5, 0, &at) == 0 && at == 100 && cs == 112);
+	cs = (size_t)UINT32_MAX - 31;
+	CHECK("place: a 32-bit copy that reaches 4 GiB is refused, unchanged",
+	      dw_inflate_place(&cs, 64, 0, &at) == -1 && cs == (size_t)UINT32_MAX - 31 && at == 100);
+	CHECK("place: a 32-bit copy just under 4 GiB is fine",
+	      dw_inflate_place(&cs, 16, 0, &at) == 0 && at == (size_t)UINT32_MAX - 31 && cs == (size_t)UINT32_MAX - 15);
+	cs = SIZE_MAX - 100;
+	CHECK("place: a sum that would wrap size_t is refused (64-bit file)",
+	      dw_inflate_place(&cs, 90, 1, &at) == -1 && cs == SIZE_MAX - 100);
+	cs = 4096;
+	CHECK("place: a size beyond SIZE_MAX - 15 is refused", dw_inflate_place(&cs, UINT64_MAX, 1, &at) == -1);
+	if (sizeof(size_t) == 8) {
+		cs = 4096;
+		CHECK("place: a 64-bit copy may pass 4 GiB",
+		      dw_inflate_place(&cs, 1ull << 33, 1, &at) == 0 && at == 4096 && cs == 4096 + (1ull << 33));
+	}
 
 	if (c1 >= 0)
 		close(c1);

@@ -1,9 +1,12 @@
 /* t_symdw.c - the libdw symbolizer without gdb: raw mode over this test's own
  * executable (a PIE read at its link addresses), names and lines of a marked
  * function, the dispatch functions on bad arguments, error messages for bad
- * files, and no descriptor or handle left open after sym_free().
+ * files, and no descriptor or handle left open after sym_free(); the same
+ * marker in a stripped copy whose compressed debug file is found by build-id
+ * (read through the inflated copy, sym/dw_inflate.c).
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,43 @@ __attribute__((noinline)) void t_marker(void)
 }
 
 static uintptr_t main_base;
+
+/* How many descriptors of this process are the inflated debug-file copy
+ * ("memfd:mprof-debuginfo"). */
+static int t_memfd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		char path[300], target[300];
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		ssize_t len = readlink(path, target, sizeof target - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += strstr(target, "memfd:mprof-debuginfo") != NULL;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The marker's innermost frame through a symbolizer for opt ("" when none). */
+static void t_marker_frame(const struct sym_options *opt, uint64_t addr, int *memfds, char *out, size_t cap)
+{
+	struct sym_error err;
+	struct symbolizer *s = sym_dw_open(opt, &err);
+	const struct sym_table *t = NULL;
+	snprintf(out, cap, "%s", "");
+	if (s && sym_resolve(s, &addr, 1, &t, &err) == 0 && t->nlocs == 1 && t->locs[0].nframes == 1) {
+		const struct sym_frame *f = &t->frames[t->locs[0].first];
+		snprintf(out, cap, "%s@%s:%u", f->function ? f->function : "?", f->file ? f->file : "?", f->line);
+	}
+	if (memfds)
+		*memfds = t_memfd_count();
+	sym_free(s);
+}
 
 static int t_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -86,6 +126,42 @@ int main(void)
 		sym_free(s);
 	}
 	CHECK("no descriptor left open after sym_free", check_count_fds() == fds0);
+
+	/* a stripped copy whose zlib-compressed debug file lies under
+	 * DIR/.build-id/xx/rest.debug: the inflated copy is used, same answer
+	 * as libdw reading the file itself (the reference path) */
+	char dir[] = "/tmp/t_symdw.XXXXXX", cmd[20000], stripped[4200];
+	if (mkdtemp(dir)) {
+		snprintf(stripped, sizeof stripped, "%s/prog", dir);
+		snprintf(cmd, sizeof cmd,
+			 "id=$(readelf -n '%s' | awk '/Build ID/ { print $3 }') && [ -n \"$id\" ] && "
+			 "mkdir -p '%s/.build-id/'$(echo $id | cut -c1-2) && "
+			 "objcopy --only-keep-debug --compress-debug-sections=zlib '%s' "
+			 "'%s/.build-id/'$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug && "
+			 "objcopy --strip-debug '%s' '%s'", exe, dir, exe, dir, exe, stripped);
+		if (system(cmd) != 0) {
+			printf("# readelf or objcopy missing or failed: build-id case skipped\n");
+		} else {
+			const char *dirs[] = { dir, NULL };
+			struct sym_options zo = { .exe = stripped, .debug_dirs = dirs };
+			char fast[4400], ref[4400], want[64];
+			int memfds = -1;
+			t_marker_frame(&zo, link_ret, &memfds, fast, sizeof fast);
+			zo.flags = SYM_DW_REFERENCE;
+			t_marker_frame(&zo, link_ret, NULL, ref, sizeof ref);
+			snprintf(want, sizeof want, "t_marker@");
+			printf("# build-id debug file: fast %s, reference %s, %d inflated cop%s open\n", fast, ref,
+			       memfds, memfds == 1 ? "y" : "ies");
+			CHECK("build-id debug file: the inflated copy is open after resolving", memfds == 1);
+			CHECK("build-id debug file: the marker's function, file and line",
+			      !strncmp(fast, want, strlen(want)) && strstr(fast, "tests/unit/t_symdw.c:") &&
+			      atoi(strrchr(fast, ':') + 1) == marker_line);
+			CHECK("build-id debug file: the same frame as the reference path", !strcmp(fast, ref));
+			CHECK("build-id debug file: no copy left open after sym_free", t_memfd_count() == 0);
+		}
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		(void)!system(cmd);
+	}
 
 	opt.exe = "/nonexistent/prog";
 	CHECK("missing exe fails", sym_dw_open(&opt, &err) == NULL);
