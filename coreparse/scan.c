@@ -972,18 +972,16 @@ static void *worker_main(void *arg)
 /* 1 when segment I of a core without a load map repeats an earlier segment
  * byte for byte: the same memory that a board maps at two addresses (qemu's
  * mps2-an385 shows each 4 MiB SSRAM again 4 MiB higher in dump-guest-memory).
- * Its headers are copies, whose check words (they hold the address) fail: they
- * would read as damaged headers and their freed blocks twice. A segment that
- * holds a block cannot equal another (the check word differs), so nothing is
- * lost by leaving a repeat out; only the first of the earlier candidates of
- * the same size whose first page matches are compared in full (at most 8). */
-static int seg_repeats(const struct cp_image *img, size_t i)
+ * Only the first of the earlier candidates of the same size whose first page
+ * matches are compared in full (at most 8). Returns the index of the earlier
+ * segment it repeats, or I. */
+static size_t seg_repeats(const struct cp_image *img, size_t i)
 {
 	const struct cp_segment *s = &img->segs[i];
 	unsigned tries = 0;
 
 	if (img->kind != CP_KIND_CORE || img->nfiles || !s->avail)
-		return 0;
+		return i;
 	for (size_t j = 0; j < i && tries < 8; j++) {
 		const struct cp_segment *t = &img->segs[j];
 		uint64_t head = s->avail < 4096 ? s->avail : 4096;
@@ -993,8 +991,84 @@ static int seg_repeats(const struct cp_image *img, size_t i)
 			continue;
 		tries++;
 		if (memcmp(img->map + t->offset, img->map + s->offset, s->avail) == 0)
-			return 1;
+			return j;
 	}
+	return i;
+}
+
+/* How many of the first 32 live or freed START words in the bytes of segment
+ * S have a check word that holds when the bytes sit at address VA (a header's
+ * check word holds its address, so only the copy at the real address passes). */
+static unsigned copy_headers_pass(const struct scanner *sc, const struct cp_segment *s, uint64_t va)
+{
+	const unsigned w = sc->w;
+	const unsigned char *p = sc->map + s->offset;
+	unsigned seen = 0, pass = 0;
+
+	for (uint64_t off = 0; off + HEAPANN_FIXED_WORDS * w <= s->avail && seen < 32; off += w) {
+		uint64_t v = cp_decode(p + off, w, sc->big);
+
+		if (v != sc->sl && v != sc->sf)
+			continue;
+		seen++;
+		if (heapann_check(va + off, cp_decode(p + off + 2 * w, w, sc->big),
+				  cp_decode(p + off + 3 * w, w, sc->big), cp_decode(p + off + 4 * w, w, sc->big),
+				  cp_decode(p + off + w, w, sc->big), w) == cp_decode(p + off + 5 * w, w, sc->big))
+			pass++;
+	}
+	return pass;
+}
+
+/* Mark in REPEAT (one byte per segment) the copies to leave out of a core
+ * without a load map: of a group of byte-identical segments (one memory at
+ * several addresses: an alias may lie above or below the real RAM, SRAM
+ * remapped at 0, Armv8-M secure and non-secure views) the headers of all but
+ * one copy fail their check words and would read as damaged headers and freed
+ * blocks twice. The copy kept is the one whose headers pass their check, else
+ * the one holding a thread's stack pointer, else the first. Returns 0, or -1 when out of memory. */
+static int mark_repeats(const struct scanner *sc, unsigned char *repeat)
+{
+	const struct cp_image *img = sc->img;
+	size_t n = img->nsegs, *lead = malloc((n ? n : 1) * sizeof(*lead));
+
+	if (!lead)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		lead[i] = seg_repeats(img, i);
+	for (size_t i = 0; i < n; i++) {
+		size_t keep = i, members = 0;
+		unsigned best = 0;
+		int best_sp = 0;
+
+		if (lead[i] != i)
+			continue;
+		for (size_t j = i; j < n; j++) {
+			const struct cp_segment *t = &img->segs[j];
+			unsigned pass;
+			int sp = 0;
+
+			if (j != i && lead[j] != i)
+				continue;
+			members++;
+			pass = copy_headers_pass(sc, &img->segs[i], t->vaddr);
+			for (size_t k = 0; k < img->nthreads; k++)
+				if (img->threads[k].sp >= t->vaddr && img->threads[k].sp - t->vaddr < t->memsz)
+					sp = 1;
+			if (pass > best || (pass == best && sp && !best_sp)) {
+				best = pass;
+				best_sp = sp;
+				keep = j;
+			}
+		}
+		if (members < 2)
+			continue;
+		/* when nothing tells the copies apart keep the first: any copy
+		 * shows the same (failing) headers, once */
+		for (size_t j = i; j < n; j++)
+			if ((j == i || lead[j] == i) && j != keep)
+				repeat[j] = 1;
+	}
+	free(lead);
 	return 0;
 }
 
@@ -1031,8 +1105,10 @@ static int plan_chunks(struct scanner *sc)
 
 	if (!repeat)
 		return -1;
-	for (i = 0; i < img->nsegs; i++)
-		repeat[i] = (unsigned char)seg_repeats(img, i);
+	if (mark_repeats(sc, repeat) < 0) {
+		free(repeat);
+		return -1;
+	}
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < img->nsegs; i++) {
 			const struct cp_segment *s = &img->segs[i];

@@ -859,11 +859,12 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 
 /* No NT_FILE: a segment that repeats an earlier one byte for byte is the same
  * memory at another address (its copies of headers fail their check words)
- * and is left out; cp_scan_options.skip leaves out the firmware's code, whose
+ * and is left out, whether the alias lies above or below the real RAM (the
+ * copy kept is the one whose headers pass); cp_scan_options.skip leaves out the firmware's code, whose
  * literals look like headers. With NT_FILE a repeat is scanned as before. */
-static void test_board(unsigned w, int big)
+static void test_board(unsigned w, int big, int below)
 {
-	const uint64_t ram = 0x20000000, alias = 0x20400000, flash = 0x1000;
+	const uint64_t ram = 0x20000000, alias = below ? 0x1FC00000 : 0x20400000, flash = 0x1000;
 	struct mem mr, mf;
 	struct buf prs = { 0 }, fil = { 0 }, file = { 0 };
 	struct file_map fm[1] = { { 0x400000, 0x401000, 0, "/usr/bin/boardprog" } };
@@ -876,7 +877,8 @@ static void test_board(unsigned w, int big)
 	struct cp_scan s;
 	char name[160], what[48];
 
-	snprintf(what, sizeof(what), "board W=%u %s", w, big ? "big" : "little");
+	snprintf(what, sizeof(what), "board W=%u %s alias %s", w, big ? "big" : "little",
+		 below ? "below" : "above");
 #define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
 	mem_init(&mr, ram, 0x1000, w, big);
 	mem_init(&mf, flash, 0x1000, w, big);
@@ -889,8 +891,10 @@ static void test_board(unsigned w, int big)
 	notes[0] = (struct nt){ "CORE", NT_PRSTATUS, prs.p, (uint32_t)prs.n };
 	notes[1] = (struct nt){ "CORE", NT_FILE, fil.p, (uint32_t)fil.n };
 	segs[0] = (struct seg){ flash, mf.p, 0x1000, 0x1000, 0 };
-	segs[1] = (struct seg){ ram, mr.p, 0x1000, 0x1000, 0 };
-	segs[2] = (struct seg){ alias, mr.p, 0x1000, 0x1000, 0 };
+	/* the alias first when it lies below: the copy kept is the one whose
+	 * headers pass their check words, not the lower one */
+	segs[below ? 2 : 1] = (struct seg){ ram, mr.p, 0x1000, 0x1000, 0 };
+	segs[below ? 1 : 2] = (struct seg){ alias, mr.p, 0x1000, 0x1000, 0 };
 	for (unsigned nn = 1; nn <= 2; nn++) {
 		file.n = 0;
 		elf_build(&file, w, big, ET_CORE, EM_ARM, notes, nn, segs, 3);
@@ -1341,8 +1345,10 @@ int main(void)
 	test_raw(4, 1);
 	test_stack_copies(8, 0, EM_X86_64, 19);
 	test_stack_copies(4, 1, EM_MIPS, 35);
-	test_board(4, 0);
-	test_board(8, 1);
+	test_board(4, 0, 0);
+	test_board(8, 1, 0);
+	test_board(4, 0, 1);
+	test_board(8, 1, 1);
 	test_many_stacks(8, 0);
 	test_many_stacks(4, 1);
 	test_unsorted(8, 0);
