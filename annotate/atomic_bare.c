@@ -2,8 +2,10 @@
  * without LDREX/STREX (ARMv6-M: Cortex-M0, M0+, M1). GCC turns every __atomic
  * read-modify-write there into a call to libatomic, which bare-metal toolchains
  * do not ship, so the kit did not link. One core: an operation with interrupts
- * masked (PRIMASK) is atomic. Weak, so that a firmware or an RTOS with its own
- * wins. Empty everywhere else. */
+ * masked (PRIMASK) is atomic, in privileged mode only: cpsid i is ignored in
+ * unprivileged thread mode. Weak: a strong definition linked as an object wins,
+ * one in an archive searched later is not pulled in for them. Empty everywhere
+ * else. */
 #include "internal.h"
 
 #if HA_BARE && defined(__thumb__) && !defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_4) && \
