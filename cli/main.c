@@ -513,6 +513,10 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		if ((o->raw || board) && t.type == ET_EXEC) {
 			so_scan.skip = t.ro;
 			so_scan.nskip = t.nro;
+			if (t.ro_dropped && !o->quiet)
+				fprintf(stderr, "mprof-core: %s: %u read-only sections past %u runs are "
+					"scanned (their literals may read as damaged headers)\n",
+					o->prog, t.ro_dropped, CLI_MAX_RO);
 		}
 		/* issue 15: the scan's notes of address words serve only the mark */
 		so_scan.no_ptr_notes = !((o->reports & REP_LOST) || o->nwhy || o->nrefs);
