@@ -372,10 +372,15 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			if (b) {
 				r.end = b->user + b->size;
 				r.in_block = 1;
-			} else {
-				/* in no block: a firmware's RAM in one segment (qemu-system's
-				 * core of a board), heap below and the stack above it */
+			} else if (!img->nfiles && !img->nauxv) {
+				/* in no block of a board's core (neither NT_FILE nor
+				 * NT_AUXV: qemu-system's): a firmware's RAM in one
+				 * segment, heap below and the stack above it */
 				r.end = stack_end_before_heap(img, scan, (size_t)s, th->sp);
+			} else {
+				/* a process's sp in a heap segment outside any block:
+				 * reading up to the next block as roots could hide leaks */
+				continue;
 			}
 		} else {
 			size_t a, z;

@@ -2,8 +2,10 @@
  * without LDREX/STREX (ARMv6-M: Cortex-M0, M0+, M1). GCC turns every __atomic
  * read-modify-write there into a call to libatomic, which bare-metal toolchains
  * do not ship, so the kit did not link. One core: an operation with interrupts
- * masked (PRIMASK) is atomic. Weak, so that a firmware or an RTOS with its own
- * wins. Empty everywhere else. */
+ * masked (PRIMASK) is atomic, in privileged mode only: cpsid i is ignored in
+ * unprivileged thread mode. Weak: a strong definition linked as an object wins,
+ * one in an archive searched later is not pulled in for them. Empty everywhere
+ * else. */
 #include "internal.h"
 
 #if HA_BARE && defined(__thumb__) && !defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_4) && \
@@ -30,7 +32,9 @@ static inline void ha_irq_restore(unsigned m)
 unsigned ha_bare_fetch_add_4(volatile void *p, unsigned v, int mo) __asm__("__atomic_fetch_add_4");
 unsigned ha_bare_fetch_sub_4(volatile void *p, unsigned v, int mo) __asm__("__atomic_fetch_sub_4");
 unsigned ha_bare_exchange_4(volatile void *p, unsigned v, int mo) __asm__("__atomic_exchange_4");
-bool ha_bare_cas_4(volatile void *p, void *expected, unsigned desired, bool weak, int mo_ok,
+/* libatomic's __atomic_compare_exchange_4 takes (p, expected, desired,
+ * success order, failure order): no weak flag, unlike the builtin */
+bool ha_bare_cas_4(volatile void *p, void *expected, unsigned desired, int mo_ok,
 		   int mo_fail) __asm__("__atomic_compare_exchange_4");
 
 __attribute__((weak)) unsigned ha_bare_fetch_add_4(volatile void *p, unsigned v, int mo)
@@ -63,13 +67,12 @@ __attribute__((weak)) unsigned ha_bare_exchange_4(volatile void *p, unsigned v, 
 	return old;
 }
 
-__attribute__((weak)) bool ha_bare_cas_4(volatile void *p, void *expected, unsigned desired, bool weak,
+__attribute__((weak)) bool ha_bare_cas_4(volatile void *p, void *expected, unsigned desired,
 					 int mo_ok, int mo_fail)
 {
 	unsigned m = ha_irq_save(), cur = *(volatile unsigned *)p;
 	bool ok = cur == *(unsigned *)expected;
 
-	(void)weak;
 	(void)mo_ok;
 	(void)mo_fail;
 	if (ok)

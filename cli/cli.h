@@ -92,6 +92,7 @@ void cli_profile_release(struct cli_profile *p);
 
 /* The target of a program or firmware ELF (target.c). */
 #define CLI_MAX_TEXT 16
+#define CLI_MAX_RO 256
 
 struct cli_target {
 	unsigned wsize;     /* 4 or 8 */
@@ -101,11 +102,13 @@ struct cli_target {
 	struct { uint64_t start, end; } text[CLI_MAX_TEXT]; /* executable PT_LOADs */
 	unsigned ntext;
 	/* the allocated sections that are neither writable nor NOBITS (code,
-	 * constants, unwind tables), adjacent ones merged, in address order: never
-	 * heap, though the kit's code holds the header magics as literals (the
-	 * first CLI_MAX_TEXT runs) */
-	uint64_t ro[2 * CLI_MAX_TEXT];
+	 * constants, unwind tables) as [start, end) pairs, sorted by address,
+	 * overlapping or touching ones merged: never heap, though the kit's code
+	 * holds the header magics as literals. At most CLI_MAX_RO runs: the
+	 * sections past them are counted in ro_dropped (and scanned) */
+	uint64_t ro[2 * CLI_MAX_RO];
 	unsigned nro;
+	unsigned ro_dropped;
 };
 
 /* Read the ELF header of path into *t. Returns 0, or -1 with err filled ("PATH:

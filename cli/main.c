@@ -502,14 +502,21 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 
 		so_scan.nthreads = o->threads;
 		/* a firmware's code and constants (an ET_EXEC at its link addresses)
-		 * in a raw dump or in a core without a load map (qemu-system's dump
-		 * of a board holds the flash): the kit's literals there read as
-		 * damaged headers */
-		if (!o->raw && !p->img->nfiles && cli_target_read(o->prog, &t, &cerr) < 0)
+		 * in a raw dump or in a core with neither NT_FILE nor NT_AUXV
+		 * (qemu-system's dump of a board holds the flash; a qemu-user or a
+		 * Linux core whose NT_FILE was dropped still has auxv): the kit's
+		 * literals there read as damaged headers */
+		int board = !o->raw && !p->img->nfiles && !p->img->nauxv;
+
+		if (board && cli_target_read(o->prog, &t, &cerr) < 0)
 			t.type = ET_NONE;
-		if ((o->raw || !p->img->nfiles) && t.type == ET_EXEC) {
+		if ((o->raw || board) && t.type == ET_EXEC) {
 			so_scan.skip = t.ro;
 			so_scan.nskip = t.nro;
+			if (t.ro_dropped && !o->quiet)
+				fprintf(stderr, "mprof-core: %s: %u read-only sections past %u runs are "
+					"scanned (their literals may read as damaged headers)\n",
+					o->prog, t.ro_dropped, CLI_MAX_RO);
 		}
 		/* issue 15: the scan's notes of address words serve only the mark */
 		so_scan.no_ptr_notes = !((o->reports & REP_LOST) || o->nwhy || o->nrefs);

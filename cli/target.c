@@ -2,6 +2,7 @@
  * reading a raw dump that carries none of them itself. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <gelf.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,32 @@ static int fail(struct cp_error *err, int code, const char *path, const char *wh
 	err->code = code;
 	snprintf(err->msg, sizeof(err->msg), "%s: %s", path, what);
 	return -1;
+}
+
+static int ro_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Sort t->ro by start and merge the runs that overlap or touch. */
+static void ro_merge(struct cli_target *t)
+{
+	unsigned n = 0;
+
+	qsort(t->ro, t->nro, 2 * sizeof(t->ro[0]), ro_cmp);
+	for (unsigned k = 0; k < t->nro; k++) {
+		if (n && t->ro[2 * k] <= t->ro[2 * n - 1]) {
+			if (t->ro[2 * k + 1] > t->ro[2 * n - 1])
+				t->ro[2 * n - 1] = t->ro[2 * k + 1];
+			continue;
+		}
+		t->ro[2 * n] = t->ro[2 * k];
+		t->ro[2 * n + 1] = t->ro[2 * k + 1];
+		n++;
+	}
+	t->nro = n;
 }
 
 int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err)
@@ -79,30 +106,27 @@ int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err
 		}
 	}
 	t->nro = 0;
+	t->ro_dropped = 0;
 	{
 		Elf_Scn *scn = NULL;
 
 		while ((scn = elf_nextscn(e, scn)) != NULL) {
 			GElf_Shdr sh;
-			unsigned k;
 
 			if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
 			    (sh.sh_flags & SHF_WRITE) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
 				continue;
-			for (k = 0; k < t->nro; k++)   /* touches a run: extend it */
-				if (sh.sh_addr <= t->ro[2 * k + 1] && sh.sh_addr + sh.sh_size >= t->ro[2 * k]) {
-					if (sh.sh_addr < t->ro[2 * k])
-						t->ro[2 * k] = sh.sh_addr;
-					if (sh.sh_addr + sh.sh_size > t->ro[2 * k + 1])
-						t->ro[2 * k + 1] = sh.sh_addr + sh.sh_size;
-					break;
-				}
-			if (k == t->nro && t->nro < CLI_MAX_TEXT) {
-				t->ro[2 * t->nro] = sh.sh_addr;
-				t->ro[2 * t->nro + 1] = sh.sh_addr + sh.sh_size;
-				t->nro++;
+			if (t->nro == CLI_MAX_RO)
+				ro_merge(t);
+			if (t->nro == CLI_MAX_RO) {
+				t->ro_dropped++;
+				continue;
 			}
+			t->ro[2 * t->nro] = sh.sh_addr;
+			t->ro[2 * t->nro + 1] = sh.sh_addr + sh.sh_size;
+			t->nro++;
 		}
+		ro_merge(t);
 	}
 	rc = 0;
 out:

@@ -259,6 +259,10 @@ struct cp_stack_live {
 #define CP_STACK_LIVE_MAX (1u << 20)   /* stacks: 40 MB of counts at most */
 
 /* The result of a scan. All arrays are owned by the scan; free with cp_scan_free(). */
+/* The most bytes the repeated-segment rule compares in full in one scan:
+ * past it, segments of the same size and sampled hash are scanned as distinct. */
+#define CP_REPEAT_CMP_CAP ((uint64_t)256 << 20)
+
 struct cp_scan {
 	struct cp_block *blocks;   /* live and freed blocks, sorted by user address */
 	size_t nblocks;
@@ -310,6 +314,10 @@ struct cp_scan {
 				    * without NT_FILE (firmware RAM: stack and heap may
 				    * share a segment) */
 	uint64_t scanned_bytes;    /* dumped bytes that were scanned */
+	uint64_t repeat_cmp_bytes; /* bytes compared in full to find segments that
+				    * repeat another (a core with neither NT_FILE nor
+				    * NT_AUXV: a board's), at most CP_REPEAT_CMP_CAP */
+	uint64_t repeat_read_bytes; /* all bytes read for it (samples and compares) */
 	uint64_t *sigs;            /* addresses of statistics-region signatures
 				    * (HEAPANN_STATS_MAGIC0 followed by MAGIC1, not
 				    * validated further), ascending; non-NULL after

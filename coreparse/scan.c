@@ -237,6 +237,7 @@ struct worker {
 };
 
 struct scanner {
+	uint64_t repeat_cmp, repeat_work;   /* seg_leads: bytes compared, read */
 	const struct cp_image *img;
 	unsigned w;
 	int big;
@@ -970,32 +971,211 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* 1 when segment I of a core without a load map repeats an earlier segment
- * byte for byte: the same memory that a board maps at two addresses (qemu's
- * mps2-an385 shows each 4 MiB SSRAM again 4 MiB higher in dump-guest-memory).
- * Its headers are copies, whose check words (they hold the address) fail: they
- * would read as damaged headers and their freed blocks twice. A segment that
- * holds a block cannot equal another (the check word differs), so nothing is
- * lost by leaving a repeat out; only the first of the earlier candidates of
- * the same size whose first page matches are compared in full (at most 8). */
-static int seg_repeats(const struct cp_image *img, size_t i)
+/* A hash of up to 10 pages of segment S's dumped bytes (the first, the last
+ * and 8 spread between): segments that differ there are told apart without
+ * comparing them. Adds the bytes read to *WORK. */
+static uint64_t seg_sample_hash(const struct cp_image *img, const struct cp_segment *s, uint64_t *work)
 {
-	const struct cp_segment *s = &img->segs[i];
-	unsigned tries = 0;
+	const unsigned char *p = img->map + s->offset;
+	uint64_t h = 1469598103934665603ull ^ s->avail ^ (s->memsz << 1);
+	uint64_t page = s->avail < 4096 ? s->avail : 4096, last = s->avail - page;
 
-	if (img->kind != CP_KIND_CORE || img->nfiles || !s->avail)
-		return 0;
-	for (size_t j = 0; j < i && tries < 8; j++) {
-		const struct cp_segment *t = &img->segs[j];
-		uint64_t head = s->avail < 4096 ? s->avail : 4096;
+	for (unsigned k = 0; k < 10; k++) {
+		uint64_t at = k == 9 ? last : last / 9 * k / 4096 * 4096;
 
-		if (t->avail != s->avail || t->memsz != s->memsz ||
-		    memcmp(img->map + t->offset, img->map + s->offset, head) != 0)
-			continue;
-		tries++;
-		if (memcmp(img->map + t->offset, img->map + s->offset, s->avail) == 0)
-			return 1;
+		for (uint64_t o = 0; o + 8 <= page; o += 8) {
+			uint64_t x;
+
+			memcpy(&x, p + at + o, 8);
+			h = (h ^ x) * 1099511628211ull;
+		}
+		*work += page;
 	}
+	return h;
+}
+
+struct seg_key {
+	uint64_t avail, memsz, hash;
+	size_t i;
+};
+
+static int seg_key_cmp(const void *a, const void *b)
+{
+	const struct seg_key *x = a, *y = b;
+
+	if (x->avail != y->avail)
+		return x->avail < y->avail ? -1 : 1;
+	if (x->memsz != y->memsz)
+		return x->memsz < y->memsz ? -1 : 1;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* LEAD[i] = the lowest-numbered segment that segment I repeats byte for byte,
+ * or I, in a core with neither NT_FILE nor NT_AUXV (a board's: qemu's
+ * mps2-an385 shows each 4 MiB SSRAM again 4 MiB higher in dump-guest-memory;
+ * a Linux or qemu-user core has auxv, whose identical anonymous mappings are
+ * different memory). Each segment is hashed once (seg_sample_hash), sorted by
+ * (size, hash), and only segments of one bucket are compared in full, each
+ * with at most 4 earlier leaders of its bucket, and no more than
+ * CP_REPEAT_CMP_CAP bytes in all (past it segments count as distinct: scanned).
+ * *CMP gets the bytes compared in full, *WORK the bytes read. Returns 0, -1
+ * when out of memory. */
+static int seg_leads(const struct cp_image *img, size_t *lead, uint64_t *cmp, uint64_t *work)
+{
+	size_t n = img->nsegs, m = 0;
+	struct seg_key *k;
+
+	for (size_t i = 0; i < n; i++)
+		lead[i] = i;
+	if (img->kind != CP_KIND_CORE || img->nfiles || img->nauxv || n < 2)
+		return 0;
+	k = malloc(n * sizeof(*k));
+	if (!k)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (img->segs[i].avail)
+			k[m++] = (struct seg_key){ img->segs[i].avail, img->segs[i].memsz,
+						   seg_sample_hash(img, &img->segs[i], work), i };
+	qsort(k, m, sizeof(*k), seg_key_cmp);
+	for (size_t r = 0; r < m;) {
+		size_t e = r + 1;
+
+		while (e < m && k[e].avail == k[r].avail && k[e].memsz == k[r].memsz && k[e].hash == k[r].hash)
+			e++;
+		for (size_t x = r + 1; x < e; x++) {
+			unsigned tries = 0;
+
+			/* the leaders of the bucket so far, lowest index first */
+			for (size_t y = r; y < x && tries < 4; y++) {
+				const struct cp_segment *s = &img->segs[k[x].i], *t = &img->segs[k[y].i];
+
+				if (lead[k[y].i] != k[y].i)
+					continue;
+				if (*cmp + s->avail > CP_REPEAT_CMP_CAP)
+					break;
+				tries++;
+				*cmp += s->avail;
+				*work += 2 * s->avail;
+				if (memcmp(img->map + t->offset, img->map + s->offset, s->avail) == 0) {
+					lead[k[x].i] = k[y].i;
+					break;
+				}
+			}
+		}
+		r = e;
+	}
+	free(k);
+	return 0;
+}
+
+/* The offsets of the first (at most 32) live or freed START words in the bytes
+ * of segment S, in OFFS; returns how many. */
+static unsigned seg_starts(const struct scanner *sc, const struct cp_segment *s, uint64_t *offs)
+{
+	const unsigned w = sc->w;
+	const unsigned char *p = sc->map + s->offset;
+	unsigned n = 0;
+
+	for (uint64_t off = 0; off + HEAPANN_FIXED_WORDS * w <= s->avail && n < 32; off += w) {
+		uint64_t v = cp_decode(p + off, w, sc->big);
+
+		if (v == sc->sl || v == sc->sf)
+			offs[n++] = off;
+	}
+	return n;
+}
+
+/* How many of the headers at OFFS (N of them) in the bytes of segment S have a
+ * check word that holds when the bytes sit at address VA (a header's check
+ * word holds its address, so only the copy at the real address passes). */
+static unsigned copy_headers_pass(const struct scanner *sc, const struct cp_segment *s,
+				  const uint64_t *offs, unsigned n, uint64_t va)
+{
+	const unsigned w = sc->w;
+	const unsigned char *p = sc->map + s->offset;
+	unsigned pass = 0;
+
+	for (unsigned k = 0; k < n; k++) {
+		const unsigned char *h = p + offs[k];
+
+		if (heapann_check(va + offs[k], cp_decode(h + 2 * w, w, sc->big),
+				  cp_decode(h + 3 * w, w, sc->big), cp_decode(h + 4 * w, w, sc->big),
+				  cp_decode(h + w, w, sc->big), w) == cp_decode(h + 5 * w, w, sc->big))
+			pass++;
+	}
+	return pass;
+}
+
+/* Mark in REPEAT (one byte per segment) the copies to leave out of a core
+ * without a load map (seg_leads): of a group of byte-identical segments (one
+ * memory at several addresses: an alias may lie above or below the real RAM,
+ * SRAM remapped at 0, Armv8-M secure and non-secure views) the headers of all
+ * but one copy fail their check words and would read as damaged headers and
+ * freed blocks twice. The copy kept is the one whose headers pass their check,
+ * else the one holding a thread's stack pointer, else the first (any copy then
+ * shows the same failing headers, once). Returns 0, or -1 when out of memory. */
+static int mark_repeats(struct scanner *sc, unsigned char *repeat)
+{
+	const struct cp_image *img = sc->img;
+	size_t n = img->nsegs, *lead = malloc((n ? n : 1) * 2 * sizeof(*lead)), *next;
+
+	if (!lead)
+		return -1;
+	next = lead + (n ? n : 1);
+	if (seg_leads(img, lead, &sc->repeat_cmp, &sc->repeat_work) < 0) {
+		free(lead);
+		return -1;
+	}
+	/* next[j]: the following member of j's group, or n; built in one pass
+	 * with each leader's next[] pointing at its current tail meanwhile */
+	for (size_t i = 0; i < n; i++)
+		next[i] = n;
+	{
+		size_t *tail = malloc((n ? n : 1) * sizeof(*tail));
+
+		if (!tail) {
+			free(lead);
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			tail[i] = i;
+			if (lead[i] != i) {
+				next[tail[lead[i]]] = i;
+				tail[lead[i]] = i;
+			}
+		}
+		free(tail);
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t keep = i;
+		unsigned best = 0, nh;
+		int best_sp = 0;
+		uint64_t offs[32];
+
+		if (lead[i] != i || next[i] == n)
+			continue;   /* a copy, or alone */
+		nh = seg_starts(sc, &img->segs[i], offs);
+		for (size_t j = i; j < n; j = next[j]) {
+			const struct cp_segment *t = &img->segs[j];
+			unsigned pass = copy_headers_pass(sc, &img->segs[i], offs, nh, t->vaddr);
+			int sp = 0;
+
+			for (size_t k = 0; k < img->nthreads; k++)
+				if (img->threads[k].sp >= t->vaddr && img->threads[k].sp - t->vaddr < t->memsz)
+					sp = 1;
+			if (pass > best || (pass == best && sp && !best_sp)) {
+				best = pass;
+				best_sp = sp;
+				keep = j;
+			}
+		}
+		for (size_t j = i; j < n; j = next[j])
+			if (j != keep)
+				repeat[j] = 1;
+	}
+	free(lead);
 	return 0;
 }
 
@@ -1032,8 +1212,10 @@ static int plan_chunks(struct scanner *sc)
 
 	if (!repeat)
 		return -1;
-	for (i = 0; i < img->nsegs; i++)
-		repeat[i] = (unsigned char)seg_repeats(img, i);
+	if (mark_repeats(sc, repeat) < 0) {
+		free(repeat);
+		return -1;
+	}
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < img->nsegs; i++) {
 			const struct cp_segment *s = &img->segs[i];
@@ -1526,6 +1708,8 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 	if (opt && opt->progress)
 		opt->progress(opt->progress_arg, sc.total, sc.total);
 	out->scanned_bytes = sc.total;
+	out->repeat_cmp_bytes = sc.repeat_cmp;
+	out->repeat_read_bytes = sc.repeat_work;
 	if (scan_merge(&sc, wks, nw, out) < 0) {
 		cp_error_set(err, CP_ENOMEM, img->path, "out of memory while merging the scan");
 		goto out;

@@ -859,11 +859,12 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 
 /* No NT_FILE: a segment that repeats an earlier one byte for byte is the same
  * memory at another address (its copies of headers fail their check words)
- * and is left out; cp_scan_options.skip leaves out the firmware's code, whose
+ * and is left out, whether the alias lies above or below the real RAM (the
+ * copy kept is the one whose headers pass); cp_scan_options.skip leaves out the firmware's code, whose
  * literals look like headers. With NT_FILE a repeat is scanned as before. */
-static void test_board(unsigned w, int big)
+static void test_board(unsigned w, int big, int below)
 {
-	const uint64_t ram = 0x20000000, alias = 0x20400000, flash = 0x1000;
+	const uint64_t ram = 0x20000000, alias = below ? 0x1FC00000 : 0x20400000, flash = 0x1000;
 	struct mem mr, mf;
 	struct buf prs = { 0 }, fil = { 0 }, file = { 0 };
 	struct file_map fm[1] = { { 0x400000, 0x401000, 0, "/usr/bin/boardprog" } };
@@ -876,7 +877,8 @@ static void test_board(unsigned w, int big)
 	struct cp_scan s;
 	char name[160], what[48];
 
-	snprintf(what, sizeof(what), "board W=%u %s", w, big ? "big" : "little");
+	snprintf(what, sizeof(what), "board W=%u %s alias %s", w, big ? "big" : "little",
+		 below ? "below" : "above");
 #define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
 	mem_init(&mr, ram, 0x1000, w, big);
 	mem_init(&mf, flash, 0x1000, w, big);
@@ -889,8 +891,10 @@ static void test_board(unsigned w, int big)
 	notes[0] = (struct nt){ "CORE", NT_PRSTATUS, prs.p, (uint32_t)prs.n };
 	notes[1] = (struct nt){ "CORE", NT_FILE, fil.p, (uint32_t)fil.n };
 	segs[0] = (struct seg){ flash, mf.p, 0x1000, 0x1000, 0 };
-	segs[1] = (struct seg){ ram, mr.p, 0x1000, 0x1000, 0 };
-	segs[2] = (struct seg){ alias, mr.p, 0x1000, 0x1000, 0 };
+	/* the alias first when it lies below: the copy kept is the one whose
+	 * headers pass their check words, not the lower one */
+	segs[below ? 2 : 1] = (struct seg){ ram, mr.p, 0x1000, 0x1000, 0 };
+	segs[below ? 1 : 2] = (struct seg){ alias, mr.p, 0x1000, 0x1000, 0 };
 	for (unsigned nn = 1; nn <= 2; nn++) {
 		file.n = 0;
 		elf_build(&file, w, big, ET_CORE, EM_ARM, notes, nn, segs, 3);
@@ -919,6 +923,74 @@ static void test_board(unsigned w, int big)
 	free(fil.p);
 	free(file.p);
 #undef NAME
+}
+
+/* Many segments of one size in a core without NT_FILE: the repeated-segment
+ * rule hashes each once and compares in full only segments of one (size,
+ * hash) bucket, at most CP_REPEAT_CMP_CAP bytes; a core with NT_AUXV (a
+ * qemu-user or Linux core whose NT_FILE was dropped) does not get the rule. */
+#define BM_SEGS 300
+#define BM_SIZE 0x10000u
+static void test_board_many(void)
+{
+	struct mem m;
+	struct buf prs = { 0 }, aux = { 0 }, file = { 0 };
+	uint64_t regs[18] = { 0 }, av[1][2] = { { AT_ENTRY, 0x1234 } };
+	struct nt notes[2];
+	struct seg *segs = calloc(BM_SEGS, sizeof(*segs));
+	unsigned char *distinct = calloc(BM_SEGS, BM_SIZE);
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+
+	mem_init(&m, 0x20000000, BM_SIZE, 4, 0);
+	mem_stray_end0(&m, 0x20000200);   /* one damaged header in each copy */
+	nt_prstatus(&prs, 4, 0, 1, 5, regs, 18);
+	nt_auxv(&aux, 4, 0, &av[0][0], 1);
+	notes[0] = (struct nt){ "CORE", NT_PRSTATUS, prs.p, (uint32_t)prs.n };
+	notes[1] = (struct nt){ "CORE", NT_AUXV, aux.p, (uint32_t)aux.n };
+	for (unsigned i = 0; i < BM_SEGS; i++) {
+		distinct[(size_t)i * BM_SIZE] = (unsigned char)(i + 1);
+		distinct[(size_t)i * BM_SIZE + 1] = (unsigned char)(i >> 8);
+	}
+	for (unsigned nn = 1; nn <= 2; nn++) {
+		for (unsigned same = 0; same < 2; same++) {
+			for (unsigned i = 0; i < BM_SEGS; i++)
+				segs[i] = (struct seg){ 0x20000000 + (uint64_t)i * 2 * BM_SIZE,
+							same ? m.p : distinct + (size_t)i * BM_SIZE, BM_SIZE, BM_SIZE, 0 };
+			file.n = 0;
+			elf_build(&file, 4, 0, ET_CORE, EM_ARM, notes, nn, segs, BM_SEGS);
+			write_file(tpath("core-many"), file.p, file.n);
+			img = cp_image_open_core(tpath("core-many"), &err);
+			if (!img || cp_scan_image(img, 1, &s, &err) != 0) {
+				CHECK("board many: opens and scans", 0);
+				cp_image_free(img);
+				continue;
+			}
+			if (nn == 2)
+				CHECK(same ? "board many, NT_AUXV, identical: no rule, every copy's damage" :
+				      "board many, NT_AUXV, distinct: no rule, nothing read",
+				      s.repeat_read_bytes == 0 && s.repeat_cmp_bytes == 0 &&
+				      s.ndamaged == (same ? BM_SEGS : 0));
+			else if (same)
+				CHECK("board many, identical: each compared once with the first, kept once",
+				      s.repeat_cmp_bytes == (uint64_t)(BM_SEGS - 1) * BM_SIZE &&
+				      s.repeat_cmp_bytes <= CP_REPEAT_CMP_CAP && s.ndamaged == 1 &&
+				      s.scanned_bytes == BM_SIZE);
+			else
+				CHECK("board many, distinct in their first page: sampled only, none compared",
+				      s.repeat_cmp_bytes == 0 && s.repeat_read_bytes <= (uint64_t)BM_SEGS * 10 * 4096 &&
+				      s.scanned_bytes == (uint64_t)BM_SEGS * BM_SIZE);
+			cp_scan_free(&s);
+			cp_image_free(img);
+		}
+	}
+	free(m.p);
+	free(segs);
+	free(distinct);
+	free(prs.p);
+	free(aux.p);
+	free(file.p);
 }
 
 /* ---- raw dumps ---- */
@@ -1341,8 +1413,11 @@ int main(void)
 	test_raw(4, 1);
 	test_stack_copies(8, 0, EM_X86_64, 19);
 	test_stack_copies(4, 1, EM_MIPS, 35);
-	test_board(4, 0);
-	test_board(8, 1);
+	test_board(4, 0, 0);
+	test_board(8, 1, 0);
+	test_board(4, 0, 1);
+	test_board(8, 1, 1);
+	test_board_many();
 	test_many_stacks(8, 0);
 	test_many_stacks(4, 1);
 	test_unsorted(8, 0);

@@ -788,8 +788,11 @@ out:
 /* A board's RAM in one segment (qemu-system's core of a firmware: no NT_FILE):
  * heap blocks low, the stack pointer above them in no block, one more block
  * above the stack. The stack is read from sp up to that block; a pointer below
- * sp is stale. */
-static void test_board_stack(const char *path)
+ * sp is stale. VARIANT 1: the same core with NT_FILE (a process's sp in a heap
+ * segment outside any block): no stack root, all lost. 2: a damaged header at
+ * 0x503A00 bounds the stack below the block: b0's pointer past it is not read.
+ * 3: no block above the stack: it runs to the end of the segment. */
+static void test_board_stack(const char *path, int variant)
 {
 	static const struct tseg sg[] = { { 0x500000, 0x4000, PF_R | PF_W | PF_X } };
 	unsigned char notes[1024], d[512];
@@ -799,37 +802,67 @@ static void test_board_stack(const char *path)
 	struct an_roots roots;
 	struct an_reach r;
 	struct an_reach_options o = { 1, 1, 0 };
+	struct cp_damage dmg;
 	uint32_t b[3];
+	uint64_t end;
 	int k;
+	char name[120];
 
+#define NAME(t) (snprintf(name, sizeof(name), "board stack %d: %s", variant, t), name)
 	mem_base = 0x500000;
 	mem_size = 0x4000;
 	mem = calloc(1, mem_size);
 	nblocks = 0;
 	b[0] = block(0x500100, 32, 0);
 	b[1] = block(0x500200, 32, 0);
-	b[2] = block(0x503C00, 32, 0);
-	put(0x503900, blocks[b[0]].user);   /* a live frame above sp */
+	b[2] = variant == 3 ? UINT32_MAX : block(0x503C00, 32, 0);
+	put(variant == 2 ? 0x503B00 : 0x503900, blocks[b[0]].user);   /* a live frame above sp */
 	put(0x503000, blocks[b[1]].user);   /* below sp: stale */
 	note_add(notes, &nn, NT_PRSTATUS, d, prstatus(d, 7, 0x503800, 0, 0));
+	if (variant == 1) {
+		uint64_t w[2 + 3] = { 1, 4096, 0x400000, 0x401000, 0 };
+		static const char names[] = "/bin/prog";
+		unsigned char fd[128];
+
+		memcpy(fd, w, sizeof(w));
+		memcpy(fd + sizeof(w), names, sizeof(names));
+		note_add(notes, &nn, 0x46494c45, fd, (uint32_t)(sizeof(w) + sizeof(names)));
+	}
 	img = core_write(path, sg, 1, notes, nn);
-	CHECK("board core opens, 1 thread, no NT_FILE", img && img->nthreads == 1 && !img->nfiles);
+	CHECK(NAME("core opens, 1 thread"), img && img->nthreads == 1 && img->nfiles == (variant == 1));
 	if (!img)
 		goto out;
 	scan_fill(&sc);
-	CHECK("board: roots found", an_roots_find(img, &sc, &roots) == 0);
-	k = root_of_kind(&roots, AN_ROOT_STACK, 0, 0x503800, cp_block_start(&sc.blocks[b[2]]));
-	CHECK("board: the stack from sp to the block above it", k >= 0);
-	CHECK("board: reach", an_reach_build(img, &sc, &roots, &o, &r) == 0);
-	CHECK("board: held by the live frame reachable, the stale one lost",
-	      r.cat[b[0]] == AN_REACH_REACHABLE && r.cat[b[1]] == AN_REACH_DEFINITE &&
-	      r.cat[b[2]] == AN_REACH_DEFINITE);
+	if (variant == 2) {
+		memset(&dmg, 0, sizeof(dmg));
+		dmg.hdr = 0x503A00;
+		dmg.kind = CP_DMG_CHECK;
+		sc.damaged = &dmg;
+		sc.ndamaged = 1;
+	}
+	CHECK(NAME("roots found"), an_roots_find(img, &sc, &roots) == 0);
+	end = variant == 2 ? 0x503A00 : variant == 3 ? 0x504000 : cp_block_start(&sc.blocks[b[2]]);
+	k = root_of_kind(&roots, AN_ROOT_STACK, 0, 0x503800, end);
+	if (variant == 1) {
+		size_t nstack = 0;
+
+		for (size_t i = 0; i < roots.n; i++)
+			nstack += roots.v[i].kind == AN_ROOT_STACK;
+		CHECK(NAME("NT_FILE: no stack root"), k < 0 && nstack == 0);
+	}
+	else
+		CHECK(NAME("the stack from sp to the next block, damaged header or segment end"), k >= 0);
+	CHECK(NAME("reach"), an_reach_build(img, &sc, &roots, &o, &r) == 0);
+	CHECK(NAME("b0 held by a live frame only when the stack is read there, the stale one lost"),
+	      r.cat[b[0]] == (variant == 0 || variant == 3 ? AN_REACH_REACHABLE : AN_REACH_DEFINITE) &&
+	      r.cat[b[1]] == AN_REACH_DEFINITE && (variant == 3 || r.cat[b[2]] == AN_REACH_DEFINITE));
 	an_reach_release(&r);
 	an_roots_release(&roots);
 	cp_image_free(img);
 out:
 	free(mem);
 	mem_base = BASE;
+#undef NAME
 }
 
 /* Blocks read across a segment boundary and up to the end of what a truncated
@@ -1217,7 +1250,8 @@ int main(void)
 	test_stats(path);
 	test_parallel_mark(path);
 	test_core_roots(path);
-	test_board_stack(path);
+	for (int v = 0; v < 4; v++)
+		test_board_stack(path, v);
 	test_segments(path);
 	test_notes_range(path);
 	for (int i = 0; i < 20; i++)
