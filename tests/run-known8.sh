@@ -9,6 +9,9 @@
 #  3. clang's _GLOBAL__sub_I_* frame has a file but no line (clang's line 0,
 #     eu-addr2line -i's 'FILE:?', gdb's 'No line number information'): printed
 #     '(FILE)', not '(FILE:0)', in every output that shows lines.
+#  5. --addr of thread-local storage: named for each thread, its span read from
+#     glibc's DTV (a dlopen'd library's 1 MiB of TLS, tests/prog/known8_tlslib.c,
+#     does not widen it over the stack; nor does a crafted PT_TLS p_align)
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 [ "$(uname -m)" = x86_64 ] || skip "x86-64 only (snapshots, TLS layout)"
@@ -19,7 +22,8 @@ command -v gdb >/dev/null || skip "gdb not installed"
 command -v zstd >/dev/null || skip "zstd not installed"
 
 LIB=$TOP/$B/libheapann.so
-cc -g -O2 -pthread -o "$TMP/tls" tests/prog/known8_tls.c || skip "cannot compile tests/prog/known8_tls.c"
+cc -g -O2 -pthread -o "$TMP/tls" tests/prog/known8_tls.c -ldl || skip "cannot compile tests/prog/known8_tls.c"
+cc -g -O2 -shared -fPIC -o "$TMP/libk8tls.so" tests/prog/known8_tlslib.c || skip "cannot compile tests/prog/known8_tlslib.c"
 
 # start_waiting PROG ARGS...: run PROG under the preload until it prints "ready"
 # (its output in $TMP/out, its pid in $pid); finish_waiting lets it end.
@@ -222,24 +226,37 @@ else
 fi
 
 # ---- 5. --addr of thread-local storage ----
-# tls_case NAME CORE OUT: every thread's k8_tls+100, k8_tls_small and errno as
-# the program printed them (OUT: "tls N LWP K8_TLS SMALL ERRNO" lines)
+# commas N: N as mprof-core prints counts (1,234)
+commas() { echo "$1" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta'; }
+# tls_case NAME CORE OUT: every thread's k8_tls+100, k8_tls_small, errno, a local
+# of its outermost function and k8_tls_al (64-byte aligned) as the program
+# printed them (OUT: "tls N LWP K8_TLS SMALL ERRNO TP LOCAL ALIGNED" lines); the
+# program dlopen'd a library with 1 MiB of dynamic TLS, which must not widen
+# the span read as TLS
 tls_case() {
 	tn=$1 tcore=$2 tout=$3
 	check_eq "$tn: the program printed its 3 threads" 3 "$(grep -c '^tls ' "$tout")"
-	grep '^tls ' "$tout" | while read -r _ n lwp big small err; do
+	grep '^tls ' "$tout" | while read -r _ n lwp big small err tp loc al; do
 		a=$(printf 0x%x $((big + 100)))
-		"$B/mprof-core" --addr "$a" --addr "$small" --addr "$err" "$TMP/tls" "$tcore" >"$TMP/$tn.$n.txt" 2>&1
+		"$B/mprof-core" --addr "$a" --addr "$small" --addr "$err" --addr "$loc" --addr "$al" \
+			"$TMP/tls" "$tcore" >"$TMP/$tn.$n.txt" 2>&1
 		echo "$n $lwp $a $small $err $?"
+		echo "$tp $loc $al" >"$TMP/$tn.$n.more"
 	done >"$TMP/$tn.list"
 	while read -r n lwp a small err rc; do
+		read -r tp loc al <"$TMP/$tn.$n.more"
 		check_eq "$tn thread $n: exit 0" 0 "$rc"
 		check_grep "$tn thread $n: k8_tls+100 is thread-local storage of LWP $lwp, the variable at offset 0x64" \
 			"^address $a: thread-local storage of thread [0-9]+ \(LWP $lwp\): k8_tls\+0x64 \(variable of 3000 bytes\) in tls\$" "$TMP/$tn.$n.txt"
 		check_grep "$tn thread $n: k8_tls_small is its too" \
 			"^address $small: thread-local storage of thread [0-9]+ \(LWP $lwp\): k8_tls_small\+0x0 \(variable of 8 bytes\) in tls\$" "$TMP/$tn.$n.txt"
-		check_grep "$tn thread $n: errno (libc's) is thread-local storage of LWP $lwp" \
-			"^address $err: thread-local storage of thread [0-9]+ \(LWP $lwp\), [0-9,]+ bytes below its thread pointer 0x[0-9a-f]+\$" "$TMP/$tn.$n.txt"
+		check_grep "$tn thread $n: k8_tls_al (aligned(64)) is its too" \
+			"^address $al: thread-local storage of thread [0-9]+ \(LWP $lwp\): k8_tls_al\+0x0 \(variable of 48 bytes\) in tls\$" "$TMP/$tn.$n.txt"
+		below=$(commas $((tp - err)))
+		check_grep "$tn thread $n: errno (libc's) is thread-local storage of LWP $lwp, $below bytes below $tp" \
+			"^address $err: thread-local storage of thread [0-9]+ \(LWP $lwp\), $below bytes below its thread pointer $tp\$" "$TMP/$tn.$n.txt"
+		check_grep "$tn thread $n: a local of its outermost function is on its stack, not TLS" \
+			"^address $loc: on the stack of thread $lwp, " "$TMP/$tn.$n.txt"
 	done <"$TMP/$tn.list"
 	set -- $(sed -n 2p "$TMP/$tn.list")
 	"$B/mprof-core" --format json --addr "$3" "$TMP/tls" "$tcore" >"$TMP/$tn.json" 2>/dev/null
@@ -247,12 +264,36 @@ tls_case() {
 		"tls $2 k8_tls 100 3000" \
 		"$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["addresses"][0]; print(a["what"], a["thread"], a["symbol"], a["symbol_offset"], a["symbol_size"])' "$TMP/$tn.json")"
 }
+export K8_TLSLIB=$TMP/libk8tls.so
 start_waiting "$TMP/tls"
 make_gcore $pid "$TMP/tls.core"
 check "tls: gcore written" test -s "$TMP/tls.core"
 cp "$TMP/out" "$TMP/tls.out"
 finish_waiting
 tls_case gcore "$TMP/tls.core" "$TMP/tls.out"
+# a crafted PT_TLS alignment (2^40, 2^63, p_vaddr 0) must not stretch a thread's
+# TLS over its stack: the executable's block is left unnamed, the DTV still
+# places the static TLS
+for al in 40 63; do
+	python3 - "$TMP/tls" "$TMP/tls.al$al" $al <<'PYEOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+phoff, = struct.unpack_from("<Q", b, 32)
+phentsize, phnum = struct.unpack_from("<HH", b, 54)
+for i in range(phnum):
+    o = phoff + i * phentsize
+    if struct.unpack_from("<I", b, o)[0] == 7:   # PT_TLS
+        struct.pack_into("<Q", b, o + 16, 0)      # p_vaddr
+        struct.pack_into("<Q", b, o + 48, 1 << int(sys.argv[3]))   # p_align
+open(sys.argv[2], "wb").write(b)
+PYEOF
+	set -- $(grep '^tls 2 ' "$TMP/tls.out")
+	"$B/mprof-core" --addr "$8" --addr "$(printf 0x%x $(($4 + 100)))" "$TMP/tls.al$al" "$TMP/tls.core" >"$TMP/al$al.txt" 2>&1
+	check_grep "p_align 2^$al: thread 2's outermost local is still on its stack" \
+		"^address $8: on the stack of thread $3, " "$TMP/al$al.txt"
+	check_grep "p_align 2^$al: its k8_tls+100 is still its TLS (by the DTV), unnamed" \
+		"^address $(printf 0x%x $(($4 + 100))): thread-local storage of thread [0-9]+ \(LWP $3\), [0-9,]+ bytes below its thread pointer $7\$" "$TMP/al$al.txt"
+done
 if [ "$(cat /proc/sys/kernel/core_pattern)" = core ]; then
 	mkdir -p "$TMP/kt"
 	(cd "$TMP/kt" && ulimit -c unlimited && LD_PRELOAD=$LIB exec "$TMP/tls" abort >"$TMP/kt.out" 2>/dev/null)
