@@ -44,6 +44,7 @@ start_waiting "$TMP/tls"
 check "snapshot: the program is ready" test $? -eq 0
 "$B/mprof-core" snapshot $pid -o "$TMP/s.core" --no-report >"$TMP/s.out" 2>&1
 check_eq "snapshot -o s.core: exit 0" 0 $?
+echo mine >"$TMP/s.core.zst.part"   # a user's file of the name the first version used
 "$B/mprof-core" snapshot $pid -o "$TMP/s.core.zst" --no-report >"$TMP/z.out" 2>&1
 check_eq "snapshot -o s.core.zst: exit 0" 0 $?
 check_eq "snapshot -o s.core.zst: says what it wrote" "wrote $TMP/s.core.zst" "$(cat "$TMP/z.out")"
@@ -55,7 +56,22 @@ check_eq "snapshot -o s.core.zst: zstd -d decompresses it" 0 $?
 check_eq "snapshot -o s.core.zst: zstd -d gives an ELF core" "7f454c46 0004" \
 	"$(od -An -tx1 -N4 "$TMP/d.core" | tr -d ' ') $(od -An -tx2 -j16 -N2 "$TMP/d.core" | tr -d ' ')"
 check "snapshot -o s.core.zst: no temporary left beside it" \
-	test "$(ls "$TMP" | grep -c '^s\.core')" -eq 2
+	test "$(ls "$TMP" | grep -c '^s\.core')" -eq 3
+check_eq "snapshot -o s.core.zst: the user's s.core.zst.part is left alone" mine "$(cat "$TMP/s.core.zst.part")"
+# a failure (gcore runs out of space on a 256 KiB tmpfs) leaves an older
+# NAME.zst as it was and no temporary behind
+mkdir -p "$TMP/small"
+if mount -t tmpfs -o size=256k tmpfs "$TMP/small" 2>/dev/null; then
+	echo old >"$TMP/small/o.core.zst"
+	"$B/mprof-core" snapshot $pid -o "$TMP/small/o.core.zst" --no-report >"$TMP/o.out" 2>&1
+	rc=$?
+	check "snapshot -o o.core.zst on a full disk: fails (exit $rc)" test $rc -ne 0
+	check_eq "snapshot -o o.core.zst on a full disk: the older o.core.zst survives" old "$(cat "$TMP/small/o.core.zst")"
+	check_eq "snapshot -o o.core.zst on a full disk: nothing else is left" o.core.zst "$(ls -A "$TMP/small")"
+	umount "$TMP/small"
+else
+	echo "# cannot mount a small tmpfs (not root?): the failure path is not checked"
+fi
 "$B/mprof-core" snapshot $pid -o "$TMP/r.core.zst" >"$TMP/r.txt" 2>"$TMP/r.err"
 check_eq "snapshot -o r.core.zst with a report: exit 0" 0 $?
 check_grep "snapshot -o r.core.zst: the report reads it as zstd" \
