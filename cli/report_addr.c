@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "reach.h"
 
 /* One address, classified and named. */
 struct addr_info {
@@ -36,6 +37,20 @@ static int block_in_sym(const struct cli_profile *p, size_t bi, const struct cli
 	return block_in(p, bi, s->start, s->start + s->size);
 }
 
+/* Can an address of img be a thread's TLS (cli_datasym_tls): a core with the
+ * thread pointer of some thread known (x86-64)? */
+static int tls_possible(const struct cp_image *img)
+{
+	uint64_t tp;
+
+	if (img->kind != CP_KIND_CORE)
+		return 0;
+	for (size_t t = 0; t < img->nthreads; t++)
+		if (an_thread_pointer(img, t, &tp) == 0)
+			return 1;
+	return 0;
+}
+
 static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, int *ds_tried,
 			 const struct cli_options *o, uint64_t addr, struct addr_info *ai)
 {
@@ -47,6 +62,9 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 	 * (code, constants in flash), which names it */
 	if (a->what != AN_ADDR_BETWEEN && a->what != AN_ADDR_OTHER && a->what != AN_ADDR_NOT_DUMPED &&
 	    a->what != AN_ADDR_STACK && !(a->what == AN_ADDR_UNMAPPED && p->img->kind == CP_KIND_RAW))
+		return;
+	/* a stack address needs symbols only to tell a thread's TLS on its stack */
+	if (a->what == AN_ADDR_STACK && !tls_possible(p->img))
 		return;
 	if (!*ds_tried) {
 		struct cp_error err = { 0 };

@@ -310,6 +310,37 @@ PYEOF
 	check_grep "p_align 2^$al: its k8_tls+100 is still its TLS (by the DTV), unnamed" \
 		"^address $(printf 0x%x $(($4 + 100))): thread-local storage of thread [0-9]+ \(LWP $3\), [0-9,]+ bytes below its thread pointer $7\$" "$TMP/al$al.txt"
 done
+# with no thread pointer in the core (as on ARM or MIPS), a stack address is
+# named without loading symbols: the symbol session (which opens the core a
+# second time for libdwfl) is never opened
+python3 - "$TMP/tls.core" "$TMP/tls.nofs.core" <<'PYEOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+phoff, = struct.unpack_from("<Q", b, 32)
+phentsize, phnum = struct.unpack_from("<HH", b, 54)
+for i in range(phnum):
+    o = phoff + i * phentsize
+    if struct.unpack_from("<I", b, o)[0] != 4:   # PT_NOTE
+        continue
+    off, = struct.unpack_from("<Q", b, o + 8)
+    end = off + struct.unpack_from("<Q", b, o + 32)[0]
+    while off + 12 <= end:
+        nsz, dsz, typ = struct.unpack_from("<III", b, off)
+        desc = off + 12 + (nsz + 3) // 4 * 4
+        if typ == 1:   # NT_PRSTATUS: pr_reg at 112, fs_base its word 21
+            struct.pack_into("<Q", b, desc + 112 + 21 * 8, 0)
+        off = desc + (dsz + 3) // 4 * 4
+open(sys.argv[2], "wb").write(b)
+PYEOF
+set -- $(grep '^tls 1 ' "$TMP/tls.out")
+if command -v strace >/dev/null; then
+	strace -f -e trace=openat -o "$TMP/nofs.strace" "$B/mprof-core" --addr "$8" "$TMP/tls" "$TMP/tls.nofs.core" >"$TMP/nofs.txt" 2>&1
+	check_grep "no thread pointer: thread 1's local is on its stack" "^address $8: on the stack of thread $3, " "$TMP/nofs.txt"
+	check_eq "no thread pointer: the core is opened by the reader and the frame symbolizer, not by --addr's symbol session" 2 \
+		"$(grep -c 'tls\.nofs\.core", O_RDONLY' "$TMP/nofs.strace")"
+else
+	echo "# strace not installed: a stack address without symbols is not checked"
+fi
 if [ "$(cat /proc/sys/kernel/core_pattern)" = core ]; then
 	mkdir -p "$TMP/kt"
 	(cd "$TMP/kt" && ulimit -c unlimited && LD_PRELOAD=$LIB exec "$TMP/tls" abort >"$TMP/kt.out" 2>/dev/null)
