@@ -300,6 +300,10 @@ struct cli_tlsref {
 	uint64_t offset, size; /* address minus the variable's; the variable's size */
 };
 
+/* Name thread index t of img as the reports do: "thread N (tid T)", N = t + 1
+ * (the tid left out when t is not one of img's threads). Prints to f. */
+void cli_thread_text(FILE *f, const struct cp_image *img, int t);
+
 /* Is addr in the static TLS of one of img's threads (a core's; on x86-64, where
  * an_thread_pointer() is known)? glibc puts the static TLS blocks right below
  * the thread pointer, the executable's first, at tp - round_up(p_memsz, p_align):

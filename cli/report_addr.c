@@ -246,15 +246,17 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 	case AN_ADDR_STACK: {
 		const struct cp_thread *t = &p->img->threads[a->thread];
 
+		fputs(a->below_sp ? "in the stack of " : "on the stack of ", f);
+		cli_thread_text(f, p->img, (int)a->thread);
 		if (a->below_sp)
-			fprintf(f, "in the stack of thread %d, %s bytes below its stack pointer 0x%" PRIx64
-				" (not in use)\n", t->tid, fmt_num(n1, t->sp - a->addr), t->sp);
+			fprintf(f, ", %s bytes below its stack pointer 0x%" PRIx64 " (not in use)\n",
+				fmt_num(n1, t->sp - a->addr), t->sp);
 		else if (a->addr >= t->sp)
-			fprintf(f, "on the stack of thread %d, %s bytes above its stack pointer 0x%" PRIx64 "\n",
-				t->tid, fmt_num(n1, a->addr - t->sp), t->sp);
+			fprintf(f, ", %s bytes above its stack pointer 0x%" PRIx64 "\n",
+				fmt_num(n1, a->addr - t->sp), t->sp);
 		else
-			fprintf(f, "on the stack of thread %d, in the red zone %s bytes below its stack pointer 0x%"
-				PRIx64 "\n", t->tid, fmt_num(n1, t->sp - a->addr), t->sp);
+			fprintf(f, ", in the red zone %s bytes below its stack pointer 0x%" PRIx64 "\n",
+				fmt_num(n1, t->sp - a->addr), t->sp);
 		break;
 	}
 	case AN_ADDR_UNMAPPED:
@@ -280,8 +282,8 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 	case AN_ADDR_TLS: {
 		const struct cli_tlsref *t = &ai->tls;
 
-		fprintf(f, "thread-local storage of thread %zu (LWP %d)", t->thread + 1,
-			p->img->threads[t->thread].tid);
+		fputs("thread-local storage of ", f);
+		cli_thread_text(f, p->img, (int)t->thread);
 		if (t->name)
 			fprintf(f, ": %s+0x%" PRIx64 " (variable of %" PRIu64 " bytes) in %s\n", t->name,
 				t->offset, t->size, fmt_base(t->module));

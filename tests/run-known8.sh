@@ -262,17 +262,17 @@ tls_case() {
 	while read -r n lwp a small err rc; do
 		read -r tp loc al <"$TMP/$tn.$n.more"
 		check_eq "$tn thread $n: exit 0" 0 "$rc"
-		check_grep "$tn thread $n: k8_tls+100 is thread-local storage of LWP $lwp, the variable at offset 0x64" \
-			"^address $a: thread-local storage of thread [0-9]+ \(LWP $lwp\): k8_tls\+0x64 \(variable of 3000 bytes\) in tls\$" "$TMP/$tn.$n.txt"
+		check_grep "$tn thread $n: k8_tls+100 is thread-local storage of tid $lwp, the variable at offset 0x64" \
+			"^address $a: thread-local storage of thread [0-9]+ \(tid $lwp\): k8_tls\+0x64 \(variable of 3000 bytes\) in tls\$" "$TMP/$tn.$n.txt"
 		check_grep "$tn thread $n: k8_tls_small is its too" \
-			"^address $small: thread-local storage of thread [0-9]+ \(LWP $lwp\): k8_tls_small\+0x0 \(variable of 8 bytes\) in tls\$" "$TMP/$tn.$n.txt"
+			"^address $small: thread-local storage of thread [0-9]+ \(tid $lwp\): k8_tls_small\+0x0 \(variable of 8 bytes\) in tls\$" "$TMP/$tn.$n.txt"
 		check_grep "$tn thread $n: k8_tls_al (aligned(64)) is its too" \
-			"^address $al: thread-local storage of thread [0-9]+ \(LWP $lwp\): k8_tls_al\+0x0 \(variable of 48 bytes\) in tls\$" "$TMP/$tn.$n.txt"
+			"^address $al: thread-local storage of thread [0-9]+ \(tid $lwp\): k8_tls_al\+0x0 \(variable of 48 bytes\) in tls\$" "$TMP/$tn.$n.txt"
 		below=$(commas $((tp - err)))
-		check_grep "$tn thread $n: errno (libc's) is thread-local storage of LWP $lwp, $below bytes below $tp" \
-			"^address $err: thread-local storage of thread [0-9]+ \(LWP $lwp\), $below bytes below its thread pointer $tp\$" "$TMP/$tn.$n.txt"
+		check_grep "$tn thread $n: errno (libc's) is thread-local storage of tid $lwp, $below bytes below $tp" \
+			"^address $err: thread-local storage of thread [0-9]+ \(tid $lwp\), $below bytes below its thread pointer $tp\$" "$TMP/$tn.$n.txt"
 		check_grep "$tn thread $n: a local of its outermost function is on its stack, not TLS" \
-			"^address $loc: on the stack of thread $lwp, " "$TMP/$tn.$n.txt"
+			"^address $loc: on the stack of thread [0-9]+ \(tid $lwp\), " "$TMP/$tn.$n.txt"
 	done <"$TMP/$tn.list"
 	set -- $(sed -n 2p "$TMP/$tn.list")
 	"$B/mprof-core" --format json --addr "$3" "$TMP/tls" "$tcore" >"$TMP/$tn.json" 2>/dev/null
@@ -306,9 +306,9 @@ PYEOF
 	set -- $(grep '^tls 2 ' "$TMP/tls.out")
 	"$B/mprof-core" --addr "$8" --addr "$(printf 0x%x $(($4 + 100)))" "$TMP/tls.al$al" "$TMP/tls.core" >"$TMP/al$al.txt" 2>&1
 	check_grep "p_align 2^$al: thread 2's outermost local is still on its stack" \
-		"^address $8: on the stack of thread $3, " "$TMP/al$al.txt"
+		"^address $8: on the stack of thread [0-9]+ \(tid $3\), " "$TMP/al$al.txt"
 	check_grep "p_align 2^$al: its k8_tls+100 is still its TLS (by the DTV), unnamed" \
-		"^address $(printf 0x%x $(($4 + 100))): thread-local storage of thread [0-9]+ \(LWP $3\), [0-9,]+ bytes below its thread pointer $7\$" "$TMP/al$al.txt"
+		"^address $(printf 0x%x $(($4 + 100))): thread-local storage of thread [0-9]+ \(tid $3\), [0-9,]+ bytes below its thread pointer $7\$" "$TMP/al$al.txt"
 done
 # with no thread pointer in the core (as on ARM or MIPS), a stack address is
 # named without loading symbols: the symbol session (which opens the core a
@@ -335,7 +335,7 @@ PYEOF
 set -- $(grep '^tls 1 ' "$TMP/tls.out")
 if command -v strace >/dev/null; then
 	strace -f -e trace=openat -o "$TMP/nofs.strace" "$B/mprof-core" --addr "$8" "$TMP/tls" "$TMP/tls.nofs.core" >"$TMP/nofs.txt" 2>&1
-	check_grep "no thread pointer: thread 1's local is on its stack" "^address $8: on the stack of thread $3, " "$TMP/nofs.txt"
+	check_grep "no thread pointer: thread 1's local is on its stack" "^address $8: on the stack of thread [0-9]+ \(tid $3\), " "$TMP/nofs.txt"
 	check_eq "no thread pointer: the core is opened by the reader and the frame symbolizer, not by --addr's symbol session" 2 \
 		"$(grep -c 'tls\.nofs\.core", O_RDONLY' "$TMP/nofs.strace")"
 else
