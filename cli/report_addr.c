@@ -369,12 +369,12 @@ static void sym_json(struct json *j, const struct cli_symref *s)
 	json_key(j, "section");
 	json_str(j, s->section);
 	json_key(j, "section_offset");
-	json_hex(j, s->sec_offset);
+	json_u64(j, s->sec_offset);
 	if (s->before) {
 		json_key(j, "symbol_before");
 		json_str(j, s->before);
 		json_key(j, "symbol_before_offset");
-		json_hex(j, s->before_offset);
+		json_u64(j, s->before_offset);
 		json_key(j, "symbol_before_size");
 		json_u64(j, s->before_size);
 	}

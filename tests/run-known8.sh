@@ -221,9 +221,9 @@ if command -v gdb >/dev/null && [ -f "$B/heapann-static.pc" ] && [ "$(cat /proc/
 	check_grep "fw raw: --addr $g: $gsym+$goff in .bss, past its end" \
 		"^address $g: $gsym\+$goff in \.bss, past the end of that variable of $gsize bytes \(no symbol covers it\) in fw_x86\+$g\$" "$TMP/g.txt"
 	"$B/mprof-core" --format json --addr "$g" --raw "$TMP/fw.bin" --elf "$fw" --base "$lo" >"$TMP/g.json" 2>/dev/null
-	check_eq "fw raw: JSON: module, .bss, the symbol before it and its offsets" \
+	check_eq "fw raw: JSON: module, .bss, the symbol before it and its offsets (numbers, as symbol_offset)" \
 		"module .bss $(printf 0x%x $((g - $(readelf -SW "$fw" | awk '$2 == ".bss" { print "0x" $4 }')))) $gsym $goff $gsize" \
-		"$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["addresses"][0]; print(a["what"], a["section"], a["section_offset"], a["symbol_before"], a["symbol_before_offset"], a["symbol_before_size"])' "$TMP/g.json")"
+		"$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["addresses"][0]; n = lambda k: hex(a[k]) if type(a[k]) is int else "not-a-number:" + repr(a[k]); print(a["what"], a["section"], n("section_offset"), a["symbol_before"], n("symbol_before_offset"), a["symbol_before_size"])' "$TMP/g.json")"
 	# stripped: no symbol at all; .data's first words are named by the section,
 	# while .bss, which holds the pool's blocks, is heap as before
 	strip -o "$TMP/fw_strip" "$fw"
