@@ -202,7 +202,8 @@ int mi_client_close(struct mi_client *c);
 int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeout_ms,
 		struct mi_error *err);
 
-/* Does path end in suffix and hold more than it? 1 or 0. */
+/* Does path end in suffix, in any case (x.ZST as x.zst), and hold more than
+ * it? 1 or 0. */
 int mi_ends_with(const char *path, const char *suffix);
 
 /* The program file of the running process pid (readlink of /proc/PID/exe) into

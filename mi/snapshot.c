@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -128,7 +129,7 @@ int mi_ends_with(const char *path, const char *suffix)
 {
 	size_t n = strlen(path), k = strlen(suffix);
 
-	return n > k && !strcmp(path + n - k, suffix);
+	return n > k && !strcasecmp(path + n - k, suffix);
 }
 
 /* Create a new file named path.XXXXXX (mkstemp: a name no file has, mode 0600)

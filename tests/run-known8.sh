@@ -83,7 +83,10 @@ check "snapshot: the .zst core's report is the plain one's" cmp -s "$TMP/s.core.
 "$B/mprof-core" --format json "$TMP/tls" "$TMP/s.core.zst" >"$TMP/s.json"
 check_eq "snapshot: the .zst core has the three threads' blocks (3,300 bytes)" \
 	"k8_setup=3/3300" "$(sums "$TMP/s.json" k8_setup)"
-for ext in gz xz; do
+# the suffix in capitals is the same suffix
+"$B/mprof-core" snapshot $pid -o "$TMP/u.core.ZST" --no-report >/dev/null 2>&1
+check_eq "snapshot -o u.core.ZST: zstd's magic" "28b52ffd" "$(od -An -tx1 -N4 "$TMP/u.core.ZST" | tr -d ' ')"
+for ext in gz xz GZ Xz; do
 	"$B/mprof-core" snapshot $pid -o "$TMP/s.core.$ext" --no-report >"$TMP/$ext.out" 2>&1
 	check_eq "snapshot -o s.core.$ext: refused (exit 2)" 2 $?
 	check_eq "snapshot -o s.core.$ext: one line says why" \
