@@ -274,6 +274,7 @@ struct cli_symref {
 			       * section, NULL when none */
 	uint64_t before_offset, before_size; /* address minus its value; its size */
 	int before_is_func;
+	int before_is_label;   /* a NOTYPE symbol or one of size 0: no extent to be past */
 };
 
 struct cli_datasym;

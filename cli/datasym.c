@@ -222,6 +222,7 @@ static void ds_section(struct cli_datasym *d, Dwfl_Module *mod, uint64_t addr, s
 			out->before_offset = addr - sa;
 			out->before_size = sym.st_size;
 			out->before_is_func = GELF_ST_TYPE(sym.st_info) == STT_FUNC;
+			out->before_is_label = GELF_ST_TYPE(sym.st_info) == STT_NOTYPE || !sym.st_size;
 		}
 	}
 }

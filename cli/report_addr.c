@@ -127,6 +127,9 @@ static void sym_text(FILE *f, const struct cli_symref *s)
 	if (s->name)
 		fprintf(f, "%s+0x%" PRIx64 " (%s of %" PRIu64 " bytes) ", s->name, s->offset,
 			s->is_func ? "function" : "variable", s->size);
+	else if (s->section && s->before && s->before_is_label)   /* a label: no end to be past */
+		fprintf(f, "%s+0x%" PRIx64 " in %s (no symbol covers it) ", s->before, s->before_offset,
+			s->section);
 	else if (s->section && s->before)   /* gdb's 'info symbol': "NAME + OFF in section SEC" */
 		fprintf(f, "%s+0x%" PRIx64 " in %s, past the end of that %s of %" PRIu64
 			" bytes (no symbol covers it) ", s->before, s->before_offset, s->section,

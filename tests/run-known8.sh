@@ -193,15 +193,21 @@ out = lambda *a: subprocess.run(a, capture_output=True, text=True).stdout.splitl
 sec = [(int(m.group(1)), int(m.group(2), 16), int(m.group(3), 16)) for l in out("readelf", "-SW", elf)
        for m in [re.match(r"\s*\[\s*(\d+)\]\s+" + re.escape(want) + r"\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", l)] if m]
 idx, start, size = sec[0]
-syms = sorted((int(f[1], 16), int(f[2], 16) if f[2].startswith("0x") else int(f[2]), f[7])
+label = len(sys.argv) > 5 and sys.argv[5] == "label"
+syms = sorted((int(f[1], 16), int(f[2], 16) if f[2].startswith("0x") else int(f[2]), f[7], f[3])
               for f in (l.split() for l in out("readelf", "-sW", elf))
               if len(f) >= 8 and f[0].endswith(":") and f[6] == str(idx) and f[3] in ("OBJECT", "NOTYPE", "FUNC"))
 for a in range(max(start, lo), min(start + size, hi)):
-    if any(v <= a < v + max(n, 1) for v, n, _ in syms):
+    if any(v <= a < v + max(n, 1) for v, n, _, _ in syms):
         continue
     b = [x for x in syms if x[0] <= a]
-    if b:
-        print(hex(a), b[-1][2], hex(a - b[-1][0]), b[-1][1])
+    # the nearest before; at one address the first in the symbol table, as
+    # mprof-core and gdb take it: only an address whose candidates agree
+    if b and len({(x[1], x[3]) for x in b if x[0] == b[-1][0]}) == 1:
+        kind = "label" if b[-1][3] == "NOTYPE" or b[-1][1] == 0 else "sized"
+        if label and kind != "label":
+            continue
+        print(hex(a), b[-1][2], hex(a - b[-1][0]), b[-1][1], kind)
         break
 PYEOF
 }
@@ -217,12 +223,27 @@ if command -v gdb >/dev/null && [ -f "$B/heapann-static.pc" ] && [ "$(cat /proc/
 	gdb -batch -nx -q -iex 'set auto-load off' "$fw" "$TMP"/kx/core* -ex "dump binary memory $TMP/fw.bin $lo $hi" >/dev/null 2>&1
 	check_eq "fw: gdb dumped $lo..$hi" $((hi - lo)) "$(stat -c %s "$TMP/fw.bin" 2>/dev/null)"
 	set -- $(gap "$fw" $lo $hi .bss)
-	check "fw: .bss has an address no symbol covers ($1: $2+$3, $2 of $4 bytes)" test -n "$1"
+	check "fw: .bss has an address no symbol covers ($1: $2+$3, $2 of $4 bytes, $5)" test -n "$1"
 	g=$1 gsym=$2 goff=$3 gsize=$4
+	# a symbol of size 0 or untyped (a label) has no end to be past
+	if [ "$5" = label ]; then
+		gwant="$gsym\+$goff in \.bss \(no symbol covers it\)"
+	else
+		gwant="$gsym\+$goff in \.bss, past the end of that variable of $gsize bytes \(no symbol covers it\)"
+	fi
 	"$B/mprof-core" --addr "$g" --raw "$TMP/fw.bin" --elf "$fw" --base "$lo" >"$TMP/g.txt" 2>&1
 	check_eq "fw raw: --addr $g: exit 0" 0 $?
 	check_grep "fw raw: --addr $g: $gsym+$goff in .bss, past its end" \
-		"^address $g: $gsym\+$goff in \.bss, past the end of that variable of $gsize bytes \(no symbol covers it\) in fw_x86\+$g\$" "$TMP/g.txt"
+		"^address $g: $gwant in fw_x86\+$g\$" "$TMP/g.txt"
+	# after a label (size 0 or NOTYPE: __dso_handle, data_start) in .data
+	set -- $(gap "$fw" $lo $hi .data label)
+	if [ -n "$1" ]; then
+		"$B/mprof-core" --addr "$1" --raw "$TMP/fw.bin" --elf "$fw" --base "$lo" >"$TMP/l.txt" 2>&1
+		check_grep "fw raw: --addr $1: after the label $2 ($4 bytes): '$2+$3 in .data (no symbol covers it)'" \
+			"^address $1: $2\+$3 in \.data \(no symbol covers it\) in fw_x86\+$1\$" "$TMP/l.txt"
+	else
+		echo "# .data has no address after a label that no symbol covers: not checked"
+	fi
 	"$B/mprof-core" --format json --addr "$g" --raw "$TMP/fw.bin" --elf "$fw" --base "$lo" >"$TMP/g.json" 2>/dev/null
 	check_eq "fw raw: JSON: module, .bss, the symbol before it and its offsets (numbers, as symbol_offset)" \
 		"module .bss $(printf 0x%x $((g - $(readelf -SW "$fw" | awk '$2 == ".bss" { print "0x" $4 }')))) $gsym $goff $gsize" \
@@ -239,7 +260,7 @@ if command -v gdb >/dev/null && [ -f "$B/heapann-static.pc" ] && [ "$(cat /proc/
 	# the kernel core of the same run says the same
 	"$B/mprof-core" --addr "$g" "$fw" "$TMP"/kx/core* >"$TMP/gc.txt" 2>&1
 	check_grep "fw core: --addr $g: $gsym+$goff in .bss, past its end" \
-		"^address $g: $gsym\+$goff in \.bss, past the end of that variable of $gsize bytes" "$TMP/gc.txt"
+		"^address $g: $gwant" "$TMP/gc.txt"
 else
 	echo "# no gdb, static kit or kernel cores: item 4 not checked"
 fi
