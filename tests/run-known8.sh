@@ -8,7 +8,8 @@
 #     (tests/prog/hunt6_ctorlib.cc, g++ -O2 and clang++ -O0/-O2, kernel cores).
 #  3. clang's _GLOBAL__sub_I_* frame has a file but no line (clang's line 0,
 #     eu-addr2line -i's 'FILE:?', gdb's 'No line number information'): printed
-#     '(FILE)', not '(FILE:0)', in every output that shows lines.
+#     '(FILE)', not '(FILE:0)', in every output that shows lines (the HTML
+#     report as Chromium draws it, read by tests/html_dom.py).
 #  5. --addr of thread-local storage: named for each thread, its span read from
 #     glibc's DTV (a dlopen'd library's 1 MiB of TLS, tests/prog/known8_tlslib.c,
 #     does not widen it over the stack; nor does a crafted PT_TLS p_align)
@@ -176,6 +177,20 @@ for c in $cases; do
 			check_grep "$c --symbolizer=$sy: folded: the frame as in the text" "$fwant" "$d/$sy.folded"
 			"$B/mprof-core" -q --symbolizer=$sy --format massif -o "$d/$sy.ms" "$d/prog" "$d/core" >/dev/null 2>&1
 			check "$c --symbolizer=$sy: none in the massif file" sh -c "! grep -n ':0)' '$d/$sy.ms'"
+			# the HTML report (cli/html/report.js draws the frames): rendered by
+			# Chromium, read as lines by tests/html_dom.py, as run-html does
+			if [ $sy = dw ] && command -v chromium >/dev/null; then
+				"$B/mprof-core" -q --symbolizer=$sy --format html -o "$d/$sy.html" "$d/prog" "$d/core" >/dev/null 2>&1
+				timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+					--disable-background-networking --disable-component-update --disable-sync \
+					--user-data-dir="$(mktemp -d "$TMP/profile.XXXXXX")" --hide-scrollbars \
+					--window-size=1400,1000 --dump-dom "file://$d/$sy.html" >"$d/$sy.dom" 2>/dev/null
+				python3 tests/html_dom.py "$d/$sy.dom" >"$d/$sy.html.txt"
+				check_grep "$c html: the stacks table shows the frame's file without a line" \
+					'^stack [0-9]+: .* \| _GLOBAL__sub_I_hunt6_ctorlib\.cc \(hunt6_ctorlib\.cc\) \| ' "$d/$sy.html.txt"
+				check "$c html: no 'undefined' and no ':0' line drawn" \
+					sh -c "! grep -nE 'undefined|\.cc:0( |\$|\))' '$d/$sy.html.txt'"
+			fi
 			;;
 		esac
 	done
