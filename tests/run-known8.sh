@@ -349,6 +349,32 @@ PYEOF
 	check_grep "p_align 2^$al: its k8_tls+100 is still its TLS (by the DTV), unnamed" \
 		"^address $(printf 0x%x $(($4 + 100))): thread-local storage of thread [0-9]+ \(tid $3\), [0-9,]+ bytes below its thread pointer $7\$" "$TMP/al$al.txt"
 done
+# a PT_TLS whose p_vaddr is not aligned so that its first byte's offset exceeds
+# p_memsz: glibc accepts it (modulo arithmetic) and places the block as for the
+# original, at tp - round_up(memsz, align); so must --addr (it dropped it)
+python3 - "$TMP/tls" "$TMP/tls.mis" <<'PYEOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+phoff, = struct.unpack_from("<Q", b, 32)
+phentsize, phnum = struct.unpack_from("<HH", b, 54)
+for i in range(phnum):
+    o = phoff + i * phentsize
+    if struct.unpack_from("<I", b, o)[0] != 7:   # PT_TLS
+        continue
+    vaddr, memsz, align = struct.unpack_from("<Q", b, o + 16)[0], struct.unpack_from("<Q", b, o + 40)[0], struct.unpack_from("<Q", b, o + 48)[0]
+    M = (1 << 64) - 1
+    first = -(vaddr & (align - 1)) & (align - 1)
+    off = (((memsz - first + align - 1) & M) & ~(align - 1)) + first   # glibc's offset
+    a = 1 << off.bit_length()                     # a larger alignment, with firstbyte = off
+    assert off > memsz
+    struct.pack_into("<Q", b, o + 16, (vaddr & ~(a - 1)) + a - off)
+    struct.pack_into("<Q", b, o + 48, a)
+open(sys.argv[2], "wb").write(b)
+PYEOF
+set -- $(grep '^tls 2 ' "$TMP/tls.out")
+"$B/mprof-core" --addr "$(printf 0x%x $(($4 + 100)))" "$TMP/tls.mis" "$TMP/tls.core" >"$TMP/mis.txt" 2>&1
+check_grep "PT_TLS firstbyte past p_memsz: thread 2's k8_tls+100 is still named" \
+	"^address $(printf 0x%x $(($4 + 100))): thread-local storage of thread [0-9]+ \(tid $3\): k8_tls\+0x64 \(variable of 3000 bytes\) in tls\.mis\$" "$TMP/mis.txt"
 # with no thread pointer in the core (as on ARM or MIPS), a stack address is
 # named without loading symbols: the symbol session (which opens the core a
 # second time for libdwfl) is never opened
