@@ -289,11 +289,14 @@ static int ds_same_run(const struct cp_image *img, uint64_t a, uint64_t b)
  * DTV lists them, into *lo. glibc's x86-64 TCB holds the DTV pointer at tp + 8;
  * the DTV is an array of 16-byte entries whose entry -1 holds its length and
  * entry i (i >= 1) module i's block (-1: not allocated yet). Static blocks lie
- * below tp in tp's own mapping; a dlopen'd module's block is elsewhere (malloc'd)
- * and is not counted. Returns 0, or -1 when the core does not hold the DTV (*lo
- * is tp when it lists no static block). */
-static int ds_dtv_static(const struct cp_image *img, uint64_t tp, uint64_t *lo)
+ * below tp in tp's own mapping, above the stack pointer sp when the thread's
+ * stack shares that mapping (a thread glibc created); a dlopen'd module's block
+ * is elsewhere (malloc'd) and is not counted. Returns 0, or -1 when the core
+ * does not hold the DTV (*lo is tp when it lists no static block). */
+static int ds_dtv_static(const struct cp_image *img, uint64_t tp, uint64_t sp, uint64_t *lo)
 {
+	int stack_below = sp < tp && ds_same_run(img, sp, tp - 1);
+
 	uint64_t dtv, len, val;
 
 	*lo = tp;
@@ -307,7 +310,8 @@ static int ds_dtv_static(const struct cp_image *img, uint64_t tp, uint64_t *lo)
 	for (uint64_t i = 1; i <= len; i++) {
 		if (cp_image_read_word(img, dtv + 16 * i, &val) < 0)
 			break;
-		if (!val || val >= tp || tp - val > DS_TLS_SIZE_MAX || !ds_same_run(img, val, tp - 1))
+		if (!val || val >= tp || tp - val > DS_TLS_SIZE_MAX || (stack_below && val <= sp) ||
+		    !ds_same_run(img, val, tp - 1))
 			continue;
 		if (val < *lo)
 			*lo = val;
@@ -340,7 +344,7 @@ static void ds_tls_symbol(struct cli_datasym *d, uint64_t off, struct cli_tlsref
 int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t addr,
 		    struct cli_tlsref *out)
 {
-	uint64_t tp, entry, lo;
+	uint64_t tp, entry, lo, sp;
 
 	memset(out, 0, sizeof(*out));
 	if (!d || img->kind != CP_KIND_CORE)
@@ -355,8 +359,10 @@ int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t 
 		if (an_thread_pointer(img, t, &tp) < 0 || addr >= tp || !ds_same_run(img, addr, tp - 1))
 			continue;
 		/* the static blocks the DTV lists; without it the executable's alone */
-		if (ds_dtv_static(img, tp, &lo) == 0 ? addr < lo :
-		    !d->exe_tls_off || tp - addr > d->exe_tls_off)
+		sp = img->threads[t].sp;
+		if (ds_dtv_static(img, tp, sp, &lo) == 0 ? addr < lo :
+		    !d->exe_tls_off || tp - addr > d->exe_tls_off ||
+		    (sp < tp && addr <= sp && ds_same_run(img, sp, tp - 1)))
 			continue;
 		out->thread = t;
 		out->tp = tp;

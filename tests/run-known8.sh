@@ -349,6 +349,38 @@ PYEOF
 	check_grep "p_align 2^$al: its k8_tls+100 is still its TLS (by the DTV), unnamed" \
 		"^address $(printf 0x%x $(($4 + 100))): thread-local storage of thread [0-9]+ \(tid $3\), [0-9,]+ bytes below its thread pointer $7\$" "$TMP/al$al.txt"
 done
+# a DTV (crafted in the core) that lists a block below thread 2's stack pointer:
+# the stack above it is still stack, not TLS
+set -- $(grep '^tls 2 ' "$TMP/tls.out")
+"$B/mprof-core" --addr "$8" "$TMP/tls" "$TMP/tls.core" >"$TMP/sp.txt" 2>&1
+sp=$(sed -n 's/^address .* bytes above its stack pointer \(0x[0-9a-f]*\)$/\1/p' "$TMP/sp.txt")
+python3 - "$TMP/tls.core" "$TMP/tls.dtv.core" "$7" "$sp" <<'PYEOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+tp, sp = int(sys.argv[3], 16), int(sys.argv[4], 16)
+phoff, = struct.unpack_from("<Q", b, 32)
+phentsize, phnum = struct.unpack_from("<HH", b, 54)
+loads = []
+for i in range(phnum):
+    o = phoff + i * phentsize
+    if struct.unpack_from("<I", b, o)[0] == 1:
+        off, va = struct.unpack_from("<QQ", b, o + 8)
+        filesz, = struct.unpack_from("<Q", b, o + 32)
+        loads.append((va, filesz, off))
+def at(a):
+    for va, n, off in loads:
+        if va <= a < va + n:
+            return off + a - va
+    raise SystemExit("not dumped: %x" % a)
+dtv, = struct.unpack_from("<Q", b, at(tp + 8))
+n, = struct.unpack_from("<Q", b, at(dtv - 16))
+struct.pack_into("<Q", b, at(dtv + 16 * n), sp - 4096)   # its last entry
+open(sys.argv[2], "wb").write(b)
+PYEOF
+check "crafted DTV: the core was patched (sp $sp)" test -s "$TMP/tls.dtv.core"
+"$B/mprof-core" --addr "$8" "$TMP/tls" "$TMP/tls.dtv.core" >"$TMP/dtv.txt" 2>&1
+check_grep "crafted DTV: a block below sp does not make thread 2's outermost local TLS" \
+	"^address $8: on the stack of thread [0-9]+ \(tid $3\), " "$TMP/dtv.txt"
 # a PT_TLS whose p_vaddr is not aligned so that its first byte's offset exceeds
 # p_memsz: glibc accepts it (modulo arithmetic) and places the block as for the
 # original, at tp - round_up(memsz, align); so must --addr (it dropped it)
