@@ -283,6 +283,7 @@ struct cli_symref {
 			       * section, NULL when none */
 	uint64_t before_offset, before_size; /* address minus its value; its size */
 	int before_is_func;
+	int before_is_label;   /* a NOTYPE symbol or one of size 0: no extent to be past */
 };
 
 struct cli_datasym;
@@ -309,13 +310,17 @@ struct cli_tlsref {
 	uint64_t offset, size; /* address minus the variable's; the variable's size */
 };
 
+/* Name thread index t of img as the reports do: "thread N (tid T)", N = t + 1
+ * (the tid left out when t is not one of img's threads). Prints to f. */
+void cli_thread_text(FILE *f, const struct cp_image *img, int t);
+
 /* Is addr in the static TLS of one of img's threads (a core's; on x86-64, where
- * an_thread_pointer() is known)? glibc puts the modules' TLS blocks right below
- * the thread pointer, the executable's first, at tp - round_up(p_memsz, p_align)
- * (the modules' PT_TLS, read once per session): its variables are named; the
- * other modules' blocks, below it, are counted as TLS by their total size (their
- * order is glibc's). Returns 1 with *out filled (names are the session's), 0 when
- * not (or d is NULL). */
+ * an_thread_pointer() is known)? glibc puts the static TLS blocks right below
+ * the thread pointer, the executable's first, at tp - round_up(p_memsz, p_align):
+ * the span counted runs from the lowest static block the thread's DTV lists
+ * (tp + 8) to tp, in tp's own mapping; without the DTV, the executable's block
+ * alone. The executable's variables are named. Returns 1 with *out filled
+ * (names are the session's), 0 when not (or d is NULL). */
 int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t addr,
 		    struct cli_tlsref *out);
 

@@ -30,7 +30,6 @@ struct cli_datasym {
 	char **names;             /* demangled names handed out, freed with the session */
 	size_t nnames, capnames;
 	int tls_done;             /* the TLS layout below was looked for */
-	uint64_t tls_total;       /* bytes of static TLS below a thread pointer, all modules */
 	Dwfl_Module *exe;         /* the executable (the module holding AT_ENTRY), or NULL */
 	uint64_t exe_tls_off;     /* its TLS block is at tp - this (0: it has none) */
 	uint64_t exe_tls_memsz;
@@ -223,26 +222,31 @@ static void ds_section(struct cli_datasym *d, Dwfl_Module *mod, uint64_t addr, s
 			out->before_offset = addr - sa;
 			out->before_size = sym.st_size;
 			out->before_is_func = GELF_ST_TYPE(sym.st_info) == STT_FUNC;
+			out->before_is_label = GELF_ST_TYPE(sym.st_info) == STT_NOTYPE || !sym.st_size;
 		}
 	}
 }
 
-/* dwfl_getmodules callback: add one module's PT_TLS to the layout, placed as
- * glibc's _dl_determine_tlsoffset places the first module (the executable,
- * module id 1): off = round_up(memsz - firstbyte, align) + firstbyte, where
- * firstbyte keeps the block's p_vaddr alignment. */
-static int ds_tls_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
+/* Limits on a module's PT_TLS beyond which glibc's loader would not have placed
+ * it (a crafted p_align of 2^40 or 2^63 would otherwise stretch a thread's TLS
+ * over other threads' stacks), and on the DTV entries read. */
+#define DS_TLS_ALIGN_MAX (1u << 20)
+#define DS_TLS_SIZE_MAX (1u << 30)
+#define DS_DTV_MAX 4096u
+
+/* The executable's PT_TLS into d->exe_tls_off and d->exe_tls_memsz, placed as
+ * glibc's _dl_determine_tlsoffset places the first module (module id 1):
+ * off = round_up(memsz - firstbyte, align) + firstbyte, modulo 2^64 as glibc
+ * computes it, where firstbyte keeps the block's p_vaddr alignment. A block
+ * whose alignment or size break the caps above is left out. */
+static void ds_tls_exe(struct cli_datasym *d)
 {
-	struct cli_datasym *d = arg;
 	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf *elf = d->exe ? dwfl_module_getelf(d->exe, &bias) : NULL;
 	size_t n;
 
-	(void)ud;
-	(void)name;
-	(void)start;
 	if (!elf || elf_getphdrnum(elf, &n) != 0)
-		return DWARF_CB_OK;
+		return;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 		uint64_t align, first, off;
@@ -250,17 +254,69 @@ static int ds_tls_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Ad
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_TLS || !ph.p_memsz)
 			continue;
 		align = ph.p_align > 1 && !(ph.p_align & (ph.p_align - 1)) ? ph.p_align : 1;
+		if (align > DS_TLS_ALIGN_MAX || ph.p_memsz > DS_TLS_SIZE_MAX)
+			return;   /* not a TLS block glibc would have loaded */
 		first = -(ph.p_vaddr & (align - 1)) & (align - 1);
-		if (ph.p_memsz > (1u << 30) || ph.p_memsz < first)
-			continue;   /* not a TLS block glibc would have loaded */
 		off = ((ph.p_memsz - first + align - 1) & ~(align - 1)) + first;
-		d->tls_total += off;
-		if (mod == d->exe) {
-			d->exe_tls_off = off;
-			d->exe_tls_memsz = ph.p_memsz;
-		}
+		if (!off || off > DS_TLS_SIZE_MAX + DS_TLS_ALIGN_MAX)
+			return;
+		d->exe_tls_off = off;
+		d->exe_tls_memsz = ph.p_memsz;
+		return;
 	}
-	return DWARF_CB_OK;
+}
+
+/* Are a and b in one run of adjacent segments with the same flags (one mapping,
+ * which a gcore may split)? */
+static int ds_same_run(const struct cp_image *img, uint64_t a, uint64_t b)
+{
+	const struct cp_segment *sa = cp_image_segment(img, a), *sb = cp_image_segment(img, b), *s;
+
+	if (!sa || !sb)
+		return 0;
+	if (sa > sb) {
+		s = sa;
+		sa = sb;
+		sb = s;
+	}
+	for (s = sa; s < sb; s++)
+		if (s->vaddr + s->memsz != s[1].vaddr || s->flags != s[1].flags)
+			return 0;
+	return 1;
+}
+
+/* The lowest static TLS block of the thread whose thread pointer is tp, as its
+ * DTV lists them, into *lo. glibc's x86-64 TCB holds the DTV pointer at tp + 8;
+ * the DTV is an array of 16-byte entries whose entry -1 holds its length and
+ * entry i (i >= 1) module i's block (-1: not allocated yet). Static blocks lie
+ * below tp in tp's own mapping, above the stack pointer sp when the thread's
+ * stack shares that mapping (a thread glibc created); a dlopen'd module's block
+ * is elsewhere (malloc'd) and is not counted. Returns 0, or -1 when the core
+ * does not hold the DTV (*lo is tp when it lists no static block). */
+static int ds_dtv_static(const struct cp_image *img, uint64_t tp, uint64_t sp, uint64_t *lo)
+{
+	int stack_below = sp < tp && ds_same_run(img, sp, tp - 1);
+
+	uint64_t dtv, len, val;
+
+	*lo = tp;
+	if (tp > UINT64_MAX - 16 || cp_image_read_word(img, tp + 8, &dtv) < 0 || dtv < 16 ||
+	    cp_image_read_word(img, dtv - 16, &len) < 0)
+		return -1;
+	if (len > DS_DTV_MAX)
+		len = DS_DTV_MAX;
+	if (dtv > UINT64_MAX - 16 * (len + 1))
+		return -1;
+	for (uint64_t i = 1; i <= len; i++) {
+		if (cp_image_read_word(img, dtv + 16 * i, &val) < 0)
+			break;
+		if (!val || val >= tp || tp - val > DS_TLS_SIZE_MAX || (stack_below && val <= sp) ||
+		    !ds_same_run(img, val, tp - 1))
+			continue;
+		if (val < *lo)
+			*lo = val;
+	}
+	return 0;
 }
 
 /* The executable's TLS variable at offset off of its TLS block into out. */
@@ -288,7 +344,7 @@ static void ds_tls_symbol(struct cli_datasym *d, uint64_t off, struct cli_tlsref
 int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t addr,
 		    struct cli_tlsref *out)
 {
-	uint64_t tp, entry;
+	uint64_t tp, entry, lo, sp;
 
 	memset(out, 0, sizeof(*out));
 	if (!d || img->kind != CP_KIND_CORE)
@@ -297,10 +353,16 @@ int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t 
 		d->tls_done = 1;
 		if (cp_image_auxv(img, AT_ENTRY, &entry) == 0)
 			d->exe = dwfl_addrmodule(d->dwfl, entry);
-		(void)dwfl_getmodules(d->dwfl, ds_tls_module, d, 0);
+		ds_tls_exe(d);
 	}
-	for (size_t t = 0; d->tls_total && t < img->nthreads; t++) {
-		if (an_thread_pointer(img, t, &tp) < 0 || addr >= tp || tp - addr > d->tls_total)
+	for (size_t t = 0; t < img->nthreads; t++) {
+		if (an_thread_pointer(img, t, &tp) < 0 || addr >= tp || !ds_same_run(img, addr, tp - 1))
+			continue;
+		/* the static blocks the DTV lists; without it the executable's alone */
+		sp = img->threads[t].sp;
+		if (ds_dtv_static(img, tp, sp, &lo) == 0 ? addr < lo :
+		    !d->exe_tls_off || tp - addr > d->exe_tls_off ||
+		    (sp < tp && addr <= sp && ds_same_run(img, sp, tp - 1)))
 			continue;
 		out->thread = t;
 		out->tp = tp;

@@ -727,14 +727,6 @@ static int long_opt_is_eq(const char *a, const char *name)
 	return n > 2 && !strncmp(a, name, n);
 }
 
-/* Does path end in suffix (and hold more than it)? */
-static int path_ends_with(const char *path, const char *suffix)
-{
-	size_t n = strlen(path), k = strlen(suffix);
-
-	return n > k && !strcmp(path + n - k, suffix);
-}
-
 /* The report options that take their value as the next argument (cli_parse_args'
  * required_argument entries): snapshot passes the value on with its option rather
  * than taking it for the PID ('snapshot --format json PID', '--form json PID'). */
@@ -808,7 +800,7 @@ static int snapshot(int *argc, char **argv, char *exe, size_t exe_cap, char *out
 		usage_error("snapshot: output path too long: %s", outarg);
 	/* mi_snapshot writes NAME.zst as zstd; a .gz or .xz name would hold a plain
 	 * core that only mprof-core reads */
-	if (outarg && (path_ends_with(outarg, ".gz") || path_ends_with(outarg, ".xz")))
+	if (outarg && (mi_ends_with(outarg, ".gz") || mi_ends_with(outarg, ".xz")))
 		usage_error("snapshot: cannot write %s: only zstd compression is written "
 			    "(name it .zst, or without a suffix for a plain core)", outarg);
 	if (outarg)

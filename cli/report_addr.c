@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "reach.h"
 
 /* One address, classified and named. */
 struct addr_info {
@@ -36,6 +37,20 @@ static int block_in_sym(const struct cli_profile *p, size_t bi, const struct cli
 	return block_in(p, bi, s->start, s->start + s->size);
 }
 
+/* Can an address of img be a thread's TLS (cli_datasym_tls): a core with the
+ * thread pointer of some thread known (x86-64)? */
+static int tls_possible(const struct cp_image *img)
+{
+	uint64_t tp;
+
+	if (img->kind != CP_KIND_CORE)
+		return 0;
+	for (size_t t = 0; t < img->nthreads; t++)
+		if (an_thread_pointer(img, t, &tp) == 0)
+			return 1;
+	return 0;
+}
+
 static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, int *ds_tried,
 			 const struct cli_options *o, uint64_t addr, struct addr_info *ai)
 {
@@ -47,6 +62,11 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 	 * (code, constants in flash), which names it */
 	if (a->what != AN_ADDR_BETWEEN && a->what != AN_ADDR_OTHER && a->what != AN_ADDR_NOT_DUMPED &&
 	    a->what != AN_ADDR_STACK && !(a->what == AN_ADDR_UNMAPPED && p->img->kind == CP_KIND_RAW))
+		return;
+	/* a stack address needs symbols only to tell a thread's TLS on its stack,
+	 * or, in a core without a load map (a board's), a variable of the
+	 * program in the one segment that holds its stack (below) */
+	if (a->what == AN_ADDR_STACK && !tls_possible(p->img) && p->img->nfiles)
 		return;
 	if (!*ds_tried) {
 		struct cp_error err = { 0 };
@@ -113,6 +133,9 @@ static void sym_text(FILE *f, const struct cli_symref *s)
 	if (s->name)
 		fprintf(f, "%s+0x%" PRIx64 " (%s of %" PRIu64 " bytes) ", s->name, s->offset,
 			s->is_func ? "function" : "variable", s->size);
+	else if (s->section && s->before && s->before_is_label)   /* a label: no end to be past */
+		fprintf(f, "%s+0x%" PRIx64 " in %s (no symbol covers it) ", s->before, s->before_offset,
+			s->section);
 	else if (s->section && s->before)   /* gdb's 'info symbol': "NAME + OFF in section SEC" */
 		fprintf(f, "%s+0x%" PRIx64 " in %s, past the end of that %s of %" PRIu64
 			" bytes (no symbol covers it) ", s->before, s->before_offset, s->section,
@@ -235,15 +258,17 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 	case AN_ADDR_STACK: {
 		const struct cp_thread *t = &p->img->threads[a->thread];
 
+		fputs(a->below_sp ? "in the stack of " : "on the stack of ", f);
+		cli_thread_text(f, p->img, (int)a->thread);
 		if (a->below_sp)
-			fprintf(f, "in the stack of thread %d, %s bytes below its stack pointer 0x%" PRIx64
-				" (not in use)\n", t->tid, fmt_num(n1, t->sp - a->addr), t->sp);
+			fprintf(f, ", %s bytes below its stack pointer 0x%" PRIx64 " (not in use)\n",
+				fmt_num(n1, t->sp - a->addr), t->sp);
 		else if (a->addr >= t->sp)
-			fprintf(f, "on the stack of thread %d, %s bytes above its stack pointer 0x%" PRIx64 "\n",
-				t->tid, fmt_num(n1, a->addr - t->sp), t->sp);
+			fprintf(f, ", %s bytes above its stack pointer 0x%" PRIx64 "\n",
+				fmt_num(n1, a->addr - t->sp), t->sp);
 		else
-			fprintf(f, "on the stack of thread %d, in the red zone %s bytes below its stack pointer 0x%"
-				PRIx64 "\n", t->tid, fmt_num(n1, t->sp - a->addr), t->sp);
+			fprintf(f, ", in the red zone %s bytes below its stack pointer 0x%" PRIx64 "\n",
+				fmt_num(n1, t->sp - a->addr), t->sp);
 		break;
 	}
 	case AN_ADDR_UNMAPPED:
@@ -269,8 +294,8 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 	case AN_ADDR_TLS: {
 		const struct cli_tlsref *t = &ai->tls;
 
-		fprintf(f, "thread-local storage of thread %zu (LWP %d)", t->thread + 1,
-			p->img->threads[t->thread].tid);
+		fputs("thread-local storage of ", f);
+		cli_thread_text(f, p->img, (int)t->thread);
 		if (t->name)
 			fprintf(f, ": %s+0x%" PRIx64 " (variable of %" PRIu64 " bytes) in %s\n", t->name,
 				t->offset, t->size, fmt_base(t->module));
@@ -356,12 +381,12 @@ static void sym_json(struct json *j, const struct cli_symref *s)
 	json_key(j, "section");
 	json_str(j, s->section);
 	json_key(j, "section_offset");
-	json_hex(j, s->sec_offset);
+	json_u64(j, s->sec_offset);
 	if (s->before) {
 		json_key(j, "symbol_before");
 		json_str(j, s->before);
 		json_key(j, "symbol_before_offset");
-		json_hex(j, s->before_offset);
+		json_u64(j, s->before_offset);
 		json_key(j, "symbol_before_size");
 		json_u64(j, s->before_size);
 	}

@@ -284,7 +284,7 @@ static void where_of(struct lost_ctx *x, const struct an_ref *r, struct where *w
 		w->have_sym = 1;
 }
 
-static void thread_text(FILE *f, const struct cp_image *img, int t)
+void cli_thread_text(FILE *f, const struct cp_image *img, int t)
 {
 	fprintf(f, "thread %d", t + 1);
 	if (t >= 0 && (size_t)t < img->nthreads)
@@ -300,7 +300,7 @@ static void where_text(FILE *f, struct lost_ctx *x, const struct where *w)
 		char buf[16];
 
 		fprintf(f, "register %s of ", reg_name(img, w->reg, buf, sizeof(buf)));
-		thread_text(f, img, w->thread);
+		cli_thread_text(f, img, w->thread);
 		return;
 	}
 	fprintf(f, "0x%" PRIx64 ", ", w->addr);
@@ -318,7 +318,7 @@ static void where_text(FILE *f, struct lost_ctx *x, const struct where *w)
 	}
 	if (!strcmp(w->kind, "stack")) {
 		fputs("stack of ", f);
-		thread_text(f, img, w->thread);
+		cli_thread_text(f, img, w->thread);
 		if ((int64_t)w->offset < 0)
 			fprintf(f, ", sp-0x%" PRIx64, -w->offset);
 		else
@@ -327,7 +327,7 @@ static void where_text(FILE *f, struct lost_ctx *x, const struct where *w)
 	}
 	if (!strcmp(w->kind, "tls")) {
 		fputs("thread-local storage of ", f);
-		thread_text(f, img, w->thread);
+		cli_thread_text(f, img, w->thread);
 		return;
 	}
 	if (w->have_sym && w->sym.name)

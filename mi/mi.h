@@ -194,10 +194,17 @@ int mi_client_close(struct mi_client *c);
  * /proc/sys/kernel/yama/ptrace_scope), gdb not installed (MI_ENOGDB), gcore failed
  * or wrote nothing (MI_EGDB, MI_EIO). A partial out_path is removed on failure.
  * An out_path ending in ".zst" is written as one zstd frame (level 3, with a
- * checksum, as the zstd program writes): gcore writes out_path.part, which is
- * compressed after the detach and then removed (MI_EIO, MI_ENOMEM when that fails). */
+ * checksum, as the zstd program writes): gcore writes a file of a fresh name
+ * (out_path.XXXXXX, mkstemp), which is compressed after the detach into another
+ * and removed; the compressed file is renamed to out_path only when all went
+ * well, so a failure (MI_EIO, MI_ENOMEM) leaves an older out_path as it was and
+ * no temporary behind. */
 int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeout_ms,
 		struct mi_error *err);
+
+/* Does path end in suffix, in any case (x.ZST as x.zst), and hold more than
+ * it? 1 or 0. */
+int mi_ends_with(const char *path, const char *suffix);
 
 /* The program file of the running process pid (readlink of /proc/PID/exe) into
  * buf of size n, for analysing its snapshot afterwards. Returns 0, or -1 with err

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -124,17 +125,36 @@ static int snap_exec(struct mi_client *c, const char *cmd, unsigned tmo, char *m
 	return 0;
 }
 
-/* Does path end in suffix? */
-static int snap_ends_with(const char *path, const char *suffix)
+int mi_ends_with(const char *path, const char *suffix)
 {
 	size_t n = strlen(path), k = strlen(suffix);
 
-	return n > k && !strcmp(path + n - k, suffix);
+	return n > k && !strcasecmp(path + n - k, suffix);
 }
 
-/* Compress the core at src into dst (created with src's mode) as one zstd frame
- * with a content checksum, as the zstd program writes it. Returns 0, or -1 with
- * err filled (MI_EIO, MI_ENOMEM) and dst removed; src is left to the caller. */
+/* Create a new file named path.XXXXXX (mkstemp: a name no file has, mode 0600)
+ * beside path, its name into buf (n bytes). Returns 0, or -1 with err filled. */
+static int snap_temp(const char *path, char *buf, size_t n, struct mi_error *err)
+{
+	int fd;
+
+	if ((size_t)snprintf(buf, n, "%s.XXXXXX", path) >= n) {
+		buf[0] = '\0';
+		return snap_error(err, MI_EARG, "snapshot: output path too long");
+	}
+	fd = mkostemp(buf, O_CLOEXEC);
+	if (fd < 0) {
+		snap_error(err, MI_EIO, "snapshot: cannot create a temporary file %s: %s", buf, strerror(errno));
+		buf[0] = '\0';
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Compress the core at src into dst (an existing file of ours, truncated) as one
+ * zstd frame with a content checksum, as the zstd program writes it. Returns 0,
+ * or -1 with err filled (MI_EIO, MI_ENOMEM); both files are left to the caller. */
 static int snap_zstd_file(const char *src, const char *dst, struct mi_error *err)
 {
 	ZSTD_CCtx *z = NULL;
@@ -155,7 +175,7 @@ static int snap_zstd_file(const char *src, const char *dst, struct mi_error *err
 		snap_error(err, MI_EIO, "snapshot: %s: %s", src, strerror(errno));
 		goto out;
 	}
-	ofd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0777);
+	ofd = open(dst, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (ofd < 0) {
 		snap_error(err, MI_EIO, "snapshot: cannot create %s: %s", dst, strerror(errno));
 		goto out;
@@ -199,8 +219,6 @@ static int snap_zstd_file(const char *src, const char *dst, struct mi_error *err
 out:
 	if (ofd >= 0 && close(ofd) < 0 && ret == 0)
 		ret = snap_error(err, MI_EIO, "snapshot: writing %s: %s", dst, strerror(errno));
-	if (ret < 0 && ofd >= 0)
-		unlink(dst);
 	if (fd >= 0)
 		close(fd);
 	ZSTD_freeCCtx(z);
@@ -214,7 +232,7 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 {
 	struct mi_settings set;
 	struct mi_client *c = NULL;
-	char cmd[8900], q[4200], msg[512], hint[256], part[4200];
+	char cmd[8900], q[4200], msg[512], hint[256], part[4200], zpart[4200];
 	const char *core_path = out_path;   /* what gcore writes */
 	int zst;
 	unsigned cmd_tmo = timeout_ms ? timeout_ms : 30000;
@@ -239,12 +257,12 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 				  "(a debugger or strace): detach it first", (int)pid, tracer);
 	if (mi_quote(q, sizeof q, out_path) >= sizeof q)
 		return snap_error(err, MI_EARG, "snapshot: output path too long");
-	zst = snap_ends_with(out_path, ".zst");
-	if (zst) {
-		if ((size_t)snprintf(part, sizeof part, "%s.part", out_path) >= sizeof part)
-			return snap_error(err, MI_EARG, "snapshot: output path too long");
-		core_path = part;
-	}
+	/* NAME.zst: gcore writes a core of a fresh name beside it, compressed into
+	 * another, renamed over NAME.zst only when all went well */
+	zst = mi_ends_with(out_path, ".zst");
+	part[0] = zpart[0] = '\0';
+	if (zst && (size_t)snprintf(part, sizeof part, "%s.XXXXXX", out_path) >= sizeof part)
+		return snap_error(err, MI_EARG, "snapshot: output path too long");
 
 	state_before = snap_state(pid);
 	memset(&set, 0, sizeof set);
@@ -270,6 +288,11 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 	}
 	attached = 1;
 
+	if (zst) {
+		if (snap_temp(out_path, part, sizeof part, err) < 0)
+			goto out;
+		core_path = part;
+	}
 	/* MI has no gcore command: the CLI one, quoted as an MI c-string. gcore takes
 	 * the rest of its line as the file name, so spaces are fine. */
 	{
@@ -300,8 +323,17 @@ int mi_snapshot(pid_t pid, const char *out_path, const char *gdb, unsigned timeo
 	}
 	attached = 0;
 	/* the process runs on while its core is compressed */
-	if (zst && snap_zstd_file(core_path, out_path, err) < 0)
-		goto out;
+	if (zst) {
+		if (snap_temp(out_path, zpart, sizeof zpart, err) < 0 ||
+		    snap_zstd_file(core_path, zpart, err) < 0)
+			goto out;
+		if (rename(zpart, out_path) < 0) {
+			snap_error(err, MI_EIO, "snapshot: cannot rename %s to %s: %s", zpart, out_path,
+				   strerror(errno));
+			goto out;
+		}
+		zpart[0] = '\0';
+	}
 	ret = 0;
 out:
 	/* gdb detaches from a process it attached to when its input ends or it is
@@ -311,8 +343,12 @@ out:
 	mi_client_close(c);
 	if (attached && state_before != 'T' && state_before != 't' && snap_state(pid) == 'T')
 		kill(pid, SIGCONT);
-	if ((ret < 0 || zst) && wrote)
+	if (zst && part[0] && core_path == part)
+		unlink(part);
+	else if (ret < 0 && wrote)
 		unlink(core_path);
+	if (zpart[0])
+		unlink(zpart);
 	return ret;
 }
 

@@ -130,7 +130,7 @@ fw_reset;main;f_stale 80" "$(cat "$TMP/$N.folded")"
 	"$M" --addr "$kp" --addr "$st" --addr "$sp" --addr "$f0" "$exe" "$TMP/$N.core" >"$TMP/$N.caddr" 2>&1
 	check_grep "$N core --addr: f_leak's first byte, in the flash the core holds" "^address $f0: f_leak\+0x0 \(function" "$TMP/$N.caddr"
 	check_grep "$N core --addr: fw_halt's local on the stack (the core has the registers)" \
-		"^address $sp: on the stack of thread 1, [0-9]+ bytes above its stack pointer" "$TMP/$N.caddr"
+		"^address $sp: on the stack of thread 1 \(tid 1\), [0-9]+ bytes above its stack pointer" "$TMP/$N.caddr"
 	check_grep "$N core --addr: keep[]" "^address $kp: keep\+0x0 \(variable of 64 bytes\)" "$TMP/$N.caddr"
 	check_grep "$N core --addr: the freed block's stack" "^        f_stale \(hunt8_m.c:$(mark stale)\)" "$TMP/$N.caddr"
 
