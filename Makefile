@@ -148,6 +148,8 @@ $(B)/tests/%: tests/unit/%.c $(B)/libmprof.a tests/check.h
 $(B)/tests/t_cfi: annotate/cfi.c annotate/internal.h
 # t_pb includes the pprof export's protobuf writer (white-box)
 $(B)/tests/t_pb: cli/pb.c cli/pb.h
+# t_reachidx includes the lost report's reachability code (white-box)
+$(B)/tests/t_reachidx: analysis/reach.c analysis/reach.h
 
 # ---- cross builds of the static annotator kit (issue 8) ----------------------
 ifdef TARGET

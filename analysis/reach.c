@@ -673,6 +673,17 @@ static int live_index_build(const struct cp_image *img, const struct cp_scan *sc
 					goto fail;
 			if (ptrs_p && range_silent(img, ptrs_p, &seg, b->user, end))
 				li->leaf[n / 64] |= 1ull << (n % 64);
+			/* the final shift allows at most nlive + 2 buckets a region:
+			 * past that the guess (from the live bytes, blind to the freed
+			 * memory between them) is already wrong, and a sparse heap
+			 * (an exit snapshot's few leaks) would push thousands of
+			 * buckets a block: stop and take the second pass */
+			if (nb > scan->nlive + 2 * li->nregions + 2) {
+				shift_p = 0;
+				free(li->buckets);
+				li->buckets = NULL;
+				nb = bcap = 0;
+			}
 		}
 		n++;
 	}
