@@ -403,6 +403,9 @@ static void ha_bad_pointer(const char *fn, int state, void *p)
  * header's first line is prefetched at that guess while END loads. */
 static HA_TLS unsigned ha_free_depth_hint;
 
+/* free's body for a pointer that is not NULL (ha_free, internal.h, tests NULL):
+ * checks p's header and guard, reports damage, marks the header freed and
+ * hands the raw block back to the real allocator; errno is kept. */
 void ha_free_nonnull(void *p)
 {
 	struct ha_hdr_view v;
