@@ -218,14 +218,25 @@ static void ha_corruption_seen(void)
 		abort();
 }
 
+/* 1 when the real free never changes errno, so that free need not save it:
+ * glibc's keeps it since 2.33; the static kit's real allocator may be any. */
+#if !defined(HEAPANN_STATIC) && defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+#define HA_FREE_KEEPS_ERRNO 1
+#else
+#define HA_FREE_KEEPS_ERRNO 0
+#endif
+
 /* Report a broken guard (BAD bytes) of a live block. */
 static __attribute__((noinline, cold)) void ha_guard_broken(const void *user,
 							   const struct ha_hdr_view *v,
 							   unsigned bad)
 {
+	int saved = errno;   /* the free's fast way counts on it being kept */
+
 	ha_report_guard(user, v->size, bad, v->guard);
 	ha_stats_damage(1, v->seq);
 	ha_corruption_seen();
+	errno = saved;
 }
 
 /* Check the guard of a live block and report it once when broken. Inline:
@@ -413,8 +424,20 @@ void ha_free_nonnull(void *p)
 
 	/* a prefetch never faults, even at a wrong guess */
 	__builtin_prefetch((const char *)p - heapann_header_bytes(ha_free_depth_hint, HA_W));
-	saved = errno;
 	st = ha_hdr_find(p, &v);
+	if (HA_FREE_KEEPS_ERRNO && HA_LIKELY(st == HA_HDR_LIVE && !ha_check_on)) {
+		/* nothing on this way changes errno: glibc's free keeps it
+		 * (2.33 and later), a broken guard's report and the statistics'
+		 * first mmap keep it themselves; no save (issue 15: the call to
+		 * __errno_location and the store, on every free) */
+		ha_free_depth_hint = v.depth;
+		ha_guard_check(p, &v);
+		ha_hook_free(p, v.size, v.seq);
+		ha_hdr_mark_freed(p, &v);
+		ha_real_free(v.raw);
+		return;
+	}
+	saved = errno;
 	if (HA_LIKELY(st == HA_HDR_LIVE)) {
 		ha_free_depth_hint = v.depth;
 		ha_guard_check(p, &v);

@@ -11,6 +11,7 @@
  * A free never looks at the block's stack: the reader derives per-stack frees
  * from the live blocks, so a free costs one atomic add and a bin update.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -208,8 +209,12 @@ static __attribute__((noinline, cold)) int st_ready_slow(void)
 		int expect = 0;
 
 		if (__atomic_compare_exchange_n(&st_state, &expect, 1, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
+						__ATOMIC_ACQUIRE)) {
+			int saved = errno;   /* a failed mmap: free counts on errno kept */
+
 			st_make();
+			errno = saved;
+		}
 	}
 	/* another thread is making it: an mmap away */
 	while ((s = __atomic_load_n(&st_state, __ATOMIC_ACQUIRE)) == 1 && ++spin < ST_SPIN)

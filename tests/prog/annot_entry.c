@@ -337,6 +337,16 @@ static void test_errno(void)
 	errno = 77;
 	free(p);
 	CHECK("errno kept across free of an aligned block", errno == 77);
+	/* glibc hands 4 MiB back with munmap; errno stays (free no longer
+	 * saves it on its common way, glibc's free keeps it) */
+	p = malloc(4 << 20);
+	errno = 99;
+	free(p);
+	CHECK("errno kept across free of a 4 MiB block", p && errno == 99);
+	p = realloc(malloc(100), 200);
+	errno = 98;
+	free(p);
+	CHECK("errno kept across free of a reallocated block", p && errno == 98);
 }
 
 /* ---- 4 threads mixing every call, handing blocks to each other ---- */
