@@ -168,6 +168,34 @@ jcheck "threads: leak through worker_alloc <- worker: $K blocks, $((A - K)) free
 	"[(l['kept_blocks'], l['kept_bytes'], l['allocs'], l['frees']) for l in d['leaks'] if l['path'][:2] == ['worker_alloc', 'worker']] == [($K, $KB, $A, $A - $K)]"
 jcheck "threads: bins add up to the statistics" "$J" \
 	'sum(b["allocs"] for b in d["bins"]) == d["statistics"]["allocs"] and sum(b["kept_bytes"] for b in d["bins"]) == d["statistics"]["live_bytes"]'
+# ---- stacks that share outer frames: every allocation under its own ---------
+# (the statistics hash and compare only the frames the walker did not reuse,
+# issue 15): nothing is freed, so each stack's allocations from the statistics
+# must be its kept blocks from the headers; once at the default depth, once cut
+# at 6 frames (the walk's joins then cut too)
+exe=$TMP/reuse
+cc $CFLAGS_T -pthread -o "$exe" tests/prog/tab_reuse.c
+for dep in 32 6; do
+	rm -f "$TMP/core"
+	(cd "$TMP" && ulimit -c unlimited && HEAPANN_DEPTH=$dep LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" >"$TMP/out" 2>/dev/null)
+	check "reuse d$dep: kernel core written" test -s "$TMP/core"
+	set -- $(cat "$TMP/out")   # blocks N bytes B
+	N=$2 BY=$4
+	"$B/mprof-core" --format=json --report=leaks --leak-depth 16 --top 0 "$exe" "$TMP/core" >"$TMP/r.json" 2>/dev/null
+	check_eq "reuse d$dep: mprof-core exit 0" 0 $?
+	J=$TMP/r.json
+	jcheck "reuse d$dep: statistics found, no stack unrecorded" "$J" \
+		'd["tables_source"] == "statistics" and d["statistics"]["unrecorded_allocs"] == 0'
+	jcheck "reuse d$dep: the stacks through leaf_a hold all $N blocks, $BY bytes" "$J" \
+		"[sum(l[k] for l in d['leaks'] if 'leaf_a' in l['path']) for k in ('allocs', 'kept_blocks', 'kept_bytes')] == [$N, $N, $BY]"
+	jcheck "reuse d$dep: each stack's allocations are its kept blocks and bytes" "$J" \
+		"all(l['allocs'] == l['kept_blocks'] and l['bytes'] == l['kept_bytes'] for l in d['leaks'] if 'leaf_a' in l['path'])"
+	cp "$J" "$TMP/r$dep.json"
+done
+jcheck "reuse d6: 6 frames at most" "$J" "all(len(l['path']) <= 6 for l in d['leaks'] if 'leaf_a' in l['path'])"
+jcheck "reuse d32: 32 stacks (8 depths, 2 leaves, 2 threads)" "$TMP/r32.json" \
+	"len([l for l in d['leaks'] if 'leaf_a' in l['path']]) == 32"
+
 # ---- a stack table too small: the rest is "unrecorded", never a crash ---------
 exe=$TMP/stacks
 cc $CFLAGS_T -o "$exe" tests/prog/tab_stacks.c
