@@ -552,6 +552,26 @@ unsigned dw_pool_threads(unsigned requested, const char **bad_env);
  * started only leaves its share to the others. */
 void dw_pool_run(unsigned nthreads, size_t n, void (*fn)(void *arg, size_t i), void *arg);
 
+/* A pool fed while it runs: jobs 0, 1, 2... of fn(arg, i) become runnable as
+ * the caller publishes them, and run on nthreads - 1 helper threads started
+ * here, and on the caller while it waits for one. Returns the pool (to end
+ * with dw_pipe_end), or NULL when out of memory. At most max jobs. */
+struct dw_pipe;
+struct dw_pipe *dw_pipe_start(unsigned nthreads, size_t max, void (*fn)(void *arg, size_t i), void *arg);
+
+/* Jobs [0, n) may run (n at most the pool's max; never fewer than before).
+ * What they read must be written before this call. */
+void dw_pipe_publish(struct dw_pipe *p, size_t n);
+
+/* Return once published job i has run (at once for one not published), its
+ * results visible to the caller; published jobs nobody has claimed run on
+ * the caller meanwhile. */
+void dw_pipe_wait(struct dw_pipe *p, size_t i);
+
+/* Run or wait for every published job, stop the helpers and free p (NULL:
+ * nothing). */
+void dw_pipe_end(struct dw_pipe *p);
+
 /* For a separate debug file open on fd whose DWARF sections are compressed
  * (SHF_COMPRESSED, zlib): a copy in an anonymous memory file where the
  * sections the symbolizer reads are already inflated (on up to nthreads
