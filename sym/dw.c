@@ -844,6 +844,8 @@ static void dw_frame_outer(struct dw_symbolizer *s, struct dw_module *m, uint64_
 
 /* A source path from the CU's tables made absolute the way gdb shows it
  * (relative names are relative to DW_AT_comp_dir), interned, or NULL. */
+static const char *dw_cu_path_in(struct dw_symbolizer *s, const char *dir, const char *name);
+
 static const char *dw_cu_path(struct dw_symbolizer *s, Dwarf_Die *cu, const char *name)
 {
 	if (!name)
@@ -851,7 +853,16 @@ static const char *dw_cu_path(struct dw_symbolizer *s, Dwarf_Die *cu, const char
 	if (name[0] == '/')
 		return dw_arena_intern(&s->arena, name);
 	Dwarf_Attribute attr;
-	const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	return dw_cu_path_in(s, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)), name);
+}
+
+/* dw_cu_path with the unit's DW_AT_comp_dir (dir, or NULL) already known. */
+static const char *dw_cu_path_in(struct dw_symbolizer *s, const char *dir, const char *name)
+{
+	if (!name)
+		return NULL;
+	if (name[0] == '/')
+		return dw_arena_intern(&s->arena, name);
 	if (!dir || dir[0] != '/')
 		return dw_arena_intern(&s->arena, name);
 	while (name[0] == '.' && name[1] == '/')
@@ -930,10 +941,18 @@ static int dw_cuidx_lines_args(struct dw_symbolizer *s, struct dw_module *m, str
 		return -1;
 	Dwarf_Attribute attr;
 	Dwarf_Word w;
-	if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &w) != 0)
-		return -1;
-	*off = w;
-	*comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
+	if (c->ca_ok) {
+		/* read from the CU DIE's bytes (dw_unit_cu_read), as libdw would */
+		if (!c->ca.has_stmt_list)
+			return -1;
+		*off = c->ca.stmt_list;
+		*comp_dir = c->ca.comp_dir;
+	} else {
+		if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &w) != 0)
+			return -1;
+		*off = w;
+		*comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
+	}
 	Dwarf_Die cudie;
 	*addrsz = 0;
 	if (!c->cu.cu || !dwarf_cu_die(c->cu.cu, &cudie, NULL, NULL, addrsz, NULL, NULL, NULL))
@@ -965,7 +984,8 @@ static const char *dw_cuidx_file(struct dw_symbolizer *s, struct dw_cuidx *c, ui
 	if (idx >= c->lines.nfiles)
 		return NULL;
 	if (!c->lines.paths[idx])
-		c->lines.paths[idx] = dw_cu_path(s, &c->cu, c->lines.files[idx]);
+		c->lines.paths[idx] = c->ca_ok ? dw_cu_path_in(s, c->ca.comp_dir, c->lines.files[idx])
+					       : dw_cu_path(s, &c->cu, c->lines.files[idx]);
 	return c->lines.paths[idx];
 }
 
@@ -984,6 +1004,14 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 	if (known) {
 		sc->name = known;
 		sc->linkage = dw_ptrmap_get(&m->olinks, key) != NULL;
+	} else if (sc->origin && sc->origin_name && (sc->origin_linkage || c->is_cxx == 0)) {
+		/* the origin's linkage name, or its DW_AT_name in a C unit, read
+		 * by the DIE decoder: what dw_die_name gives, without libdw */
+		sc->name = dw_name(s, sc->origin_name);
+		sc->linkage = sc->origin_linkage;
+		/* failures to cache only cost speed */
+		if (sc->name && dw_ptrmap_put(&m->onames, key, sc->name) == 0 && sc->linkage)
+			dw_ptrmap_put(&m->olinks, key, (const void *)1);
 	} else if (sc->origin) {
 		Dwarf_Die odie;
 		Dwarf *dbg = dwarf_cu_getdwarf(c->cu.cu);
@@ -995,6 +1023,11 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 		} else {
 			sc->name = NULL;
 		}
+	} else if (sc->own_linkage) {
+		/* its own linkage name, read by the DIE decoder (libc's
+		 * __GI_ aliases): dw_die_name's first choice */
+		sc->name = dw_name(s, sc->own_linkage);
+		sc->linkage = 1;
 	} else if (sc->own_name && c->is_cxx == 0) {
 		/* a C function's own DW_AT_name, read by the DIE decoder: what
 		 * dw_die_name finds without asking libdw */
@@ -1393,10 +1426,14 @@ static int dw_aranges_complete(struct dw_module *m, const struct dw_ptrmap *seen
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
 
+		/* a CU the aranges name first: libdw's dwarf_ranges reads the
+		 * CU's whole abbreviation table, which dw_unit_cu_read spared */
+		if (dw_ptrmap_get(seen, (const void *)(uintptr_t)(dwarf_dieoffset(cu) + 1)))
+			continue;
 		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0)
 			if (hi > lo)
 				break;
-		if (off > 0 && !dw_ptrmap_get(seen, (const void *)(uintptr_t)(dwarf_dieoffset(cu) + 1)))
+		if (off > 0)
 			return 0;
 	}
 	return 1;

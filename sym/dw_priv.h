@@ -67,6 +67,9 @@ struct dw_scope {
 	const char *name;       /* interned demangled name, NULL if none */
 	const char *own_name;   /* the DW_AT_name the decoder read when the DIE has no linkage
 				 * name, specification or origin (its name in a C CU), or NULL */
+	const char *origin_name;  /* the name of its origin as the decoder read it (dw_sattrs), or NULL */
+	int origin_linkage;       /* origin_name is a linkage name */
+	const char *own_linkage;  /* its own linkage name as the decoder read it (dw_sattrs), or NULL */
 	int have_call;          /* call_* below were read by the decoder (else ask libdw) */
 	int has_call_file;      /* DW_AT_call_file present */
 	uint32_t call_file, call_line, call_col;  /* DW_AT_call_*, 0 when absent */
@@ -175,7 +178,31 @@ struct dw_sattrs {
 	int have_call;          /* the DW_AT_call_* below are known (absent ones 0) */
 	int has_call_file;      /* DW_AT_call_file is present (file 0 is a file in DWARF 5) */
 	uint64_t call_file, call_line, call_col;
+	const char *origin_name;  /* the name of the abstract origin when the origin is a
+				   * subprogram of the same unit with neither specification
+				   * nor origin: its linkage name if it has one (then
+				   * origin_linkage is 1), else its DW_AT_name; else NULL */
+	int origin_linkage;
+	const char *linkage;      /* the DIE's own linkage name when it has one and neither
+				   * specification nor origin, else NULL */
 };
+
+/* What the symbolizer reads of a CU DIE, as libdw gives it. */
+struct dw_cuattrs {
+	int has_stmt_list;      /* DW_AT_stmt_list is there: stmt_list set */
+	uint64_t stmt_list;
+	const char *comp_dir;   /* DW_AT_comp_dir's string, NULL when absent */
+	int lang;               /* DW_AT_language, -1 when absent (dwarf_srclang) */
+};
+
+/* Read unit u's CU DIE from the section bytes (u's header fields set: unit
+ * bounds, die_off, abbrev_off, version, addrsz, offsz): u's base, addr_base
+ * and rnglists_base as dw_scope.c took them from libdw, and *ca. Only the
+ * CU DIE's own abbreviation is looked for, so libdw never reads the unit's
+ * abbreviations for these (a whole table per unit: gcc puts the CU's last).
+ * Returns 0, or -1 when an attribute is in a form this does not read, or
+ * the bytes are not what it expects (the caller then asks libdw). */
+int dw_unit_cu_read(struct dw_unit *u, const struct dw_secs *secs, struct dw_cuattrs *ca);
 
 /* Walk the CU's DIEs as dw_scope.c's libdw walk does. For each subprogram or
  * inlined subroutine with code, range(arg, lo, hi) is called for each of its
@@ -197,6 +224,8 @@ struct dw_cuidx {
 	Dwarf_Die cu;
 	int lines_state;            /* 0 not read yet, 1 lines below valid, -1 ask libdw */
 	int is_cxx;                 /* the CU is C++: -1 not known yet, 0, 1 */
+	int ca_ok;                  /* ca below was read by dw_unit_cu_read */
+	struct dw_cuattrs ca;
 	struct dw_lines lines;
 	struct dw_scope *scopes;
 	size_t nscopes;
