@@ -1000,15 +1000,17 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 	if (c->is_cxx < 0 && sc->own_name)
 		c->is_cxx = dw_die_is_cxx(&c->cu);
 	const void *key = (const void *)(uintptr_t)(sc->origin + 1);
-	const char *known = sc->origin ? dw_ptrmap_get(&m->onames, key) : NULL;
+	const char *known = sc->origin ? dw_ptrmap_get(&m->onames, key) : NULL, *oname;
+	int olink;
 	if (known) {
 		sc->name = known;
 		sc->linkage = dw_ptrmap_get(&m->olinks, key) != NULL;
-	} else if (sc->origin && sc->origin_name && (sc->origin_linkage || c->is_cxx == 0)) {
+	} else if (sc->origin && c->ca_ok && m->secs_state > 0 &&
+		   (oname = dw_die_origin_name(&c->u, &m->secs, sc->origin, &olink)) && (olink || c->is_cxx == 0)) {
 		/* the origin's linkage name, or its DW_AT_name in a C unit, read
-		 * by the DIE decoder: what dw_die_name gives, without libdw */
-		sc->name = dw_name(s, sc->origin_name);
-		sc->linkage = sc->origin_linkage;
+		 * from its bytes: what dw_die_name gives, without libdw */
+		sc->name = dw_name(s, oname);
+		sc->linkage = olink;
 		/* failures to cache only cost speed */
 		if (sc->name && dw_ptrmap_put(&m->onames, key, sc->name) == 0 && sc->linkage)
 			dw_ptrmap_put(&m->olinks, key, (const void *)1);

@@ -67,8 +67,6 @@ struct dw_scope {
 	const char *name;       /* interned demangled name, NULL if none */
 	const char *own_name;   /* the DW_AT_name the decoder read when the DIE has no linkage
 				 * name, specification or origin (its name in a C CU), or NULL */
-	const char *origin_name;  /* the name of its origin as the decoder read it (dw_sattrs), or NULL */
-	int origin_linkage;       /* origin_name is a linkage name */
 	const char *own_linkage;  /* its own linkage name as the decoder read it (dw_sattrs), or NULL */
 	int have_call;          /* call_* below were read by the decoder (else ask libdw) */
 	int has_call_file;      /* DW_AT_call_file present */
@@ -178,11 +176,6 @@ struct dw_sattrs {
 	int have_call;          /* the DW_AT_call_* below are known (absent ones 0) */
 	int has_call_file;      /* DW_AT_call_file is present (file 0 is a file in DWARF 5) */
 	uint64_t call_file, call_line, call_col;
-	const char *origin_name;  /* the name of the abstract origin when the origin is a
-				   * subprogram of the same unit with neither specification
-				   * nor origin: its linkage name if it has one (then
-				   * origin_linkage is 1), else its DW_AT_name; else NULL */
-	int origin_linkage;
 	const char *linkage;      /* the DIE's own linkage name when it has one and neither
 				   * specification nor origin, else NULL */
 };
@@ -204,6 +197,15 @@ struct dw_cuattrs {
  * the bytes are not what it expects (the caller then asks libdw). */
 int dw_unit_cu_read(struct dw_unit *u, const struct dw_secs *secs, struct dw_cuattrs *ca);
 
+/* The name dw_die_name (dw.c) gives the subprogram DIE at .debug_info offset
+ * off of unit u (set by dw_unit_cu_read) when the DIE has neither
+ * specification nor origin: its linkage name (then *linkage is 1), else its
+ * DW_AT_name (the name only in a C unit: the caller checks). NULL when the
+ * DIE is elsewhere, is something else, or a name is in a form not read here
+ * (the caller then asks libdw). The unit's abbreviation table is read up to
+ * the DIE's code, nothing kept. */
+const char *dw_die_origin_name(const struct dw_unit *u, const struct dw_secs *secs, uint64_t off, int *linkage);
+
 /* Walk the CU's DIEs as dw_scope.c's libdw walk does. For each subprogram or
  * inlined subroutine with code, range(arg, lo, hi) is called for each of its
  * ranges and then scope(arg, die_offset, parent, inlined, nranges, origin, attrs), which
@@ -224,8 +226,9 @@ struct dw_cuidx {
 	Dwarf_Die cu;
 	int lines_state;            /* 0 not read yet, 1 lines below valid, -1 ask libdw */
 	int is_cxx;                 /* the CU is C++: -1 not known yet, 0, 1 */
-	int ca_ok;                  /* ca below was read by dw_unit_cu_read */
+	int ca_ok;                  /* ca and u below were read by dw_unit_cu_read */
 	struct dw_cuattrs ca;
+	struct dw_unit u;
 	struct dw_lines lines;
 	struct dw_scope *scopes;
 	size_t nscopes;
