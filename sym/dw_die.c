@@ -874,8 +874,10 @@ const char *dw_die_origin_name(const struct dw_unit *u, const struct dw_secs *se
 			return NULL;
 		switch (at_name) {
 		case DW_AT_name:
-			name = dw_form_string(&w, (uint32_t)form, at, v);
-			name_bad = !name;
+			if (!name && !name_bad) {   /* twice: the first, as libdw */
+				name = dw_form_string(&w, (uint32_t)form, at, v);
+				name_bad = !name;
+			}
 			break;
 		case DW_AT_linkage_name:
 		case DW_AT_MIPS_linkage_name:
@@ -924,7 +926,8 @@ int dw_unit_cu_read(struct dw_unit *u, const struct dw_secs *secs, struct dw_cua
 	const unsigned char *a = dw_abbrev_find(u, secs, code, &tag);
 	if (!a || (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit))
 		return -1;
-	int has_low = 0, has_entry = 0, has_addr_base = 0, has_gnu_addr_base = 0;
+	/* an attribute twice (a damaged file): the first, as libdw's lookup */
+	int has_low = 0, has_entry = 0, has_addr_base = 0, has_gnu_addr_base = 0, comp_dir_seen = 0;
 	uint64_t low = 0, entry = 0, addr_base = 0, gnu_addr_base = 0;
 	u->has_rnglists_base = 0;
 	for (;;) {
@@ -946,42 +949,46 @@ int dw_unit_cu_read(struct dw_unit *u, const struct dw_secs *secs, struct dw_cua
 		case DW_AT_low_pc:
 			if (form != DW_FORM_addr)
 				return -1;   /* an index into .debug_addr: libdw's rules */
-			has_low = 1, low = v;
+			if (!has_low)
+				has_low = 1, low = v;
 			break;
 		case DW_AT_entry_pc:
 			if (form != DW_FORM_addr)
 				return -1;
-			has_entry = 1, entry = v;
+			if (!has_entry)
+				has_entry = 1, entry = v;
 			break;
 		case DW_AT_addr_base:
 		case DW_AT_GNU_addr_base:
 			if (!dw_form_offset((uint32_t)form))
 				return -1;
-			if (name == DW_AT_addr_base)
+			if (name == DW_AT_addr_base && !has_addr_base)
 				has_addr_base = 1, addr_base = v;
-			else
+			else if (name == DW_AT_GNU_addr_base && !has_gnu_addr_base)
 				has_gnu_addr_base = 1, gnu_addr_base = v;
 			break;
 		case DW_AT_rnglists_base:
 			if (!dw_form_offset((uint32_t)form))
 				return -1;
-			u->has_rnglists_base = 1;
-			u->rnglists_base = v;
+			if (!u->has_rnglists_base)
+				u->has_rnglists_base = 1, u->rnglists_base = v;
 			break;
 		case DW_AT_stmt_list:
 			if (!dw_form_offset((uint32_t)form))
 				return -1;
-			ca->has_stmt_list = 1;
-			ca->stmt_list = v;
+			if (!ca->has_stmt_list)
+				ca->has_stmt_list = 1, ca->stmt_list = v;
 			break;
 		case DW_AT_comp_dir:
-			if (!(ca->comp_dir = dw_form_string(&w, (uint32_t)form, at, v)))
+			if (!comp_dir_seen && !(ca->comp_dir = dw_form_string(&w, (uint32_t)form, at, v)))
 				return -1;
+			comp_dir_seen = 1;
 			break;
 		case DW_AT_language:
 			if (!dw_form_const((uint32_t)form) || v > INT32_MAX)
 				return -1;
-			ca->lang = (int)v;
+			if (ca->lang < 0)
+				ca->lang = (int)v;
 			break;
 		case DW_AT_abstract_origin:
 		case DW_AT_specification:
