@@ -50,8 +50,9 @@ MP_LIB_SRC += $(wildcard common/*.c)
 MP_LIB_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_LIB_SRC))
 MP_CLI_SRC := $(wildcard cli/*.c)
 MP_CLI_OBJ := $(patsubst %.c,$(B)/obj/mp/%.o,$(MP_CLI_SRC))
-# -lz: gzip for pprof and .gz cores; -lzstd -llzma: .zst and .xz cores (coreparse/zcore.c)
-MP_LIBS := -lelf -ldw -lpthread -lm -lzstd -llzma -lz
+# -lz: gzip for pprof and .gz cores; -lzstd -llzma: .zst and .xz cores (coreparse/zcore.c);
+# -ldeflate: compressed debug sections (sym/dw_inflate.c)
+MP_LIBS := -lelf -ldw -lpthread -lm -lzstd -llzma -lz -ldeflate
 # issue 12: the HTML report's script and style (cli/html/), embedded as C strings
 HTML_ASSETS := cli/html/report.css cli/html/report.js
 MP_CLI_OBJ += $(B)/obj/mp/gen/html_assets.o
@@ -71,6 +72,8 @@ TOOL_BIN := $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(TOOL_SRC))
 BUILD_DEPS := libelf:libelf-dev libdw:libdw-dev
 # pprof and .gz cores (zlib), .zst and .xz cores (libzstd, liblzma)
 BUILD_DEPS += zlib:zlib1g-dev libzstd:libzstd-dev liblzma:liblzma-dev
+# compressed DWARF sections of separate debug files, inflated ahead of libdw
+BUILD_DEPS += libdeflate:libdeflate-dev
 # What `make deps` installs besides them, and what `make check-deps` installs.
 BUILD_TOOLS_DEB := gcc make pkg-config libc6-dev binutils
 TEST_DEPS_DEB := g++ file gdb valgrind python3 perl libunwind-dev man-db

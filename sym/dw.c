@@ -844,6 +844,8 @@ static void dw_frame_outer(struct dw_symbolizer *s, struct dw_module *m, uint64_
 
 /* A source path from the CU's tables made absolute the way gdb shows it
  * (relative names are relative to DW_AT_comp_dir), interned, or NULL. */
+static const char *dw_cu_path_in(struct dw_symbolizer *s, const char *dir, const char *name);
+
 static const char *dw_cu_path(struct dw_symbolizer *s, Dwarf_Die *cu, const char *name)
 {
 	if (!name)
@@ -851,7 +853,16 @@ static const char *dw_cu_path(struct dw_symbolizer *s, Dwarf_Die *cu, const char
 	if (name[0] == '/')
 		return dw_arena_intern(&s->arena, name);
 	Dwarf_Attribute attr;
-	const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	return dw_cu_path_in(s, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)), name);
+}
+
+/* dw_cu_path with the unit's DW_AT_comp_dir (dir, or NULL) already known. */
+static const char *dw_cu_path_in(struct dw_symbolizer *s, const char *dir, const char *name)
+{
+	if (!name)
+		return NULL;
+	if (name[0] == '/')
+		return dw_arena_intern(&s->arena, name);
 	if (!dir || dir[0] != '/')
 		return dw_arena_intern(&s->arena, name);
 	while (name[0] == '.' && name[1] == '/')
@@ -930,10 +941,18 @@ static int dw_cuidx_lines_args(struct dw_symbolizer *s, struct dw_module *m, str
 		return -1;
 	Dwarf_Attribute attr;
 	Dwarf_Word w;
-	if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &w) != 0)
-		return -1;
-	*off = w;
-	*comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
+	if (c->ca_ok) {
+		/* read from the CU DIE's bytes (dw_unit_cu_read), as libdw would */
+		if (!c->ca.has_stmt_list)
+			return -1;
+		*off = c->ca.stmt_list;
+		*comp_dir = c->ca.comp_dir;
+	} else {
+		if (!dwarf_attr(&c->cu, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &w) != 0)
+			return -1;
+		*off = w;
+		*comp_dir = dwarf_formstring(dwarf_attr(&c->cu, DW_AT_comp_dir, &attr));
+	}
 	Dwarf_Die cudie;
 	*addrsz = 0;
 	if (!c->cu.cu || !dwarf_cu_die(c->cu.cu, &cudie, NULL, NULL, addrsz, NULL, NULL, NULL))
@@ -965,7 +984,8 @@ static const char *dw_cuidx_file(struct dw_symbolizer *s, struct dw_cuidx *c, ui
 	if (idx >= c->lines.nfiles)
 		return NULL;
 	if (!c->lines.paths[idx])
-		c->lines.paths[idx] = dw_cu_path(s, &c->cu, c->lines.files[idx]);
+		c->lines.paths[idx] = c->ca_ok ? dw_cu_path_in(s, c->ca.comp_dir, c->lines.files[idx])
+					       : dw_cu_path(s, &c->cu, c->lines.files[idx]);
 	return c->lines.paths[idx];
 }
 
@@ -980,10 +1000,20 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 	if (c->is_cxx < 0 && sc->own_name)
 		c->is_cxx = dw_die_is_cxx(&c->cu);
 	const void *key = (const void *)(uintptr_t)(sc->origin + 1);
-	const char *known = sc->origin ? dw_ptrmap_get(&m->onames, key) : NULL;
+	const char *known = sc->origin ? dw_ptrmap_get(&m->onames, key) : NULL, *oname;
+	int olink;
 	if (known) {
 		sc->name = known;
 		sc->linkage = dw_ptrmap_get(&m->olinks, key) != NULL;
+	} else if (sc->origin && c->ca_ok && m->secs_state > 0 &&
+		   (oname = dw_die_origin_name(&c->u, &m->secs, sc->origin, &olink)) && (olink || c->is_cxx == 0)) {
+		/* the origin's linkage name, or its DW_AT_name in a C unit, read
+		 * from its bytes: what dw_die_name gives, without libdw */
+		sc->name = dw_name(s, oname);
+		sc->linkage = olink;
+		/* failures to cache only cost speed */
+		if (sc->name && dw_ptrmap_put(&m->onames, key, sc->name) == 0 && sc->linkage)
+			dw_ptrmap_put(&m->olinks, key, (const void *)1);
 	} else if (sc->origin) {
 		Dwarf_Die odie;
 		Dwarf *dbg = dwarf_cu_getdwarf(c->cu.cu);
@@ -995,6 +1025,11 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 		} else {
 			sc->name = NULL;
 		}
+	} else if (sc->own_linkage) {
+		/* its own linkage name, read by the DIE decoder (libc's
+		 * __GI_ aliases): dw_die_name's first choice */
+		sc->name = dw_name(s, sc->own_linkage);
+		sc->linkage = 1;
 	} else if (sc->own_name && c->is_cxx == 0) {
 		/* a C function's own DW_AT_name, read by the DIE decoder: what
 		 * dw_die_name finds without asking libdw */
@@ -1393,10 +1428,14 @@ static int dw_aranges_complete(struct dw_module *m, const struct dw_ptrmap *seen
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
 
+		/* a CU the aranges name first: libdw's dwarf_ranges reads the
+		 * CU's whole abbreviation table, which dw_unit_cu_read spared */
+		if (dw_ptrmap_get(seen, (const void *)(uintptr_t)(dwarf_dieoffset(cu) + 1)))
+			continue;
 		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0)
 			if (hi > lo)
 				break;
-		if (off > 0 && !dw_ptrmap_get(seen, (const void *)(uintptr_t)(dwarf_dieoffset(cu) + 1)))
+		if (off > 0)
 			return 0;
 	}
 	return 1;
@@ -1628,6 +1667,7 @@ struct dw_prep {
 	struct dw_module *m;
 	struct dw_cuidx *c;
 	struct dw_unit u;
+	size_t first;             /* the index of its first address */
 	int unit_ok;              /* u is set: the scopes can be decoded from bytes */
 	int scopes_ok;            /* they were */
 	int lines_ok;             /* off, comp_dir, addrsz set; then: the table was decoded */
@@ -1637,38 +1677,85 @@ struct dw_prep {
 	uint8_t addrsz;
 };
 
-struct dw_prep_job {
-	struct dw_prep *v;
+/* The units dw_resolve_prepare hands to the pool, in the order of their
+ * first address; v has room for one per address, so it never moves while
+ * the pool reads it. */
+struct dw_prepq {
+	struct dw_pipe *pipe;
+	struct dw_prep **v;
+	size_t nv;                /* units prepared (jobs 2nv published) */
+	size_t ins;               /* units before it are in their tables (or dropped) */
 };
 
 /* Job 2i decodes unit i's scopes, job 2i+1 its line table: nothing in libdw,
  * nothing shared but the sections read. */
 static void dw_prep_run(void *arg, size_t i)
 {
-	struct dw_prep *p = &((struct dw_prep_job *)arg)->v[i / 2];
+	struct dw_prep *p = ((struct dw_prepq *)arg)->v[i / 2];
 	if (i % 2 == 0)
 		p->scopes_ok = p->unit_ok && dw_cuidx_decode(p->c, &p->m->secs, &p->u) == 0;
 	else if (p->lines_ok)
 		p->lines_rc = dw_lines_read(&p->c->lines, &p->m->secs, p->off, p->comp_dir, p->addrsz);
 }
 
-/* Before the addresses are named one by one: decode, on s->nthreads threads,
- * the units they fall in that are not decoded yet, in modules named through
- * libdw without a cache file. The modules are met in the order the loop would
- * meet them (so their notes come out alike), every libdw call stays on this
- * thread, and each unit enters its module's table in the order of its first
- * address, with what dw_cutab_get and dw_cuidx_lines would have given it:
- * the names are then the same byte for byte, on any number of threads.
- * Returns 0, or -1 when out of memory. */
-static int dw_resolve_prepare(struct dw_symbolizer *s, const uint64_t *addrs, size_t n)
+/* Put into their modules' tables, in order, the prepared units whose first
+ * address comes before address index upto (all: SIZE_MAX), once their two
+ * jobs have run (on this thread when no helper has taken them). Returns 0,
+ * or -1 when out of memory. */
+static int dw_prep_insert(struct dw_prepq *q, size_t upto)
 {
-	if (s->nthreads <= 1 || s->reference)
+	for (; q->ins < q->nv && q->v[q->ins]->first < upto; q->ins++) {
+		struct dw_prep *p = q->v[q->ins];
+		dw_pipe_wait(q->pipe, 2 * q->ins);
+		dw_pipe_wait(q->pipe, 2 * q->ins + 1);
+		/* as dw_cutab_get: libdw's walk where the decoder gave up */
+		if (!p->scopes_ok && dw_cuidx_build_libdw(p->c) < 0)
+			continue;   /* the loop tries again, and fails alike */
+		p->c->lines_state = p->lines_ok && p->lines_rc == 0 ? 1 : -1;
+		if (dw_cutab_insert(&p->m->cus, p->c) < 0)
+			return -1;
+		p->c = NULL;
+	}
+	return 0;
+}
+
+/* End q: the pool stopped, the units not inserted discarded. */
+static void dw_prep_end(struct dw_prepq *q)
+{
+	dw_pipe_end(q->pipe);
+	for (size_t k = 0; k < q->nv; k++) {
+		if (q->v[k]->c)
+			dw_cuidx_discard(q->v[k]->c);
+		free(q->v[k]);
+	}
+	free(q->v);
+	memset(q, 0, sizeof *q);
+}
+
+/* Before the addresses are named one by one: find the units they fall in
+ * that are not decoded yet, in modules named through libdw without a cache
+ * file, and hand each to a pool of s->nthreads threads as soon as libdw has
+ * said where it is (its scopes and its line table: two jobs), so that the
+ * helpers decode while this thread asks libdw for the next ones and later
+ * names the addresses (dw_prep_insert puts a unit in its table before the
+ * first address in it is named). The modules are met in the order the loop
+ * would meet them (so their notes come out alike), every libdw call stays on
+ * this thread, and each unit enters its module's table in the order of its
+ * first address, with what dw_cutab_get and dw_cuidx_lines would have given
+ * it: the names are then the same byte for byte, on any number of threads.
+ * Returns 0 (q->pipe NULL when there is nothing to decode this way), or -1
+ * when out of memory. */
+static int dw_resolve_prepare(struct dw_symbolizer *s, const uint64_t *addrs, size_t n, struct dw_prepq *q)
+{
+	memset(q, 0, sizeof *q);
+	if (s->nthreads <= 1 || s->reference || !n)
 		return 0;
-	struct dw_prep *v = NULL;
-	size_t nv = 0, cap = 0;
 	struct dw_ptrmap seen = { 0 };   /* a CU DIE's bytes -> (void *)1 */
 	int rc = -1;
 	struct dw_module *last = NULL;   /* the module of the address before */
+	if (!(q->v = calloc(n, sizeof *q->v)) ||
+	    !(q->pipe = dw_pipe_start(s->nthreads, 2 * n, dw_prep_run, q)))
+		goto out;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pc = addrs[i];
 		if (s->machine == EM_ARM)
@@ -1694,40 +1781,27 @@ static int dw_resolve_prepare(struct dw_symbolizer *s, const uint64_t *addrs, si
 			continue;
 		if (dw_ptrmap_put(&seen, cu->addr, (const void *)1) < 0)
 			goto out;
-		struct dw_prep *nvp = grow_array(v, &cap, nv, sizeof *v, 64);
-		if (!nvp)
+		struct dw_prep *p = calloc(1, sizeof *p);
+		if (!p)
 			goto out;
-		v = nvp;
-		struct dw_prep *p = &v[nv];
-		memset(p, 0, sizeof *p);
+		q->v[q->nv] = p;
 		p->m = m;
-		if (!(p->c = dw_cuidx_new(cu)))
+		p->first = i;
+		if (!(p->c = dw_cuidx_new(cu))) {
+			free(p);
+			q->v[q->nv] = NULL;
 			goto out;
-		nv++;
+		}
 		p->unit_ok = dw_cuidx_unit(p->c, &m->secs, &p->u) == 0;
 		p->lines_ok = dw_cuidx_lines_args(s, m, p->c, &p->off, &p->comp_dir, &p->addrsz) == 0;
-	}
-	if (nv) {
-		struct dw_prep_job job = { v };
-		dw_pool_run(s->nthreads, 2 * nv, dw_prep_run, &job);
-	}
-	for (size_t k = 0; k < nv; k++) {
-		struct dw_prep *p = &v[k];
-		/* as dw_cutab_get: libdw's walk where the decoder gave up */
-		if (!p->scopes_ok && dw_cuidx_build_libdw(p->c) < 0)
-			continue;   /* the loop tries again, and fails alike */
-		p->c->lines_state = p->lines_ok && p->lines_rc == 0 ? 1 : -1;
-		if (dw_cutab_insert(&p->m->cus, p->c) < 0)
-			goto out;
-		p->c = NULL;
+		q->nv++;
+		dw_pipe_publish(q->pipe, 2 * q->nv);
 	}
 	rc = 0;
 out:
-	for (size_t k = 0; k < nv; k++)
-		if (v[k].c)
-			dw_cuidx_discard(v[k].c);
-	free(v);
 	dw_ptrmap_release(&seen);
+	if (rc < 0 || !q->nv)
+		dw_prep_end(q);
 	return rc;
 }
 
@@ -1735,6 +1809,7 @@ static int dw_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 		      const struct sym_table **out, struct sym_error *err)
 {
 	struct dw_symbolizer *s = (struct dw_symbolizer *)base;
+	struct dw_prepq q;
 	dw_current = s;
 	s->table.nlocs = 0;
 	s->table.nframes = 0;
@@ -1745,23 +1820,26 @@ static int dw_resolve(struct symbolizer *base, const uint64_t *addrs, size_t n,
 		s->table.locs = p;
 		s->locs_cap = n;
 	}
-	if (dw_resolve_prepare(s, addrs, n) < 0) {
-		dw_current = NULL;
-		return dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
-	}
+	if (dw_resolve_prepare(s, addrs, n, &q) < 0)
+		goto nomem;
 	for (size_t i = 0; i < n; i++) {
-		if (dw_resolve_one(s, addrs[i], &s->table.locs[i]) < 0) {
-			dw_current = NULL;
-			return dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
-		}
+		if ((q.pipe && dw_prep_insert(&q, i + 1) < 0) || dw_resolve_one(s, addrs[i], &s->table.locs[i]) < 0)
+			goto nomem;
 		s->table.nlocs = i + 1;
 	}
+	if (q.pipe)
+		dw_prep_end(&q);
 	for (struct dw_module *m = s->modules; m; m = m->next)
 		if (m->dirty)
 			dw_module_cache_write(s, m);
 	*out = &s->table;
 	dw_current = NULL;
 	return 0;
+nomem:
+	if (q.pipe)
+		dw_prep_end(&q);
+	dw_current = NULL;
+	return dw_error(err, SYM_ENOMEM, "symbolizer: out of memory");
 }
 
 static const char *dw_notes(const struct symbolizer *base)

@@ -67,6 +67,7 @@ struct dw_scope {
 	const char *name;       /* interned demangled name, NULL if none */
 	const char *own_name;   /* the DW_AT_name the decoder read when the DIE has no linkage
 				 * name, specification or origin (its name in a C CU), or NULL */
+	const char *own_linkage;  /* its own linkage name as the decoder read it (dw_sattrs), or NULL */
 	int have_call;          /* call_* below were read by the decoder (else ask libdw) */
 	int has_call_file;      /* DW_AT_call_file present */
 	uint32_t call_file, call_line, call_col;  /* DW_AT_call_*, 0 when absent */
@@ -175,7 +176,35 @@ struct dw_sattrs {
 	int have_call;          /* the DW_AT_call_* below are known (absent ones 0) */
 	int has_call_file;      /* DW_AT_call_file is present (file 0 is a file in DWARF 5) */
 	uint64_t call_file, call_line, call_col;
+	const char *linkage;      /* the DIE's own linkage name when it has one and neither
+				   * specification nor origin, else NULL */
 };
+
+/* What the symbolizer reads of a CU DIE, as libdw gives it. */
+struct dw_cuattrs {
+	int has_stmt_list;      /* DW_AT_stmt_list is there: stmt_list set */
+	uint64_t stmt_list;
+	const char *comp_dir;   /* DW_AT_comp_dir's string, NULL when absent */
+	int lang;               /* DW_AT_language, -1 when absent (dwarf_srclang) */
+};
+
+/* Read unit u's CU DIE from the section bytes (u's header fields set: unit
+ * bounds, die_off, abbrev_off, version, addrsz, offsz): u's base, addr_base
+ * and rnglists_base as dw_scope.c took them from libdw, and *ca. Only the
+ * CU DIE's own abbreviation is looked for, so libdw never reads the unit's
+ * abbreviations for these (a whole table per unit: gcc puts the CU's last).
+ * Returns 0, or -1 when an attribute is in a form this does not read, or
+ * the bytes are not what it expects (the caller then asks libdw). */
+int dw_unit_cu_read(struct dw_unit *u, const struct dw_secs *secs, struct dw_cuattrs *ca);
+
+/* The name dw_die_name (dw.c) gives the subprogram DIE at .debug_info offset
+ * off of unit u (set by dw_unit_cu_read) when the DIE has neither
+ * specification nor origin: its linkage name (then *linkage is 1), else its
+ * DW_AT_name (the name only in a C unit: the caller checks). NULL when the
+ * DIE is elsewhere, is something else, or a name is in a form not read here
+ * (the caller then asks libdw). The unit's abbreviation table is read up to
+ * the DIE's code, nothing kept. */
+const char *dw_die_origin_name(const struct dw_unit *u, const struct dw_secs *secs, uint64_t off, int *linkage);
 
 /* Walk the CU's DIEs as dw_scope.c's libdw walk does. For each subprogram or
  * inlined subroutine with code, range(arg, lo, hi) is called for each of its
@@ -197,6 +226,9 @@ struct dw_cuidx {
 	Dwarf_Die cu;
 	int lines_state;            /* 0 not read yet, 1 lines below valid, -1 ask libdw */
 	int is_cxx;                 /* the CU is C++: -1 not known yet, 0, 1 */
+	int ca_ok;                  /* ca and u below were read by dw_unit_cu_read */
+	struct dw_cuattrs ca;
+	struct dw_unit u;
 	struct dw_lines lines;
 	struct dw_scope *scopes;
 	size_t nscopes;
@@ -551,6 +583,26 @@ unsigned dw_pool_threads(unsigned requested, const char **bad_env);
  * job has run. fn must write only what job i owns; a thread that cannot be
  * started only leaves its share to the others. */
 void dw_pool_run(unsigned nthreads, size_t n, void (*fn)(void *arg, size_t i), void *arg);
+
+/* A pool fed while it runs: jobs 0, 1, 2... of fn(arg, i) become runnable as
+ * the caller publishes them, and run on nthreads - 1 helper threads started
+ * here, and on the caller while it waits for one. Returns the pool (to end
+ * with dw_pipe_end), or NULL when out of memory. At most max jobs. */
+struct dw_pipe;
+struct dw_pipe *dw_pipe_start(unsigned nthreads, size_t max, void (*fn)(void *arg, size_t i), void *arg);
+
+/* Jobs [0, n) may run (n at most the pool's max; never fewer than before).
+ * What they read must be written before this call. */
+void dw_pipe_publish(struct dw_pipe *p, size_t n);
+
+/* Return once published job i has run (at once for one not published), its
+ * results visible to the caller; published jobs nobody has claimed run on
+ * the caller meanwhile. */
+void dw_pipe_wait(struct dw_pipe *p, size_t i);
+
+/* Run or wait for every published job, stop the helpers and free p (NULL:
+ * nothing). */
+void dw_pipe_end(struct dw_pipe *p);
 
 /* For a separate debug file open on fd whose DWARF sections are compressed
  * (SHF_COMPRESSED, zlib): a copy in an anonymous memory file where the

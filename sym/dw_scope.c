@@ -126,6 +126,7 @@ static int dw_fast_scope(void *arg, uint64_t off, int32_t parent, int inlined, i
 	sc->depth = depth;
 	sc->inlined = inlined;
 	sc->own_name = x->name;
+	sc->own_linkage = x->linkage;
 	if (x->have_call && x->call_file <= UINT32_MAX && x->call_line <= UINT32_MAX && x->call_col <= UINT32_MAX) {
 		sc->have_call = 1;
 		sc->has_call_file = x->has_call_file;
@@ -183,6 +184,17 @@ static int dw_unit_get(struct dw_cuidx *c, const struct dw_secs *secs, struct dw
 	u->version = version;
 	u->addrsz = addrsz;
 	u->offsz = offsz;
+	/* the CU DIE's attributes from its bytes; libdw's lookups read the
+	 * unit's whole abbreviation table first (20k instructions a unit) */
+	if (dw_unit_cu_read(u, secs, &c->ca) == 0) {
+		c->ca_ok = 1;
+		c->u = *u;
+		/* dwarf_srclang's answer, for dw_die_is_cxx */
+		c->is_cxx = c->ca.lang == DW_LANG_C_plus_plus || c->ca.lang == DW_LANG_C_plus_plus_03 ||
+			    c->ca.lang == DW_LANG_C_plus_plus_11 || c->ca.lang == DW_LANG_C_plus_plus_14;
+		return 0;
+	}
+	c->ca_ok = 0;
 	/* the base address of ranges, as libdw finds it */
 	Dwarf_Addr base;
 	Dwarf_Attribute attr;

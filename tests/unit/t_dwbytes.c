@@ -5,7 +5,9 @@
  * random tables),
  * dw_cuidx_scan (sym/dw_die.c) on a DWARF 5 unit (scopes, parents, ranges from
  * low/high pc and from .debug_rnglists, sibling jumps, no descent into a
- * declaration), and both on every truncation and on single-byte corruptions:
+ * declaration), dw_unit_cu_read and dw_die_origin_name (a unit's own
+ * attributes and an origin's name from the bytes, the CU's abbreviation last
+ * in its table), and all on every truncation and on single-byte corruptions:
  * they must fail cleanly or succeed, never read out of bounds (run it under
  * SANITIZE=1 to have that checked).
  */
@@ -615,6 +617,96 @@ int main(void)
 	      sc.n == 4 && sc.off[2] == die_g && sc.parent[2] == -1 && sc.nranges[2] == 2 &&
 	      sc.lo[2] == 0x2010 && sc.hi[2] == 0x2020 && sc.lo[3] == 0x2100 && sc.hi[3] == 0x2108);
 	CHECK("scan: g's inlined call", sc.n == 4 && sc.parent[3] == 2 && sc.lo[4] == 0x2010 && sc.hi[4] == 0x2014);
+	/* ---- the CU DIE and origins read without libdw (dw_unit_cu_read,
+	 * dw_die_origin_name) ---- */
+	struct dw_cuattrs ca;
+	struct dw_unit cu_u = u;
+	cu_u.base = 0;
+	CHECK("cu: read", dw_unit_cu_read(&cu_u, &secs, &ca) == 0);
+	CHECK("cu: base = DW_AT_low_pc 0x1000, no stmt_list, comp_dir or language",
+	      cu_u.base == 0x1000 && !ca.has_stmt_list && !ca.comp_dir && ca.lang == -1 && !cu_u.has_addr_base &&
+	      !cu_u.has_rnglists_base);
+	int lk = -1;
+	const char *on = dw_die_origin_name(&u, &secs, die_decl, &lk);
+	CHECK("origin: the declaration's DW_AT_name, no linkage name", on && !strcmp(on, "decl") && lk == 0);
+	on = dw_die_origin_name(&u, &secs, die_f, &lk);
+	CHECK("origin: a subprogram with code is named too", on && !strcmp(on, "f") && lk == 0);
+	CHECK("origin: an inlined subroutine is not an origin", !dw_die_origin_name(&u, &secs, die_c, &lk));
+	CHECK("origin: the CU DIE and an offset past the unit are not either",
+	      !dw_die_origin_name(&u, &secs, u.die_off, &lk) && !dw_die_origin_name(&u, &secs, in.n, &lk));
+	{
+		/* the CU's abbreviation last (gcc's order), DWARF 5 forms */
+		struct buf a2, i2;
+		a2.n = 0;
+		uleb(&a2, 1); uleb(&a2, DW_TAG_subprogram); put(&a2, DW_CHILDREN_no, 1);
+		uleb(&a2, DW_AT_MIPS_linkage_name); uleb(&a2, DW_FORM_string);
+		uleb(&a2, DW_AT_name); uleb(&a2, DW_FORM_string);
+		uleb(&a2, DW_AT_linkage_name); uleb(&a2, DW_FORM_string);
+		uleb(&a2, DW_AT_inline); uleb(&a2, DW_FORM_implicit_const); uleb(&a2, 3);
+		uleb(&a2, 0); uleb(&a2, 0);
+		uleb(&a2, 2); uleb(&a2, DW_TAG_subprogram); put(&a2, DW_CHILDREN_no, 1);
+		uleb(&a2, DW_AT_specification); uleb(&a2, DW_FORM_ref4); uleb(&a2, DW_AT_name); uleb(&a2, DW_FORM_string);
+		uleb(&a2, 0); uleb(&a2, 0);
+		uleb(&a2, 3); uleb(&a2, DW_TAG_compile_unit); put(&a2, DW_CHILDREN_yes, 1);
+		uleb(&a2, DW_AT_producer); uleb(&a2, DW_FORM_string);
+		uleb(&a2, DW_AT_language); uleb(&a2, DW_FORM_data1);
+		uleb(&a2, DW_AT_comp_dir); size_t cd_form = a2.n; uleb(&a2, DW_FORM_string);
+		uleb(&a2, DW_AT_stmt_list); uleb(&a2, DW_FORM_sec_offset);
+		uleb(&a2, DW_AT_low_pc); uleb(&a2, DW_FORM_addr);
+		uleb(&a2, DW_AT_rnglists_base); uleb(&a2, DW_FORM_sec_offset);
+		uleb(&a2, DW_AT_addr_base); uleb(&a2, DW_FORM_sec_offset);
+		uleb(&a2, 0); uleb(&a2, 0);
+		uleb(&a2, 0);
+		i2.n = 0;
+		put(&i2, 0, 4); put(&i2, 5, 2); put(&i2, DW_UT_compile, 1); put(&i2, 8, 1); put(&i2, 0, 4);
+		uleb(&i2, 3); str(&i2, "gcc"); put(&i2, DW_LANG_C11, 1); str(&i2, "/build"); put(&i2, 0x40, 4);
+		put(&i2, 0x5000, 8); put(&i2, 0x0c, 4); put(&i2, 0x08, 4);
+		size_t d_inl = i2.n;
+		uleb(&i2, 1); str(&i2, "__mips_inl"); str(&i2, "inl"); str(&i2, "__GI_inl");
+		size_t d_spec = i2.n;
+		uleb(&i2, 2); put(&i2, (uint32_t)d_inl, 4); str(&i2, "spec");
+		put(&i2, 0, 1);
+		patch32(&i2, 0, i2.n - 4);
+		struct dw_secs s2 = secs;
+		s2.info.data = i2.b;
+		s2.info.size = i2.n;
+		s2.abbrev.data = a2.b;
+		s2.abbrev.size = a2.n;
+		struct dw_unit u2 = u;
+		u2.unit_end = i2.n;
+		CHECK("cu last in its table: read", dw_unit_cu_read(&u2, &s2, &ca) == 0);
+		CHECK("cu last: language, comp_dir, stmt_list as written",
+		      ca.lang == DW_LANG_C11 && ca.comp_dir && !strcmp(ca.comp_dir, "/build") && ca.has_stmt_list &&
+		      ca.stmt_list == 0x40);
+		CHECK("cu last: base 0x5000, rnglists_base 0x0c, addr_base 8",
+		      u2.base == 0x5000 && u2.has_rnglists_base && u2.rnglists_base == 0x0c && u2.has_addr_base &&
+		      u2.addr_base == 8);
+		on = dw_die_origin_name(&u2, &s2, d_inl, &lk);
+		CHECK("origin: DW_AT_linkage_name before DW_AT_MIPS_linkage_name and DW_AT_name",
+		      on && !strcmp(on, "__GI_inl") && lk == 1);
+		CHECK("origin: one with a specification is left to libdw", !dw_die_origin_name(&u2, &s2, d_spec, &lk));
+		failed = 0;
+		for (size_t cut = 0; cut < i2.n; cut++) {
+			struct dw_unit t = u2;
+			t.unit_end = cut;
+			if (dw_unit_cu_read(&t, &s2, &ca) == 0 && cut < d_inl)
+				failed++;
+			(void)dw_die_origin_name(&t, &s2, d_inl, &lk);
+		}
+		CHECK("cu: every truncation of the unit before the CU DIE's end fails cleanly", failed == 0);
+		failed = 0;
+		for (size_t cut = 0; cut + 1 < a2.n; cut++) {   /* the table's last 0 aside */
+			struct dw_secs t = s2;
+			t.abbrev.size = cut;
+			if (dw_unit_cu_read(&u2, &t, &ca) == 0)
+				failed++;
+		}
+		CHECK("cu: every truncation of the abbreviations before the CU's end fails cleanly", failed == 0);
+		/* DW_FORM_strx1 for comp_dir (needs .debug_str_offsets): left to libdw */
+		a2.b[cd_form] = DW_FORM_strx1;
+		CHECK("cu: a comp_dir form it does not read: left to libdw", dw_unit_cu_read(&u2, &s2, &ca) == -1);
+	}
+
 	struct dw_unit v4 = u;
 	v4.version = 4;
 	memset(&sc, 0, sizeof sc);
