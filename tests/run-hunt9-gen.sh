@@ -7,7 +7,8 @@
 # a kernel core from abort or the exit snapshot. Each block is checked by its
 # address (size, stack), then the stacks, the lost report's categories (memcheck's
 # algorithm over the real addresses), the direct, bin and leak tables, the
-# statistics and --addr answers, against what the generator knows.
+# statistics and --addr answers, against what the generator knows. Also as C++
+# (g++ -O2: new[] and new of a struct, freed with delete[] and delete).
 # Fixed seeds here (seed 77: a leaked malloc(0) block whose next glibc chunk,
 # free, began at its user address: main_arena's bin pointer made it "still
 # reachable"); HUNT9_SEEDS=N runs seeds 1..N in every build below by hand.
@@ -33,4 +34,5 @@ hunt9 --opt 0 $seeds
 hunt9 --opt 2 --no-pie $seeds
 command -v clang-14 >/dev/null && hunt9 --cc clang-14 --opt 2 $seeds
 hunt9 --opt 0 --depth 3 $seeds
+hunt9 --cxx --opt 2 $seeds
 done_testing

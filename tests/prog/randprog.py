@@ -2,7 +2,7 @@
 """randprog.py - write a random C program whose heap at its end the generator
 knows exactly, for tests/hunt9.py (tests/run-hunt9-gen.sh).
 
-usage: randprog.py SEED OUTDIR
+usage: randprog.py SEED OUTDIR [cxx]
 
 A seed gives: a call tree of named functions over several files (some static,
 some static inline, one recursion), allocation sites at known lines (malloc,
@@ -10,7 +10,9 @@ calloc, realloc, posix_memalign, aligned_alloc, strdup; sizes 0, odd, and
 above 128 KiB), some blocks freed, pointer links between blocks, holders
 (globals, TLS, main's stack, a thread's stack), up to 3 threads, and an end
 state: "gcore" (prints ready, waits for a line on stdin), "abort" (a kernel
-core) or "exit" (returns from main: HEAPANN_SNAPSHOT=exit).
+core) or "exit" (returns from main: HEAPANN_SNAPSHOT=exit). With "cxx" the
+files are C++ (.cc) and sites also use new[] and new of a 48-byte struct (freed
+with delete[] and delete).
 
 Writes OUTDIR/gen.h, gen*.c, main.c and OUTDIR/truth.json: per block its id,
 site, size, whether live and its category (memcheck's), the sites (function,
@@ -26,6 +28,7 @@ import random
 import sys
 
 seed, out = int(sys.argv[1]), sys.argv[2]
+cxx = len(sys.argv) > 3 and sys.argv[3] == "cxx"
 R = random.Random(seed)
 
 SIZES = [0, 1, 3, 7, 13, 24, 37, 40, 64, 100, 255, 257, 1000, 1023, 1024,
@@ -102,7 +105,7 @@ fix_files()
 blocks = []      # id, site, size, kind
 sites = []
 ALLOC = ["malloc", "malloc", "malloc", "calloc", "realloc", "posix_memalign",
-         "aligned_alloc", "strdup"]
+         "aligned_alloc", "strdup"] + (["new", "newobj"] if cxx else [])
 for i, f in enumerate(funcs):
     for k in range(R.randint(0, 3)):
         kind = R.choice(ALLOC)
@@ -124,6 +127,13 @@ for i, f in enumerate(funcs):
             s["align"] = R.choice([16, 32, 64, 256])
         elif kind == "strdup":
             s["size"] = R.choice([1, 2, 9, 40, 100, 1000])
+        elif kind == "newobj":
+            s["size"] = 48
+        elif kind == "new" and size == 0:
+            # libstdc++'s operator new asks malloc for 1 byte for 0 (README,
+            # Known limits): the block records 1
+            s["size"] = 1
+            s["asked"] = 0
         s["first"] = len(blocks)
         for j in range(cnt):
             blocks.append({"id": len(blocks), "site": s["id"], "size": s["size"]})
@@ -271,6 +281,10 @@ def emit_func(fi, L, fname):
             line = "\t\tp = aligned_alloc(%d, h9_n(%d));" % (s["align"], s["size"])
         elif k == "strdup":
             line = "\t\tp = strdup(h9_str + %d);" % (5000 - (s["size"] - 1))
+        elif k == "new":
+            line = "\t\tp = new char[h9_n(%d)];" % s.get("asked", s["size"])
+        elif k == "newobj":
+            line = "\t\tp = new H9Obj;"
         L.append(line)
         site_line[sid] = len(L)
         L.append("\t\th9_put(%d + i, p, %d, %d);" % (s["first"], s["size"],
@@ -292,6 +306,8 @@ def emit_func(fi, L, fname):
 hdr = ["#include <stddef.h>", "void h9_put(int id, void *p, size_t n, int filled);",
        "size_t h9_n(size_t n);", "int h9_sink(int x);", "void h9_fill(void *p, size_t n, int c);",
        "extern char h9_str[];"]
+if cxx:
+    hdr.append("struct H9Obj { char c[48]; };")
 for i, f in enumerate(funcs):
     if f["kind"] == "plain":
         hdr.append(decl(f).replace("__attribute__((noinline)) ", "") + ";")
@@ -335,7 +351,7 @@ frees = [b["id"] for b in blocks if b["fate"] == "free"]
 M.append("static const int h9_links[][3] = {%s{-1, -1, -1}};" %
          "".join("{%d, %d, %d}, " % l for l in links))
 M.append("static const char h9_fate[] = \"%s\";" % "".join(
-    {"keep": "k", "free": "f", "lost": "l", "stack": "s", "tls": "t",
+    {"keep": "k", "free": "FfO"[(sites[b["site"]]["kind"] != "new") + (sites[b["site"]]["kind"] == "newobj")], "lost": "l", "stack": "s", "tls": "t",
      "interior": "i", "viablock": "v", "gone": "g"}[b["fate"]] for b in blocks))
 M.append("static int h9_addrfd = -1;")
 M.append("static void h9_say(const char *name, long id, const void *p)")
@@ -354,6 +370,9 @@ M.append("\t\t((void **)h9_slot[h9_links[i][0]])[h9_links[i][2]] = h9_slot[h9_li
 M.append("\tfor (i = 0; i < %d; i++) {" % len(blocks))
 M.append("\t\tswitch (h9_fate[i]) {")
 M.append("\t\tcase 'f': free(h9_slot[i]); h9_slot[i] = 0; break;")
+if cxx:
+    M.append("\t\tcase 'F': delete[] (char *)h9_slot[i]; h9_slot[i] = 0; break;")
+    M.append("\t\tcase 'O': delete (H9Obj *)h9_slot[i]; h9_slot[i] = 0; break;")
 M.append("\t\tcase 'l': case 'v': h9_slot[i] = 0; break;")
 M.append("\t\tcase 's': loc[i] = h9_slot[i]; h9_slot[i] = 0; break;")
 M.append("\t\tcase 't': h9_tls[i] = h9_slot[i]; h9_slot[i] = 0; break;")
@@ -425,7 +444,7 @@ M.append("\treturn acc & 0;")
 M.append("}")
 
 for fn, L in files.items():
-    with open(os.path.join(out, fn), "w") as fh:
+    with open(os.path.join(out, fn + ("c" if cxx else "")), "w") as fh:
         fh.write("\n".join(L) + "\n")
 with open(os.path.join(out, "gen.h"), "w") as fh:
     fh.write("\n".join(hdr) + "\n")
@@ -497,5 +516,11 @@ truth = {"seed": seed, "end": end, "links": links, "threads": nthreads, "sites":
          "blocks": blocks, "log": log, "recf": funcs[recf]["name"],
          "recdepth": recdepth,
          "functions": {f["name"]: {"file": f["file"], "kind": f["kind"]} for f in funcs}}
+if cxx:
+    for d in truth_sites:
+        for k in ("chain", "chain0"):
+            if k in d:
+                d[k] = [(c[0], c[1] + "c", c[2]) for c in d[k]]
+        d["file"] += "c"
 with open(os.path.join(out, "truth.json"), "w") as fh:
     json.dump(truth, fh, indent=1)
