@@ -408,6 +408,63 @@ def run_seed(seed, a, work):
         check("%s: statistics: allocs, frees, bytes, live, peak" % tag, g == w,
               "got %s want %s" % (g, w))
 
+    # 4b. the call graph: per function its own bytes and those under it; the
+    # Massif tree's allocation sites (no threshold); the folded export
+    Jg, r = mprof(["--report", "graph,tree", "--threshold", "0", exe, core])
+    if check("%s: graph, tree json" % tag, Jg is not None and r.returncode == 0,
+             r.stderr.decode()[:300]):
+        wg = {}
+        for ev in T["log"]:
+            if ev[0] != "alloc":
+                continue
+            ch = chains[ev[1]]
+            w = wg.setdefault(ch[0][0], [0, 0])
+            w[0] += ev[2]
+            for fn in {c[0] for c in ch}:
+                wg.setdefault(fn, [0, 0])[1] += ev[2]
+        gg = {fname(x["function"]): [x["self"], x["total"]] for x in Jg["graph"]
+              if x.get("cycle") is None and fname(x["function"]) in wg}
+        diff = [(k, gg.get(k), wg.get(k)) for k in wg if gg.get(k) != wg[k]
+                and not (k == "main" and T["threads"])]
+        if depth >= 32:   # (cut stacks credit fewer callers)
+            check("%s: graph: self and total bytes per function" % tag, not diff, str(diff[:4]))
+        wt = {}
+        for b in blocks:
+            if b["live"]:
+                c = chains[b["site"]][0]
+                w = wt.setdefault((c[0], c[2]), [0, 0])
+                w[0] += b["size"]
+                w[1] += 1
+        gt = {}
+        for c in Jg["tree"]["children"]:
+            fn = fname(c.get("function"))
+            if fn and fn.startswith("h9_"):
+                g = gt.setdefault((fn, c.get("line")), [0, 0])
+                g[0] += c["bytes"]
+                g[1] += c["blocks"]
+        diff = [(k, gt.get(k), wt.get(k)) for k in set(gt) | set(wt) if gt.get(k) != wt.get(k)]
+        if depth >= 32:
+            check("%s: tree: bytes and blocks per allocation site" % tag, not diff, str(diff[:4]))
+    rf = subprocess.run([MP, "-q", "--format", "folded", exe, core], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, timeout=300)
+    if depth >= 32 and check("%s: folded export" % tag, rf.returncode == 0, rf.stderr.decode()[:300]):
+        wf = {}
+        for b in blocks:
+            if b["live"]:
+                k = tuple(c[0] for c in chains[b["site"]])
+                wf[k] = wf.get(k, 0) + b["size"]
+        gf = {}
+        for l in rf.stdout.decode().splitlines():
+            st, _, n = l.rpartition(" ")
+            fr = [fname(x) for x in st.split(";")]
+            ri = [i for i, x in enumerate(fr) if x in roots]
+            if not ri or not fr[-1].startswith("h9_"):
+                continue
+            k = tuple(reversed(fr[ri[-1]:]))
+            gf[k] = gf.get(k, 0) + int(n)
+        diff = [(k, gf.get(k), wf.get(k)) for k in set(gf) | set(wf) if gf.get(k) != wf.get(k)]
+        check("%s: folded: bytes per call chain" % tag, not diff, str(diff[:3]))
+
     # 5. --addr: inside a block, its guard, its header, a global, TLS, main's stack
     qs = []
     live = [b for b in blocks if b["live"] and b["id"] in addrs]
