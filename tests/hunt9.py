@@ -288,29 +288,20 @@ def run_seed(seed, a, work):
         g[1] += rec["bytes"]
     if depth >= 32:
         diff = [(k, got.get(k), want.get(k)) for k in set(got) | set(want) if got.get(k) != want.get(k)]
-        known = []
         if diff:
-            # per block, with --why: a block kept only through glibc's own
-            # stale pointer in main_arena (README, Known limits) is known
+            # per block, with --why: which blocks, and from which root
             lb = [b for b in blocks if b["live"] and b["id"] in addrs]
             args = []
             for b in lb:
                 args += ["--why", "%#x" % addrs[b["id"]]]
             JW, r = mprof(args + [exe, core])
-            bad = []
             for b, w in zip(lb, (JW or {}).get("why", [])):
                 if w.get("category") == b["category"]:
                     continue
-                fr = [((c.get("from") or {}).get("symbol") or "") for c in w.get("chain") or []]
-                if b["category"] in ("definitely lost", "indirectly lost") and \
-                        w.get("category") == "possibly lost" and "main_arena" in fr:
-                    known.append(b["id"])
-                else:
-                    bad.append((b["id"], w.get("category"), b["category"]))
-            if JW is not None and not bad:
-                print("# %s: lost: blocks %s possibly lost through glibc's main_arena "
-                      "(a known limit)" % (tag, known))
-                diff = []
+                fr = [((c.get("from") or {}).get("symbol") or (c.get("from") or {}).get("kind"))
+                      for c in w.get("chain") or []]
+                print("#   block %d: %s, want %s; chain from %s" % (
+                    b["id"], w.get("category"), b["category"], fr))
         check("%s: lost: categories per stack" % tag, not diff, str(diff[:3]))
         # per block, from the ids: which blocks are in the wrong category
         if diff:
