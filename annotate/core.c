@@ -276,7 +276,12 @@ void *ha_alloc(size_t align, size_t size, int zero, uintptr_t caller)
 	char *raw;
 	uintptr_t seq;
 
-	if (HA_UNLIKELY(__builtin_add_overflow(size, off + guard, &total))) {
+	/* One byte more for a 0-byte block: glibc hands out no slack when
+	 * off + guard + 8 is a multiple of 16, and the next chunk's header then
+	 * starts at the user pointer; a free next chunk is pointed at from
+	 * main_arena's bins, which the lost report took for a start pointer to
+	 * the 0-byte block (a leaked malloc(0) read still reachable). */
+	if (HA_UNLIKELY(__builtin_add_overflow(size, off + guard + !size, &total))) {
 		errno = ENOMEM;
 		return 0;
 	}

@@ -106,8 +106,9 @@ static uint32_t shown_children(const struct tree_ctx *c, const struct an_tnode *
 	uint32_t k = 0;
 
 	*rest_bytes = *rest_blocks = 0;
+	/* at --threshold 0 nothing is below it: blocks of 0 bytes are shown too */
 	while (k < n->nchildren && tpct(c, c->t->v[n->children[k]].bytes) >= c->threshold &&
-	       c->t->v[n->children[k]].bytes)
+	       (c->t->v[n->children[k]].bytes || c->threshold <= 0))
 		k++;
 	for (uint32_t r = k; r < n->nchildren; r++) {
 		*rest_bytes += c->t->v[n->children[r]].bytes;
