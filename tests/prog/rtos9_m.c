@@ -12,9 +12,11 @@
  * starts (as an RTOS whose task stacks come from the heap). Each task churns
  * blocks of pseudo-random sizes (a fixed seed) and keeps blocks from call
  * sites marked MARK:NAME BYTES BLOCKS: held by globals, held only by a local
- * of the task (on its own stack), leaked. Task A waits for the others, stops
- * SysTick, prints what the test needs and "halt", and spins: B and C stay
- * switched out in their last loop, their frames on their own stacks. */
+ * of the task (on its own stack), leaked (stale copies of the pointer left
+ * below the task's stack pointer, in A's static stack and C's heap one).
+ * Task A waits for the others, stops SysTick, prints what the test needs and
+ * "halt", and spins: B and C stay switched out in their last loop, their
+ * frames on their own stacks. */
 #include <reent.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -122,20 +124,34 @@ __attribute__((naked)) void rt_pendsv(void)
 		".ltorg\n");
 }
 
+#ifdef RT_EXIT_LR
+/* -DRT_EXIT_LR: where a task that returns goes, its initial LR (none does). */
+NOINL void rt_task_exit(void)
+{
+	out("fault: a task returned\n");
+	for (;;)
+		;
+}
+#endif
+
 /* Task T starts at ENTRY on the LEN bytes at STACK: an exception frame as if
  * it had been switched out just before its first instruction. Its LR is 0, so
  * the kit's stacks end at the task's entry (libgcc's unwinder finds no
  * function there); a task that returns faults. With an exit function there
- * instead (FreeRTOS's default; configTASK_RETURN_ADDRESS 0 changes it), the
- * unwinder looks up the function placed before that one and a stack ends in
- * copies of it. */
+ * instead (-DRT_EXIT_LR; FreeRTOS's default, configTASK_RETURN_ADDRESS 0
+ * changes it), the unwinder looks up the function placed before that one: a
+ * stack has that function past the task's entry. */
 static void rt_task_create(struct rt_task *t, void (*entry)(void), void *stack, size_t len)
 {
 	uint32_t *sp = (uint32_t *)(((uintptr_t)stack + len) & ~(uintptr_t)7);
 
 	*--sp = 0x01000000;                          /* xPSR: Thumb */
 	*--sp = (uint32_t)(uintptr_t)entry & ~1u;    /* PC */
+#ifdef RT_EXIT_LR
+	*--sp = (uint32_t)(uintptr_t)rt_task_exit;   /* LR */
+#else
 	*--sp = 0;                                   /* LR */
+#endif
 	for (int i = 0; i < 5 + 8; i++)
 		*--sp = 0;                           /* r12, r3-r0, r11-r4 */
 	t->sp = sp;
@@ -155,6 +171,8 @@ void *volatile ga[4];   /* task A's kept blocks */
 void *volatile gb[3];   /* task B's */
 void *volatile gc;      /* task C's */
 static volatile int rt_depth_seen;
+/* The two leaked blocks' addresses, inverted: not a pointer to them. */
+static volatile uintptr_t rt_leak_inv[2];
 
 /* Blocks of pseudo-random sizes from a fixed seed, freed again at once (P
  * volatile: GCC drops a malloc whose block is only written and freed). */
@@ -183,11 +201,26 @@ NOINL void a_keep(int i)
 	rt_count[0].bytes += 48;
 }
 
+/* Leave P in 64 words of this frame, dead once it returns: what a task's stack
+ * below its stack pointer holds after deep calls (a stale pointer to a block
+ * since leaked), read as a reference unless mprof-core is given the stack
+ * pointer (--task-sp). */
+NOINL void smear(void *p)
+{
+	void *volatile w[64];
+
+	for (int i = 0; i < 64; i++)
+		w[i] = p;
+	__asm__ volatile("" : : "r"(w) : "memory");
+}
+
 NOINL void a_leak(void)
 {
 	char *volatile p = malloc(72);                                    /* MARK:aleak 72 1 */
 
 	memset(p, 2, 72);
+	rt_leak_inv[0] = ~(uintptr_t)p;
+	smear(p);
 	p = NULL;
 	rt_count[0].allocs++;
 	rt_count[0].bytes += 72;
@@ -251,6 +284,8 @@ NOINL void c_leak(void)
 	char *volatile p = malloc(96);                                    /* MARK:cleak 96 1 */
 
 	memset(p, 3, 96);
+	rt_leak_inv[1] = ~(uintptr_t)p;
+	smear(p);
 	p = NULL;
 	rt_count[2].allocs++;
 	rt_count[2].bytes += 96;
@@ -269,14 +304,26 @@ NOINL void task_a(void)
 		churn(&rt_count[0], &seed, RT_CHURN);
 		a_keep(i);
 	}
-	a_leak();
 	churn(&rt_count[0], &seed, RT_CHURN);
 	held = a_local();
+	a_leak();   /* last: its stale copies stay below the stack pointer */
 	while (rt_done < 2)
 		;
 	SYST_CSR = 0;   /* no more switches: B and C stay where they are */
 	out_hex("alocal", (uintptr_t)held);
 	out_hex("cstack", (uintptr_t)rt_tasks[2].stack);
+	{
+		uintptr_t sp;
+
+		/* the stack pointers: A's own (no call below task_a from here on
+		 * moves it), B's and C's as saved at their last switch */
+		__asm__ volatile("mov %0, sp" : "=r"(sp));
+		out_hex("spa", sp);
+		out_hex("spb", (uintptr_t)rt_tasks[1].sp);
+		out_hex("spc", (uintptr_t)rt_tasks[2].sp);
+	}
+	out_hex("aleak", ~rt_leak_inv[0]);
+	out_hex("cleak", ~rt_leak_inv[1]);
 	out_hex("ticks", rt_ticks);
 	out_hex("locked", rt_ticks_locked);
 	{
@@ -330,8 +377,8 @@ NOINL void task_c(void)
 	c_grow();
 	churn(&rt_count[2], &seed, RT_CHURN);
 	held = c_local();
-	c_leak();
 	churn(&rt_count[2], &seed, RT_CHURN);
+	c_leak();   /* last, as a_leak */
 	out_hex("clocal", (uintptr_t)held);
 	__malloc_lock(_REENT);
 	rt_done++;
