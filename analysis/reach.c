@@ -67,7 +67,7 @@ static int range_cmp(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-int an_roots_exclude(struct an_roots *roots, uint64_t start, uint64_t end)
+static int roots_exclude(struct an_roots *roots, uint64_t start, uint64_t end, uint32_t kind)
 {
 	if (end <= start)
 		return 0;
@@ -82,9 +82,25 @@ int an_roots_exclude(struct an_roots *roots, uint64_t start, uint64_t end)
 	}
 	roots->exclude[roots->nexclude].start = start;
 	roots->exclude[roots->nexclude].end = end;
+	roots->exclude[roots->nexclude].kind = kind;
 	roots->nexclude++;
 	qsort(roots->exclude, roots->nexclude, sizeof(*roots->exclude), range_cmp);
 	return 0;
+}
+
+int an_roots_exclude(struct an_roots *roots, uint64_t start, uint64_t end)
+{
+	return roots_exclude(roots, start, end, AN_EXCLUDE_STATS);
+}
+
+int an_roots_exclude_stack(struct an_roots *roots, uint64_t start, uint64_t end)
+{
+	return roots_exclude(roots, start, end, AN_EXCLUDE_STACK);
+}
+
+int an_roots_exclude_arena(struct an_roots *roots, uint64_t start, uint64_t end)
+{
+	return roots_exclude(roots, start, end, AN_EXCLUDE_ARENA);
 }
 
 long an_roots_locate(const struct an_roots *roots, uint64_t addr)
@@ -990,6 +1006,32 @@ static void for_root_range(const struct cp_image *img, const struct cp_scan *sca
 	}
 }
 
+/* Call fn for the parts of a block's [a, b) that are not excluded (a task's
+ * stack that is a heap block, below its saved stack pointer): for_dumped_near
+ * with *seg (the segment read last), or for_dumped when seg is NULL. */
+static void for_block_range(const struct cp_image *img, const struct cp_scan *ptrs,
+			    const struct cp_segment **seg, const struct an_roots *roots,
+			    uint64_t a, uint64_t b, const struct piece_fn *f)
+{
+	size_t e = 0;
+
+	while (a < b) {
+		uint64_t next = b, skip_to = a;
+
+		if (roots->nexclude)
+			exclude_clip(roots, &e, a, &skip_to, &next);
+		if (skip_to > a) {
+			a = skip_to;
+			continue;
+		}
+		if (seg)
+			for_dumped_near(img, ptrs, seg, a, next, f);
+		else
+			for_dumped(img, a, next, f);
+		a = next;
+	}
+}
+
 /* ---- the mark ---- */
 
 enum { ST_UNREACHED = 0, ST_POSSIBLE = 1, ST_REACHABLE = 2, ST_INDIRECT = 3 };
@@ -1113,7 +1155,8 @@ static void mark_block(struct mark *m, uint32_t k)
 
 	/* a size 0 block's [user, user + 1) holds no whole word: nothing is read */
 	m->cur = k;
-	for_dumped_near(m->img, m->li.ptrs, &m->seg, live_start(&m->li, k), live_end(&m->li, k), &f);
+	for_block_range(m->img, m->li.ptrs, &m->seg, m->roots, live_start(&m->li, k),
+			live_end(&m->li, k), &f);
 	an_pagerel_check(&m->rel);
 }
 
@@ -1438,7 +1481,8 @@ static void *part_read(void *arg)
 		uint32_t k = m->stack.v[pos];
 
 		if (!pt->hits.oom)
-			for_dumped_near(m->img, m->li.ptrs, &seg, live_start(&m->li, k), live_end(&m->li, k), &f);
+			for_block_range(m->img, m->li.ptrs, &seg, m->roots, live_start(&m->li, k),
+					live_end(&m->li, k), &f);
 		pt->ends[pos - pt->a] = (uint32_t)pt->hits.n;
 	}
 	pt->bytes = x.bytes;
@@ -1850,7 +1894,7 @@ int an_reach_link(const struct cp_image *img, const struct cp_scan *scan,
 		if (from >= scan->nblocks)
 			return -1;
 		b = &scan->blocks[from];
-		for_dumped(img, b->user, b->user + b->size, &f);
+		for_block_range(img, scan, NULL, roots, b->user, b->user + b->size, &f);
 	}
 	if (x.oom || x.n == 0) {
 		free(x.v);

@@ -51,9 +51,17 @@ struct an_root {
 				* heap-allocated stack): read it although it is heap */
 };
 
-/* An address range never read as a root or a reference (libheapann's statistics). */
+/* What an excluded range is (an_range.kind). */
+enum an_exclude_kind {
+	AN_EXCLUDE_STATS = 0,   /* libheapann's statistics region */
+	AN_EXCLUDE_STACK = 1,   /* a switched-out task's stack below its saved stack pointer */
+	AN_EXCLUDE_ARENA = 2,   /* glibc's malloc state (main_arena): memcheck never reads it */
+};
+
+/* An address range never read as a root or a reference, in a root or a block. */
 struct an_range {
 	uint64_t start, end;
+	uint32_t kind;          /* enum an_exclude_kind */
 };
 
 /* The root set. Owned by the struct; release with an_roots_release(). */
@@ -77,8 +85,19 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 int an_roots_add(struct an_roots *roots, const struct an_root *r);
 
 /* Never read [start, end) as a root or a reference (the hook for libheapann's
- * statistics region). Returns 0, or -1 out of memory. */
+ * statistics region: kind AN_EXCLUDE_STATS). Returns 0, or -1 out of memory. */
 int an_roots_exclude(struct an_roots *roots, uint64_t start, uint64_t end);
+
+/* The same for the dead part of a task's stack, [start, end) with end its saved
+ * stack pointer (kind AN_EXCLUDE_STACK): left out of the roots, and out of the
+ * block that holds it when the stack is a heap block. Returns 0, or -1 out of
+ * memory. */
+int an_roots_exclude_stack(struct an_roots *roots, uint64_t start, uint64_t end);
+
+/* The same for glibc's main_arena, [start, end) (kind AN_EXCLUDE_ARENA): the
+ * allocator's own state, which can keep a pointer to a chunk it has since handed
+ * out. Returns 0, or -1 out of memory. */
+int an_roots_exclude_arena(struct an_roots *roots, uint64_t start, uint64_t end);
 
 /* Exclude libheapann's statistics region (include/heapann_stats.h) wherever a
  * valid header starts a page of a memory root: [R, R + TOTAL). an_roots_find()

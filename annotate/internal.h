@@ -13,9 +13,10 @@
 /* ---- bare-metal firmware (the static kit built for a target without Linux:
  * arm-none-eabi with newlib) ----
  * No threads, no mmap, no fork, no dlopen, no environment: HA_TLS variables are
- * plain globals (one thread of control: an RTOS must not let two tasks into
- * malloc at once, which its allocator lock already ensures), and the parts that
- * need the OS (HEAPANN_CHECK_INTERVAL's table, the fork handlers) are left out. */
+ * plain globals (one thread of control: with newlib, export_wrap.c runs each
+ * call whole under newlib's recursive __malloc_lock, which an RTOS defines),
+ * and the parts that need the OS (HEAPANN_CHECK_INTERVAL's table, the fork
+ * handlers) are left out. */
 #if defined(HEAPANN_STATIC) && !defined(__linux__)
 #define HA_BARE 1
 #define HA_TLS

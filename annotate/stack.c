@@ -331,7 +331,22 @@ struct ha_gcc_walk {
 	uintptr_t *buf;         /* where frames go */
 	unsigned n;             /* frames stored so far */
 	unsigned max;           /* room in buf */
+	uintptr_t cfa;          /* the last frame's CFA (static kit) */
 };
+
+#ifdef HEAPANN_STATIC
+/* Where a frame of libgcc's walk is on the stack: sp itself on ARM, whose
+ * _Unwind_GetCFA does not tell the frames of a recursion apart; the CFA
+ * elsewhere. */
+static inline uintptr_t ha_gcc_frame_sp(struct _Unwind_Context *ctx)
+{
+#if defined(__arm__)
+	return (uintptr_t)_Unwind_GetGR(ctx, 13);
+#else
+	return (uintptr_t)_Unwind_GetCFA(ctx);
+#endif
+}
+#endif
 
 static _Unwind_Reason_Code ha_gcc_step(struct _Unwind_Context *ctx, void *arg)
 {
@@ -340,6 +355,20 @@ static _Unwind_Reason_Code ha_gcc_step(struct _Unwind_Context *ctx, void *arg)
 
 	if (w->n >= w->max || ip == 0)
 		return _URC_END_OF_STACK;
+#ifdef HEAPANN_STATIC
+	{
+		/* The same return address at the same CFA again: the unwinder made
+		 * no progress and would repeat the frame up to the depth limit. On
+		 * ARM an RTOS task whose initial LR is its exit function does that:
+		 * libgcc looks up the function placed before that one, whose rule
+		 * leaves pc and sp as they are. */
+		uintptr_t cfa = ha_gcc_frame_sp(ctx);
+
+		if (w->n && ip == w->buf[w->n - 1] && cfa == w->cfa)
+			return _URC_END_OF_STACK;
+		w->cfa = cfa;
+	}
+#endif
 	w->buf[w->n++] = ip;
 	return _URC_NO_REASON;
 }
@@ -348,7 +377,7 @@ static _Unwind_Reason_Code ha_gcc_step(struct _Unwind_Context *ctx, void *arg)
  * how many. */
 static unsigned ha_gcc_backtrace(uintptr_t *buf, unsigned max)
 {
-	struct ha_gcc_walk w = { buf, 0, max };
+	struct ha_gcc_walk w = { buf, 0, max, 0 };
 
 	ha_gcc_bt(ha_gcc_step, &w);
 	return w.n;

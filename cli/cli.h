@@ -59,6 +59,8 @@ struct cli_options {
 	size_t nwhy;
 	uint64_t refs[CLI_MAX_LIST];    /* --refs (issue 7) */
 	size_t nrefs;
+	uint64_t task_sps[CLI_MAX_LIST]; /* --task-sp: switched-out tasks' saved stack pointers */
+	size_t ntask_sps;
 	const char *sysroot;
 	const char *debug_dirs[CLI_MAX_LIST + 1];
 	size_t ndebug_dirs;
@@ -250,6 +252,12 @@ int report_lost_text(FILE *f, const struct cli_options *o, const struct cli_prof
 		     const struct an_stacks *st);
 int report_lost_json(struct json *j, const struct cli_options *o, const struct cli_profile *p,
 		     const struct an_stacks *st);
+
+/* --task-sp SP (o->task_sps): where each switched-out task's stack starts, the
+ * live block or the variable of the ELF holding SP; the lost report does not
+ * read [that start, SP). Returns 0 when every SP is in one, else prints a
+ * one-line error naming the first that is not and returns -1. */
+int report_task_sp_check(const struct cli_options *o, const struct cli_profile *p);
 
 /* --why ADDR (o->why): the chain of references from a root to each block, or the
  * lost block holding it. Return 0, or -1 out of memory. */

@@ -61,6 +61,9 @@ static const char usage_text[] =
 "                      ADDR alive, or the lost block holding it (repeatable)\n"
 "  --refs ADDR         lost: every word pointing into the block at ADDR, and\n"
 "                      where it lives (repeatable)\n"
+"  --task-sp SP        lost: the saved stack pointer of a switched-out RTOS task:\n"
+"                      its stack below SP (down to the start of the variable or\n"
+"                      block holding SP) is dead, not read (repeatable)\n"
 "  --format FMT        text (default), json, or an export for another tool:\n"
 "                      folded, pprof, massif, html, svg\n"
 "  -o, --output FILE   write the report or export to FILE, not standard output\n"
@@ -184,7 +187,7 @@ enum {
 	OPT_SYMBOLIZER, OPT_THREADS, OPT_REPORT, OPT_FORMAT, OPT_TOP, OPT_THRESHOLD,
 	OPT_ALLOCFN, OPT_IGNOREFN, OPT_BLOCKS,
 	OPT_ADDR,
-	OPT_WHY, OPT_REFS,
+	OPT_WHY, OPT_REFS, OPT_TASKSP,
 	OPT_LEAKDEPTH, OPT_CALLSITES,
 	OPT_WEIGHT, OPT_FOLDEDLINES,
 	OPT_VERSION,
@@ -213,6 +216,7 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		{ "addr", required_argument, 0, OPT_ADDR },
 		{ "why", required_argument, 0, OPT_WHY },
 		{ "refs", required_argument, 0, OPT_REFS },
+		{ "task-sp", required_argument, 0, OPT_TASKSP },
 		{ "leak-depth", required_argument, 0, OPT_LEAKDEPTH },
 		{ "call-sites", no_argument, 0, OPT_CALLSITES },
 		{ "output", required_argument, 0, 'o' },
@@ -345,6 +349,11 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 			if (o->nrefs == CLI_MAX_LIST)
 				usage_error("too many %s", "--refs");
 			o->refs[o->nrefs++] = parse_u64(optarg, "--refs");
+			break;
+		case OPT_TASKSP:   /* rtos9: a task's dead stack is no root */
+			if (o->ntask_sps == CLI_MAX_LIST)
+				usage_error("too many %s", "--task-sp");
+			o->task_sps[o->ntask_sps++] = parse_u64(optarg, "--task-sp");
 			break;
 		case OPT_LEAKDEPTH: {   /* issue 5: the leak table */
 			uint64_t v = parse_u64(optarg, "--leak-depth");
@@ -872,6 +881,10 @@ int main(int argc, char **argv)
 	if (o.output && !(out = fopen(o.output, "w"))) {
 		fprintf(stderr, "mprof-core: %s: %s\n", o.output, strerror(errno));
 		out = stdout;   /* done: closes out unless it is stdout: never fclose(NULL) */
+		status = EXIT_BADINPUT;
+		goto done;
+	}
+	if (o.ntask_sps && report_task_sp_check(&o, &p) < 0) {
 		status = EXIT_BADINPUT;
 		goto done;
 	}

@@ -205,9 +205,62 @@ static int lost_exclude_arena(struct lost_ctx *x)
 			    ref.size) {
 				x->arena_start = ref.start;
 				x->arena_end = ref.start + ref.size;
-				return an_roots_exclude(&x->roots, x->arena_start, x->arena_end);
+				return an_roots_exclude_arena(&x->roots, x->arena_start, x->arena_end);
 			}
 		}
+	}
+	return 0;
+}
+
+/* Where the stack holding a switched-out task's saved stack pointer SP starts:
+ * the live block holding it, else the variable of the image's ELF (d may be
+ * NULL). Returns 0 with *lo set, or -1 when neither holds SP. */
+static int task_stack_start(const struct cli_profile *p, struct cli_datasym *d, uint64_t sp,
+			    uint64_t *lo)
+{
+	const struct cp_block *b = cp_scan_find(&p->scan, sp);
+	struct cli_symref r;
+
+	if (b && b->state == CP_LIVE && sp >= b->user && sp <= b->user + b->size) {
+		*lo = b->user;
+		return 0;
+	}
+	if (cli_datasym(d, sp, &r) == 0 && r.name && !r.is_func && sp <= r.start + r.size) {
+		*lo = r.start;
+		return 0;
+	}
+	return -1;
+}
+
+int report_task_sp_check(const struct cli_options *o, const struct cli_profile *p)
+{
+	struct cp_error err = { 0 };
+	struct cli_datasym *d = cli_datasym_open(o, p->img, &err);
+	int rc = 0;
+
+	for (size_t i = 0; i < o->ntask_sps && rc == 0; i++) {
+		uint64_t lo;
+
+		if (task_stack_start(p, d, o->task_sps[i], &lo) < 0) {
+			fprintf(stderr, "mprof-core: %s: --task-sp 0x%" PRIx64 " is in no live block "
+				"nor variable of %s\n", p->image_path, o->task_sps[i],
+				o->prog ? o->prog : "the program");
+			rc = -1;
+		}
+	}
+	cli_datasym_free(d);
+	return rc;
+}
+
+/* --task-sp: each task's stack below its saved stack pointer is dead memory. */
+static int task_sp_exclude(struct lost_ctx *x)
+{
+	for (size_t i = 0; i < x->o->ntask_sps; i++) {
+		uint64_t lo;
+
+		if (task_stack_start(x->p, lost_ds(x), x->o->task_sps[i], &lo) == 0 &&
+		    an_roots_exclude_stack(&x->roots, lo, x->o->task_sps[i]) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -232,6 +285,8 @@ static int lost_ctx_init(struct lost_ctx *x, const struct cli_options *o,
 	if (p->img->kind == CP_KIND_CORE && raw_roots_add(x) < 0)
 		return -1;
 	if (p->img->kind == CP_KIND_CORE && lost_exclude_arena(x) < 0)
+		return -1;
+	if (task_sp_exclude(x) < 0)
 		return -1;
 	if (an_reach_build(p->img, &p->scan, &x->roots, &ro, &x->reach) < 0)
 		return -1;
@@ -562,9 +617,9 @@ static void roots_summary_text(FILE *f, const struct lost_ctx *x)
 			fmt_num(b, count[AN_ROOT_ANON]));
 	for (size_t i = 0; i < x->roots.nexclude; i++)
 		fprintf(f, "; left out: %s at 0x%" PRIx64 " (%s bytes)",
-			x->roots.exclude[i].start == x->arena_start && x->arena_end ?
-			"glibc's main_arena" : "libheapann's statistics",
-			x->roots.exclude[i].start,
+			x->roots.exclude[i].kind == AN_EXCLUDE_STACK ? "a task's stack below its sp" :
+			x->roots.exclude[i].kind == AN_EXCLUDE_ARENA ? "glibc's main_arena" :
+			"libheapann's statistics", x->roots.exclude[i].start,
 			fmt_num(a, x->roots.exclude[i].end - x->roots.exclude[i].start));
 	fputc('\n', f);
 	count[0] = 0;
@@ -700,10 +755,13 @@ int report_lost_json(struct json *j, const struct cli_options *o, const struct c
 		json_obj_end(j);
 	}
 	json_arr_end(j);
-	json_key(j, "excluded");   /* libheapann's statistics region, glibc's main_arena */
+	json_key(j, "excluded");   /* libheapann's statistics region, dead task stacks, main_arena */
 	json_arr_begin(j);
 	for (size_t i = 0; i < x.roots.nexclude; i++) {
 		json_obj_begin(j);
+		json_key(j, "what");
+		json_str(j, x.roots.exclude[i].kind == AN_EXCLUDE_STACK ? "task stack below sp" :
+			 x.roots.exclude[i].kind == AN_EXCLUDE_ARENA ? "main_arena" : "statistics");
 		json_key(j, "start");
 		json_hex(j, x.roots.exclude[i].start);
 		json_key(j, "end");

@@ -42,6 +42,18 @@ check_grep() {
 
 skip() { echo "$*" >&2; exit 77; }
 
+# need_arm_fw: skip unless the tools to build and run a bare-metal Cortex-M
+# firmware are here (arm-none-eabi-gcc, newlib, qemu-system-arm, and python3
+# and pkg-config for tests/qemu_fw.py and the kit's .pc).
+need_arm_fw() {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	command -v pkg-config >/dev/null || skip "pkg-config not installed"
+	command -v arm-none-eabi-gcc >/dev/null || skip "no arm-none-eabi-gcc (gcc-arm-none-eabi)"
+	command -v qemu-system-arm >/dev/null || skip "no qemu-system-arm"
+	[ -f "$(arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -print-file-name=libc.a)" ] ||
+		skip "no newlib (libnewlib-arm-none-eabi)"
+}
+
 done_testing() {
 	echo "$T_PASS passed, $T_FAIL failed"
 	[ $T_FAIL -eq 0 ]

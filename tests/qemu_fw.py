@@ -2,12 +2,14 @@
 """qemu_fw.py - run a bare-metal firmware on qemu-system-arm until it prints
 "halt" (semihosting), then save its RAM and an ELF core through qemu's monitor.
 
-  qemu_fw.py MACHINE ELF OUT RAMSTART RAMLEN RAM.bin CORE
+  qemu_fw.py MACHINE ELF OUT RAMSTART RAMLEN RAM.bin CORE [QEMU-ARG...]
 
 RAM.bin and CORE must be in one directory. OUT gets the firmware's semihosting output. The machine is stopped before
 `pmemsave RAMSTART RAMLEN RAM.bin` (a raw dump, as a probe would take it) and
 `dump-guest-memory CORE` (every RAM region of the board in one ELF core), then
-qemu quits. Exit 0 when both files were written; 1 (and why on stderr) when the
+qemu quits. Any further arguments go to qemu-system-arm (-icount shift=0
+for a firmware whose timer interrupts must land at the same instructions on
+every run). Exit 0 when both files were written; 1 (and why on stderr) when the
 firmware did not halt within 60 seconds or printed "fault"."""
 import os
 import socket
@@ -27,6 +29,7 @@ def wait_for(cond, secs):
 
 def main():
     machine, elf, out, start, length, ram, core = sys.argv[1:8]
+    extra = sys.argv[8:]
     mon = os.path.abspath(out + ".mon")
     wd = os.path.dirname(os.path.abspath(ram))
     for f in (out, mon, ram, core):
@@ -36,7 +39,7 @@ def main():
                           "-monitor", "unix:%s,server=on,wait=off" % mon,
                           "-chardev", "file,id=sh,path=%s" % os.path.abspath(out),
                           "-semihosting-config", "enable=on,target=native,chardev=sh",
-                          "-kernel", os.path.abspath(elf)], cwd=wd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                          "-kernel", os.path.abspath(elf)] + extra, cwd=wd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def said(word):
         return os.path.exists(out) and word in open(out).read()

@@ -16,11 +16,7 @@
 M=$B/mprof-core
 case $M in /*) ;; *) M=$TOP/$M ;; esac
 [ -x "$M" ] || skip "build first"
-command -v python3 >/dev/null || skip "python3 not installed"
-command -v pkg-config >/dev/null || skip "pkg-config not installed"
-command -v arm-none-eabi-gcc >/dev/null || skip "no arm-none-eabi-gcc (gcc-arm-none-eabi)"
-command -v qemu-system-arm >/dev/null || skip "no qemu-system-arm"
-[ -f "$(arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -print-file-name=libc.a)" ] || skip "no newlib (libnewlib-arm-none-eabi)"
+need_arm_fw
 src=tests/prog/hunt8_m.c
 mark() { grep -n "MARK:$1 " $src | cut -d: -f1; }
 RAM=0x20000000 RAMLEN=0x40000

@@ -1,8 +1,7 @@
 /* hunt8_m.c - bare-metal Cortex-M3 firmware for tests/run-hunt8-m.sh, run on
  * qemu-system-arm's mps2-an385 (memory map: hunt8_m.ld). newlib's malloc under
- * the static kit (ld --wrap), a startup of its own (vector table, .data copied,
- * .bss zeroed, constructors run), output by semihosting (SYS_WRITE0) and no
- * stdio (its buffers would be blocks too). Every block comes from a function of
+ * the static kit (ld --wrap), the board's startup and semihosting output in
+ * fw_board.h. Every block comes from a function of
  * its own at a line marked MARK:NAME BYTES: a recursion, a pool of equal blocks
  * in a global array, realloc, calloc, blocks freed again, a leak (its only
  * pointer dropped), a freed block whose pointer stays in a global (stale), a
@@ -17,61 +16,8 @@
 
 #define NOINL __attribute__((noinline))
 
-/* ---- semihosting and output ---- */
-static int sh_call(int op, const void *arg)
-{
-	register int r0 __asm__("r0") = op;
-	register const void *r1 __asm__("r1") = arg;
-
-	__asm__ volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
-	return r0;
-}
-
-static void out(const char *s) { sh_call(0x04, s); }
-
-/* "TAG 0xHEX\n" */
-static void out_hex(const char *tag, uintptr_t v)
-{
-	char b[48];
-	size_t n = strlen(tag);
-
-	memcpy(b, tag, n);
-	b[n++] = ' ';
-	b[n++] = '0';
-	b[n++] = 'x';
-	for (int s = 28; s >= 0; s -= 4)
-		b[n++] = "0123456789abcdef"[(v >> s) & 15];
-	b[n++] = '\n';
-	b[n] = 0;
-	out(b);
-}
-
-/* ---- what newlib and the kit need from the board ---- */
-extern char end[], __heap_limit[];
-static char *fw_brk = end;
-
-void *_sbrk(ptrdiff_t n);
-void *_sbrk(ptrdiff_t n)
-{
-	char *p = fw_brk;
-
-	if (n > __heap_limit - fw_brk)
-		return (void *)-1;
-	fw_brk += n;
-	return p;
-}
-
-#ifndef FW_NO_STATS
-/* the kit's statistics region, in the RAM the test dumps (64 KiB at least);
- * -DFW_NO_STATS: none, as on a part with less RAM */
-static uintptr_t fw_stats[16384];
-void *heapann_stats_buffer(size_t *len);
-void *heapann_stats_buffer(size_t *len)
-{
-	*len = sizeof(fw_stats);
-	return fw_stats;
-}
-#endif
+int main(void);
+#include "fw_board.h"
 
 /* ---- the allocations ---- */
 void *volatile keep[16];
@@ -171,7 +117,6 @@ NOINL void fw_halt(void)
 		;
 }
 
-int main(void);
 int main(void)
 {
 	void *volatile held;
@@ -192,48 +137,3 @@ int main(void)
 	fw_halt();
 	return 0;
 }
-
-/* ---- start-up ---- */
-extern uint32_t __data_start[], __data_end[], __data_load[], __bss_start__[], __bss_end__[];
-extern char __stack_top[];
-extern char **environ;
-void __libc_init_array(void);
-void _init(void);
-void _fini(void);
-void _init(void) { }   /* no crti.o: constructors come from .init_array */
-void _fini(void) { }
-void fw_reset(void);
-void fw_fault(void);
-
-#ifdef FW_UNWIND
-static char *fw_env[] = { "HEAPANN_UNWIND=" FW_UNWIND, NULL };
-#endif
-
-void fw_reset(void)
-{
-	uint32_t *s = __data_load, *d = __data_start;
-
-	while (d < __data_end)
-		*d++ = *s++;
-	for (d = __bss_start__; d < __bss_end__; d++)
-		*d = 0;
-#ifdef FW_UNWIND
-	environ = fw_env;
-#endif
-	__libc_init_array();
-	main();
-	for (;;)
-		;
-}
-
-void fw_fault(void)
-{
-	out("fault\n");
-	for (;;)
-		;
-}
-
-__attribute__((section(".vectors"), used))
-static void (*const fw_vectors[16])(void) = {
-	(void (*)(void))__stack_top, fw_reset, fw_fault, fw_fault, fw_fault, fw_fault, fw_fault,
-};

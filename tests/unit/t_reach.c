@@ -1,7 +1,8 @@
 /* t_reach.c - the mark phase on synthetic raw images: blocks with real headers
  * written with heapann_block.h, a scan built by hand (so that only reach.c is under
  * test), roots added by the test. Asserts the exact category of every block, the
- * parents, --refs and --why links, exclusions, that the threaded root scan of
+ * parents, --refs and --why links, exclusions (also inside a block: a task's
+ * stack), that the threaded root scan of
  * a large root gives the same answer as one thread, a 32-bit big-endian image,
  * blocks read across two segments and up to the end of a cut core, and random
  * heaps in three regions against a plain reference of memcheck's algorithm (also
@@ -374,6 +375,64 @@ static void test_stats(const char *path)
 	CHECK("stats build", an_reach_build(img, &sc, &roots, &o, &r) == 0);
 	CHECK("a word in the region is no reference", r.cat[a] == AN_REACH_DEFINITE);
 	CHECK("a copy of the header is no region", r.cat[b] == AN_REACH_REACHABLE);
+	an_reach_release(&r);
+	cp_image_free(img);
+out:
+	an_roots_release(&roots);
+	free(mem);
+}
+
+/* Two switched-out task stacks (--task-sp): one in the data root, one a heap
+ * block K reached from it. Below each saved stack pointer a stale word points to
+ * a block (D, L); above K's a live one (M). With the dead parts excluded, D and L
+ * are definitely lost, M stays reachable and --refs sees no word of L; without,
+ * the stale words hold D and L. */
+static void test_task_stack(const char *path)
+{
+	struct cp_image *img;
+	struct cp_scan sc;
+	struct an_roots roots = { 0 };
+	struct an_reach r;
+	struct an_reach_options o = { 1, 1, 0 };
+	struct an_root root = { BASE, BASE + 0x1000, AN_ROOT_USER, -1, NULL, 0 };
+	uint64_t ks = BASE + 0x5000, st = BASE + 0x100;   /* K's data; the static stack */
+	struct an_ref *refs = NULL;
+	size_t nrefs = 9;
+
+	mem_size = 0x6000;
+	mem = calloc(1, mem_size);
+	nblocks = 0;
+	uint32_t K = block(ks, 0xC0, 0), L = block(BASE + 0x5200, 32, 0),
+		 M = block(BASE + 0x5300, 32, 0), D = block(BASE + 0x5400, 32, 0);
+
+	put(BASE, ks);                /* the task table -> K */
+	put(st + 0x20, BASE + 0x5400); /* static stack, below its sp (st + 0x80) -> D */
+	put(ks + 0x10, BASE + 0x5200); /* K below its sp (ks + 0x40) -> L */
+	put(ks + 0x80, BASE + 0x5300); /* K above its sp -> M */
+	img = image_write(path);
+	if (!img) {
+		CHECK("task stack image opens", 0);
+		goto out;
+	}
+	scan_fill(&sc);
+	an_roots_add(&roots, &root);
+	CHECK("task stacks: build without exclusions", an_reach_build(img, &sc, &roots, &o, &r) == 0);
+	CHECK("task stacks: the stale words hold D and L", r.cat[D] == AN_REACH_REACHABLE &&
+	      r.cat[L] == AN_REACH_REACHABLE && r.cat[M] == AN_REACH_REACHABLE);
+	an_reach_release(&r);
+	CHECK("task stacks: exclude below both stack pointers",
+	      an_roots_exclude_stack(&roots, st, st + 0x80) == 0 &&
+	      an_roots_exclude_stack(&roots, ks, ks + 0x40) == 0 && roots.nexclude == 2 &&
+	      roots.exclude[0].kind == AN_EXCLUDE_STACK && roots.exclude[1].start == ks);
+	CHECK("task stacks: build", an_reach_build(img, &sc, &roots, &o, &r) == 0);
+	CHECK("task stacks: K reachable from the task table", r.cat[K] == AN_REACH_REACHABLE);
+	CHECK("task stacks: D definitely lost (the static stack's dead part)", r.cat[D] == AN_REACH_DEFINITE);
+	CHECK("task stacks: L definitely lost (the heap stack's dead part)", r.cat[L] == AN_REACH_DEFINITE);
+	CHECK("task stacks: M reachable from K's live part", r.cat[M] == AN_REACH_REACHABLE &&
+	      r.from[M] == K);
+	CHECK("task stacks: --refs of L finds no word", an_reach_refs(img, &sc, &roots, L, &refs, &nrefs) == 0 &&
+	      nrefs == 0);
+	free(refs);
 	an_reach_release(&r);
 	cp_image_free(img);
 out:
@@ -1248,6 +1307,7 @@ int main(void)
 	test_threads(path);
 	test_be32(path);
 	test_stats(path);
+	test_task_stack(path);
 	test_parallel_mark(path);
 	test_core_roots(path);
 	for (int v = 0; v < 4; v++)
