@@ -12,13 +12,16 @@
 #include "htab.h"
 
 /* Functions that are part of the allocator whatever the program: Massif's list,
- * plus libc's own callers of malloc that a user never means. */
+ * plus libc's own callers of malloc that a user never means, and libstdc++'s
+ * allocation of a thrown object (a throw expression's own malloc, as operator
+ * new is a new expression's). */
 static const char *const builtin_alloc_fns[] = {
 	"malloc", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
 	"aligned_alloc", "valloc", "pvalloc", "free",
 	"operator new", "operator new[]", "__builtin_new", "__builtin_vec_new",
 	"strdup", "__strdup", "strndup", "__strndup",
 	"__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign",
+	"__cxa_allocate_exception", "__cxa_allocate_dependent_exception",
 };
 
 int an_name_matches(const char *name, const char *pattern)

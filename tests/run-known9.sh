@@ -8,6 +8,9 @@
 #     tests/prog/known9_depth.c under HEAPANN_DEPTH=8: 3 blocks 13 calls deep
 #     from two callers whose stacks differ only below the cut (one cluster,
 #     marked), 2 whole stacks of 7 frames and one of exactly 8 (not marked).
+#  3. an exception object (__cxa_allocate_exception's malloc) live in a core:
+#     its stack starts at the throw site, libstdc++'s frame stripped as the
+#     allocator's (tests/prog/known9_throw.cc).
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 [ "$(uname -m)" = x86_64 ] || skip "x86-64 only (frame counts of glibc's start code)"
@@ -83,5 +86,29 @@ check_eq "depth, freed: no live stack is cut" 0 "$(grep -c 'More stack frames' "
 "$M" --format pprof -o "$TMP/f.pb.gz" "$TMP/depth" "$TMP/f.core" 2>/dev/null
 check_eq "depth, freed: pprof's allocation samples carry the cut (statistics region)" 1 \
 	"$(gzip -dc "$TMP/f.pb.gz" | grep -ac 'More stack frames follow: cut at HEAPANN_DEPTH')"
+
+# ---- 3. the exception object's stack starts at the throw site ----
+if command -v g++ >/dev/null && g++ -g -O2 -o "$TMP/throw" tests/prog/known9_throw.cc; then
+	gcore_waiting "$TMP/t.core" "$TMP/throw"
+	check_eq "throw: the program ran" 0 $?
+	tl=$(grep -n '// THROW' tests/prog/known9_throw.cc | cut -d: -f1)
+	"$M" --format json "$TMP/throw" "$TMP/t.core" >"$TMP/t.json" 2>/dev/null
+	check_eq "throw: the live exception object's stack starts at k9_thrower:$tl" \
+		"k9_thrower(int) known9_throw.cc:$tl" "$(python3 - "$TMP/t.json" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+for s in d["stacks"]:
+    names = [f["function"] or "" for f in s["frames"]]
+    if any(n.startswith("k9_thrower") for n in names):
+        f = s["frames"][0]
+        print(f["function"], "%s:%s" % (os.path.basename(f["file"] or "?"), f["line"]))
+PY
+)"
+	"$M" "$TMP/throw" "$TMP/t.core" >"$TMP/t.txt" 2>&1
+	check_eq "throw: __cxa_allocate_exception is not in the text report" 0 \
+		"$(grep -c '__cxa_allocate_exception' "$TMP/t.txt")"
+else
+	echo "# g++ missing or failed: the exception case is not checked"
+fi
 
 done_testing
