@@ -46,7 +46,9 @@ uint64_t an_damage_reach(const struct cp_image *img, const struct cp_damage *d)
 	r = last_diff(img, p, d->hdr, heapann_start_live(w));
 	if (r > reach)
 		reach = r;
-	if (p[w + vpos] != HEAPANN_VERSION && d->hdr + w + vpos + 1 > reach)
+	/* a version byte a reader takes (1 or 2: an image holds one or the other) */
+	if ((p[w + vpos] < HEAPANN_VERSION_MIN || p[w + vpos] > HEAPANN_VERSION) &&
+	    d->hdr + w + vpos + 1 > reach)
 		reach = d->hdr + w + vpos + 1;
 	/* the depth the END word claims, when it is there and consistent */
 	if ((d->known & CP_KNOWN_USER) && d->user >= d->hdr + w &&
@@ -56,7 +58,13 @@ uint64_t an_damage_reach(const struct cp_image *img, const struct cp_damage *d)
 		dep = end & HEAPANN_END_DEPTH_MASK;
 		if ((magic == heapann_end_live(w) || magic == heapann_end_freed(w)) &&
 		    dep <= HEAPANN_MAX_DEPTH && d->hdr + heapann_header_bytes(dep, w) == d->user) {
+			/* DEPTH is the count, or the count with the cut flag */
+			uint64_t rc = last_diff(img, p + HEAPANN_W_DEPTH * w, d->hdr + HEAPANN_W_DEPTH * w,
+						dep | HEAPANN_DEPTH_CUT);
+
 			r = last_diff(img, p + HEAPANN_W_DEPTH * w, d->hdr + HEAPANN_W_DEPTH * w, dep);
+			if (rc < r)
+				r = rc;
 			if (r > reach)
 				reach = r;
 		}

@@ -111,8 +111,9 @@ static inline int an_corrupt_found(const struct an_corrupt *c)
 }
 
 /* One past the last byte of the damaged header d proven overwritten: bytes of the
- * start magic that differ from the live magic, a wrong version byte, and bytes of
- * the DEPTH word that disagree with the depth held by a readable END word. Returns
+ * start magic that differ from the live magic, a version byte no reader takes,
+ * and bytes of the DEPTH word that disagree with the depth held by a readable END
+ * word (with or without the cut flag, whichever differs less). Returns
  * d->hdr when nothing can be proven (e.g. the header is not dumped). */
 uint64_t an_damage_reach(const struct cp_image *img, const struct cp_damage *d);
 

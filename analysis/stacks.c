@@ -12,13 +12,16 @@
 #include "htab.h"
 
 /* Functions that are part of the allocator whatever the program: Massif's list,
- * plus libc's own callers of malloc that a user never means. */
+ * plus libc's own callers of malloc that a user never means, and libstdc++'s
+ * allocation of a thrown object (a throw expression's own malloc, as operator
+ * new is a new expression's). */
 static const char *const builtin_alloc_fns[] = {
 	"malloc", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
 	"aligned_alloc", "valloc", "pvalloc", "free",
 	"operator new", "operator new[]", "__builtin_new", "__builtin_vec_new",
 	"strdup", "__strdup", "strndup", "__strndup",
 	"__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign",
+	"__cxa_allocate_exception", "__cxa_allocate_dependent_exception",
 };
 
 int an_name_matches(const char *name, const char *pattern)
@@ -179,7 +182,8 @@ int an_stack_ignored(const struct an_input *in, const struct an_filter *f, uint3
 /* A cluster is keyed by what a user reads: the logical frames left after the
  * allocator's, each by function, file, line and module when it has a name, and by
  * address when it has none. Two call sites on one source line (an unrolled loop)
- * are one cluster; raw stacks that differ only inside an --alloc-fn are one too. */
+ * are one cluster; raw stacks that differ only inside an --alloc-fn are one too.
+ * A cut stack (cp_stack.cut) is never one cluster with a whole one. */
 
 static uint64_t mix64(uint64_t h)
 {
@@ -233,7 +237,7 @@ static uint64_t key_hash(const struct an_input *in, uint32_t stack, uint32_t ski
 			 struct frames_buf *fb)
 {
 	size_t n = an_frames_get(in, stack, skip, fb->a, fb->cap);
-	uint64_t h = mix64(n);
+	uint64_t h = mix64(n ^ (uint64_t)in->scan->stacks[stack].cut << 40);
 
 	for (size_t i = 0; i < n && i < fb->cap; i++)
 		h = mix64(h ^ frame_key_hash(&fb->a[i]));
@@ -246,7 +250,8 @@ static int key_equal(const struct an_input *in, uint32_t sa, uint32_t ska, uint3
 	size_t na = an_frames_get(in, sa, ska, fb->a, fb->cap);
 	size_t nb = an_frames_get(in, sb, skb, fb->b, fb->cap);
 
-	if (na != nb)
+	/* a stack cut at HEAPANN_DEPTH is not the whole one with its frames */
+	if (na != nb || in->scan->stacks[sa].cut != in->scan->stacks[sb].cut)
 		return 0;
 	for (size_t i = 0; i < na && i < fb->cap; i++)
 		if (!frame_key_eq(&fb->a[i], &fb->b[i]))

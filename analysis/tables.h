@@ -165,6 +165,8 @@ void an_graph_release(struct an_graph *g);
 struct an_tnode {
 	uint32_t stack, skip, frame; /* a stack, its skip, and the logical frame after skip */
 	uint32_t parent;
+	uint32_t cut;              /* 1: no frame, the outer frames of stacks cut at
+				    * HEAPANN_DEPTH (cp_stack.cut) under its parent */
 	uint64_t bytes, blocks;    /* kept */
 	uint32_t *children;        /* node indices, most bytes first */
 	uint32_t nchildren;

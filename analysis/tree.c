@@ -1,6 +1,7 @@
 /* tree.c - Massif's allocation tree: kept bytes of every stack merged frame by
  * frame from the allocation site outward, so each node holds everything allocated
- * through one chain of code locations (return address and inline level). Pure; the
+ * through one chain of code locations (return address and inline level), and a
+ * cut node under the last frame of stacks cut at HEAPANN_DEPTH. Pure; the
  * threshold that folds small entries away is applied by whoever prints it.
  */
 #include <stdlib.h>
@@ -49,12 +50,14 @@ static int tree_push(struct an_tree *t, size_t *cap)
 	return 0;
 }
 
-/* The child of parent for frame fr (frame 'frame' of 'stack'), made if needed.
- * Returns its index or UINT32_MAX when out of memory. */
+/* The child of parent for frame fr (frame 'frame' of 'stack'), made if needed;
+ * for fr NULL, its cut node (an_tnode.cut). Returns its index or UINT32_MAX when
+ * out of memory. */
 static uint32_t child_of(struct an_tree *t, size_t *tcap, struct tmap *m, uint32_t parent,
 			 const struct an_frame *fr, const struct an_site *s, uint32_t frame)
 {
-	struct tkey key = { parent, fr->addr_idx, fr->level };
+	/* no address index is UINT32_MAX: the cut node's key */
+	struct tkey key = { parent, fr ? fr->addr_idx : UINT32_MAX, fr ? fr->level : 0 };
 	struct an_tnode *p;
 	int64_t i;
 
@@ -68,7 +71,7 @@ static uint32_t child_of(struct an_tree *t, size_t *tcap, struct tmap *m, uint32
 		m->cap = nc;
 	}
 	/* the new node, if any, is t->n: its key is written before the next probe */
-	i = htab_put(&m->idx, tkey_hash(parent, fr->addr_idx, fr->level), (uint32_t)t->n,
+	i = htab_put(&m->idx, tkey_hash(parent, key.addr_idx, key.level), (uint32_t)t->n,
 		     tkey_eq, m, &key);
 	if (i < 0)
 		return UINT32_MAX;
@@ -81,6 +84,7 @@ static uint32_t child_of(struct an_tree *t, size_t *tcap, struct tmap *m, uint32
 	t->v[t->n - 1].skip = s->skip;
 	t->v[t->n - 1].frame = frame;
 	t->v[t->n - 1].parent = parent;
+	t->v[t->n - 1].cut = !fr;
 	p = &t->v[parent];
 	if (p->nchildren == p->cap) {
 		uint32_t nc = p->cap ? p->cap * 2 : 4;
@@ -173,6 +177,16 @@ int an_tree_build(const struct an_input *in, const struct an_usage *u, struct an
 		out->v[0].blocks += blocks;
 		for (size_t k = 0; k < nf; k++) {
 			node = child_of(out, &tcap, &m, node, &fb.v[k], s, (uint32_t)k);
+			if (node == UINT32_MAX)
+				goto out;
+			out->v[node].bytes += bytes;
+			out->v[node].blocks += blocks;
+		}
+		/* a stack cut at HEAPANN_DEPTH and not stopped at main: a cut node under
+		 * its last frame, so that it is not read as the whole chain */
+		if (nf && in->scan->stacks[s->stack].cut &&
+		    !(fb.v[nf - 1].function && !strcmp(fb.v[nf - 1].function, "main"))) {
+			node = child_of(out, &tcap, &m, node, NULL, s, (uint32_t)nf);
 			if (node == UINT32_MAX)
 				goto out;
 			out->v[node].bytes += bytes;

@@ -20,7 +20,10 @@
 #define HA_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HA_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-struct ha_options ha_opt = { 32, HA_HAVE_CFI ? HA_UNWIND_CFI : HA_UNWIND_LIBUNWIND, 8, 0 };
+struct ha_options ha_opt = {
+	.depth = 32, .walk = 33, .unwind = HA_HAVE_CFI ? HA_UNWIND_CFI : HA_UNWIND_LIBUNWIND,
+	.guard = 8, .abort_on_corruption = 0,
+};
 
 /* 0: nothing read yet; 1: options read; 2: unwinder loaded (ha_init done). */
 int ha_state;
@@ -77,6 +80,7 @@ static void ha_options_load(void)
 	const char *u = ha_env("HEAPANN_UNWIND");
 
 	ha_opt.depth = ha_env_uint("HEAPANN_DEPTH", 32, HEAPANN_MAX_DEPTH);
+	ha_opt.walk = ha_opt.depth ? ha_opt.depth + 1 : 0;
 	ha_opt.guard = ha_env_uint("HEAPANN_GUARD", 8, HEAPANN_MAX_GUARD);
 	ha_opt.abort_on_corruption = ha_env_uint("HEAPANN_ABORT_ON_CORRUPTION", 0, 1);
 #ifdef HEAPANN_STATIC
@@ -261,15 +265,30 @@ static inline void *ha_real_get(size_t align, size_t size, int zero)
 	return zero ? ha_real_calloc(1, size) : ha_real_malloc(size);
 }
 
+/* The stack of a new block: up to ha_opt.depth return addresses (*FRAMES, as
+ * ha_stack_capture sets it, BUF HA_FRAMES_ROOM(ha_opt.walk) words), and *CUT = 1
+ * when the stack went on past them. The walk asks for one frame more than it
+ * keeps (ha_opt.walk): a stack of exactly ha_opt.depth frames is whole, not cut.
+ * Returns the number kept. */
+static inline unsigned ha_block_stack(uintptr_t *buf, uintptr_t caller,
+				      const uintptr_t **frames, int *cut)
+{
+	unsigned max = ha_opt.depth;
+	unsigned n = ha_stack_capture(buf, ha_opt.walk, caller, frames);
+
+	*cut = n > max;
+	return n > max ? max : n;
+}
+
 /* Annotate a new block of SIZE bytes whose user pointer is aligned to ALIGN (a
  * power of two; HA_MIN_ALIGN for the plain family). ZERO asks for zeroed
  * memory. Called with the guard held. Returns NULL with errno set on failure. */
 void *ha_alloc(size_t align, size_t size, int zero, uintptr_t caller)
 {
-	unsigned max = ha_opt.depth;
-	uintptr_t buf[HA_FRAMES_ROOM(max)];
+	uintptr_t buf[HA_FRAMES_ROOM(ha_opt.walk)];
 	const uintptr_t *frames;
-	unsigned depth = ha_stack_capture(buf, max, caller, &frames);
+	int cut;
+	unsigned depth = ha_block_stack(buf, caller, &frames, &cut);
 	unsigned guard = ha_opt.guard;
 	size_t off = ha_hdr_offset(depth, align);
 	size_t total;
@@ -289,8 +308,8 @@ void *ha_alloc(size_t align, size_t size, int zero, uintptr_t caller)
 	if (HA_UNLIKELY(!raw))
 		return 0;
 	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);
-	ha_hdr_write(raw + off, off, size, depth, frames, seq, guard);
-	ha_hook_alloc(raw + off, size, seq, depth, frames);
+	ha_hdr_write(raw + off, off, size, depth, cut, frames, seq, guard);
+	ha_hook_alloc(raw + off, size, seq, depth, cut, frames);
 	return raw + off;
 }
 
@@ -493,7 +512,7 @@ static void ha_realloc_clear_old(char *raw, const struct ha_hdr_view *v, size_t 
  * Stays in place when the header and the new size fit, else allocates, copies
  * and frees. */
 static void *ha_realloc_aligned(void *p, const struct ha_hdr_view *v, size_t size,
-				unsigned depth, const uintptr_t *frames)
+				unsigned depth, int cut, const uintptr_t *frames)
 {
 	size_t align = v->offset & -v->offset;  /* lowest set bit: >= the asked alignment */
 	size_t off = ha_hdr_offset(depth, align);
@@ -522,8 +541,8 @@ static void *ha_realloc_aligned(void *p, const struct ha_hdr_view *v, size_t siz
 		ha_real_free(v->raw);
 	}
 	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);
-	ha_hdr_write(raw + off, off, size, depth, frames, seq, guard);
-	ha_hook_alloc(raw + off, size, seq, depth, frames);
+	ha_hdr_write(raw + off, off, size, depth, cut, frames, seq, guard);
+	ha_hook_alloc(raw + off, size, seq, depth, cut, frames);
 	return raw + off;
 }
 
@@ -534,10 +553,10 @@ static void *ha_realloc_aligned(void *p, const struct ha_hdr_view *v, size_t siz
  * a failure leaves the old block as it was). */
 static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, uintptr_t caller)
 {
-	unsigned max = ha_opt.depth;
-	uintptr_t buf[HA_FRAMES_ROOM(max)];
+	uintptr_t buf[HA_FRAMES_ROOM(ha_opt.walk)];
 	const uintptr_t *frames;
-	unsigned depth = ha_stack_capture(buf, max, caller, &frames);
+	int cut;
+	unsigned depth = ha_block_stack(buf, caller, &frames, &cut);
 	unsigned guard = ha_opt.guard;
 	size_t hbytes = (size_t)heapann_header_bytes(v->depth, HA_W);
 	size_t keep = v->size < size ? v->size : size;
@@ -546,7 +565,7 @@ static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, 
 	uintptr_t seq;
 
 	if (v->offset - hbytes >= HA_MIN_ALIGN)
-		return ha_realloc_aligned(p, v, size, depth, frames);
+		return ha_realloc_aligned(p, v, size, depth, cut, frames);
 	off = ha_hdr_offset(depth, HA_MIN_ALIGN);
 	if (__builtin_add_overflow(size, off + guard, &total)) {
 		errno = ENOMEM;
@@ -569,8 +588,8 @@ static void *ha_realloc_ours(void *p, const struct ha_hdr_view *v, size_t size, 
 		memmove(raw + off, raw + v->offset, keep);
 	ha_realloc_clear_old(raw, v, off, keep);
 	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);
-	ha_hdr_write(raw + off, off, size, depth, frames, seq, guard);
-	ha_hook_alloc(raw + off, size, seq, depth, frames);
+	ha_hdr_write(raw + off, off, size, depth, cut, frames, seq, guard);
+	ha_hook_alloc(raw + off, size, seq, depth, cut, frames);
 	return raw + off;
 }
 

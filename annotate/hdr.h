@@ -34,7 +34,8 @@ struct ha_hdr_view {
 	uintptr_t *hdr;         /* H: word 0 of the header */
 	void *raw;              /* what the real allocator returned (H - pad words) */
 	size_t size;            /* the user's requested size */
-	unsigned depth;         /* number of return addresses */
+	unsigned depth;         /* number of return addresses (the cut flag of DEPTH is not
+				 * kept: free and realloc have no use for it) */
 	unsigned guard;         /* guard bytes after the user's size */
 	size_t offset;          /* bytes from raw to the user pointer */
 	uintptr_t seq;          /* allocation sequence number */
@@ -87,11 +88,13 @@ static inline void ha_hdr_guard_fill(unsigned char *g, unsigned guard)
 /* Write a live header for a block whose user data starts at USER and whose raw
  * block starts OFFSET bytes earlier (OFFSET >= the header size for DEPTH), then
  * fill GUARD guard bytes after USER + SIZE. FRAMES holds DEPTH return addresses,
- * innermost first; they are copied. Returns the header address H. */
+ * innermost first; they are copied. CUT (0 or 1) says the stack went on past
+ * them: DEPTH gets HEAPANN_DEPTH_CUT. Returns the header address H. */
 static inline uintptr_t *ha_hdr_write(void *user, size_t offset, size_t size,
-				      unsigned depth, const uintptr_t *frames,
+				      unsigned depth, int cut, const uintptr_t *frames,
 				      uintptr_t seq, unsigned guard)
 {
+	uintptr_t dword = depth | (cut ? (uintptr_t)HEAPANN_DEPTH_CUT : 0);
 	size_t hbytes = (size_t)heapann_header_bytes(depth, HA_W);
 	uintptr_t *h = (uintptr_t *)((char *)user - hbytes);
 	uintptr_t info = (uintptr_t)heapann_info_make(guard, (offset - hbytes) / HA_W);
@@ -104,9 +107,9 @@ static inline uintptr_t *ha_hdr_write(void *user, size_t offset, size_t size,
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	h[HEAPANN_W_INFO] = info;
 	h[HEAPANN_W_SIZE] = size;
-	h[HEAPANN_W_DEPTH] = depth;
+	h[HEAPANN_W_DEPTH] = dword;
 	h[HEAPANN_W_SEQ] = seq;
-	h[HEAPANN_W_CHECK] = (uintptr_t)heapann_check((uintptr_t)h, size, depth, seq, info, HA_W);
+	h[HEAPANN_W_CHECK] = (uintptr_t)heapann_check((uintptr_t)h, size, dword, seq, info, HA_W);
 	/* libc's vector copy: it neither allocates nor locks */
 	memcpy(&h[HEAPANN_W_FRAMES], frames, depth * sizeof(uintptr_t));
 	h[HEAPANN_W_FRAMES + depth] = (uintptr_t)heapann_end_live(HA_W) | depth;
@@ -126,7 +129,7 @@ static inline int ha_hdr_find(const void *user, struct ha_hdr_view *v)
 	uintptr_t magic = end & ~(uintptr_t)HEAPANN_END_DEPTH_MASK;
 	unsigned depth = (unsigned)(end & HEAPANN_END_DEPTH_MASK);
 	uintptr_t *h;
-	uintptr_t info;
+	uintptr_t info, dword;
 	size_t hbytes;
 
 	if (magic == (uintptr_t)heapann_end_freed(HA_W))
@@ -136,11 +139,12 @@ static inline int ha_hdr_find(const void *user, struct ha_hdr_view *v)
 	hbytes = (size_t)heapann_header_bytes(depth, HA_W);
 	h = (uintptr_t *)((uintptr_t)user - hbytes);
 	info = h[HEAPANN_W_INFO];
+	dword = h[HEAPANN_W_DEPTH];
 	if (h[HEAPANN_W_START] != (uintptr_t)heapann_start_live(HA_W) ||
 	    heapann_info_version(info) != HEAPANN_VERSION ||
-	    h[HEAPANN_W_DEPTH] != depth ||
+	    (dword & ~(uintptr_t)HEAPANN_DEPTH_CUT) != depth ||
 	    h[HEAPANN_W_CHECK] != (uintptr_t)heapann_check((uintptr_t)h, h[HEAPANN_W_SIZE],
-							   depth, h[HEAPANN_W_SEQ], info, HA_W))
+							   dword, h[HEAPANN_W_SEQ], info, HA_W))
 		return HA_HDR_DAMAGED;
 	v->hdr = h;
 	v->size = h[HEAPANN_W_SIZE];

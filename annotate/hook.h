@@ -15,7 +15,7 @@
 /* The statistics region (annotate/stats.c, include/heapann_stats.h). The free
  * hooks count by size only (per-stack frees are derived by the reader); they
  * still run before the header is marked freed, like every free hook. */
-void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
+void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth, int cut,
 		    const uintptr_t *frames);
 void ha_stats_free(const void *user, size_t size, uintptr_t seq);
 void ha_stats_free_undo(const void *user, size_t size, uintptr_t seq);
@@ -46,12 +46,13 @@ static inline void ha_stats_call_fast(unsigned entry)
 #define HA_CALL(e) ha_stats_call_fast(HEAPANN_CALL_##e)
 
 /* A block was handed out: USER of SIZE bytes, sequence number SEQ, DEPTH return
- * addresses in FRAMES (innermost first; FRAMES lives only during the call). A
+ * addresses in FRAMES (innermost first; FRAMES lives only during the call), CUT 1
+ * when the stack went on past them. A
  * realloc reports the free of the old block first, then an alloc. */
 static inline void ha_hook_alloc(const void *user, size_t size, uintptr_t seq,
-				 unsigned depth, const uintptr_t *frames)
+				 unsigned depth, int cut, const uintptr_t *frames)
 {
-	ha_stats_alloc(user, size, seq, depth, frames);
+	ha_stats_alloc(user, size, seq, depth, cut, frames);
 	ha_check_alloc(user);
 }
 

@@ -58,6 +58,8 @@ enum ha_unwind {
 
 struct ha_options {
 	unsigned depth;         /* HEAPANN_DEPTH: max frames kept, 0..256 (default 32) */
+	unsigned walk;          /* frames a capture asks for: depth + 1 (0 when depth is 0),
+				 * the one more telling a cut stack from a whole one */
 	enum ha_unwind unwind;  /* HEAPANN_UNWIND */
 	unsigned guard;         /* HEAPANN_GUARD: guard bytes, 0..255 (default 8) */
 	int abort_on_corruption; /* HEAPANN_ABORT_ON_CORRUPTION=1 */

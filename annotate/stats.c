@@ -236,12 +236,13 @@ static inline int st_ready(void)
 	return st_ready_slow();
 }
 
-/* The hash of a chain of return addresses, never 0. It runs once per
+/* The hash of a chain of return addresses (DK: its slot DEPTH word, the count
+ * and HEAPANN_STATS_CUT), never 0. It runs once per
  * allocation whose stack differs from the thread's last one: four independent
  * lanes so that the multiplications overlap, walked with a pointer. */
-static uint64_t st_hash(const uintptr_t *frames, unsigned depth)
+static uint64_t st_hash(const uintptr_t *frames, unsigned depth, uintptr_t dk)
 {
-	uint64_t h0 = 0x6A09E667F3BCC909ULL ^ depth, h1 = 0xBB67AE8584CAA73BULL;
+	uint64_t h0 = 0x6A09E667F3BCC909ULL ^ dk, h1 = 0xBB67AE8584CAA73BULL;
 	uint64_t h2 = 0x3C6EF372FE94F82BULL, h3 = 0xA54FF53A5F1D36F1ULL, h;
 	const uintptr_t *p = frames, *end4 = frames + (depth & ~3u), *end = frames + depth;
 
@@ -279,11 +280,12 @@ static HA_TLS struct st_recent {
 	uintptr_t *slot;    /* the slot */
 } st_recent[ST_RECENT];
 
-/* A key of the chain frames[0..d): the depth and three frames spread along it
- * (the innermost ones are often a wrapper's, alike for many stacks). Never 0. */
-static inline uintptr_t st_key(const uintptr_t *frames, unsigned d)
+/* A key of the chain frames[0..d): its slot DEPTH word DK (the count and the
+ * cut flag) and three frames spread along it (the innermost ones are often a
+ * wrapper's, alike for many stacks). Never 0. */
+static inline uintptr_t st_key(const uintptr_t *frames, unsigned d, uintptr_t dk)
 {
-	uintptr_t k = d;
+	uintptr_t k = dk;
 
 	if (d) {
 		k = (k << 21 | k >> (sizeof(k) * 8 - 21)) ^ frames[d > 1];
@@ -308,14 +310,17 @@ static void st_recent_put(uintptr_t key, uintptr_t *e)
 	r->key = key;
 }
 
-/* The slot of the chain frames[0..depth) (its first st_depth frames), claimed
- * when absent. Returns NULL when the table has no room for it. Only allocations
- * look stacks up (frees are derived by the reader). */
-static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth)
+/* The slot of the chain frames[0..depth) (its first st_depth frames; CUT: the
+ * stack went on past DEPTH), claimed when absent. A cut chain and a whole one
+ * with the same frames have slots of their own. Returns NULL when the table
+ * has no room for it. Only allocations look stacks up (frees are derived by
+ * the reader). */
+static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth, int cut)
 {
 	unsigned d = depth < st_depth ? depth : st_depth;
+	uintptr_t dk = d | (uintptr_t)(cut | (depth > d)) * HEAPANN_STATS_CUT;
 	uint64_t h64;
-	uintptr_t h, i, key = st_key(frames, d);
+	uintptr_t h, i, key = st_key(frames, d, dk);
 
 	/* a thread allocates from a few places in turn: compare with its recent
 	 * slot of this key first (a key, then a vector compare), before hashing
@@ -324,11 +329,11 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth)
 		const struct st_recent *r = st_recent_of(key);
 		uintptr_t *e = r->slot;
 
-		if (r->key == key && (LOAD(e[HEAPANN_SE_DEPTH]) & HEAPANN_STATS_DEPTH_MASK) == d &&
+		if (r->key == key && (LOAD(e[HEAPANN_SE_DEPTH]) & HEAPANN_STATS_KEY_MASK) == dk &&
 		    frames_equal(e, frames, d))
 			return e;
 	}
-	h64 = st_hash(frames, d);
+	h64 = st_hash(frames, d, dk);
 	h = (uintptr_t)h64 ? (uintptr_t)h64 : 1;
 	i = (uintptr_t)(h64 ^ (h64 >> 32)) & st_mask;
 
@@ -346,7 +351,7 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth)
 							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 				for (unsigned k = 0; k < d; k++)
 					e[HEAPANN_SE_FRAMES + k] = frames[k];
-				__atomic_store_n(&e[HEAPANN_SE_DEPTH], (uintptr_t)d | HEAPANN_STATS_READY,
+				__atomic_store_n(&e[HEAPANN_SE_DEPTH], dk | HEAPANN_STATS_READY,
 						 __ATOMIC_RELEASE);
 				ADD(st_counters[HEAPANN_SC_STACKS], 1);
 				st_recent_put(key, e);
@@ -361,7 +366,7 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth)
 			while (!((dw = __atomic_load_n(&e[HEAPANN_SE_DEPTH], __ATOMIC_ACQUIRE)) &
 				 HEAPANN_STATS_READY) && ++spin < ST_SPIN)
 				;
-			if ((dw & HEAPANN_STATS_READY) && (dw & HEAPANN_STATS_DEPTH_MASK) == d &&
+			if ((dw & HEAPANN_STATS_READY) && (dw & HEAPANN_STATS_KEY_MASK) == dk &&
 			    frames_equal(e, frames, d)) {
 				st_recent_put(key, e);
 				return e;
@@ -528,7 +533,7 @@ static void st_pend_switch(uintptr_t *p, uintptr_t *e)
  * a row are on it: moving the pending counts costs the same two atomic adds as
  * counting in the slot directly, plus some 40 instructions, so a program whose
  * stacks change at every call (python) no longer pays for a move each time. */
-void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth,
+void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth, int cut,
 		    const uintptr_t *frames)
 {
 	uintptr_t *c, *e, *b, a, f;
@@ -540,7 +545,7 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 	if (ST_UNLIKELY(!st_ready()))
 		return;
 	c = st_counters;
-	e = st_slot(frames, depth);
+	e = st_slot(frames, depth, cut);
 	a = ADD(c[HEAPANN_SC_BYTES], size);
 	f = LOAD(c[HEAPANN_SC_BYTES_FREED]);
 	st_peak(c, a - f, a + f);

@@ -139,9 +139,9 @@ static int bench_probe_depth(const struct bench_worker *w, int *complete, long *
 	if (depth > HEAPANN_MAX_DEPTH)
 		return -1;
 	const uint64_t *h = user - heapann_header_bytes(depth, 8) / 8;
-	if (h[HEAPANN_W_START] != HEAPANN_START_LIVE64 || h[HEAPANN_W_DEPTH] != depth ||
-	    h[HEAPANN_W_CHECK] != heapann_check((uint64_t)(uintptr_t)h, h[HEAPANN_W_SIZE], depth,
-						h[HEAPANN_W_SEQ], h[HEAPANN_W_INFO], 8))
+	if (h[HEAPANN_W_START] != HEAPANN_START_LIVE64 || heapann_depth_frames(h[HEAPANN_W_DEPTH]) != depth ||
+	    h[HEAPANN_W_CHECK] != heapann_check((uint64_t)(uintptr_t)h, h[HEAPANN_W_SIZE],
+						h[HEAPANN_W_DEPTH], h[HEAPANN_W_SEQ], h[HEAPANN_W_INFO], 8))
 		return -1;
 	long chain = 0;
 	int top = 0;

@@ -224,11 +224,28 @@ int export_html(FILE *f, const struct cli_options *o, const struct cli_profile *
 		const struct an_stacks *st, const struct an_corrupt *c);
 
 /* The frames of cp stack 'stack' with the allocator's frames stripped, one per line
- * after indent; "(no frames recorded)" when there are none. */
+ * after indent; "(no frames recorded)" when there are none; report_cut_text's
+ * line after them when the stack is cut. */
 void report_stack_text(FILE *f, const struct cli_profile *p, uint32_t stack, const char *indent);
 
-/* The same frames as a JSON array (the value of a key already written). */
+/* The same frames as a JSON array (the value of the key "frames" already
+ * written), then the key "cut" (report_cut_json) in the object the caller has
+ * open. */
 void report_stack_json(struct json *j, const struct cli_profile *p, uint32_t stack);
+
+/* 1 when cp stack 'stack' went on past its frames: the capture stopped at
+ * HEAPANN_DEPTH (cp_stack.cut), so the outer frames are not known. */
+static inline int cli_stack_cut(const struct cli_profile *p, uint32_t stack)
+{
+	return stack < p->scan.nstacks && p->scan.stacks[stack].cut;
+}
+
+/* After the frames of a cut stack (nothing for a whole one), gdb's way: the line
+ * "(More stack frames follow: cut at HEAPANN_DEPTH=N)" after indent. */
+void report_cut_text(FILE *f, const struct cli_profile *p, uint32_t stack, const char *indent);
+
+/* The key "cut" (true or false) in the JSON object the caller has open. */
+void report_cut_json(struct json *j, const struct cli_profile *p, uint32_t stack);
 
 /* Block b's identity as keys of the JSON object the caller has open: address,
  * header, size, seq, state ("live" or "freed"). */
@@ -386,6 +403,10 @@ enum cli_fold_mode { FOLD_NAMES, FOLD_LINES, FOLD_SPLIT };
 
 /* The text of a stack without frames. */
 #define CLI_FOLD_NO_FRAMES "[no frames recorded]"
+/* The label of the tree's cut node (an_tnode.cut) in --report=tree and massif. */
+#define CLI_TREE_CUT "(More stack frames follow: cut at HEAPANN_DEPTH)"
+/* The root frame of a stack cut at HEAPANN_DEPTH (its outer frames unknown). */
+#define CLI_FOLD_CUT "[more frames: cut at HEAPANN_DEPTH]"
 
 /* One folded stack. key is owned by the entry. */
 struct cli_fold_entry {

@@ -227,6 +227,8 @@ static void diff_text(FILE *f, const struct cli_options *o, const struct cli_pro
 			fputs("    ", f);
 			report_frame_text(f, &fr[k]);
 		}
+		report_cut_text(f, r[i].new ? &p[1] : &p[0], (r[i].new ? r[i].new : r[i].old)->stack,
+				"    ");
 	}
 	if (shown < n)
 		fprintf(f, "\n... %zu more stacks (--top 0 shows all)\n", n - shown);
@@ -287,6 +289,7 @@ static void diff_json(FILE *f, const struct cli_options *o, const struct cli_pro
 		json_opt_u64(&j, "frees_between", between, GET(en, frees) - GET(eo, frees));
 		json_key(&j, "frames");
 		report_frames_json(&j, fr, row_frames(p, &r[i], fr));
+		report_cut_json(&j, r[i].new ? &p[1] : &p[0], (r[i].new ? r[i].new : r[i].old)->stack);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);

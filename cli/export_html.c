@@ -136,6 +136,7 @@ struct html_ctx {
 	uint32_t *base;              /* per scan address: id of its level 0, or UINT32_MAX */
 	uint32_t *nlev;              /* per scan address seen: its inline levels */
 	uint32_t noframes;           /* id of "(no frames recorded)", or UINT32_MAX */
+	uint32_t cutframe;           /* id of CLI_TREE_CUT, or UINT32_MAX */
 	struct an_frame *tmp;        /* scratch for a stack, HTML_MAX_FRAMES */
 	struct an_frame *one;        /* scratch for one address's inline chain, as many */
 	/* the tree: node 0 is the root */
@@ -236,14 +237,14 @@ static uint32_t tree_child(struct html_ctx *x, uint32_t parent, uint32_t frame)
 	return (uint32_t)i;
 }
 
-/* The frame id of "(no frames recorded)": blocks allocated before libheapann's
- * unwinder was ready, or with HEAPANN_UNWIND=none. UINT32_MAX: out of memory. */
-static uint32_t noframes_id(struct html_ctx *x)
+/* The id of a frame that is only a label (LABEL), made once into *SLOT.
+ * UINT32_MAX: out of memory. */
+static uint32_t label_id(struct html_ctx *x, uint32_t *slot, const char *label)
 {
 	struct hframe *h;
 
-	if (x->noframes != UINT32_MAX)
-		return x->noframes;
+	if (*slot != UINT32_MAX)
+		return *slot;
 	if (x->nfr == x->frcap) {
 		size_t nc = (x->frcap + 1) * 2;
 		struct hframe *v = realloc(x->fr, nc * sizeof(*v));
@@ -256,9 +257,24 @@ static uint32_t noframes_id(struct html_ctx *x)
 	h = &x->fr[x->nfr];
 	memset(h, 0, sizeof(*h));
 	h->out = UINT32_MAX;
-	if ((h->fn = strtab_add(&x->s, "(no frames recorded)")) == UINT32_MAX)
+	if ((h->fn = strtab_add(&x->s, label)) == UINT32_MAX)
 		return UINT32_MAX;
-	return x->noframes = (uint32_t)x->nfr++;
+	return *slot = (uint32_t)x->nfr++;
+}
+
+/* The frame id of "(no frames recorded)": blocks allocated before libheapann's
+ * unwinder was ready, or with HEAPANN_UNWIND=none. UINT32_MAX: out of memory. */
+static uint32_t noframes_id(struct html_ctx *x)
+{
+	return label_id(x, &x->noframes, "(no frames recorded)");
+}
+
+/* The frame id of CLI_TREE_CUT: the unknown outer frames of a stack cut at
+ * HEAPANN_DEPTH, outermost in its stack (the root's child in the tree).
+ * UINT32_MAX: out of memory. */
+static uint32_t cut_id(struct html_ctx *x)
+{
+	return label_id(x, &x->cutframe, CLI_TREE_CUT);
 }
 
 /* Every cluster of st into the tree, outermost frame first. */
@@ -278,6 +294,13 @@ static int tree_build(struct html_ctx *x, const struct an_stacks *st)
 			nf = HTML_MAX_FRAMES;
 		if (!nf) {   /* its bytes get a box of their own, not a hole under the root */
 			uint32_t id = noframes_id(x);
+
+			if (id == UINT32_MAX || (node = tree_child(x, 0, id)) == UINT32_MAX)
+				return -1;
+			x->nodes[node].bytes += c->bytes;
+			x->nodes[node].blocks += c->blocks;
+		} else if (cli_stack_cut(x->p, c->stack)) {
+			uint32_t id = cut_id(x);
 
 			if (id == UINT32_MAX || (node = tree_child(x, 0, id)) == UINT32_MAX)
 				return -1;
@@ -447,6 +470,13 @@ static int stacks_mark(struct html_ctx *x, const struct an_stacks *st, size_t n)
 				return -1;
 			x->fr[id].out = 0;
 		}
+		if (nf && cli_stack_cut(x->p, c->stack)) {
+			uint32_t id = cut_id(x);
+
+			if (id == UINT32_MAX)
+				return -1;
+			x->fr[id].out = 0;
+		}
 	}
 	return 0;
 }
@@ -471,6 +501,8 @@ static void stacks_json(struct json *j, struct html_ctx *x, const struct an_stac
 		json_arr_begin(j);
 		for (size_t k = 0; k < nf; k++)
 			json_u64(j, x->fr[frame_id(x, x->tmp[k].addr_idx, x->tmp[k].level)].out);
+		if (nf && cli_stack_cut(x->p, c->stack))   /* its last "frame": the cut line */
+			json_u64(j, x->fr[cut_id(x)].out);
 		json_arr_end(j);
 		json_arr_end(j);
 	}
@@ -675,6 +707,7 @@ int export_html(FILE *f, const struct cli_options *o, const struct cli_profile *
 	memset(&x, 0, sizeof(x));
 	x.p = p;
 	x.noframes = UINT32_MAX;
+	x.cutframe = UINT32_MAX;
 	x.tmp = malloc(HTML_MAX_FRAMES * sizeof(*x.tmp));
 	x.one = malloc(HTML_MAX_FRAMES * sizeof(*x.one));
 	x.base = malloc((p->scan.naddrs ? p->scan.naddrs : 1) * sizeof(*x.base));

@@ -138,7 +138,9 @@ static int write_node(struct msf *m, uint32_t i, unsigned depth, uint64_t extra_
 	} else {
 		struct an_frame fr;
 
-		if (node_frame(m, n, &fr))
+		if (n->cut)
+			fputs(CLI_TREE_CUT, m->f);
+		else if (node_frame(m, n, &fr))
 			frame_label(m->f, &fr);
 		else
 			fputs("???", m->f);

@@ -47,6 +47,9 @@ enum {
 #define MAX_FRAMES 4096
 #define NO_FRAMES UINT32_MAX       /* addr_idx of the location of a stack without frames */
 #define NO_FRAMES_NAME "(no frames recorded)"
+/* The location of the unknown outer frames of a stack cut at HEAPANN_DEPTH, its
+ * last (outermost): addr_idx NO_FRAMES, level CUT_LEVEL. */
+#define CUT_LEVEL 1u
 
 /* Values of a sample, in the order of the sample types written. */
 enum { V_ALLOC_OBJECTS, V_ALLOC_SPACE, V_INUSE_OBJECTS, V_INUSE_SPACE, NVALUES };
@@ -452,6 +455,9 @@ static uint32_t sample_of_stack(struct pprof *pp, uint32_t stack)
 	}
 	if (!n && !(pp->chain[n++] = location_id(pp, NO_FRAMES, 0)))
 		return 0;
+	else if (nf && pp->p->scan.stacks[stack].cut &&
+		 !(pp->chain[n++] = location_id(pp, NO_FRAMES, CUT_LEVEL)))
+		return 0;
 	h = mix64(n);
 	for (uint32_t k = 0; k < n; k++)
 		h = mix64(h ^ pp->chain[k]);
@@ -574,7 +580,8 @@ static int profile_encode(struct pprof *pp, const struct an_stacks *st, struct p
 		pb_uint(b, LOCATION_ID, i + 1);
 		pb_uint_nz(b, LOCATION_MAPPING_ID, l->mapping);
 		if (l->addr_idx == NO_FRAMES) {
-			uint32_t f = function_id(pp, NO_FRAMES_NAME, NULL);
+			uint32_t f = function_id(pp, l->level == CUT_LEVEL ? CLI_TREE_CUT : NO_FRAMES_NAME,
+						 NULL);
 			size_t k = pb_open(b);
 
 			if (!f)
@@ -775,7 +782,7 @@ int export_pprof(FILE *f, const struct cli_options *o, const struct cli_profile 
 	pp.p = p;
 	pp.stack_sample = calloc(p->scan.nstacks ? p->scan.nstacks : 1, sizeof(*pp.stack_sample));
 	pp.fr = malloc(MAX_FRAMES * sizeof(*pp.fr));
-	pp.chain = malloc(MAX_FRAMES * sizeof(*pp.chain));
+	pp.chain = malloc((MAX_FRAMES + 1) * sizeof(*pp.chain));   /* + the cut location */
 	if (!pp.stack_sample || !pp.fr || !pp.chain || str_index(&pp, "") != 0)
 		goto oom;
 	/* mapping[0] is the main program, by profile.proto's convention: its

@@ -1,6 +1,7 @@
 /* fold.c - stacks as "folded" text, the key that --format folded, svg and diff
  * share: frames root first, joined by ';', allocator frames stripped as in the
- * stacks report, inlined frames as frames of their own. Identical texts are
+ * stacks report, inlined frames as frames of their own, a stack cut at
+ * HEAPANN_DEPTH under the root CLI_FOLD_CUT. Identical texts are
  * aggregated (two clusters can fold to one text), and the result is sorted so
  * that the output order is stable and stacks with a common prefix are adjacent. */
 #include <inttypes.h>
@@ -97,6 +98,8 @@ int cli_fold_key(const struct cli_profile *p, uint32_t stack, uint32_t skip,
 		nf = FOLD_MAX_FRAMES;
 	if (!nf)
 		cli_buf_str(b, CLI_FOLD_NO_FRAMES);
+	else if (cli_stack_cut(p, stack))
+		cli_buf_str(b, CLI_FOLD_CUT ";");   /* the unknown outer frames: the root */
 	for (size_t k = nf; k-- > 0;) {   /* root first */
 		cli_fold_frame(b, &fr[k], mode);
 		if (k)

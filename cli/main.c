@@ -371,14 +371,16 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		}
 	}
 	if (o->raw) {
+		/* diff first: its PROG OLD NEW would read as stray arguments */
+		if (third)
+			usage_error("%s", "diff compares two cores, not raw dumps: --raw, --elf and "
+				    "--base describe one image (known limit, README)");
 		if (!o->prog)
 			usage_error("%s needs --elf ELF", "--raw");
 		if (!o->have_base)
 			usage_error("%s needs --base ADDR", "--raw");
 		if (optind != argc)
 			usage_error("unexpected argument '%s' with --raw", argv[optind]);
-		if (third)
-			usage_error("%s compares two cores, not raw dumps", "diff");
 		output_check(o->output, o->raw, o->prog, NULL);
 		return;
 	}

@@ -52,6 +52,8 @@ static void stack_text(FILE *f, const struct cli_profile *p, uint32_t stack, con
 	}
 	if (cut)
 		fprintf(f, "%s(%zu outer frame%s overwritten)\n", indent, cut, cut == 1 ? "" : "s");
+	else
+		report_cut_text(f, p, stack, indent);
 }
 
 /* Writes the array; returns how many outer frames were cut (trim). */
@@ -72,6 +74,7 @@ void report_stack_text(FILE *f, const struct cli_profile *p, uint32_t stack, con
 void report_stack_json(struct json *j, const struct cli_profile *p, uint32_t stack)
 {
 	stack_json(j, p, stack, 0);
+	report_cut_json(j, p, stack);
 }
 
 /* The frames of a neighbour found by its END word only (an_guard_hit.lost_frame). */

@@ -56,6 +56,19 @@ void report_frames_json(struct json *j, const struct an_frame *fr, size_t n)
 	json_arr_end(j);
 }
 
+void report_cut_text(FILE *f, const struct cli_profile *p, uint32_t stack, const char *indent)
+{
+	if (cli_stack_cut(p, stack))
+		fprintf(f, "%s(More stack frames follow: cut at HEAPANN_DEPTH=%" PRIu32 ")\n", indent,
+			p->scan.stacks[stack].depth);
+}
+
+void report_cut_json(struct json *j, const struct cli_profile *p, uint32_t stack)
+{
+	json_key(j, "cut");
+	json_bool(j, cli_stack_cut(p, stack));
+}
+
 size_t cli_stacks_shown(const struct cli_options *o, const struct an_stacks *st, long default_top)
 {
 	size_t n = st->n;
@@ -116,6 +129,7 @@ int report_stacks_text(FILE *f, const struct cli_options *o, const struct cli_pr
 			fputs("    ", f);
 			report_frame_text(f, &fr[k]);
 		}
+		report_cut_text(f, p, c->stack, "    ");
 	}
 	for (size_t i = n; i < st->n; i++) {
 		rest_bytes += st->v[i].bytes;
@@ -168,6 +182,7 @@ int report_stacks_json(struct json *j, const struct cli_options *o, const struct
 		json_arr_end(j);
 		json_key(j, "frames");
 		report_frames_json(j, fr, nf);
+		report_cut_json(j, p, c->stack);
 		json_obj_end(j);
 	}
 	json_arr_end(j);

@@ -183,7 +183,9 @@ static int text_node(struct tree_ctx *c, const struct an_usage *u, uint32_t i)
 
 			fprintf(c->f, "%s->%05.2f%% (%sB) ", c->prefix, tpct(c, ch->bytes),
 				fmt_num(a, ch->bytes));
-			if (node_frame(c, ch, &fr))
+			if (ch->cut)
+				fputs(CLI_TREE_CUT "\n", c->f);
+			else if (node_frame(c, ch, &fr))
 				frame_line(c->f, &fr);
 			else
 				fputs("???\n", c->f);
@@ -274,7 +276,7 @@ static int json_node(struct tree_ctx *c, const struct an_usage *u, uint32_t i)
 	uint32_t nf_at, places;
 	uint32_t k = entries(c, i, &nf_at, &places, &rb, &rk);
 	struct an_frame fr;
-	int have = i != 0 && node_frame(c, n, &fr);
+	int have = i != 0 && !n->cut && node_frame(c, n, &fr);
 
 	json_obj_begin(c->j);
 	json_key(c->j, "function");
@@ -289,6 +291,10 @@ static int json_node(struct tree_ctx *c, const struct an_usage *u, uint32_t i)
 	if (have) {
 		json_key(c->j, "addr");
 		json_hex(c->j, fr.addr);
+	}
+	if (n->cut) {   /* the outer frames of stacks cut at HEAPANN_DEPTH */
+		json_key(c->j, "cut");
+		json_bool(c->j, 1);
 	}
 	json_key(c->j, "bytes");
 	json_u64(c->j, n->bytes);

@@ -220,10 +220,14 @@ static inline uint64_t cp_block_end(const struct cp_block *b)
 	return b->user + b->size + b->guard_len;
 }
 
-/* A distinct stack: frames stack_frames[first .. first+depth) index cp_scan.addrs. */
+/* A distinct stack: frames stack_frames[first .. first+depth) index cp_scan.addrs.
+ * CUT: the stack went on past them (the capture stopped at HEAPANN_DEPTH; the
+ * header's HEAPANN_DEPTH_CUT, or the statistics slot's HEAPANN_STATS_CUT). A cut
+ * stack and a whole one with the same frames are two stacks. */
 struct cp_stack {
 	uint32_t first;
 	uint32_t depth;
+	uint32_t cut;        /* 0 or 1 */
 };
 
 enum cp_damage_kind {

@@ -66,7 +66,8 @@ static void vec_release(struct vec *v, size_t esz)
 struct stab_entry {
 	uint64_t hash;
 	uint32_t first;   /* index into frames */
-	uint32_t depth;
+	uint16_t depth;
+	uint16_t cut;     /* 1: the stack went on past its frames (HEAPANN_DEPTH_CUT) */
 };
 
 #define STAB_RECENT 512  /* slots of the recent-stack cache: 256 pairs */
@@ -80,9 +81,9 @@ struct stab {
 				       * more recent first; 0: none */
 };
 
-static uint64_t frames_hash(const uint64_t *f, unsigned depth)
+static uint64_t frames_hash(const uint64_t *f, unsigned depth, unsigned cut)
 {
-	uint64_t h = 0x84222325CBF29CE4ULL ^ depth;
+	uint64_t h = 0x84222325CBF29CE4ULL ^ depth ^ ((uint64_t)cut << 32);
 	unsigned i;
 
 	for (i = 0; i < depth; i++) {
@@ -108,6 +109,7 @@ static inline int frames_equal(const uint64_t *a, const uint64_t *b, unsigned de
 struct stab_key {
 	const uint64_t *f;
 	unsigned depth;
+	unsigned cut;
 	uint64_t hash;
 };
 
@@ -119,14 +121,16 @@ static inline int stab_eq(const void *ctx, uint32_t i, const void *key)
 
 	/* an empty stack has no frames: the frame vector may not exist yet,
 	 * and NULL + 0 is undefined */
-	return e->depth == k->depth &&
+	return e->depth == k->depth && e->cut == k->cut &&
 	       (k->depth == 0 || frames_equal((const uint64_t *)t->frames.p + e->first, k->f, k->depth));
 }
 
-/* The index of the stack f[0..depth), added if new; -1 when out of memory. */
-static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
+/* The index of the stack f[0..depth) (CUT: 1 when it went on past them; a cut
+ * stack and a whole one with the same frames are two), added if new; -1 when
+ * out of memory. */
+static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth, unsigned cut)
 {
-	struct stab_key key = { f, depth, frames_hash(f, depth) };
+	struct stab_key key = { f, depth, cut, frames_hash(f, depth, cut) };
 	struct stab_entry *e;
 	uint64_t *dst;
 	int64_t id;
@@ -142,7 +146,8 @@ static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
 	if (!e)
 		return -1;
 	e->hash = key.hash;
-	e->depth = depth;
+	e->depth = (uint16_t)depth;
+	e->cut = (uint16_t)cut;
 	e->first = (uint32_t)t->frames.n;
 	for (i = 0; i < depth; i++) {
 		dst = vec_push(&t->frames, sizeof(*dst));
@@ -155,12 +160,13 @@ static int64_t stab_intern(struct stab *t, const uint64_t *f, unsigned depth)
 	return (int64_t)t->stacks.n - 1;
 }
 
-/* Stack i of t holds the chain f[0..depth). */
-static inline int stab_entry_is(const struct stab *t, uint32_t i, const uint64_t *f, unsigned depth)
+/* Stack i of t holds the chain f[0..depth), cut or not as CUT says. */
+static inline int stab_entry_is(const struct stab *t, uint32_t i, const uint64_t *f, unsigned depth,
+				unsigned cut)
 {
 	const struct stab_entry *e = (const struct stab_entry *)t->stacks.p + i;
 
-	return e->depth == depth &&
+	return e->depth == depth && e->cut == cut &&
 	       (depth == 0 || frames_equal((const uint64_t *)t->frames.p + e->first, f, depth));
 }
 
@@ -169,9 +175,9 @@ static inline int stab_entry_is(const struct stab *t, uint32_t i, const uint64_t
  * by the depth and the first three frames (three multiplies), the most recent first,
  * and a compare of the chain spare the full hash and the table's probe for
  * nearly every block. The result is the one stab_intern() gives. */
-static int64_t stab_intern_recent(struct stab *t, const uint64_t *f, unsigned depth)
+static int64_t stab_intern_recent(struct stab *t, const uint64_t *f, unsigned depth, unsigned cut)
 {
-	uint64_t h = depth;
+	uint64_t h = depth | (uint64_t)cut << 16;
 	uint32_t *r, id0;
 	int64_t id;
 
@@ -182,15 +188,15 @@ static int64_t stab_intern_recent(struct stab *t, const uint64_t *f, unsigned de
 	if (depth > 2)
 		h ^= f[2] * 0x165667B19E3779F9ULL;
 	r = &t->recent[((h ^ (h >> 31)) * 0xFF51AFD7ED558CCDULL >> 55) & (STAB_RECENT - 2)];
-	if (r[0] && stab_entry_is(t, r[0] - 1, f, depth))
+	if (r[0] && stab_entry_is(t, r[0] - 1, f, depth, cut))
 		return (int64_t)r[0] - 1;
-	if (r[1] && stab_entry_is(t, r[1] - 1, f, depth)) {
+	if (r[1] && stab_entry_is(t, r[1] - 1, f, depth, cut)) {
 		id0 = r[0];   /* most recent first */
 		r[0] = r[1];
 		r[1] = id0;
 		return (int64_t)r[0] - 1;
 	}
-	id = stab_intern(t, f, depth);
+	id = stab_intern(t, f, depth, cut);
 	if (id >= 0) {
 		r[1] = r[0];
 		r[0] = (uint32_t)id + 1;
@@ -364,7 +370,8 @@ static void guard_check(const struct scanner *sc, const struct cp_segment *seg, 
 		b->flags |= CP_GUARD_BROKEN;
 }
 
-static int64_t intern_frames(struct worker *wk, const unsigned char *p, unsigned depth)
+static int64_t intern_frames(struct worker *wk, const unsigned char *p, unsigned depth,
+			     unsigned cut)
 {
 	const struct scanner *sc = wk->sc;
 	uint64_t f[HEAPANN_MAX_DEPTH];
@@ -374,14 +381,14 @@ static int64_t intern_frames(struct worker *wk, const unsigned char *p, unsigned
 	/* the host's own words: read in place when aligned (a core's segments
 	 * start at page offsets), else copied */
 	if (sc->w == 8 && !sc->big && ((uintptr_t)p & 7) == 0)
-		return stab_intern_recent(&wk->stacks, (const uint64_t *)(const void *)p, depth);
+		return stab_intern_recent(&wk->stacks, (const uint64_t *)(const void *)p, depth, cut);
 	if (sc->w == 8 && !sc->big)
 		memcpy(f, p, (size_t)depth * 8);
 	else
 #endif
 		for (i = 0; i < depth; i++)
 			f[i] = cp_decode(p + (size_t)i * sc->w, sc->w, sc->big);
-	return stab_intern_recent(&wk->stacks, f, depth);
+	return stab_intern_recent(&wk->stacks, f, depth, cut);
 }
 
 static void info_remember(struct worker *wk, uint64_t info)
@@ -418,14 +425,14 @@ static inline int block_after(const struct cp_block *x, const struct cp_block *y
 
 /* Record a valid header: state, fields trusted by the check word. */
 static void push_block(struct worker *wk, struct chunk *c, const struct cp_segment *seg,
-		       uint64_t hdr, uint64_t info, uint64_t size, uint64_t depth, uint64_t seq,
-		       const unsigned char *frames, int freed, uint32_t flags)
+		       uint64_t hdr, uint64_t info, uint64_t size, uint64_t depth, unsigned cut,
+		       uint64_t seq, const unsigned char *frames, int freed, uint32_t flags)
 {
 	const struct scanner *sc = wk->sc;
 	struct cp_block *b;
 	int64_t st;
 
-	st = intern_frames(wk, frames, (unsigned)depth);
+	st = intern_frames(wk, frames, (unsigned)depth, cut);
 	b = st < 0 ? NULL : vec_push(&c->blocks, sizeof(*b));
 	if (!b) {
 		wk->failed = 1;
@@ -463,8 +470,9 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 	const unsigned w = sc->w;
 	const unsigned char *base = sc->map + seg->offset;
 	uint64_t avail = seg->avail, H = seg->vaddr + h;
-	uint64_t info, size, depth, seq, chk, hb, end, user, limit;
+	uint64_t info, size, depth, dword, seq, chk, hb, end, user, limit;
 	struct cp_damage d;
+	unsigned cut;
 	int end_ok;
 
 	memset(&d, 0, sizeof(d));
@@ -480,14 +488,18 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 	}
 	info = cp_decode(base + h + w, w, sc->big);
 	size = cp_decode(base + h + 2 * w, w, sc->big);
-	depth = cp_decode(base + h + 3 * w, w, sc->big);
+	dword = cp_decode(base + h + 3 * w, w, sc->big);
 	seq = cp_decode(base + h + 4 * w, w, sc->big);
 	chk = cp_decode(base + h + 5 * w, w, sc->big);
-	if (heapann_info_version(info) != HEAPANN_VERSION) {
+	if (heapann_info_version(info) < HEAPANN_VERSION_MIN ||
+	    heapann_info_version(info) > HEAPANN_VERSION) {
 		d.kind = CP_DMG_VERSION;
 		d.first_bad = HEAPANN_W_INFO;
 		goto damaged;
 	}
+	/* version 1 has no cut flag: that bit set there is a depth out of bounds */
+	cut = heapann_info_version(info) >= 2 && heapann_depth_cut(dword);
+	depth = cut ? heapann_depth_frames(dword) : dword;
 	if (depth > HEAPANN_MAX_DEPTH) {
 		d.kind = CP_DMG_BOUNDS;
 		d.first_bad = HEAPANN_W_DEPTH;
@@ -501,7 +513,7 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 		end = cp_decode(base + h + hb - w, w, sc->big);
 		end_ok = end == (sc->el | depth) || end == (sc->ef | depth);
 	}
-	if (heapann_check(H, size, depth, seq, info, w) != chk) {
+	if (heapann_check(H, size, dword, seq, info, w) != chk) {
 		d.kind = CP_DMG_CHECK;
 		d.first_bad = HEAPANN_W_CHECK;
 		if (end_ok) {
@@ -509,7 +521,8 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 			d.user = user;
 			d.known = CP_KNOWN_USER;
 			if (!freed) {
-				int64_t st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w, (unsigned)depth);
+				int64_t st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w,
+							   (unsigned)depth, cut);
 
 				if (st < 0) {
 					wk->failed = 1;
@@ -548,7 +561,7 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 		goto damaged;
 	}
 	if (!end_ok) {
-		int64_t st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w, (unsigned)depth);
+		int64_t st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w, (unsigned)depth, cut);
 
 		if (st < 0) {
 			wk->failed = 1;
@@ -563,7 +576,7 @@ static void check_start(struct worker *wk, struct chunk *c, const struct cp_segm
 	info_remember(wk, info);
 	/* a START/END disagreement is a free() caught half-way: the block is going */
 	freed = freed || end == (sc->ef | depth);
-	push_block(wk, c, seg, H, info, size, depth, seq, base + h + HEAPANN_W_FRAMES * w, freed, 0);
+	push_block(wk, c, seg, H, info, size, depth, cut, seq, base + h + HEAPANN_W_FRAMES * w, freed, 0);
 	return;
 damaged:
 	if (freed) {
@@ -586,6 +599,7 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 	struct cp_damage d;
 	int64_t st;
 	int verified = 0;
+	unsigned cut = 0;
 
 	if (e + w < hb) {
 		/* the header would start before the segment: nothing to corroborate */
@@ -605,8 +619,20 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 	depth = cp_decode(base + h + 3 * w, w, sc->big);
 	seq = cp_decode(base + h + 4 * w, w, sc->big);
 	chk = cp_decode(base + h + 5 * w, w, sc->big);
-	if (heapann_check(H, size, dep, seq, info, w) == chk && heapann_info_version(info) == HEAPANN_VERSION)
-		verified = 1;
+	if (heapann_info_version(info) >= HEAPANN_VERSION_MIN &&
+	    heapann_info_version(info) <= HEAPANN_VERSION) {
+		if (heapann_check(H, size, dep, seq, info, w) == chk)
+			verified = 1;
+		else if (heapann_info_version(info) >= 2 &&
+			 heapann_check(H, size, dep | HEAPANN_DEPTH_CUT, seq, info, w) == chk)
+			verified = cut = 1;
+	}
+	/* the DEPTH word's count (an unverified header's cut flag is a guess) */
+	if (heapann_depth_frames(depth) == dep) {
+		if (!verified)
+			cut = heapann_depth_cut(depth);
+		depth = dep;
+	}
 	if (freed) {
 		/* unverified ones get a second chance in scan_merge() with the INFO words
 		 * of all valid headers (the allocator may have reused INFO too); a size
@@ -616,10 +642,11 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 		if (user > limit || size > limit - user)
 			c->nstale++;
 		else if (verified)
-			push_block(wk, c, seg, H, info, size, dep, seq, base + h + HEAPANN_W_FRAMES * w, 1, 0);
+			push_block(wk, c, seg, H, info, size, dep, cut, seq, base + h + HEAPANN_W_FRAMES * w,
+				   1, 0);
 		else if (depth == dep)
-			push_block(wk, c, seg, H, 0, size, dep, seq, base + h + HEAPANN_W_FRAMES * w, 1,
-				   CP_HDR_UNVERIFIED);
+			push_block(wk, c, seg, H, 0, size, dep, cut, seq, base + h + HEAPANN_W_FRAMES * w,
+				   1, CP_HDR_UNVERIFIED);
 		else
 			c->nstale++;
 		return;
@@ -649,7 +676,7 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 		d.seq = seq;
 		d.known |= CP_KNOWN_SIZE | CP_KNOWN_SEQ;
 	}
-	st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w, (unsigned)dep);
+	st = intern_frames(wk, base + h + HEAPANN_W_FRAMES * w, (unsigned)dep, cut);
 	if (st < 0) {
 		wk->failed = 1;
 		return;
@@ -1306,14 +1333,18 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 {
 	const unsigned w = sc->w;
 	const unsigned char *p = cp_image_ptr(sc->img, b->hdr, HEAPANN_FIXED_WORDS * w);
-	uint64_t chk;
+	uint64_t chk, dword;
 	size_t i;
 
 	if (!p)
 		return;
 	chk = cp_decode(p + HEAPANN_W_CHECK * w, w, sc->big);
+	/* the whole DEPTH word (its cut flag) when it holds the block's count */
+	dword = cp_decode(p + HEAPANN_W_DEPTH * w, w, sc->big);
+	if (heapann_depth_frames(dword) != b->depth)
+		dword = b->depth;
 	for (i = 0; i < ninfos; i++) {
-		if (heapann_check(b->hdr, b->size, b->depth, b->seq, infos[i], w) == chk) {
+		if (heapann_check(b->hdr, b->size, dword, b->seq, infos[i], w) == chk) {
 			b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
 			b->guard_len = (uint8_t)heapann_info_guard(infos[i]);
 			b->pad = (uint32_t)(heapann_info_pad(infos[i]) * w);
@@ -1334,6 +1365,7 @@ static inline uint32_t stack_number(struct cp_scan *out, const struct stab_entry
 		newid[old] = (uint32_t)out->nstacks++;
 		st->first = (uint32_t)*nf;
 		st->depth = ge[old].depth;
+		st->cut = ge[old].cut;
 		if (ge[old].depth)
 			memcpy(out->addrs + *nf, gf + ge[old].first, ge[old].depth * sizeof(uint64_t));
 		*nf += ge[old].depth;
@@ -1394,7 +1426,8 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 			goto out;
 		for (i = 0; i < ns; i++) {
 			/* no frames at all (every stack empty): no vector, and NULL + 0 is undefined */
-			int64_t id = stab_intern(&g, e[i].depth ? f + e[i].first : NULL, e[i].depth);
+			int64_t id = stab_intern(&g, e[i].depth ? f + e[i].first : NULL, e[i].depth,
+						 e[i].cut);
 
 			if (id < 0)
 				goto out;

@@ -238,6 +238,7 @@ static uint64_t chain_hash(const uint32_t *ids, size_t n)
 struct chain_key {
 	const uint32_t *ids;
 	size_t n;
+	uint32_t cut;   /* 1: the chain went on past its frames */
 };
 
 /* Is cp stack 'stack' of the scan (ctx) the chain key? */
@@ -247,14 +248,14 @@ static int stack_eq(const void *ctx, uint32_t stack, const void *key)
 	const struct cp_stack *cs = &scan->stacks[stack];
 	const struct chain_key *k = key;
 
-	return cs->depth == k->n && !memcmp(&scan->stack_frames[cs->first], k->ids, k->n * sizeof(*k->ids));
+	return cs->depth == k->n && cs->cut == k->cut && !memcmp(&scan->stack_frames[cs->first], k->ids, k->n * sizeof(*k->ids));
 }
 
-/* Intern the frames of the decoded entries (frames[e*depth ..], depths[e]) into
- * scan: merge the new addresses into scan->addrs, renumber scan->stack_frames,
+/* Intern the frames of the decoded entries (frames[e*depth ..], depths[e],
+ * cut as cuts[e] says) into scan: merge the new addresses into scan->addrs, renumber scan->stack_frames,
  * and set out->stacks[e].stack to an existing or new cp stack. Returns 0 or -1. */
 static int intern(struct cp_scan *scan, struct cp_stats *out, const uint64_t *frames,
-		  const uint32_t *depths, size_t depth)
+		  const uint32_t *depths, const uint8_t *cuts, size_t depth)
 {
 	size_t ne = out->nstacks, nnew = 0, nall;
 	uint64_t *fresh = NULL, *all = NULL;
@@ -330,7 +331,7 @@ static int intern(struct cp_scan *scan, struct cp_stats *out, const uint64_t *fr
 			goto out;
 	}
 	for (size_t e = 0; e < ne; e++) {
-		struct chain_key key = { ids, depths[e] };
+		struct chain_key key = { ids, depths[e], cuts[e] };
 		int64_t st;
 
 		for (size_t k = 0; k < key.n; k++)
@@ -343,6 +344,7 @@ static int intern(struct cp_scan *scan, struct cp_stats *out, const uint64_t *fr
 
 			cs->first = (uint32_t)scan->nstack_frames;
 			cs->depth = (uint32_t)key.n;
+			cs->cut = key.cut;
 			memcpy(&scan->stack_frames[scan->nstack_frames], ids, key.n * sizeof(*ids));
 			scan->nstack_frames += key.n;
 			scan->nstacks++;
@@ -365,7 +367,10 @@ struct slot_ctx {
 	const struct cp_stats *out;
 };
 
-/* Is slot e's chain (a full-depth one) the key's first key->n frames? */
+/* Is slot e's chain (a full-depth one) the key's first key->n frames? Its cut
+ * mark is not asked: a region before block format 2 has none, and libheapann
+ * now keeps as many frames in a slot as in a header, so no deeper block comes
+ * from it. */
 static int slot_eq(const void *ctx, uint32_t e, const void *key)
 {
 	const struct slot_ctx *x = ctx;
@@ -416,7 +421,7 @@ static int derive_frees(const struct cp_scan *scan, struct cp_stats *out, size_t
 	}
 	for (size_t s = 0; s < scan->nstacks; s++) {
 		const struct cp_stack *cs = &scan->stacks[s];
-		struct chain_key key = { &scan->stack_frames[cs->first], depth };
+		struct chain_key key = { &scan->stack_frames[cs->first], depth, 0 };
 		int64_t e;
 
 		if (cs->depth <= depth || slot_of[s] != UINT32_MAX)
@@ -485,6 +490,7 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	unsigned w = img->wsize;
 	uint64_t *frames = NULL;
 	uint32_t *depths = NULL;
+	uint8_t *cuts = NULL;
 	const unsigned char *c, *e;
 	struct pending pend[HEAPANN_STATS_CALL_SHARDS];
 	size_t ntl, npend = 0;
@@ -580,7 +586,8 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 		out->stacks = calloc(used + 1, sizeof(*out->stacks));
 		frames = malloc((used * depth + 1) * sizeof(*frames));
 		depths = malloc((used + 1) * sizeof(*depths));
-		if (!out->stacks || !frames || !depths)
+		cuts = malloc(used + 1);
+		if (!out->stacks || !frames || !depths || !cuts)
 			goto nomem;
 		for (uint64_t s = 0; s < rg.stack_cap; s++) {
 			struct cp_stats_stack *cs = &out->stacks[out->nstacks];
@@ -613,20 +620,23 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 			for (unsigned k = 0; k < n; k++)
 				frames[out->nstacks * depth + k] = WORD(e, HEAPANN_SE_FRAMES + k);
 			depths[out->nstacks] = n;
+			cuts[out->nstacks] = (dw & HEAPANN_STATS_CUT) != 0;
 			out->nstacks++;
 		}
-		if (intern(scan, out, frames, depths, depth) < 0 ||
+		if (intern(scan, out, frames, depths, cuts, depth) < 0 ||
 		    derive_frees(scan, out, depth, mask) < 0)
 			goto nomem;
 	}
 #undef WORD
 	free(frames);
 	free(depths);
+	free(cuts);
 	free(rg.copy);
 	return 1;
 nomem:
 	free(frames);
 	free(depths);
+	free(cuts);
 	free(rg.copy);
 	cp_stats_free(out);
 	return cp_error_set(err, CP_ENOMEM, img->path, "out of memory reading the statistics region");

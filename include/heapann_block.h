@@ -19,17 +19,22 @@
  *                 Written last (after END and the guard), and first on free(): a core
  *                 taken while another thread writes a header holds no live START there
  *                 (or a freed one), never a half-written live header.
- *   word 1 INFO   bits 0-7: format version (HEAPANN_VERSION); bits 8-15: guard length in
+ *   word 1 INFO   bits 0-7: format version (HEAPANN_VERSION, 2; a reader takes 1 too, whose
+ *                 DEPTH never has HEAPANN_DEPTH_CUT); bits 8-15: guard length in
  *                 bytes; bits 16 and up: pad, the bytes between the raw block and H, in
  *                 units of W (so raw = H - pad * W).
  *   word 2 SIZE   the size the user asked for.
- *   word 3 DEPTH  how many return addresses follow (0..HEAPANN_MAX_DEPTH); no stale slots.
+ *   word 3 DEPTH  bits 0-14: how many return addresses follow (0..HEAPANN_MAX_DEPTH), no
+ *                 stale slots; bit 15 (HEAPANN_DEPTH_CUT, version 2): the stack went on
+ *                 past them (the walk stopped at HEAPANN_DEPTH, not at the outermost
+ *                 frame), like gdb's "(More stack frames follow...)".
  *   word 4 SEQ    global allocation sequence number (starts at 1).
- *   word 5 CHECK  heapann_check(H, SIZE, DEPTH, SEQ, INFO): ties the header to its own
- *                 address, so a copy of a header elsewhere, or a partly overwritten one,
- *                 fails validation.
+ *   word 5 CHECK  heapann_check(H, SIZE, DEPTH, SEQ, INFO), DEPTH the whole word (its cut
+ *                 flag included): ties the header to its own address, so a copy of a
+ *                 header elsewhere, or a partly overwritten one, fails validation.
  *   words 6..     return addresses, innermost (the caller of malloc) first.
- *   last word END HEAPANN_END_LIVE | DEPTH while live, HEAPANN_END_FREED | DEPTH after
+ *   last word END HEAPANN_END_LIVE | DEPTH while live (DEPTH: the frame count, without
+ *                 HEAPANN_DEPTH_CUT, here and after free), HEAPANN_END_FREED | DEPTH after
  *                 free(): free() reads it at user - W to find H. The allocator may reuse
  *                 the first words of a freed block for its free lists, so a freed block
  *                 is still recognized (and not taken for a damaged live one) by its END.
@@ -43,7 +48,9 @@
 
 #include <stdint.h>
 
-#define HEAPANN_VERSION 1u
+#define HEAPANN_VERSION 2u            /* 2: DEPTH may carry HEAPANN_DEPTH_CUT */
+#define HEAPANN_VERSION_MIN 1u        /* the oldest a reader takes */
+#define HEAPANN_DEPTH_CUT 0x8000u     /* in the DEPTH word: more frames followed */
 #define HEAPANN_MAX_DEPTH 256u
 #define HEAPANN_FIXED_WORDS 6u            /* START INFO SIZE DEPTH SEQ CHECK */
 #define HEAPANN_GUARD_BYTE 0xFDu
@@ -102,6 +109,17 @@ static inline uint64_t heapann_info_make(unsigned guard_len, uint64_t pad_words)
 static inline unsigned heapann_info_version(uint64_t info) { return (unsigned)(info & 0xFFu); }
 static inline unsigned heapann_info_guard(uint64_t info) { return (unsigned)((info >> 8) & 0xFFu); }
 static inline uint64_t heapann_info_pad(uint64_t info) { return info >> 16; }
+
+/* A DEPTH word's frame count and its cut flag (HEAPANN_DEPTH_CUT). */
+static inline uint64_t heapann_depth_frames(uint64_t dword)
+{
+	return dword & ~(uint64_t)HEAPANN_DEPTH_CUT;
+}
+
+static inline int heapann_depth_cut(uint64_t dword)
+{
+	return (dword & HEAPANN_DEPTH_CUT) != 0;
+}
 
 /* Header size in bytes for a given depth and word size (START .. END inclusive). */
 static inline uint64_t heapann_header_bytes(uint64_t depth, unsigned w)

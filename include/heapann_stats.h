@@ -40,10 +40,13 @@
  *             function, which readers need not know).
  *   DEPTH     bits 0-8: frames stored (<= STACK_DEPTH); HEAPANN_STATS_READY once the
  *             frames are written. A slot with a HASH but without READY is being filled
- *             (or its writer died): the reader skips it.
+ *             (or its writer died): the reader skips it. HEAPANN_STATS_CUT: the slot's
+ *             chains went on past its frames (the block headers' HEAPANN_DEPTH_CUT); a
+ *             cut chain and a whole one with the same frames have a slot each. Always
+ *             0 from writers before block format 2, so no new version.
  *   FRAMES    return addresses, innermost first, as in the block header (the first
- *             STACK_DEPTH of them when the capture was deeper: all chains that share
- *             those frames count in one slot).
+ *             STACK_DEPTH of them when the capture was deeper, with HEAPANN_STATS_CUT:
+ *             all chains that share those frames count in one slot).
  *   CLS_*     bytes per mprof size class: 0-32, 33-256, 257-2048, larger.
  *   TIME      bytes allocated plus bytes freed so far (Massif's --time-unit=B).
  *
@@ -97,6 +100,8 @@
 #define HEAPANN_STATS_ENTRY_FIXED 14u      /* entry words before FRAMES */
 #define HEAPANN_STATS_READY 0x10000u       /* in an entry's DEPTH word */
 #define HEAPANN_STATS_DEPTH_MASK 0x1FFu
+#define HEAPANN_STATS_CUT 0x20000u         /* in an entry's DEPTH word: cut chains */
+#define HEAPANN_STATS_KEY_MASK (HEAPANN_STATS_DEPTH_MASK | HEAPANN_STATS_CUT)
 #define HEAPANN_STATS_TL_MIN 1024u         /* the reader accepts TL_CAP >= this */
 #define HEAPANN_STATS_MAX_STACKS (1u << 24)
 

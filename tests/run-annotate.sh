@@ -38,7 +38,7 @@ check "exports exactly the malloc family" cmp -s "$TMP/exports" "$TMP/exports.wa
 # ---- the header reads back (proves the preload is active) ----
 LD_PRELOAD=$SO $TO "$TMP/header" > "$TMP/h.out" 2>&1
 passes "header read-back, default (cfi, depth 32)" "$TMP/h.out"
-check_grep "header read-back ran all 22 checks" '^22 passed, 0 failed$' "$TMP/h.out"
+check_grep "header read-back ran all 25 checks" '^25 passed, 0 failed$' "$TMP/h.out"
 for m in cfi libunwind gcc fp none; do
 	HEAPANN_UNWIND=$m HEAPANN_DEPTH=40 LD_PRELOAD=$SO $TO "$TMP/header" > "$TMP/h.$m" 2>&1
 	passes "header read-back, HEAPANN_UNWIND=$m depth 40" "$TMP/h.$m"

@@ -19,7 +19,8 @@ static inline void *launder(const void *p)
 }
 
 /* The header in front of user pointer P (START, INFO, SIZE, DEPTH, SEQ,
- * CHECK, frames, END all consistent), or NULL when P has no valid one. */
+ * CHECK, frames, END all consistent), or NULL when P has no valid one. Its
+ * DEPTH word may carry HEAPANN_DEPTH_CUT (heapann_depth_frames() is the count). */
 static inline uintptr_t *header_of(void *p)
 {
 	uintptr_t *u = launder(p);
@@ -30,8 +31,8 @@ static inline uintptr_t *header_of(void *p)
 	if ((end & ~(uintptr_t)HEAPANN_END_DEPTH_MASK) != HEAPANN_END_LIVE64 || d > HEAPANN_MAX_DEPTH)
 		return NULL;
 	h = u - (7 + d);
-	if (h[HEAPANN_W_START] != HEAPANN_START_LIVE64 || h[HEAPANN_W_DEPTH] != d ||
-	    h[HEAPANN_W_CHECK] != heapann_check((uintptr_t)h, h[HEAPANN_W_SIZE], d,
+	if (h[HEAPANN_W_START] != HEAPANN_START_LIVE64 || heapann_depth_frames(h[HEAPANN_W_DEPTH]) != d ||
+	    h[HEAPANN_W_CHECK] != heapann_check((uintptr_t)h, h[HEAPANN_W_SIZE], h[HEAPANN_W_DEPTH],
 						 h[HEAPANN_W_SEQ], h[HEAPANN_W_INFO], 8))
 		return NULL;
 	return h;

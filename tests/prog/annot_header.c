@@ -79,7 +79,7 @@ static void check_frames(const char *what, struct site *s, const char *mode, uns
 	CHECK(name, h != NULL);
 	if (!h)
 		return;
-	d = (unsigned)h[HEAPANN_W_DEPTH];
+	d = (unsigned)heapann_depth_frames(h[HEAPANN_W_DEPTH]);
 	if (strcmp(mode, "none") == 0) {
 		snprintf(name, sizeof(name), "%s: no frames with HEAPANN_UNWIND=none", what);
 		CHECK(name, d == 0);
@@ -101,6 +101,10 @@ static void check_frames(const char *what, struct site *s, const char *mode, uns
 	snprintf(name, sizeof(name), "%s: depth %u is the chain length (%d) clipped to %u",
 		 what, d, s->nbt, limit);
 	CHECK(name, d == want);
+	/* cut (HEAPANN_DEPTH_CUT) exactly when the chain is longer than the limit */
+	snprintf(name, sizeof(name), "%s: %s", what, (unsigned)s->nbt > limit ?
+		 "marked cut (the chain is longer than the limit)" : "not marked cut (whole)");
+	CHECK(name, heapann_depth_cut(h[HEAPANN_W_DEPTH]) == ((unsigned)s->nbt > limit));
 	for (i = 1; i < d && i < (unsigned)s->nbt; i++)
 		same += h[HEAPANN_W_FRAMES + i] == (uintptr_t)s->bt[i];
 	snprintf(name, sizeof(name), "%s: frames 1..%u equal backtrace()", what, d - 1);

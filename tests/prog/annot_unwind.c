@@ -50,7 +50,7 @@ static NOINLINE void probe(struct tally *t)
 
 	want = (unsigned)n < limit ? (unsigned)n : limit;
 	if (ok) {
-		d = (unsigned)h[HEAPANN_W_DEPTH];
+		d = (unsigned)heapann_depth_frames(h[HEAPANN_W_DEPTH]);
 		ok = d == want;
 		for (i = 1; ok && i < d; i++)
 			ok = h[HEAPANN_W_FRAMES + i] == (uintptr_t)bt[i];

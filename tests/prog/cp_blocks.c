@@ -34,7 +34,7 @@ static void print_block(const char *what, void *p)
 	uintptr_t *h = hdr_of(p);
 
 	printf("%s %p %zu %zu %zu %u\n", what, p, (size_t)h[HEAPANN_W_SIZE], (size_t)h[HEAPANN_W_SEQ],
-	       (size_t)h[HEAPANN_W_DEPTH], heapann_info_guard(h[HEAPANN_W_INFO]));
+	       (size_t)heapann_depth_frames(h[HEAPANN_W_DEPTH]), heapann_info_guard(h[HEAPANN_W_INFO]));
 }
 
 static void print_live(void *p)

@@ -28,7 +28,7 @@ static unsigned char *make_block(unsigned char *buf, unsigned depth, size_t alig
 	size_t off = ha_hdr_offset(depth, align);
 
 	memset(buf, 0xAA, 4096);
-	ha_hdr_write(buf + off, off, SIZE, depth, frames, seq, GUARD);
+	ha_hdr_write(buf + off, off, SIZE, depth, 0, frames, seq, GUARD);
 	return buf + off;
 }
 
@@ -101,7 +101,7 @@ int main(void)
 	{
 		static _Alignas(4096) unsigned char big[8192 + 256];
 		size_t off = ha_hdr_offset(DEPTH, 4096);
-		ha_hdr_write(big + off, off, SIZE, DEPTH, frames, 9, 0);
+		ha_hdr_write(big + off, off, SIZE, DEPTH, 0, frames, 9, 0);
 		CHECK("aligned: found with pad", ha_hdr_find(big + off, &v) == HA_HDR_LIVE &&
 		      v.offset == 4096 && v.raw == (void *)big && v.guard == 0 &&
 		      heapann_info_pad(v.hdr[HEAPANN_W_INFO]) == (4096 - 96) / 8);
@@ -169,7 +169,7 @@ int main(void)
 			unsigned char *gu = gb + off;
 
 			memset(gb, 0xAA, sizeof(gb));
-			ha_hdr_write(gu, off, sz, 3, frames, 7, gl);
+			ha_hdr_write(gu, off, sz, 3, 0, frames, 7, gl);
 			ok_fill &= ha_hdr_find(gu, &gv) == HA_HDR_LIVE && gv.guard == gl &&
 				   ha_hdr_guard_damage(gu, &gv) == 0 && gu[sz + gl] == 0xAA &&
 				   gu[sz - 1] == 0xAA;
@@ -211,9 +211,32 @@ int main(void)
 		size_t off = ha_hdr_offset(HEAPANN_MAX_DEPTH, HA_MIN_ALIGN);
 		for (i = 0; i < HEAPANN_MAX_DEPTH; i++)
 			many[i] = 0x1000 + i;
-		ha_hdr_write(buf + off, off, 1, HEAPANN_MAX_DEPTH, many, 3, 0);
+		ha_hdr_write(buf + off, off, 1, HEAPANN_MAX_DEPTH, 0, many, 3, 0);
 		CHECK("depth 256: live", ha_hdr_find(buf + off, &v) == HA_HDR_LIVE &&
 		      v.depth == 256 && v.hdr[HEAPANN_W_FRAMES + 255] == 0x1000 + 255);
+	}
+
+	/* A cut stack (the walk stopped at the depth limit): DEPTH carries the
+	 * flag, under the check word; END and the view's depth are the count. */
+	{
+		size_t off = ha_hdr_offset(DEPTH, HA_MIN_ALIGN);
+
+		u = make_block(arena[0], DEPTH, HA_MIN_ALIGN, 42);
+		CHECK("whole stack: DEPTH not cut", ha_hdr_find(u, &v) == HA_HDR_LIVE &&
+		      !heapann_depth_cut(v.hdr[HEAPANN_W_DEPTH]));
+		memset(arena[0], 0xAA, 4096);
+		h = (uintptr_t *)(void *)(arena[0] + off) - (7 + DEPTH);
+		ha_hdr_write(arena[0] + off, off, SIZE, DEPTH, 1, frames, 43, GUARD);
+		u = arena[0] + off;
+		CHECK("cut: DEPTH word is depth | HEAPANN_DEPTH_CUT",
+		      h[HEAPANN_W_DEPTH] == (DEPTH | HEAPANN_DEPTH_CUT));
+		CHECK("cut: check word over the whole DEPTH word", h[HEAPANN_W_CHECK] ==
+		      heapann_check((uintptr_t)h, SIZE, DEPTH | HEAPANN_DEPTH_CUT, 43, h[HEAPANN_W_INFO], 8));
+		CHECK("cut: END holds the count only", ((uintptr_t *)u)[-1] == (HEAPANN_END_LIVE64 | DEPTH));
+		CHECK("cut: found live, depth the count", ha_hdr_find(u, &v) == HA_HDR_LIVE &&
+		      v.depth == DEPTH && v.hdr == h && heapann_depth_cut(v.hdr[HEAPANN_W_DEPTH]));
+		h[HEAPANN_W_DEPTH] = DEPTH;   /* the flag dropped: the check word tells */
+		CHECK("cut: the flag cleared is damage", state_of(u) == HA_HDR_DAMAGED);
 	}
 	return CHECK_DONE();
 }

@@ -1122,6 +1122,78 @@ static void test_many_stacks(unsigned w, int big)
 #undef NAME
 }
 
+/* ---- stacks cut at HEAPANN_DEPTH (block format 2) ---- */
+
+/* Rewrite the header at hdr (written by mem_block with DEPTH frames) as format
+ * VERSION with DEPTH word DWORD, its check word over that word. */
+static void mem_reformat(struct mem *m, uint64_t hdr, uint64_t size, uint64_t dword, uint64_t seq,
+			 unsigned version)
+{
+	unsigned w = m->w;
+	uint64_t info = (heapann_info_make(8, 0) & ~(uint64_t)0xFF) | version;
+
+	mem_word(m, hdr + HEAPANN_W_INFO * w, info);
+	mem_word(m, hdr + HEAPANN_W_DEPTH * w, dword);
+	mem_word(m, hdr + HEAPANN_W_CHECK * w, heapann_check(hdr, size, dword, seq, info, w));
+}
+
+/* A: format 2, cut; B: format 2, whole, the same frames; C: format 1 (an older
+ * core), the same frames; D: format 1 with the cut bit, which that format does
+ * not have (a DEPTH out of bounds); E: format 2, cut, START overwritten (found
+ * by its END, verified by the check word over the cut DEPTH). */
+static void test_cut(unsigned w, int big)
+{
+	struct mem m;
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	uint64_t f[3] = { 0x1111, 0x2222, 0x3333 }, hdr[5], user[5];
+	unsigned i;
+	char name[160], what[40];
+	const char *path = tpath("cut.bin");
+
+	snprintf(what, sizeof(what), "cut stacks W=%u %s", w, big ? "big" : "little");
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	mem_init(&m, HEAP1, 5 * 256, w, big);
+	for (i = 0; i < 5; i++) {
+		hdr[i] = HEAP1 + i * 256;
+		user[i] = mem_block(&m, hdr[i], 40, 3, i + 1, f, 8, 0, 0);
+	}
+	mem_reformat(&m, hdr[0], 40, 3 | HEAPANN_DEPTH_CUT, 1, 2);
+	mem_reformat(&m, hdr[2], 40, 3, 3, 1);
+	mem_reformat(&m, hdr[3], 40, 3 | HEAPANN_DEPTH_CUT, 4, 1);
+	mem_reformat(&m, hdr[4], 40, 3 | HEAPANN_DEPTH_CUT, 5, 2);
+	mem_word(&m, hdr[4], 0x5A5A5A5A);
+	write_file(path, m.p, m.size);
+	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
+	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+		const struct cp_block *b = s.blocks;
+		const struct cp_damage *d = s.damaged;
+
+		CHECK(NAME("3 live blocks, 2 damaged headers"), s.nlive == 3 && s.nblocks == 3 &&
+		      s.ndamaged == 2);
+		CHECK(NAME("A (format 2, cut): its stack is cut"), s.nblocks == 3 && b[0].user == user[0] &&
+		      stack_is(&s, b[0].stack, f, 3) && s.stacks[b[0].stack].cut == 1 && b[0].depth == 3);
+		CHECK(NAME("B (format 2, whole): another stack, not cut"), s.nblocks == 3 &&
+		      b[1].user == user[1] && stack_is(&s, b[1].stack, f, 3) &&
+		      b[1].stack != b[0].stack && s.stacks[b[1].stack].cut == 0);
+		CHECK(NAME("C (format 1): read, B's stack"), s.nblocks == 3 && b[2].user == user[2] &&
+		      b[2].stack == b[1].stack);
+		CHECK(NAME("D (format 1 with the cut bit): depth out of bounds"), s.ndamaged == 2 &&
+		      d[0].hdr == hdr[3] && d[0].kind == CP_DMG_BOUNDS && d[0].first_bad == HEAPANN_W_DEPTH);
+		CHECK(NAME("E (START overwritten): verified over the cut DEPTH, its stack cut"),
+		      s.ndamaged == 2 && d[1].hdr == hdr[4] && d[1].kind == CP_DMG_START &&
+		      (d[1].known & CP_KNOWN_SIZE) && d[1].size == 40 && (d[1].known & CP_KNOWN_FRAMES) &&
+		      d[1].stack == b[0].stack);
+		cp_scan_free(&s);
+	} else {
+		CHECK(NAME("scan"), 0);
+	}
+	cp_image_free(img);
+	free(m.p);
+#undef NAME
+}
+
 /* ---- blocks found out of address order ---- */
 
 /* Block A's frames hold a freed header of depth 1 (its DEPTH word 1, its END
@@ -1422,6 +1494,8 @@ int main(void)
 	test_many_stacks(4, 1);
 	test_unsorted(8, 0);
 	test_unsorted(4, 1);
+	test_cut(8, 0);
+	test_cut(4, 1);
 	test_buildid();
 	test_bad_input();
 	test_mutations();

@@ -81,7 +81,7 @@ static struct cp_image *image_write(const char *path)
 
 static void scan_fill(struct cp_scan *sc)
 {
-	static struct cp_stack st = { 0, 1 };
+	static struct cp_stack st = { 0, 1, 0 };
 	static uint32_t frames[1] = { 0 };
 	static uint64_t addrs[1] = { 0x401234 };
 
