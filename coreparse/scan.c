@@ -914,6 +914,22 @@ static void populate(const unsigned char *p, uint64_t len)
 	madvise((void *)a, (size_t)((uintptr_t)p + len - a), MADV_POPULATE_READ);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* Fault in the whole pages of [p, p + len) of fresh anonymous memory in one call,
+ * not one page fault per page as a copy into them takes; only a hint, as
+ * populate() is. */
+static void populate_write(void *p, size_t len)
+{
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+
+	if (e > a)
+		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+}
+
 /* Unmap the whole pages of a scanned chunk: the page cache keeps them, a later
  * read faults them back in, and the process does not hold a big core resident. */
 static void unmap_scanned(const unsigned char *p, uint64_t len)
@@ -1055,8 +1071,10 @@ static void publish_ready(struct scanner *sc)
 		if (c->unsorted ||
 		    (n && sc->out_n && block_after(&sc->out[sc->out_n - 1], (struct cp_block *)c->blocks.p)))
 			sc->unsorted = 1;
-		if (n)
+		if (n) {
+			populate_write(sc->out + sc->out_n, n * sizeof(*sc->out));
 			memcpy(sc->out + sc->out_n, c->blocks.p, n * sizeof(*sc->out));
+		}
 		c->bfirst = sc->out_n;
 		c->bn = n;
 		sc->out_n += n;
@@ -1571,30 +1589,40 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	for (i = 0; i < sc->nchunks; i++) {
 		struct chunk *c = &sc->chunks[i];
 		struct cp_damage *d = (struct cp_damage *)c->damage.p;
+		/* the totals in locals: stores through out and its arrays would make
+		 * the compiler load and store each one again for every block */
+		const uint32_t *rm = remap[c->worker];
+		struct cp_stack_live *sl = sorted ? out->stack_live : NULL;
+		struct cp_block *ob = out->blocks + out->nblocks, *oe = ob + c->bn;
+		uint64_t lead_max = out->lead_max, nlive = 0, live_bytes = 0, live_ovh = 0;
+		uint64_t nbroken = 0, hdr_w = sc->w;
 
-		for (j = 0; j < c->bn; j++) {
-			struct cp_block *o = &out->blocks[out->nblocks++];
-
-			o->stack = remap[c->worker][o->stack];
+		for (; ob < oe; ob++) {
+			ob->stack = rm[ob->stack];
 			if (sorted)
-				o->stack = stack_number(out, ge, gf, newid, &nf, o->stack);
-			if (o->flags & CP_HDR_UNVERIFIED)
-				verify_unverified(sc, infos, ninfos, o);
-			if (o->user - cp_block_start(o) > out->lead_max)
-				out->lead_max = o->user - cp_block_start(o);
-			if (o->state == CP_LIVE) {
-				out->nlive++;
-				out->live_bytes += o->size;
-				out->live_overhead += heapann_header_bytes(o->depth, sc->w) + o->pad + o->guard_len;
-				out->nguard_broken += (o->flags & CP_GUARD_BROKEN) != 0;
-				if (sorted && out->stack_live) {
-					out->stack_live[o->stack].n++;
-					out->stack_live[o->stack].cls_bytes[heapann_stats_class(o->size)] += o->size;
+				ob->stack = stack_number(out, ge, gf, newid, &nf, ob->stack);
+			if (ob->flags & CP_HDR_UNVERIFIED)
+				verify_unverified(sc, infos, ninfos, ob);
+			if (ob->user - cp_block_start(ob) > lead_max)
+				lead_max = ob->user - cp_block_start(ob);
+			if (ob->state == CP_LIVE) {
+				nlive++;
+				live_bytes += ob->size;
+				live_ovh += (HEAPANN_FIXED_WORDS + 1u + ob->depth) * hdr_w + ob->pad + ob->guard_len;
+				nbroken += (ob->flags & CP_GUARD_BROKEN) != 0;
+				if (sl) {
+					sl[ob->stack].n++;
+					sl[ob->stack].cls_bytes[heapann_stats_class(ob->size)] += ob->size;
 				}
-			} else {
-				out->nfreed++;
 			}
 		}
+		out->nblocks += c->bn;
+		out->lead_max = lead_max;
+		out->nlive += nlive;
+		out->nfreed += c->bn - nlive;
+		out->live_bytes += live_bytes;
+		out->live_overhead += live_ovh;
+		out->nguard_broken += nbroken;
 		for (j = 0; j < c->damage.n; j++) {
 			struct cp_damage *o;
 
