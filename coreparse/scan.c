@@ -271,6 +271,7 @@ struct scanner {
 	uint64_t *ptr_words, *ptr_seg_bit;
 	uint32_t ptr_lo, ptr_span;    /* upper halves within [ptr_lo, ptr_lo + ptr_span] */
 	uint64_t sl, sf, el, ef;
+	int avx2;                     /* the CPU has AVX2 and the options allow it */
 };
 
 static uint64_t to_raw(uint64_t v, unsigned w, int big)
@@ -849,6 +850,10 @@ static inline void ptr_bits_or(uint64_t *map, uint64_t bit, uint64_t m, unsigned
  * compared for nothing, and the mask bit per word spares the caller the two hits
  * of one word. About half the work per byte of the scan's inner loop (issue 15). */
 #define CP_HAVE_WORDS_MASK8 1
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(CP_NO_AVX2)
+#include <immintrin.h>
+#define CP_HAVE_AVX2 1   /* scan8_avx2(), chosen at run time (scanner.avx2) */
+#endif
 static inline __attribute__((always_inline)) uint64_t words_mask8(const struct scanner *sc,
 								  const unsigned char *p, int odd,
 								  uint64_t *ptrs)
@@ -941,6 +946,106 @@ static void unmap_scanned(const unsigned char *p, uint64_t len)
 		madvise((void *)a, e - a, MADV_DONTNEED);
 }
 
+#ifdef CP_HAVE_WORDS_MASK8
+/* The hits of one 256-byte round of the W=8 loop at segment offset off (mask:
+ * bit k for word k): each whole word checked again and looked at. With fast
+ * (a little-endian core), intact headers go through check_start8() and *skip
+ * holds the END word's offset of the last one, which needs no look. */
+static inline __attribute__((always_inline)) void words8_hits(struct worker *wk, struct chunk *c,
+								const struct cp_segment *seg, uint64_t off,
+								uint64_t mask, int fast, uint64_t *skip)
+{
+	const struct scanner *sc = wk->sc;
+	const unsigned char *base = sc->map + seg->offset;
+
+	while (mask) {
+		uint64_t o = off + 8 * (uint64_t)__builtin_ctzll(mask);
+
+		mask &= mask - 1;
+		if (!word_is_magic(sc, base + o))
+			continue;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (fast) {
+			uint64_t v;
+
+			memcpy(&v, base + o, 8);
+			if (o == *skip)
+				continue;   /* the END of the header just pushed:
+					     * check_end() would return at its START */
+			if (v == sc->sl || v == sc->sf) {
+				uint64_t e = check_start8(wk, c, seg, o, v == sc->sf);
+
+				if (e) {
+					*skip = e;
+					continue;
+				}
+			}
+		}
+#endif
+		candidate(wk, c, seg, o, cp_decode(base + o, 8, sc->big));
+	}
+}
+#endif
+
+#ifdef CP_HAVE_AVX2
+/* words_mask8() for a little-endian image with AVX2: eight words a step, four
+ * steps for the 256 bytes, half the instructions of the SSE2 filter. The high
+ * halves of words 0..7 come out of the shuffle as 0 1 4 5 | 2 3 6 7 and the
+ * permute puts them in order. */
+static inline __attribute__((always_inline, target("avx2"))) uint64_t
+words_mask8_avx2(const struct scanner *sc, const unsigned char *p, uint64_t *ptrs)
+{
+	const __m256i A = _mm256_set1_epi32((int)sc->lane[0]), B = _mm256_set1_epi32((int)sc->lane[1]);
+	const __m256i C = _mm256_set1_epi32((int)sc->lane[2]), D = _mm256_set1_epi32((int)sc->lane[3]);
+	const __m256i E = _mm256_set1_epi32((int)sc->lane[4]);
+	const __m256i L = _mm256_set1_epi32((int)sc->ptr_lo);
+	const __m256i S = _mm256_set1_epi32((int)(sc->ptr_span ^ 0x80000000u));
+	const __m256i X = _mm256_set1_epi32((int)0x80000000u);
+	uint64_t mask = 0, out = 0;
+	unsigned k;
+
+	for (k = 0; k < 4; k++) {
+		__m256 a = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)(p + 64 * k)));
+		__m256 b = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)(p + 64 * k + 32)));
+		__m256i v = _mm256_permute4x64_epi64(_mm256_castps_si256(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8);
+		__m256i e = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi32(v, A), _mm256_cmpeq_epi32(v, B)),
+					    _mm256_or_si256(_mm256_cmpeq_epi32(v, C), _mm256_cmpeq_epi32(v, D)));
+
+		e = _mm256_or_si256(e, _mm256_cmpeq_epi32(v, E));
+		mask |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(e)) << (8 * k);
+		if (ptrs) {
+			__m256i gt = _mm256_cmpgt_epi32(_mm256_xor_si256(_mm256_sub_epi32(v, L), X), S);
+
+			out |= (uint64_t)(~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(gt)) & 255u) << (8 * k);
+		}
+	}
+	if (ptrs)
+		*ptrs = out;
+	return mask;
+}
+
+/* scan_chunk()'s W=8 loop for a little-endian image through the AVX2 filter,
+ * from segment offset off while 256 bytes are left; returns where it stopped. */
+static __attribute__((noinline, target("avx2"))) uint64_t scan8_avx2(struct worker *wk, struct chunk *c,
+								       const struct cp_segment *seg, uint64_t off,
+								       int fast, uint64_t *skip)
+{
+	const struct scanner *sc = wk->sc;
+	const unsigned char *base = sc->map + seg->offset;
+	const uint64_t off0 = (8 - seg->vaddr % 8) % 8;
+	uint64_t *pw = sc->ptr_words, bit0 = pw ? sc->ptr_seg_bit[c->seg] : 0, pm = 0;
+
+	for (; c->end - off >= 256; off += 256) {
+		uint64_t mask = pw ? words_mask8_avx2(sc, base + off, &pm) : words_mask8_avx2(sc, base + off, NULL);
+
+		if (pw)
+			ptr_bits_or(pw, bit0 + (off - off0) / 8, pm, 32);
+		words8_hits(wk, c, seg, off, mask, fast, skip);
+	}
+	return off;
+}
+#endif
+
 /* Scan one chunk: 256 bytes at a time through the lane filter, branching only on
  * its hits; the tail word by word. */
 static void scan_chunk(struct worker *wk, struct chunk *c)
@@ -970,6 +1075,10 @@ static void scan_chunk(struct worker *wk, struct chunk *c)
 		const int fast = odd && sc->img->kind != CP_KIND_RAW;
 		uint64_t skip = UINT64_MAX;
 
+#ifdef CP_HAVE_AVX2
+		if (odd && sc->avx2)
+			off = scan8_avx2(wk, c, seg, off, fast, &skip);
+#endif
 		for (; c->end - off >= 256; off += 256) {
 			uint64_t mask = !pw ? (odd ? words_mask8(sc, base + off, 1, NULL) :
 					       words_mask8(sc, base + off, 0, NULL)) :
@@ -977,33 +1086,7 @@ static void scan_chunk(struct worker *wk, struct chunk *c)
 
 			if (pw)
 				ptr_bits_or(pw, bit0 + (off - off0) / 8, pm, 32);
-
-			while (mask) {
-				uint64_t o = off + 8 * (uint64_t)__builtin_ctzll(mask);
-
-				mask &= mask - 1;
-				if (!word_is_magic(sc, base + o))
-					continue;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-				if (fast) {
-					uint64_t v;
-
-					memcpy(&v, base + o, 8);
-					if (o == skip)
-						continue;   /* the END of the header just pushed:
-							     * check_end() would return at its START */
-					if (v == sc->sl || v == sc->sf) {
-						uint64_t e = check_start8(wk, c, seg, o, v == sc->sf);
-
-						if (e) {
-							skip = e;
-							continue;
-						}
-					}
-				}
-#endif
-				candidate(wk, c, seg, o, cp_decode(base + o, w, sc->big));
-			}
+			words8_hits(wk, c, seg, off, mask, fast, &skip);
 		}
 	}
 #endif
@@ -1809,6 +1892,9 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 		sc.lane[4] = (uint32_t)sc.r_sig;
 		sc.lane_mask = (uint32_t)sc.r_mask;
 	}
+#ifdef CP_HAVE_AVX2
+	sc.avx2 = !(opt && opt->no_avx2) && __builtin_cpu_supports("avx2");
+#endif
 	atomic_init(&sc.next, 0);
 	atomic_init(&sc.done, 0);
 	pthread_mutex_init(&sc.pub_lock, NULL);
