@@ -91,8 +91,18 @@ struct an_stacks {
 	size_t n;
 	uint64_t blocks, bytes, overhead;     /* live blocks counted */
 	uint64_t ignored_blocks, ignored_bytes; /* left out by --ignore-fn */
-	uint32_t *block_cluster;  /* per scan block: index into v, or UINT32_MAX (freed/ignored) */
+	uint32_t *stack_cluster;  /* per scan stack: index into v, or UINT32_MAX (left out by
+				   * --ignore-fn, or no live block); an_block_cluster() */
 };
+
+/* The cluster (index into s->v) of block i of scan, the scan s was built from;
+ * UINT32_MAX when the block is not live or its stack was left out. */
+static inline uint32_t an_block_cluster(const struct an_stacks *s, const struct cp_scan *scan, size_t i)
+{
+	const struct cp_block *b = &scan->blocks[i];
+
+	return b->state != CP_LIVE || b->stack >= scan->nstacks ? UINT32_MAX : s->stack_cluster[b->stack];
+}
 
 /* Cluster the live blocks of in->scan by stack. Returns 0 and fills *out (release
  * with an_stacks_release), or -1 when out of memory. */

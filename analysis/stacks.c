@@ -380,8 +380,8 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 	fb.a = malloc((fb.cap + 1) * sizeof(*fb.a));
 	fb.b = malloc((fb.cap + 1) * sizeof(*fb.b));
 	out->v = calloc(sc->nstacks + 1, sizeof(*out->v));
-	out->block_cluster = malloc((sc->nblocks + 1) * sizeof(*out->block_cluster));
-	if (!stack_cluster || !fb.a || !fb.b || !out->v || !out->block_cluster ||
+	out->stack_cluster = malloc((sc->nstacks + 1) * sizeof(*out->stack_cluster));
+	if (!stack_cluster || !fb.a || !fb.b || !out->v || !out->stack_cluster ||
 	    htab_reserve(&table, sc->nstacks) < 0)
 		goto out;
 
@@ -421,7 +421,6 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 		struct an_stack *cl;
 		uint64_t ov;
 
-		out->block_cluster[i] = UINT32_MAX;
 		if (b->state != CP_LIVE)
 			continue;
 		c = b->stack < sc->nstacks ? stack_cluster[b->stack] : UINT32_MAX;
@@ -442,7 +441,6 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 		out->blocks++;
 		out->bytes += b->size;
 		out->overhead += ov;
-		out->block_cluster[i] = c;
 		if (sizes.small && b->size < SMALL_SIZES)
 			sizes.small[(size_t)c * SMALL_SIZES + b->size]++;
 		else if (size_map_add(&sizes, c, b->size) < 0)
@@ -471,9 +469,10 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 			order[c] = UINT32_MAX;
 		for (size_t c = 0; c < n; c++)
 			order[stack_cluster[out->v[c].stack]] = (uint32_t)c;
-		for (size_t i = 0; i < sc->nblocks; i++)
-			if (out->block_cluster[i] != UINT32_MAX)
-				out->block_cluster[i] = order[out->block_cluster[i]];
+		/* the blocks' clusters by their stacks (an_block_cluster): a pass
+		 * over the stacks, not over the blocks (issue 15) */
+		for (uint32_t s = 0; s < sc->nstacks; s++)
+			out->stack_cluster[s] = stack_cluster[s] == UINT32_MAX ? UINT32_MAX : order[stack_cluster[s]];
 		out->n = n;
 	}
 	rc = 0;
@@ -494,6 +493,6 @@ out:
 void an_stacks_release(struct an_stacks *s)
 {
 	free(s->v);
-	free(s->block_cluster);
+	free(s->stack_cluster);
 	memset(s, 0, sizeof(*s));
 }

@@ -491,7 +491,7 @@ static int samples_build(struct pprof *pp, const struct an_stacks *st)
 		const struct cp_block *b = &p->scan.blocks[i];
 		uint32_t s;
 
-		if (st->block_cluster[i] == UINT32_MAX || b->stack >= p->scan.nstacks)
+		if (an_block_cluster(st, &p->scan, i) == UINT32_MAX)
 			continue;
 		if (!(s = sample_of_stack(pp, b->stack)))
 			return -1;

@@ -544,14 +544,17 @@ static struct record *records_build(const struct lost_ctx *x, const struct an_st
 		return NULL;
 	/* Only the blocks that are not still reachable are counted one by one: a
 	 * cluster's reachable blocks are its live blocks (st->v[c], the same
-	 * blocks as block_cluster says) less those, and less the ones the mark did
+	 * blocks as an_block_cluster says) less those, and less the ones the mark did
 	 * not classify (overlapping the block before: counted in slot NONE). Most
 	 * blocks are reachable, so most sizes are not read again (a pass over the
 	 * scan's blocks, 0.5 GB at 10M: issue 15). */
 	for (size_t i = 0; i < sc->nblocks; i++) {
-		uint32_t c = st->block_cluster[i], cat = x->reach.cat[i];
+		uint32_t c, cat = x->reach.cat[i];
 
-		if (c == UINT32_MAX || c >= st->n || cat == AN_REACH_REACHABLE)
+		if (cat == AN_REACH_REACHABLE)
+			continue;   /* before the block is read */
+		c = an_block_cluster(st, sc, i);
+		if (c == UINT32_MAX || c >= st->n)
 			continue;
 		cnt[c][cat][0]++;
 		cnt[c][cat][1] += sc->blocks[i].size;

@@ -194,7 +194,9 @@ int report_stacks_json(struct json *j, const struct cli_options *o, const struct
 		for (size_t i = 0; i < sc->nblocks; i++) {
 			const struct cp_block *b = &sc->blocks[i];
 
-			if (st->block_cluster[i] == UINT32_MAX)
+			uint32_t c = an_block_cluster(st, sc, i);
+
+			if (c == UINT32_MAX)
 				continue;
 			json_obj_begin(j);
 			json_key(j, "address");
@@ -203,7 +205,7 @@ int report_stacks_json(struct json *j, const struct cli_options *o, const struct
 			json_u64(j, b->size);
 			json_key(j, "seq");
 			json_u64(j, b->seq);
-			json_opt_u64(j, "stack", st->block_cluster[i] < n, st->block_cluster[i]);
+			json_opt_u64(j, "stack", c < n, c);
 			json_obj_end(j);
 		}
 		json_arr_end(j);

@@ -402,6 +402,8 @@ struct cp_scan_options {
 			       * (a firmware's code and constants, which hold the
 			       * header magics as literals), left out of the scan */
 	size_t nskip;
+	int no_avx2;          /* the SSE2 filter even on a CPU with AVX2 (tests compare
+			       * the two) */
 };
 
 /* cp_scan_image() with options (opt may be NULL). Same result and ownership. */

@@ -346,6 +346,28 @@ static int blocks_sorted(const struct cp_scan *s)
 }
 
 /* Two scans hold the same result (stack numbers included). */
+/* The two scans of img noted the same words as possible addresses (or neither
+ * noted any). */
+static int ptr_notes_equal(const struct cp_image *img, const struct cp_scan *a, const struct cp_scan *b)
+{
+	uint64_t nbits = 0;
+	size_t i;
+
+	if (!a->ptr_words || !b->ptr_words)
+		return !a->ptr_words && !b->ptr_words;
+	for (i = 0; i < img->nsegs; i++) {
+		const struct cp_segment *sg = &img->segs[i];
+		uint64_t off0 = (8 - sg->vaddr % 8) % 8;
+
+		if (a->ptr_seg_bit[i] != b->ptr_seg_bit[i])
+			return 0;
+		if (sg->avail >= off0 + 8)
+			nbits = a->ptr_seg_bit[i] + ((sg->avail - off0) / 8 + 63) / 64 * 64;
+	}
+	return a->ptr_lo == b->ptr_lo && a->ptr_hi == b->ptr_hi &&
+	       memcmp(a->ptr_words, b->ptr_words, (nbits / 64 + 1) * sizeof(uint64_t)) == 0;
+}
+
 static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 {
 	return a->nblocks == b->nblocks && a->ndamaged == b->ndamaged && a->nstacks == b->nstacks &&
@@ -721,6 +743,19 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	progress_calls = progress_elsewhere = 0;
 	CHECK(NAME("scan, 2 threads, tiny chunks"), cp_scan_image_opts(img, &o, &s2, &err) == 0);
 	CHECK(NAME("same result in tiny chunks"), scans_equal(&s1, &s2));
+	{
+		/* the SSE2 filter against the AVX2 one (where the CPU has it): the
+		 * same blocks, damage and notes of the words that may be addresses */
+		struct cp_scan s3;
+
+		memset(&o, 0, sizeof(o));
+		o.nthreads = 1;
+		o.no_avx2 = 1;
+		CHECK(NAME("scan without AVX2: the same result and notes"),
+		      cp_scan_image_opts(img, &o, &s3, &err) == 0 && scans_equal(&s1, &s3) &&
+		      ptr_notes_equal(img, &s1, &s3));
+		cp_scan_free(&s3);
+	}
 	CHECK(NAME("progress reaches the total, on the calling thread"), progress_calls > 0 &&
 	      progress_elsewhere == 0 && progress_last == progress_total &&
 	      progress_total == s2.scanned_bytes && s2.scanned_bytes == HEAP1_SIZE + 0x100 + 0x40);
@@ -990,6 +1025,94 @@ static void test_board_many(void)
 	free(distinct);
 	free(prs.p);
 	free(aux.p);
+	free(file.p);
+}
+
+/* ---- guards read by the scanner's fast path ---- */
+
+/* A 64-bit little-endian core, whose intact headers take the scanner's fast path
+ * (check_start8: guards of up to 16 bytes compared as two masked words when 16
+ * bytes are dumped from the guard's start; else guard_check). For each guard
+ * length 1..20: a block with the guard intact, one with each guard byte changed
+ * in turn, one with the byte just past the guard changed (still intact); and at
+ * the segment's end a block whose guard ends 3 bytes before it, intact and with
+ * its last guard byte changed. */
+#define GF_SEG 0x10000u
+static void test_guards_fast(void)
+{
+	struct mem m;
+	struct buf prs = { 0 }, file = { 0 };
+	uint64_t regs[27] = { 0 }, frames[2] = { 0x401000, 0x402000 }, hdr = 0x7f0000010000, user;
+	struct nt notes[1];
+	struct seg segs[1];
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	uint64_t users[20][22], tail[2];
+	unsigned bad = 0, seq = 1, g, k, nblocks = 0;
+
+	mem_init(&m, hdr, GF_SEG, 8, 0);
+	for (g = 1; g <= 20; g++) {
+		for (k = 0; k <= g + 1; k++, hdr += 160) {
+			/* k 0: intact; 1..g: guard byte k-1 changed; g+1: the byte past it */
+			user = mem_block(&m, hdr, 13 + g, 2, seq++, frames, g, 0, 0);
+			if (k)
+				m.p[user + 13 + g + (k - 1) - m.base] = 0x00;
+			users[g - 1][k] = user;
+			nblocks++;
+		}
+	}
+	for (k = 0; k < 2; k++) {
+		/* the guard (8 bytes) ends 3 bytes before the segment's end on the
+		 * second; the first is 256 bytes lower */
+		uint64_t end = m.base + GF_SEG - 3 - (k ? 0 : 256);
+
+		hdr = end - 8 - 13 - heapann_header_bytes(2, 8);
+		user = mem_block(&m, hdr, 13, 2, seq++, frames, 8, 0, 0);
+		if (k)
+			m.p[end - 1 - m.base] = 0x00;
+		tail[k] = user;
+		nblocks++;
+	}
+	nt_prstatus(&prs, 8, 0, 1, 6, regs, 27);
+	notes[0] = (struct nt){ "CORE", NT_PRSTATUS, prs.p, (uint32_t)prs.n };
+	segs[0] = (struct seg){ m.base, m.p, GF_SEG, GF_SEG, PF_R | PF_W };
+	elf_build(&file, 8, 0, ET_CORE, EM_X86_64, notes, 1, segs, 1);
+	write_file(tpath("core-guards"), file.p, file.n);
+	img = cp_image_open_core(tpath("core-guards"), &err);
+	if (!img || cp_scan_image(img, 1, &s, &err) != 0) {
+		CHECK("guards, fast path: opens and scans", 0);
+		cp_image_free(img);
+		goto out;
+	}
+	CHECK("guards, fast path: every block found, none damaged", s.nlive == nblocks && s.ndamaged == 0);
+	for (g = 1; g <= 20; g++) {
+		for (k = 0; k <= g + 1; k++) {
+			const struct cp_block *b = block_at(&s, users[g - 1][k]);
+			int broken = k >= 1 && k <= g;
+
+			if (!b || b->guard_len != g || b->size != 13 + g ||
+			    b->guard_diff != (broken ? 1 : 0) || b->overrun != (broken ? k : 0) ||
+			    !(b->flags & CP_GUARD_BROKEN) != !broken) {
+				printf("# guard %u, byte %u changed: %s\n", g, k, b ? "wrong" : "no block");
+				bad++;
+			}
+		}
+	}
+	CHECK("guards 1..20 bytes: each changed byte found (diff 1, overrun its index + 1), the byte past intact",
+	      bad == 0);
+	{
+		const struct cp_block *a = block_at(&s, tail[0]), *b = block_at(&s, tail[1]);
+
+		CHECK("guard ending 3 bytes before the segment's end: intact, and its last byte changed found",
+		      a && b && a->guard_diff == 0 && !(a->flags & CP_GUARD_BROKEN) && b->guard_diff == 1 &&
+		      b->overrun == 8 && (b->flags & CP_GUARD_BROKEN) && s.nguard_broken == 210 + 1);
+	}
+	cp_scan_free(&s);
+	cp_image_free(img);
+out:
+	free(m.p);
+	free(prs.p);
 	free(file.p);
 }
 
@@ -1490,6 +1613,7 @@ int main(void)
 	test_board(4, 0, 1);
 	test_board(8, 1, 1);
 	test_board_many();
+	test_guards_fast();
 	test_many_stacks(8, 0);
 	test_many_stacks(4, 1);
 	test_unsorted(8, 0);
