@@ -1,6 +1,7 @@
 #!/bin/sh
 # run-arena.sh - glibc's main_arena is no root of the lost report, wherever it
-# lives. tcache is off (GLIBC_TUNABLES) so that freed chunks go to
+# lives, and a leaked malloc(0) has no pointer from glibc's free lists, whatever
+# HEAPANN_GUARD is. tcache is off (GLIBC_TUNABLES) so that freed chunks go to
 # main_arena's bins. Cores by gcore while the program waits.
 #  - tests/prog/arena_remainder.c: main_arena's last_remainder (main_arena+0x68)
 #    points inside a 2,980-byte block the program dropped: definitely lost (as
@@ -8,6 +9,9 @@
 #    "excluded" member, "what": "main_arena"). Built dynamic (libc.so.6, and
 #    libc.so.6 a link to libc-2.31.so, the file name before glibc 2.34) and
 #    static with the static kit (main_arena in the program's own data).
+#  - tests/prog/arena_zero.c: a leaked malloc(0) then a freed 1,000-byte block,
+#    at HEAPANN_GUARD 0, 4, 7, 8, 16: --refs finds no word pointing at the
+#    0-byte block (glibc's next chunk starts after it) and it is definitely lost.
 # The dynamic cases skip when libc's symbols (libc6-dbg) are missing, the
 # static one when no static libc or main_arena symbol is there.
 . tests/lib.sh
@@ -17,6 +21,7 @@ command -v gdb >/dev/null || skip "gdb not installed"
 GLIBC_TUNABLES=glibc.malloc.tcache_count=0; export GLIBC_TUNABLES
 
 cc -g -O0 -o "$TMP/rem" tests/prog/arena_remainder.c
+cc -g -O0 -o "$TMP/zero" tests/prog/arena_zero.c
 
 # has_libc_syms: libc6-dbg's file for the loaded libc, by its build id
 libc=$(ldd "$TMP/rem" | awk '$1 ~ /^libc\.so/ { print $3 }')
@@ -63,4 +68,13 @@ else
 	echo "ok # skip static main_arena case: no static libc, pkg-config or main_arena symbol"
 fi
 
+for g in 0 4 7 8 16; do
+	HEAPANN_GUARD=$g gcore_waiting "$TMP/z$g.core" "$TMP/zero"
+	a=$(head -n 1 "$TMP/out")
+	"$M" --report=lost --refs "$a" "$TMP/zero" "$TMP/z$g.core" >"$TMP/z$g.txt" 2>"$TMP/z$g.err"
+	check_eq "guard $g: exit 0" 0 $?
+	check_grep "guard $g: no word points at the leaked malloc(0)" \
+		"^refs $a: block $a \(0 bytes, seq 1, definitely lost\): 0 references$" "$TMP/z$g.txt"
+	check_grep "guard $g: it is definitely lost" '^   definitely lost: 0 bytes in 1 blocks$' "$TMP/z$g.txt"
+done
 done_testing
