@@ -295,12 +295,19 @@ void *ha_alloc(size_t align, size_t size, int zero, uintptr_t caller)
 	char *raw;
 	uintptr_t seq;
 
-	/* One byte more for a 0-byte block: glibc hands out no slack when
-	 * off + guard + 8 is a multiple of 16, and the next chunk's header then
-	 * starts at the user pointer; a free next chunk is pointed at from
-	 * main_arena's bins, which the lost report took for a start pointer to
-	 * the 0-byte block (a leaked malloc(0) read still reachable). */
-	if (HA_UNLIKELY(__builtin_add_overflow(size, off + guard + !size, &total))) {
+	/* A 0-byte block asks for off + MAX(guard, sizeof(size_t)) + 1: glibc's
+	 * next chunk starts (its prev_size word) sizeof(size_t) bytes before the
+	 * end of this chunk's usable size, so with less it can start at the user
+	 * pointer (64-bit: whenever total <= off + 8; guard 0..7 included), and a
+	 * free next chunk is pointed at from main_arena's bins and its
+	 * neighbours, which the lost report took for a start pointer to the
+	 * 0-byte block (a leaked malloc(0) read still reachable). Same on 32-bit
+	 * glibc (4-byte size field). */
+	size_t pad = guard;
+
+	if (HA_UNLIKELY(!size))
+		pad = (guard > sizeof(size_t) ? guard : sizeof(size_t)) + 1;
+	if (HA_UNLIKELY(__builtin_add_overflow(size, off + pad, &total))) {
 		errno = ENOMEM;
 		return 0;
 	}

@@ -173,9 +173,12 @@ static int lost_in_live(const struct cp_scan *scan, uint64_t v)
 /* glibc's malloc state, main_arena in libc's data, is no root: it can keep a
  * pointer to a chunk it has since handed out (seen at main_arena+0x68, inside a
  * live block), which made a lost block "possibly lost"; memcheck replaces malloc
- * and never reads that arena. Its extent comes from libc's symbols, looked up
- * only where a word of libc's data points into a live block (so the symbol
- * session opens only then); without symbols it stays a root. */
+ * and never reads that arena. Its extent comes from the symbols of the module
+ * holding it, found by its name, not by the module's file name: libc.so.6, or
+ * libc-2.31.so before glibc 2.34, or the program itself when it is linked
+ * statically. Looked up only where a word of a module's data points into a live
+ * block (so the symbol session opens only then); without symbols it stays a
+ * root. */
 static int lost_exclude_arena(struct lost_ctx *x)
 {
 	const struct cp_image *img = x->p->img;
@@ -184,13 +187,8 @@ static int lost_exclude_arena(struct lost_ctx *x)
 
 	for (size_t i = 0; i < n && !x->arena_end; i++) {
 		const struct an_root r = x->roots.v[i];
-		const char *base;
 
 		if (r.kind != AN_ROOT_DATA || !r.module)
-			continue;
-		base = strrchr(r.module, '/');
-		base = base ? base + 1 : r.module;
-		if (strncmp(base, "libc.so", 7) != 0)
 			continue;
 		for (uint64_t a = r.start; a + w <= r.end && a >= r.start; a += w) {
 			struct cli_symref ref;

@@ -6,7 +6,7 @@
 # Without dpkg/apt-get (not Debian) nothing is installed: it says what it would
 # have wanted and succeeds, since pkg-config (make) and the tests' own checks
 # decide what is really missing there.
-PKGS="${*:-gcc g++ make pkg-config libc6-dev binutils file libelf-dev libdw-dev libunwind-dev zlib1g-dev libzstd-dev liblzma-dev libdeflate-dev gdb valgrind python3 perl}"
+PKGS="${*:-gcc g++ make pkg-config libc6-dev binutils file libelf-dev libdw-dev libunwind-dev zlib1g-dev libzstd-dev liblzma-dev libdeflate-dev gdb valgrind python3 perl libc6-dbg}"
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: no dpkg/apt-get here (not Debian?): not installing; the Debian names are: $PKGS" >&2
 	exit 0

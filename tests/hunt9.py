@@ -535,8 +535,36 @@ def run_seed(seed, a, work):
             got = [x.get("what") for x in (JB or {}).get("addresses", [])]
             check("%s: --addr before a block's header: between" % tag,
                   got == ["between"] * len(q2), "%s %s" % ([hex(q) for q in q2], got))
-    # 6. --why for a lost-category sample: a reachable block has a chain, a
-    # definitely lost block none
+    # 6. --why for a lost-category sample (the first two live blocks of each
+    # category the generator expects): its answer names the block and the
+    # category the lost report gave; a reachable block has a chain from a root
+    # and no lost root, a definitely lost block no chain and is its own lost
+    # root, an indirectly lost one has another block as its lost root
+    if depth >= 32:
+        per = {}
+        for b in blocks:
+            if b["live"] and b["id"] in addrs and len(per.setdefault(b["category"], [])) < 2:
+                per[b["category"]].append(b)
+        sample = [b for c in sorted(per) for b in per[c]]
+        if sample:
+            args = []
+            for b in sample:
+                args += ["--why", "%#x" % addrs[b["id"]]]
+            JW, r = mprof(args + [exe, core])
+            ws = (JW or {}).get("why", [])
+            bad = []
+            for b, w in zip(sample, ws):
+                c = w.get("category")
+                lr = int((w.get("lost_root") or {}).get("block") or "0", 16)
+                if (int(w.get("block") or "0", 16) != addrs[b["id"]] or
+                        (c == "still reachable" and (not w.get("chain") or lr)) or
+                        (c == "definitely lost" and (w.get("chain") or lr not in (0, addrs[b["id"]]))) or
+                        (c == "indirectly lost" and lr in (0, addrs[b["id"]]))):
+                    bad.append((b["id"], b["category"], c, len(w.get("chain") or []),
+                                bool(w.get("lost_root"))))
+            check("%s: --why: chain for reachable, lost root for indirectly lost" % tag,
+                  JW is not None and r.returncode == 0 and len(ws) == len(sample) and not bad,
+                  str(bad[:3]))
     if not a.keep:
         shutil.rmtree(d, ignore_errors=True)
 
