@@ -34,6 +34,17 @@ make -s TARGET=arm-none-eabi XCFLAGS="$CPU" B="$KIT" cross >"$TMP/kit.log" 2>&1
 check_eq "the kit builds for arm-none-eabi (Cortex-M3)" 0 $?
 [ -f "$KIT/arm-none-eabi/libheapann.a" ] || { sed 's/^/# /' "$TMP/kit.log" | head -n 20; done_testing; }
 
+# picolibc defines _NEWLIB_VERSION too but takes __malloc_lock() with no
+# argument and has no reent.h: the kit built against it failed (23 errors)
+if arm-none-eabi-gcc --specs=picolibc.specs -E -x c /dev/null >/dev/null 2>&1; then
+	make -s TARGET=arm-none-eabi XCFLAGS="$CPU --specs=picolibc.specs" B="$TMP/pkit" cross >"$TMP/pkit.log" 2>&1
+	check_eq "the kit builds against picolibc" 0 $?
+	check_eq "under picolibc's __malloc_lock" 1 \
+		"$(arm-none-eabi-nm "$TMP/pkit/arm-none-eabi/libheapann.a" 2>/dev/null | grep -c ' U __malloc_lock$')"
+else
+	echo "# no picolibc (picolibc-arm-none-eabi): the kit's picolibc build not checked"
+fi
+
 # check_sites N J: every site of rtos9_m.c in the JSON stacks report J, each
 # stack ending at its task's entry (or main's caller for the heap stack)
 check_sites() {
