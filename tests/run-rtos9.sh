@@ -18,17 +18,10 @@
 # their entry, not 30. Skips when arm-none-eabi-gcc, newlib or
 # qemu-system-arm is missing.
 . tests/lib.sh
-M=$B/mprof-core
-case $M in /*) ;; *) M=$TOP/$M ;; esac
-[ -x "$M" ] || skip "build first"
-need_arm_fw
-src=tests/prog/rtos9_m.c
-mark() { grep -n "MARK:$1 " $src | cut -d: -f1; }
+arm_fw_setup tests/prog/rtos9_m.c
 # the line in task T's body that calls F
 calls() { awk -v t="$1" -v f="$2" '$0 ~ "^NOINL void " t "\\(" { in_t = 1 } in_t && index($0, f "(") { print NR; exit }' $src; }
-RAM=0x20000000 RAMLEN=0x40000
 nm_addr() { printf %d 0x$(arm-none-eabi-nm "$exe" | awk -v n="$1" '$3 == n { print $1 }'); }
-CPU="-mcpu=cortex-m3 -mthumb"
 KIT=$TMP/kit
 
 make -s TARGET=arm-none-eabi XCFLAGS="$CPU" B="$KIT" cross >"$TMP/kit.log" 2>&1
