@@ -2,8 +2,8 @@
  * `ld --wrap=malloc` etc. (heapann-static.pc), every call the program and
  * the C library make to malloc lands here, and the real one is __real_malloc
  * (real_wrap.c). Same behaviour as export_preload.c.
- * On bare metal with newlib each call runs whole under newlib's allocator lock
- * (HA_LOCK): the kit's state there is plain globals, and an RTOS serializes
+ * On bare metal with newlib or picolibc each call runs whole under the C
+ * library's allocator lock (HA_LOCK): the kit's state there is plain globals, and an RTOS serializes
  * malloc through __malloc_lock, which newlib takes only inside the real call. */
 #include <stddef.h>
 
@@ -16,7 +16,13 @@
 #include <newlib.h>
 #endif
 #endif
-#if HA_BARE && defined(_NEWLIB_VERSION)
+#if HA_BARE && defined(_NEWLIB_VERSION) && defined(__PICOLIBC__)
+#include <malloc.h>   /* __malloc_lock, __malloc_unlock */
+/* picolibc (it defines _NEWLIB_VERSION too): the same recursive lock, taken
+ * with no argument (it has no struct _reent) */
+#define HA_LOCK() __malloc_lock()
+#define HA_UNLOCK() __malloc_unlock()
+#elif HA_BARE && defined(_NEWLIB_VERSION)
 #include <malloc.h>   /* __malloc_lock, __malloc_unlock */
 #include <reent.h>    /* _REENT */
 /* newlib's recursive allocator lock, around the whole wrapped call: the

@@ -60,6 +60,8 @@ struct cli_options {
 	uint64_t refs[CLI_MAX_LIST];    /* --refs (issue 7) */
 	size_t nrefs;
 	uint64_t task_sps[CLI_MAX_LIST]; /* --task-sp: switched-out tasks' saved stack pointers */
+	uint64_t task_los[CLI_MAX_LIST]; /* --task-sp LO:SP: the stack's lowest byte */
+	unsigned char task_has_lo[CLI_MAX_LIST]; /* 1: task_los[i] given (LO:SP form) */
 	size_t ntask_sps;
 	const char *sysroot;
 	const char *debug_dirs[CLI_MAX_LIST + 1];
@@ -270,10 +272,13 @@ int report_lost_text(FILE *f, const struct cli_options *o, const struct cli_prof
 int report_lost_json(struct json *j, const struct cli_options *o, const struct cli_profile *p,
 		     const struct an_stacks *st);
 
-/* --task-sp SP (o->task_sps): where each switched-out task's stack starts, the
- * live block or the variable of the ELF holding SP; the lost report does not
- * read [that start, SP). Returns 0 when every SP is in one, else prints a
- * one-line error naming the first that is not and returns -1. */
+/* --task-sp [LO:]SP (o->task_sps, o->task_los): where each switched-out task's
+ * stack starts, LO when given, else the start of the live block or the variable
+ * of the ELF holding SP; the lost report does not read [that start, SP).
+ * Returns 0 when every SP is in one, each LO is in the same one and not above
+ * its SP, and no range [start, SP] holds another given SP (the plain form with
+ * several stacks in one variable or block); else prints a one-line error naming
+ * the first bad one and returns -1. */
 int report_task_sp_check(const struct cli_options *o, const struct cli_profile *p);
 
 /* --why ADDR (o->why): the chain of references from a root to each block, or the

@@ -61,9 +61,10 @@ static const char usage_text[] =
 "                      ADDR alive, or the lost block holding it (repeatable)\n"
 "  --refs ADDR         lost: every word pointing into the block at ADDR, and\n"
 "                      where it lives (repeatable)\n"
-"  --task-sp SP        lost: the saved stack pointer of a switched-out RTOS task:\n"
-"                      its stack below SP (down to the start of the variable or\n"
-"                      block holding SP) is dead, not read (repeatable)\n"
+"  --task-sp [LO:]SP   lost: the saved stack pointer of a switched-out RTOS task:\n"
+"                      its stack below SP (down to LO, else to the start of the\n"
+"                      variable or block holding SP) is dead, not read\n"
+"                      (repeatable; LO:SP where stacks share one variable)\n"
 "  --format FMT        text (default), json, or an export for another tool:\n"
 "                      folded, pprof, massif, html, svg\n"
 "  -o, --output FILE   write the report or export to FILE, not standard output\n"
@@ -353,7 +354,22 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		case OPT_TASKSP:   /* rtos9: a task's dead stack is no root */
 			if (o->ntask_sps == CLI_MAX_LIST)
 				usage_error("too many %s", "--task-sp");
-			o->task_sps[o->ntask_sps++] = parse_u64(optarg, "--task-sp");
+			{
+				/* LO:SP: the stack's low end given, for stacks
+				 * that share one variable or block */
+				const char *colon = strchr(optarg, ':');
+				char lo[64];
+
+				o->task_has_lo[o->ntask_sps] = colon != NULL;
+				if (colon) {
+					if ((size_t)(colon - optarg) >= sizeof(lo))
+						usage_error("bad number for %s", "--task-sp");
+					memcpy(lo, optarg, (size_t)(colon - optarg));
+					lo[colon - optarg] = 0;
+					o->task_los[o->ntask_sps] = parse_u64(lo, "--task-sp");
+				}
+				o->task_sps[o->ntask_sps++] = parse_u64(colon ? colon + 1 : optarg, "--task-sp");
+			}
 			break;
 		case OPT_LEAKDEPTH: {   /* issue 5: the leak table */
 			uint64_t v = parse_u64(optarg, "--leak-depth");

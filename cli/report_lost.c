@@ -210,40 +210,83 @@ static int lost_exclude_arena(struct lost_ctx *x)
 	return 0;
 }
 
-/* Where the stack holding a switched-out task's saved stack pointer SP starts:
- * the live block holding it, else the variable of the image's ELF (d may be
- * NULL). Returns 0 with *lo set, or -1 when neither holds SP. */
-static int task_stack_start(const struct cli_profile *p, struct cli_datasym *d, uint64_t sp,
-			    uint64_t *lo)
+/* The live block or the variable of the image's ELF holding a switched-out
+ * task's saved stack pointer SP (d may be NULL): its start and end. Returns 0
+ * with *lo and *hi set, or -1 when neither holds SP. */
+static int task_stack_holder(const struct cli_profile *p, struct cli_datasym *d, uint64_t sp,
+			     uint64_t *lo, uint64_t *hi)
 {
 	const struct cp_block *b = cp_scan_find(&p->scan, sp);
 	struct cli_symref r;
 
 	if (b && b->state == CP_LIVE && sp >= b->user && sp <= b->user + b->size) {
 		*lo = b->user;
+		*hi = b->user + b->size;
 		return 0;
 	}
 	if (cli_datasym(d, sp, &r) == 0 && r.name && !r.is_func && sp <= r.start + r.size) {
 		*lo = r.start;
+		*hi = r.start + r.size;
 		return 0;
 	}
 	return -1;
+}
+
+/* Where task i's dead stack starts: its LO when given, else the start of the
+ * block or variable holding its SP. Returns 0 with *lo set, or -1. */
+static int task_stack_start(const struct cli_options *o, const struct cli_profile *p,
+			    struct cli_datasym *d, size_t i, uint64_t *lo)
+{
+	uint64_t hlo, hhi;
+
+	if (o->task_has_lo[i]) {
+		*lo = o->task_los[i];
+		return 0;
+	}
+	if (task_stack_holder(p, d, o->task_sps[i], &hlo, &hhi) < 0)
+		return -1;
+	*lo = hlo;
+	return 0;
 }
 
 int report_task_sp_check(const struct cli_options *o, const struct cli_profile *p)
 {
 	struct cp_error err = { 0 };
 	struct cli_datasym *d = cli_datasym_open(o, p->img, &err);
+	const char *prog = o->prog ? o->prog : "the program";
 	int rc = 0;
 
 	for (size_t i = 0; i < o->ntask_sps && rc == 0; i++) {
-		uint64_t lo;
+		uint64_t sp = o->task_sps[i], lo, hi;
 
-		if (task_stack_start(p, d, o->task_sps[i], &lo) < 0) {
+		rc = -1;
+		if (task_stack_holder(p, d, sp, &lo, &hi) < 0) {
 			fprintf(stderr, "mprof-core: %s: --task-sp 0x%" PRIx64 " is in no live block "
-				"nor variable of %s\n", p->image_path, o->task_sps[i],
-				o->prog ? o->prog : "the program");
+				"nor variable of %s\n", p->image_path, sp, prog);
+			continue;
+		}
+		if (o->task_has_lo[i] && (o->task_los[i] > sp || o->task_los[i] < lo)) {
+			fprintf(stderr, "mprof-core: %s: --task-sp 0x%" PRIx64 ":0x%" PRIx64 ": the low "
+				"end must lie between 0x%" PRIx64 " (the start of the block or variable "
+				"holding SP) and SP\n", p->image_path, o->task_los[i], sp, lo);
+			continue;
+		}
+		if (o->task_has_lo[i])
+			lo = o->task_los[i];
+		rc = 0;
+		/* another task's SP in [lo, sp]: its live stack would be left out */
+		for (size_t j = 0; j < o->ntask_sps && rc == 0; j++) {
+			if (j == i || o->task_sps[j] < lo || o->task_sps[j] > sp)
+				continue;
 			rc = -1;
+			if (o->task_has_lo[i])
+				fprintf(stderr, "mprof-core: %s: --task-sp 0x%" PRIx64 ":0x%" PRIx64
+					" holds another task's stack pointer 0x%" PRIx64 "\n",
+					p->image_path, o->task_los[i], sp, o->task_sps[j]);
+			else
+				fprintf(stderr, "mprof-core: %s: --task-sp 0x%" PRIx64 " and 0x%" PRIx64
+					" are in one variable or block: give each stack's low end "
+					"(--task-sp LO:SP)\n", p->image_path, sp, o->task_sps[j]);
 		}
 	}
 	cli_datasym_free(d);
@@ -256,7 +299,7 @@ static int task_sp_exclude(struct lost_ctx *x)
 	for (size_t i = 0; i < x->o->ntask_sps; i++) {
 		uint64_t lo;
 
-		if (task_stack_start(x->p, lost_ds(x), x->o->task_sps[i], &lo) == 0 &&
+		if (task_stack_start(x->o, x->p, lost_ds(x), i, &lo) == 0 &&
 		    an_roots_exclude_stack(&x->roots, lo, x->o->task_sps[i]) < 0)
 			return -1;
 	}

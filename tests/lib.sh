@@ -54,6 +54,21 @@ need_arm_fw() {
 		skip "no newlib (libnewlib-arm-none-eabi)"
 }
 
+# arm_fw_setup SRC: for a test of a bare-metal Cortex-M3 firmware SRC run on
+# qemu's mps2 boards: skip unless mprof-core is built ($M) and need_arm_fw;
+# set src, RAM and RAMLEN (the boards' SRAM), CPU (the compiler's flags) and
+# mark NAME (the line of SRC marked MARK:NAME).
+arm_fw_setup() {
+	M=$B/mprof-core
+	case $M in /*) ;; *) M=$TOP/$M ;; esac
+	[ -x "$M" ] || skip "build first"
+	need_arm_fw
+	src=$1
+	RAM=0x20000000 RAMLEN=0x40000
+	CPU="-mcpu=cortex-m3 -mthumb"
+}
+mark() { grep -n "MARK:$1 " "$src" | cut -d: -f1; }
+
 done_testing() {
 	echo "$T_PASS passed, $T_FAIL failed"
 	[ $T_FAIL -eq 0 ]

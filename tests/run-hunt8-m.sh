@@ -13,14 +13,7 @@
 # Massif and JSON exports, the tables, gdb's symbolizer.
 # Skips when arm-none-eabi-gcc, newlib or qemu-system-arm is missing.
 . tests/lib.sh
-M=$B/mprof-core
-case $M in /*) ;; *) M=$TOP/$M ;; esac
-[ -x "$M" ] || skip "build first"
-need_arm_fw
-src=tests/prog/hunt8_m.c
-mark() { grep -n "MARK:$1 " $src | cut -d: -f1; }
-RAM=0x20000000 RAMLEN=0x40000
-CPU="-mcpu=cortex-m3 -mthumb"
+arm_fw_setup tests/prog/hunt8_m.c
 
 make -s TARGET=arm-none-eabi XCFLAGS="$CPU" B="$TMP/kit" cross >"$TMP/kit.log" 2>&1
 check_eq "the kit builds for arm-none-eabi (Cortex-M3, Thumb-2, newlib)" 0 $?

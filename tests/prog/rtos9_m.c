@@ -55,7 +55,15 @@ struct rt_task {
 };
 struct rt_task rt_tasks[RT_NTASK];
 struct rt_task *volatile rt_cur;
+#ifdef RT_SHARED_STACKS
+/* -DRT_SHARED_STACKS: A's and B's stacks in one array, as small RTOSes keep
+ * them (--task-sp needs each one's low end then) */
+static uint64_t rt_stacks[2][RT_STACK / 8];
+#define rt_stack_a rt_stacks[0]
+#define rt_stack_b rt_stacks[1]
+#else
 static uint64_t rt_stack_a[RT_STACK / 8], rt_stack_b[RT_STACK / 8];
+#endif
 
 static volatile unsigned rt_lock_depth;   /* __malloc_lock's nesting */
 static volatile int rt_switch_due;        /* a tick came while it was held */

@@ -102,6 +102,24 @@ static void scan_fill(struct cp_scan *sc)
 	sc->naddrs = 1;
 }
 
+/* The setup of most tests below: mem written out and opened as a raw image,
+ * its blocks in *sc and ROOT the one root in *roots. Returns the image (the
+ * caller frees it; *roots is the caller's to release either way), or NULL after
+ * a failed check named WHAT. */
+static struct cp_image *image_setup(const char *path, const char *what, struct cp_scan *sc,
+				    struct an_roots *roots, const struct an_root *root)
+{
+	struct cp_image *img = image_write(path);
+
+	if (!img) {
+		CHECK(what, 0);
+		return NULL;
+	}
+	scan_fill(sc);
+	an_roots_add(roots, root);
+	return img;
+}
+
 /* user address of the n-th slot: one block every 0x100 bytes from BASE + 0x1000 */
 static uint64_t slot(unsigned n)
 {
@@ -266,12 +284,8 @@ static void test_threads(const char *path)
 
 	put(BASE + root_len - 8, heap + 0x100);       /* -> a */
 	put(BASE + root_len / 2, heap + 0x200 + 8);   /* -> b+8 */
-	img = image_write(path);
-	CHECK("big image opens", img != NULL);
-	if (!img)
+	if (!(img = image_setup(path, "big image opens", &sc, &roots, &root)))
 		return;
-	scan_fill(&sc);
-	an_roots_add(&roots, &root);
 	CHECK("one thread", an_reach_build(img, &sc, &roots, &o1, &r1) == 0);
 	CHECK("two threads", an_reach_build(img, &sc, &roots, &o2, &r2) == 0);
 	CHECK("threads: same categories", memcmp(r1.cat, r2.cat, nblocks) == 0);
@@ -309,12 +323,8 @@ static void test_be32(const char *path)
 	put(BASE + 0x100 + 4, BASE + 0x200);  /* a -> b */
 	put(BASE + 0x300 + 8, BASE + 0x404);  /* c -> d+4 */
 	put(BASE + 8, 0x00000100);            /* byte-swapped BASE+0x100 would be garbage */
-	img = image_write(path);
-	CHECK("be32 image opens", img != NULL);
-	if (!img)
+	if (!(img = image_setup(path, "be32 image opens", &sc, &roots, &root)))
 		goto out;
-	scan_fill(&sc);
-	an_roots_add(&roots, &root);
 	CHECK("be32 build", an_reach_build(img, &sc, &roots, &o, &r) == 0);
 	CHECK("be32 categories", r.cat[a] == AN_REACH_REACHABLE && r.cat[b] == AN_REACH_REACHABLE &&
 	      r.cat[c] == AN_REACH_DEFINITE && r.cat[d] == AN_REACH_INDIRECT);
@@ -363,13 +373,8 @@ static void test_stats(const char *path)
 	}
 	put(R + 0x1400, BASE + 0x5000);      /* inside the region (R + TOTAL = R + 0x1800) */
 	put(copy + 0x200, BASE + 0x5100);    /* after the copy's header: an ordinary root word */
-	img = image_write(path);
-	if (!img) {
-		CHECK("stats image opens", 0);
+	if (!(img = image_setup(path, "stats image opens", &sc, &roots, &root)))
 		goto out;
-	}
-	scan_fill(&sc);
-	an_roots_add(&roots, &root);
 	CHECK("stats region found and excluded", an_roots_exclude_stats(img, &roots) == 0 &&
 	      roots.nexclude == 1 && roots.exclude[0].start == R && roots.exclude[0].end == R + 0x1800);
 	CHECK("stats build", an_reach_build(img, &sc, &roots, &o, &r) == 0);
@@ -409,13 +414,8 @@ static void test_task_stack(const char *path)
 	put(st + 0x20, BASE + 0x5400); /* static stack, below its sp (st + 0x80) -> D */
 	put(ks + 0x10, BASE + 0x5200); /* K below its sp (ks + 0x40) -> L */
 	put(ks + 0x80, BASE + 0x5300); /* K above its sp -> M */
-	img = image_write(path);
-	if (!img) {
-		CHECK("task stack image opens", 0);
+	if (!(img = image_setup(path, "task stack image opens", &sc, &roots, &root)))
 		goto out;
-	}
-	scan_fill(&sc);
-	an_roots_add(&roots, &root);
 	CHECK("task stacks: build without exclusions", an_reach_build(img, &sc, &roots, &o, &r) == 0);
 	CHECK("task stacks: the stale words hold D and L", r.cat[D] == AN_REACH_REACHABLE &&
 	      r.cat[L] == AN_REACH_REACHABLE && r.cat[M] == AN_REACH_REACHABLE);
@@ -1164,13 +1164,8 @@ static void test_random(const char *path, int round)
 
 			put(a, rnd(2) ? t->user : t->user + (t->size ? rnd(t->size) : 0));
 		}
-	img = image_write(path);
-	if (!img) {
-		CHECK("random image opens", 0);
+	if (!(img = image_setup(path, "random image opens", &sc, &roots, &root)))
 		goto out;
-	}
-	scan_fill(&sc);
-	an_roots_add(&roots, &root);
 	ref_classify(&roots, want);
 	if (an_reach_build(img, &sc, &roots, &o, &r) < 0) {
 		CHECK("random build", 0);
