@@ -809,24 +809,36 @@ static int dw_form_offset(uint32_t form)
 
 /* The attribute specifications of abbreviation code in unit u's table (the
  * entries before it stepped over, nothing kept), its tag in *tag; NULL when
- * the table has no such code or is damaged. */
+ * the table has no such code or is damaged as dw_abbrevs sees it up to that
+ * code (a code 0 or DW_MAX_CODE and over, a code defined twice, a tag 0):
+ * libdw refuses such a table, and the unit is left to it. */
 static const unsigned char *dw_abbrev_find(const struct dw_unit *u, const struct dw_secs *secs, uint64_t code,
 					   uint64_t *tag)
 {
 	int bad = 0;
-	if (!secs->abbrev.data || u->abbrev_off >= secs->abbrev.size)
+	if (!secs->abbrev.data || u->abbrev_off >= secs->abbrev.size || code >= DW_MAX_CODE)
 		return NULL;
+	uint64_t seen[DW_MAX_CODE / 64];   /* codes met before the wanted one */
+	size_t nseen = 0;                  /* words of seen cleared so far */
 	const unsigned char *a = secs->abbrev.data + u->abbrev_off, *aend = secs->abbrev.data + secs->abbrev.size;
 	for (;;) {
 		uint64_t c = rd_uleb(&a, aend, &bad);
-		if (bad || !c)
-			return NULL;   /* not in the table */
+		if (bad || !c || c >= DW_MAX_CODE)
+			return NULL;   /* not in the table, or damaged */
 		*tag = rd_uleb(&a, aend, &bad);
 		rd_fixed(&a, aend, 1, &bad);   /* children */
-		if (bad)
+		if (bad || *tag == 0)
 			return NULL;
+		size_t w = (size_t)(c / 64);
+		if (w >= nseen) {
+			memset(seen + nseen, 0, (w + 1 - nseen) * sizeof seen[0]);
+			nseen = w + 1;
+		}
+		if (seen[w] >> (c % 64) & 1)
+			return NULL;   /* a code defined twice */
 		if (c == code)
 			return a;
+		seen[w] |= (uint64_t)1 << (c % 64);
 		for (;;) {
 			uint64_t name = rd_uleb(&a, aend, &bad), form = rd_uleb(&a, aend, &bad);
 			if (bad)

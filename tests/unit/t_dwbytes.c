@@ -710,7 +710,9 @@ int main(void)
 	{
 		/* a subprogram with DW_AT_MIPS_linkage_name and DW_AT_linkage_name
 		 * twice (damaged DWARF): libdw's dwarf_attr gives the first
-		 * DW_AT_linkage_name, to the scan and to the origin reader alike */
+		 * DW_AT_linkage_name, to the scan and to the origin reader alike;
+		 * then the CU's abbreviation after a code defined twice, which
+		 * libdw refuses (the whole table invalid) */
 		struct buf a3, i3;
 		a3.n = 0;
 		uleb(&a3, 1); uleb(&a3, DW_TAG_compile_unit); put(&a3, DW_CHILDREN_yes, 1);
@@ -748,6 +750,40 @@ int main(void)
 		on = dw_die_origin_name(&u3, &s3, d_two, &lk);
 		CHECK("linkage twice: the origin reader takes the first DW_AT_linkage_name too",
 		      on && !strcmp(on, "_Z5firstv") && lk == 1);
+		/* the CU's code after a code defined twice */
+		struct buf a4;
+		a4.n = 0;
+		for (int k = 0; k < 2; k++) {   /* code 2, twice */
+			uleb(&a4, 2); uleb(&a4, DW_TAG_variable); put(&a4, DW_CHILDREN_no, 1);
+			uleb(&a4, DW_AT_name); uleb(&a4, DW_FORM_string);
+			uleb(&a4, 0); uleb(&a4, 0);
+		}
+		size_t cu_code = a4.n;
+		uleb(&a4, 3); uleb(&a4, DW_TAG_compile_unit); put(&a4, DW_CHILDREN_no, 1);
+		uleb(&a4, DW_AT_name); uleb(&a4, DW_FORM_string); uleb(&a4, DW_AT_low_pc); uleb(&a4, DW_FORM_addr);
+		uleb(&a4, 0); uleb(&a4, 0);
+		uleb(&a4, 0);
+		struct buf i4;
+		i4.n = 0;
+		put(&i4, 0, 4); put(&i4, 5, 2); put(&i4, DW_UT_compile, 1); put(&i4, 8, 1); put(&i4, 0, 4);
+		uleb(&i4, 3); str(&i4, "cu4"); put(&i4, 0x7000, 8);
+		patch32(&i4, 0, i4.n - 4);
+		struct dw_secs s4 = secs;
+		s4.info.data = i4.b;
+		s4.info.size = i4.n;
+		s4.abbrev.data = a4.b;
+		s4.abbrev.size = a4.n;
+		struct dw_unit u4 = u;
+		u4.unit_end = i4.n;
+		u4.base = 0;
+		CHECK("abbrev: the CU's code after a code defined twice: left to libdw",
+		      dw_unit_cu_read(&u4, &s4, &ca) == -1 && u4.base == 0);
+		a4.b[0] = 4;   /* the first code 2 becomes code 4: no code twice */
+		u4.base = 0;
+		CHECK("abbrev: the same table with the codes apart: read, base 0x7000",
+		      dw_unit_cu_read(&u4, &s4, &ca) == 0 && u4.base == 0x7000);
+		a4.b[cu_code + 1] = 0;   /* the CU's tag 0, which dw_abbrevs refuses */
+		CHECK("abbrev: a tag 0: left to libdw", dw_unit_cu_read(&u4, &s4, &ca) == -1);
 	}
 
 	struct dw_unit v4 = u;
