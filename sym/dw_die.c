@@ -287,6 +287,7 @@ struct dw_rdie {
 	int other_name;               /* a linkage name, specification or origin, or a name not read */
 	const char *linkage;          /* DW_AT_linkage_name's (else DW_AT_MIPS_linkage_name's) string */
 	int linkage_bad;              /* a linkage name in a form not read here */
+	int linkage_from;             /* 2: linkage from DW_AT_linkage_name, 1: MIPS, 0: none */
 	int refs;                     /* has DW_AT_specification or DW_AT_abstract_origin */
 	int call_bad;                 /* a DW_AT_call_* in a form not read here */
 	int has_call_file;
@@ -489,13 +490,13 @@ static int dw_rdie_read(const struct dw_walkctx *w, const unsigned char *p, stru
 		case DW_AT_MIPS_linkage_name:
 			d->own_name = 1;
 			d->other_name = 1;
-			/* dw_die_name asks for DW_AT_linkage_name first */
-			if (s->name == DW_AT_linkage_name || !d->linkage) {
-				const char *l = dw_form_string(w, form, at, v);
-				if (l)
-					d->linkage = l;
-				else if (s->name == DW_AT_linkage_name || !d->linkage)
-					d->linkage_bad = 1;
+			/* dw_die_name asks for DW_AT_linkage_name first, and libdw
+			 * gives an attribute's first occurrence: the first
+			 * DW_AT_linkage_name, else the first MIPS one */
+			if (s->name == DW_AT_linkage_name ? d->linkage_from < 2 : d->linkage_from == 0) {
+				d->linkage = dw_form_string(w, form, at, v);
+				d->linkage_bad = !d->linkage;
+				d->linkage_from = s->name == DW_AT_linkage_name ? 2 : 1;
 			}
 			break;
 		case DW_AT_specification:
@@ -808,24 +809,36 @@ static int dw_form_offset(uint32_t form)
 
 /* The attribute specifications of abbreviation code in unit u's table (the
  * entries before it stepped over, nothing kept), its tag in *tag; NULL when
- * the table has no such code or is damaged. */
+ * the table has no such code or is damaged as dw_abbrevs sees it up to that
+ * code (a code 0 or DW_MAX_CODE and over, a code defined twice, a tag 0):
+ * libdw refuses such a table, and the unit is left to it. */
 static const unsigned char *dw_abbrev_find(const struct dw_unit *u, const struct dw_secs *secs, uint64_t code,
 					   uint64_t *tag)
 {
 	int bad = 0;
-	if (!secs->abbrev.data || u->abbrev_off >= secs->abbrev.size)
+	if (!secs->abbrev.data || u->abbrev_off >= secs->abbrev.size || code >= DW_MAX_CODE)
 		return NULL;
+	uint64_t seen[DW_MAX_CODE / 64];   /* codes met before the wanted one */
+	size_t nseen = 0;                  /* words of seen cleared so far */
 	const unsigned char *a = secs->abbrev.data + u->abbrev_off, *aend = secs->abbrev.data + secs->abbrev.size;
 	for (;;) {
 		uint64_t c = rd_uleb(&a, aend, &bad);
-		if (bad || !c)
-			return NULL;   /* not in the table */
+		if (bad || !c || c >= DW_MAX_CODE)
+			return NULL;   /* not in the table, or damaged */
 		*tag = rd_uleb(&a, aend, &bad);
 		rd_fixed(&a, aend, 1, &bad);   /* children */
-		if (bad)
+		if (bad || *tag == 0)
 			return NULL;
+		size_t w = (size_t)(c / 64);
+		if (w >= nseen) {
+			memset(seen + nseen, 0, (w + 1 - nseen) * sizeof seen[0]);
+			nseen = w + 1;
+		}
+		if (seen[w] >> (c % 64) & 1)
+			return NULL;   /* a code defined twice */
 		if (c == code)
 			return a;
+		seen[w] |= (uint64_t)1 << (c % 64);
 		for (;;) {
 			uint64_t name = rd_uleb(&a, aend, &bad), form = rd_uleb(&a, aend, &bad);
 			if (bad)
@@ -856,7 +869,7 @@ const char *dw_die_origin_name(const struct dw_unit *u, const struct dw_secs *se
 	if (!a || tag != DW_TAG_subprogram)
 		return NULL;
 	const char *name = NULL, *link = NULL;
-	int name_bad = 0, link_bad = 0;
+	int name_bad = 0, link_bad = 0, link_from = 0;   /* link_from: 2 DW_AT_linkage_name, 1 MIPS */
 	for (;;) {
 		uint64_t at_name = rd_uleb(&a, aend, &bad), form = rd_uleb(&a, aend, &bad);
 		int64_t implicit = 0;
@@ -881,13 +894,12 @@ const char *dw_die_origin_name(const struct dw_unit *u, const struct dw_secs *se
 			break;
 		case DW_AT_linkage_name:
 		case DW_AT_MIPS_linkage_name:
-			/* DW_AT_linkage_name first, as dw_die_name asks */
-			if (at_name == DW_AT_linkage_name || !link) {
-				const char *l = dw_form_string(&w, (uint32_t)form, at, v);
-				if (l)
-					link = l;
-				else
-					link_bad = 1;
+			/* DW_AT_linkage_name first, as dw_die_name asks; of each,
+			 * the first, as libdw */
+			if (at_name == DW_AT_linkage_name ? link_from < 2 : link_from == 0) {
+				link = dw_form_string(&w, (uint32_t)form, at, v);
+				link_bad = !link;
+				link_from = at_name == DW_AT_linkage_name ? 2 : 1;
 			}
 			break;
 		case DW_AT_specification:

@@ -232,6 +232,7 @@ struct scopes {
 	uint64_t off[16], origin[16];
 	int32_t parent[16];
 	int inlined[16], nranges[16];
+	const char *linkage[16];   /* the scope's own linkage name as the scan read it */
 	uint64_t lo[32], hi[32];
 	int n, nr;
 };
@@ -250,10 +251,10 @@ static int on_range(void *arg, uint64_t lo, uint64_t hi)
 static int on_scope(void *arg, uint64_t off, int32_t parent, int inlined, int nranges, uint64_t origin,
 		    const struct dw_sattrs *x)
 {
-	(void)x;
 	struct scopes *s = arg;
 	if (s->n == 16)
 		return -1;
+	s->linkage[s->n] = x ? x->linkage : NULL;
 	s->off[s->n] = off;
 	s->parent[s->n] = parent;
 	s->inlined[s->n] = inlined;
@@ -705,6 +706,84 @@ int main(void)
 		/* DW_FORM_strx1 for comp_dir (needs .debug_str_offsets): left to libdw */
 		a2.b[cd_form] = DW_FORM_strx1;
 		CHECK("cu: a comp_dir form it does not read: left to libdw", dw_unit_cu_read(&u2, &s2, &ca) == -1);
+	}
+	{
+		/* a subprogram with DW_AT_MIPS_linkage_name and DW_AT_linkage_name
+		 * twice (damaged DWARF): libdw's dwarf_attr gives the first
+		 * DW_AT_linkage_name, to the scan and to the origin reader alike;
+		 * then the CU's abbreviation after a code defined twice, which
+		 * libdw refuses (the whole table invalid) */
+		struct buf a3, i3;
+		a3.n = 0;
+		uleb(&a3, 1); uleb(&a3, DW_TAG_compile_unit); put(&a3, DW_CHILDREN_yes, 1);
+		uleb(&a3, DW_AT_name); uleb(&a3, DW_FORM_string); uleb(&a3, DW_AT_low_pc); uleb(&a3, DW_FORM_addr);
+		uleb(&a3, 0); uleb(&a3, 0);
+		uleb(&a3, 2); uleb(&a3, DW_TAG_subprogram); put(&a3, DW_CHILDREN_no, 1);
+		uleb(&a3, DW_AT_MIPS_linkage_name); uleb(&a3, DW_FORM_string);
+		uleb(&a3, DW_AT_linkage_name); uleb(&a3, DW_FORM_string);
+		uleb(&a3, DW_AT_linkage_name); uleb(&a3, DW_FORM_string);
+		uleb(&a3, DW_AT_low_pc); uleb(&a3, DW_FORM_addr); uleb(&a3, DW_AT_high_pc); uleb(&a3, DW_FORM_data4);
+		uleb(&a3, 0); uleb(&a3, 0);
+		uleb(&a3, 0);
+		i3.n = 0;
+		put(&i3, 0, 4); put(&i3, 5, 2); put(&i3, DW_UT_compile, 1); put(&i3, 8, 1); put(&i3, 0, 4);
+		uleb(&i3, 1); str(&i3, "cu3"); put(&i3, 0x6000, 8);
+		size_t d_two = i3.n;
+		uleb(&i3, 2); str(&i3, "_Z4mipsv"); str(&i3, "_Z5firstv"); str(&i3, "_Z6secondv");
+		put(&i3, 0x6000, 8); put(&i3, 0x40, 4);
+		put(&i3, 0, 1);
+		patch32(&i3, 0, i3.n - 4);
+		struct dw_secs s3 = secs;
+		s3.info.data = i3.b;
+		s3.info.size = i3.n;
+		s3.abbrev.data = a3.b;
+		s3.abbrev.size = a3.n;
+		struct dw_unit u3 = u;
+		u3.unit_end = i3.n;
+		u3.base = 0;
+		memset(&sc, 0, sizeof sc);
+		CHECK("linkage twice: the scan finds the subprogram [0x6000, 0x6040)",
+		      dw_cuidx_scan(&u3, &s3, on_scope, on_range, &sc) == 0 && sc.n == 1 && sc.off[0] == d_two &&
+		      sc.nr == 1 && sc.lo[0] == 0x6000 && sc.hi[0] == 0x6040);
+		CHECK("linkage twice: the scan takes the first DW_AT_linkage_name (not the MIPS one, not the last)",
+		      sc.n == 1 && sc.linkage[0] && !strcmp(sc.linkage[0], "_Z5firstv"));
+		on = dw_die_origin_name(&u3, &s3, d_two, &lk);
+		CHECK("linkage twice: the origin reader takes the first DW_AT_linkage_name too",
+		      on && !strcmp(on, "_Z5firstv") && lk == 1);
+		/* the CU's code after a code defined twice */
+		struct buf a4;
+		a4.n = 0;
+		for (int k = 0; k < 2; k++) {   /* code 2, twice */
+			uleb(&a4, 2); uleb(&a4, DW_TAG_variable); put(&a4, DW_CHILDREN_no, 1);
+			uleb(&a4, DW_AT_name); uleb(&a4, DW_FORM_string);
+			uleb(&a4, 0); uleb(&a4, 0);
+		}
+		size_t cu_code = a4.n;
+		uleb(&a4, 3); uleb(&a4, DW_TAG_compile_unit); put(&a4, DW_CHILDREN_no, 1);
+		uleb(&a4, DW_AT_name); uleb(&a4, DW_FORM_string); uleb(&a4, DW_AT_low_pc); uleb(&a4, DW_FORM_addr);
+		uleb(&a4, 0); uleb(&a4, 0);
+		uleb(&a4, 0);
+		struct buf i4;
+		i4.n = 0;
+		put(&i4, 0, 4); put(&i4, 5, 2); put(&i4, DW_UT_compile, 1); put(&i4, 8, 1); put(&i4, 0, 4);
+		uleb(&i4, 3); str(&i4, "cu4"); put(&i4, 0x7000, 8);
+		patch32(&i4, 0, i4.n - 4);
+		struct dw_secs s4 = secs;
+		s4.info.data = i4.b;
+		s4.info.size = i4.n;
+		s4.abbrev.data = a4.b;
+		s4.abbrev.size = a4.n;
+		struct dw_unit u4 = u;
+		u4.unit_end = i4.n;
+		u4.base = 0;
+		CHECK("abbrev: the CU's code after a code defined twice: left to libdw",
+		      dw_unit_cu_read(&u4, &s4, &ca) == -1 && u4.base == 0);
+		a4.b[0] = 4;   /* the first code 2 becomes code 4: no code twice */
+		u4.base = 0;
+		CHECK("abbrev: the same table with the codes apart: read, base 0x7000",
+		      dw_unit_cu_read(&u4, &s4, &ca) == 0 && u4.base == 0x7000);
+		a4.b[cu_code + 1] = 0;   /* the CU's tag 0, which dw_abbrevs refuses */
+		CHECK("abbrev: a tag 0: left to libdw", dw_unit_cu_read(&u4, &s4, &ca) == -1);
 	}
 
 	struct dw_unit v4 = u;
