@@ -325,17 +325,21 @@ static void test_libc(void)
 
 static void test_errno(void)
 {
+	/* free through a volatile pointer: GCC knows free keeps errno, folds
+	 * a check after a plain free(p) to true and drops stores into a block
+	 * about to be freed */
+	void (*volatile free_v)(void *) = free;
 	void *p = malloc(10);
 
 	errno = 1234;
-	free(p);
+	free_v(p);
 	CHECK("errno kept across free", errno == 1234);
 	errno = 4321;
-	free(NULL);
+	free_v(NULL);
 	CHECK("errno kept across free(NULL)", errno == 4321);
 	p = memalign(256, 10);
 	errno = 77;
-	free(p);
+	free_v(p);
 	CHECK("errno kept across free of an aligned block", errno == 77);
 	/* A broken guard: the free reports it, and the report's write fails
 	 * (fd 2 closed, EBADF); errno stays 77 only because ha_guard_broken
@@ -344,9 +348,6 @@ static void test_errno(void)
 	 * The other save, st_ready_slow's (the statistics' first mmap failing,
 	 * only on the first call into the allocator), is not tested. */
 	{
-		/* free through a volatile pointer: GCC knows free keeps errno
-		 * and drops stores into a block about to be freed */
-		void (*volatile free_v)(void *) = free;
 		unsigned char *volatile b = malloc(10);   /* no bounds warning */
 		int fd = dup(2);
 
@@ -366,11 +367,11 @@ static void test_errno(void)
 	 * errno; the broken-guard check above is the one that does. */
 	p = malloc(4 << 20);
 	errno = 99;
-	free(p);
+	free_v(p);
 	CHECK("errno kept across free of a 4 MiB block", p && errno == 99);
 	p = realloc(malloc(100), 200);
 	errno = 98;
-	free(p);
+	free_v(p);
 	CHECK("errno kept across free of a reallocated block", p && errno == 98);
 }
 
