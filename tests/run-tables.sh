@@ -169,10 +169,11 @@ jcheck "threads: leak through worker_alloc <- worker: $K blocks, $((A - K)) free
 jcheck "threads: bins add up to the statistics" "$J" \
 	'sum(b["allocs"] for b in d["bins"]) == d["statistics"]["allocs"] and sum(b["kept_bytes"] for b in d["bins"]) == d["statistics"]["live_bytes"]'
 # ---- stacks that share outer frames: every allocation under its own ---------
-# (the statistics hash and compare only the frames the walker did not reuse,
-# issue 15): nothing is freed, so each stack's allocations from the statistics
-# must be its kept blocks from the headers; once at the default depth, once cut
-# at 6 frames (the walk's joins then cut too)
+# (written for a lookup that reuses the walker's outer frames, dropped:
+# doc/performance.md, sixth round; it holds for any lookup): nothing is freed,
+# so each stack's allocations from the statistics must be its kept blocks from
+# the headers; once at the default depth, once cut at 6 frames (the walk's
+# joins then cut too)
 exe=$TMP/reuse
 cc $CFLAGS_T -pthread -o "$exe" tests/prog/tab_reuse.c
 for dep in 32 6; do
