@@ -337,8 +337,12 @@ static void damage_recover(const struct cp_image *img, const struct cp_damage *d
 
 	if (damage_words(img, d, &dep, &size, &seq, &chk) < 0)
 		return;
+	/* DEP is END's frame count; from version 2 the check covers the whole DEPTH
+	 * word, which for a stack cut at HEAPANN_DEPTH also holds HEAPANN_DEPTH_CUT */
 	for (size_t i = 0; i < ninfos; i++)
-		if (heapann_check(d->hdr, size, dep, seq, infos[i], w) == chk) {
+		if (heapann_check(d->hdr, size, dep, seq, infos[i], w) == chk ||
+		    (heapann_info_version(infos[i]) >= 2 &&
+		     heapann_check(d->hdr, size, dep | HEAPANN_DEPTH_CUT, seq, infos[i], w) == chk)) {
 			h->have_size = 1;
 			h->recovered = 1;
 			h->size = size;

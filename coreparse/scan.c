@@ -731,7 +731,7 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 	/* the DEPTH word's count (an unverified header's cut flag is a guess) */
 	if (heapann_depth_frames(depth) == dep) {
 		if (!verified)
-			cut = heapann_depth_cut(depth);
+			cut = heapann_info_version(info) >= 2 && heapann_depth_cut(depth);
 		depth = dep;
 	}
 	if (freed) {

@@ -89,6 +89,26 @@ check_eq "depth, freed: no live stack is cut" 0 "$(grep -c 'More stack frames' "
 check_eq "depth, freed: pprof's allocation samples carry the cut (statistics region)" 1 \
 	"$(gzip -dc "$TMP/f.pb.gz" | grep -ac 'More stack frames follow: cut at HEAPANN_DEPTH')"
 
+# ---- 1b. a damaged header of a cut stack: the check word still proves its size ----
+# (the check covers the whole DEPTH word, HEAPANN_DEPTH_CUT included; the
+# corruption report's recovery used END's frame count alone, so it lost the
+# size and seq of every damaged header on a cut stack)
+cc -g -O0 -o "$TMP/dmg" tests/prog/known9_dmg.c
+check_eq "damaged cut header: tests/prog/known9_dmg.c compiles" 0 $?
+if [ -x "$TMP/dmg" ]; then
+	HEAPANN_DEPTH=4 gcore_waiting "$TMP/g.core" "$TMP/dmg"
+	cut_blk=$(sed -n '1s/^block //p' "$TMP/out")
+	whole_blk=$(sed -n '2s/^block //p' "$TMP/out")
+	"$M" --report corruption "$TMP/dmg" "$TMP/g.core" >"$TMP/g.txt" 2>&1
+	check_eq "damaged cut header: size and seq proved by its check word" 1 \
+		"$(grep -c "damaged header at .*: block $cut_blk, 1,100 bytes, seq 3 (its check word still proves them)" "$TMP/g.txt")"
+	check_eq "damaged whole header: size and seq proved by its check word" 1 \
+		"$(grep -c "damaged header at .*: block $whole_blk, 888 bytes, seq 4 (its check word still proves them)" "$TMP/g.txt")"
+	"$M" --addr "$cut_blk" "$TMP/dmg" "$TMP/g.core" >"$TMP/ga.txt" 2>&1
+	check_eq "--addr of the damaged cut block: its size and seq" 1 \
+		"$(grep -c "^address $cut_blk: 0 bytes into block $cut_blk (1100 bytes, seq 3)" "$TMP/ga.txt")"
+fi
+
 # ---- 3. the exception object's stack starts at the throw site ----
 if command -v g++ >/dev/null && g++ -g -O2 -o "$TMP/throw" tests/prog/known9_throw.cc; then
 	gcore_waiting "$TMP/t.core" "$TMP/throw"
