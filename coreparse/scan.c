@@ -833,6 +833,19 @@ static inline int word_is_magic(const struct scanner *sc, const unsigned char *p
 	       (x & sc->r_mask) == sc->r_ef || x == sc->r_sig;
 }
 
+/* OR the low n bits of m into bits [bit, bit + n) of map (n <= 32); other threads
+ * may set bits in the same 64-bit words. */
+static inline void ptr_bits_or(uint64_t *map, uint64_t bit, uint64_t m, unsigned n)
+{
+	unsigned sh = (unsigned)(bit & 63);
+
+	if (!m)
+		return;
+	__atomic_fetch_or(&map[bit / 64], m << sh, __ATOMIC_RELAXED);
+	if (sh + n > 64)
+		__atomic_fetch_or(&map[bit / 64 + 1], m >> (64 - sh), __ATOMIC_RELAXED);
+}
+
 /* Bit k of the result is set when 32-bit lane k of the 256 bytes at p may be
  * (part of) a magic: lane == A, B or E, or (lane & M) == C or D (E: the statistics
  * region's signature). For W=8 the lanes are compared with the high halves of the
@@ -861,19 +874,6 @@ static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char 
 		mask |= (uint64_t)(unsigned)_mm_movemask_ps(_mm_castsi128_ps(e)) << (4 * k);
 	}
 	return mask;
-}
-
-/* OR the low n bits of m into bits [bit, bit + n) of map (n <= 32); other threads
- * may set bits in the same 64-bit words. */
-static inline void ptr_bits_or(uint64_t *map, uint64_t bit, uint64_t m, unsigned n)
-{
-	unsigned sh = (unsigned)(bit & 63);
-
-	if (!m)
-		return;
-	__atomic_fetch_or(&map[bit / 64], m << sh, __ATOMIC_RELAXED);
-	if (sh + n > 64)
-		__atomic_fetch_or(&map[bit / 64 + 1], m >> (64 - sh), __ATOMIC_RELAXED);
 }
 
 /* For W=8: bit k of the result is set when the half of word k of the 256 bytes
