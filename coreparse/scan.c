@@ -1833,7 +1833,8 @@ out:
 }
 
 /* Note the words that may be addresses (cp_scan.ptr_words) where the fast path
- * can: 64-bit little-endian images with the SSE2 filter. The range is the upper
+ * can: 64-bit little-endian images with the SSE2 or the AVX2 filter (both write
+ * the notes, and the tail loop after them). The range is the upper
  * halves of the lowest and highest address of the writable segments (a heap is
  * writable; the vsyscall page at the top of x86-64's address space is not, and
  * would widen the range to almost every value), of all segments when none is.

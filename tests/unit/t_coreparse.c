@@ -345,7 +345,6 @@ static int blocks_sorted(const struct cp_scan *s)
 	return 1;
 }
 
-/* Two scans hold the same result (stack numbers included). */
 /* The two scans of img noted the same words as possible addresses (or neither
  * noted any). */
 static int ptr_notes_equal(const struct cp_image *img, const struct cp_scan *a, const struct cp_scan *b)
@@ -368,6 +367,7 @@ static int ptr_notes_equal(const struct cp_image *img, const struct cp_scan *a, 
 	       memcmp(a->ptr_words, b->ptr_words, (nbits / 64 + 1) * sizeof(uint64_t)) == 0;
 }
 
+/* Two scans hold the same result (stack numbers included). */
 static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 {
 	return a->nblocks == b->nblocks && a->ndamaged == b->ndamaged && a->nstacks == b->nstacks &&
