@@ -278,6 +278,7 @@ struct scanner {
 	uint32_t ptr_lo, ptr_span;    /* upper halves within [ptr_lo, ptr_lo + ptr_span] */
 	uint64_t sl, sf, el, ef;
 	int avx2;                     /* the CPU has AVX2 and the options allow it */
+	int no_fast;                  /* cp_scan_options.no_fast */
 };
 
 static uint64_t to_raw(uint64_t v, unsigned w, int big)
@@ -1105,7 +1106,7 @@ static void scan_chunk(struct worker *wk, struct chunk *c)
 		/* check_start8() for the intact headers of a little-endian core; skip:
 		 * the END word's offset of the last header it pushed (none yet: an
 		 * offset no word has) */
-		const int fast = odd && sc->img->kind != CP_KIND_RAW;
+		const int fast = odd && sc->img->kind != CP_KIND_RAW && !sc->no_fast;
 		uint64_t skip = UINT64_MAX;
 
 #ifdef CP_HAVE_AVX2
@@ -1935,6 +1936,7 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 #ifdef CP_HAVE_AVX2
 	sc.avx2 = !(opt && opt->no_avx2) && __builtin_cpu_supports("avx2");
 #endif
+	sc.no_fast = opt && opt->no_fast;
 	atomic_init(&sc.next, 0);
 	atomic_init(&sc.done, 0);
 	pthread_mutex_init(&sc.pub_lock, NULL);

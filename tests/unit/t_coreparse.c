@@ -377,7 +377,47 @@ static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 	       memcmp(a->stacks, b->stacks, a->nstacks * sizeof(*a->stacks)) == 0 &&
 	       memcmp(a->stack_frames, b->stack_frames, a->nstack_frames * sizeof(uint32_t)) == 0 &&
 	       memcmp(a->addrs, b->addrs, a->naddrs * sizeof(uint64_t)) == 0 &&
-	       a->live_bytes == b->live_bytes && a->live_overhead == b->live_overhead;
+	       a->live_bytes == b->live_bytes && a->live_overhead == b->live_overhead &&
+	       a->nstray == b->nstray && a->ncut == b->ncut && a->nwriting == b->nwriting &&
+	       a->nguard_broken == b->nguard_broken && a->lead_max == b->lead_max &&
+	       a->nstack_live == b->nstack_live && !a->stack_live == !b->stack_live &&
+	       (!a->stack_live || memcmp(a->stack_live, b->stack_live,
+					 a->nstack_live * sizeof(*a->stack_live)) == 0);
+}
+
+/* cp_scan_image(img, nthreads, out, err), then the same image scanned again
+ * without the fast path for intact headers (check_start8), without AVX2, and
+ * without both: one check named after what that all four hold the same result
+ * and the same notes of possible addresses. Returns what cp_scan_image
+ * returned; *out is the caller's to free when 0. */
+static int scan_cmp(const char *what, const struct cp_image *img, unsigned nthreads,
+		    struct cp_scan *out, struct cp_error *err)
+{
+	char name[200];
+	int k, same = 1;
+
+	if (cp_scan_image(img, nthreads, out, err) != 0)
+		return -1;
+	for (k = 1; k < 4; k++) {
+		struct cp_scan_options o;
+		struct cp_scan t;
+		struct cp_error e = { 0 };
+
+		memset(&o, 0, sizeof(o));
+		o.nthreads = nthreads;
+		o.no_fast = k & 1;
+		o.no_avx2 = (k & 2) != 0;
+		if (cp_scan_image_opts(img, &o, &t, &e) != 0) {
+			same = 0;
+			continue;
+		}
+		if (!scans_equal(out, &t) || !ptr_notes_equal(img, out, &t))
+			same = 0;
+		cp_scan_free(&t);
+	}
+	snprintf(name, sizeof(name), "%s: the same scan without the fast path, without AVX2", what);
+	CHECK(name, same);
+	return 0;
 }
 
 static unsigned progress_calls, progress_elsewhere;
@@ -732,7 +772,7 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	CHECK(NAME("segment lookup"), cp_image_segment(img, HEAP2 + 0xFFF) == &img->segs[1] &&
 	      cp_image_segment(img, HEAP2 + 0x1000) == NULL && cp_image_segment(img, TEXT0 + 5) == &img->segs[3] &&
 	      cp_image_ptr(img, TEXT0 + 5, 1) == NULL);
-	CHECK(NAME("scan, 1 thread"), cp_scan_image(img, 1, &s1, &err) == 0);
+	CHECK(NAME("scan, 1 thread"), scan_cmp(what, img, 1, &s1, &err) == 0);
 	heap_check(NAME("1 thread"), w, &s1, &x);
 	memset(&o, 0, sizeof(o));
 	o.nthreads = 2;
@@ -743,19 +783,6 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	progress_calls = progress_elsewhere = 0;
 	CHECK(NAME("scan, 2 threads, tiny chunks"), cp_scan_image_opts(img, &o, &s2, &err) == 0);
 	CHECK(NAME("same result in tiny chunks"), scans_equal(&s1, &s2));
-	{
-		/* the SSE2 filter against the AVX2 one (where the CPU has it): the
-		 * same blocks, damage and notes of the words that may be addresses */
-		struct cp_scan s3;
-
-		memset(&o, 0, sizeof(o));
-		o.nthreads = 1;
-		o.no_avx2 = 1;
-		CHECK(NAME("scan without AVX2: the same result and notes"),
-		      cp_scan_image_opts(img, &o, &s3, &err) == 0 && scans_equal(&s1, &s3) &&
-		      ptr_notes_equal(img, &s1, &s3));
-		cp_scan_free(&s3);
-	}
 	CHECK(NAME("progress reaches the total, on the calling thread"), progress_calls > 0 &&
 	      progress_elsewhere == 0 && progress_last == progress_total &&
 	      progress_total == s2.scanned_bytes && s2.scanned_bytes == HEAP1_SIZE + 0x100 + 0x40);
@@ -779,7 +806,7 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 		      t->truncated_bytes == (HEAP1_SIZE - (cut - off)) + 0x40 &&
 		      t->segs[0].avail == cut - off && t->segs[2].avail == 0 && t->missing_segs == 4 &&
 		      t->missing_bytes == (HEAP1_SIZE - (cut - off)) + 0xF00 + 0x40 + 0x1000);
-		if (t && cp_scan_image(t, 0, &s1, &err) == 0) {
+		if (t && scan_cmp(__func__, t, 0, &s1, &err) == 0) {
 			const struct cp_block *b = block_at(&s1, x.a);
 
 			CHECK(NAME("truncated: A and M found, A's data and guard missing"), s1.nblocks == 2 &&
@@ -854,7 +881,7 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 		img = cp_image_open_core(tpath("core-stack"), &err);
 		CHECK(NAME("core opens, the thread's sp in the stack segment"), img && img->nthreads == 1 &&
 		      img->threads[0].sp == sp && img->nfiles == nn - 1);
-		if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+		if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
 			if (nn == 2)
 				CHECK(NAME("core: both blocks live, the heap's damage only, 2 stack copies"),
 				      s.nlive == 2 && block_at(&s, hu) && block_at(&s, su) && s.ndamaged == 1 &&
@@ -873,7 +900,7 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 	}
 	write_file(tpath("raw-stack"), ms.p, ms.size);
 	img = cp_image_open_raw(tpath("raw-stack"), stack, w, big, machine, &err);
-	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+	if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
 		CHECK(NAME("raw dump of the same bytes: no threads, both are damage"),
 		      s.nlive == 1 && block_at(&s, su) && s.ndamaged == 2 && s.nstack_copies == 0 &&
 		      s.damaged[0].hdr == stack + 0x400 && s.damaged[1].hdr == stack + 0xC00);
@@ -997,7 +1024,7 @@ static void test_board_many(void)
 			elf_build(&file, 4, 0, ET_CORE, EM_ARM, notes, nn, segs, BM_SEGS);
 			write_file(tpath("core-many"), file.p, file.n);
 			img = cp_image_open_core(tpath("core-many"), &err);
-			if (!img || cp_scan_image(img, 1, &s, &err) != 0) {
+			if (!img || scan_cmp(__func__, img, 1, &s, &err) != 0) {
 				CHECK("board many: opens and scans", 0);
 				cp_image_free(img);
 				continue;
@@ -1080,7 +1107,7 @@ static void test_guards_fast(void)
 	elf_build(&file, 8, 0, ET_CORE, EM_X86_64, notes, 1, segs, 1);
 	write_file(tpath("core-guards"), file.p, file.n);
 	img = cp_image_open_core(tpath("core-guards"), &err);
-	if (!img || cp_scan_image(img, 1, &s, &err) != 0) {
+	if (!img || scan_cmp(__func__, img, 1, &s, &err) != 0) {
 		CHECK("guards, fast path: opens and scans", 0);
 		cp_image_free(img);
 		goto out;
@@ -1135,7 +1162,7 @@ static void test_raw(unsigned w, int big)
 	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
 	CHECK(NAME("opens"), img && img->nsegs == 1 && img->segs[0].vaddr == HEAP1 &&
 	      img->segs[0].avail == HEAP1_SIZE && img->wsize == w && img->big_endian == big);
-	if (img && cp_scan_image(img, 0, &s, &err) == 0) {
+	if (img && scan_cmp(__func__, img, 0, &s, &err) == 0) {
 		const struct cp_block *b = block_at(&s, x.a);
 
 		/* M and O live in other segments; without them: 5 live, 2 freed, 6 damaged.
@@ -1214,7 +1241,7 @@ static void test_many_stacks(unsigned w, int big)
 	write_file(path, m.p, m.size);
 	memset(first_use, 0xFF, sizeof(first_use));
 	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
-	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+	if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
 		for (i = 0; i < MS_BLOCKS; i++) {
 			const struct cp_block *b = i < s.nblocks ? &s.blocks[i] : NULL;
 			unsigned k = ms_pick(i);
@@ -1289,7 +1316,7 @@ static void test_cut(unsigned w, int big)
 	mem_word(&m, hdr[4], 0x5A5A5A5A);
 	write_file(path, m.p, m.size);
 	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
-	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+	if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
 		const struct cp_block *b = s.blocks;
 		const struct cp_damage *d = s.damaged;
 
@@ -1354,7 +1381,7 @@ static void test_unsorted(unsigned w, int big)
 	y = mem_block(&m, (a + 32 + 8 + 15) & ~(uint64_t)15, 40, 2, 3, s1, 8, 0, 0);
 	write_file(path, m.p, m.size);
 	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
-	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+	if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
 		const struct cp_block *bf = block_at(&s, fake), *ba = block_at(&s, a);
 
 		CHECK(NAME("3 live, 1 freed, sorted"), s.nlive == 3 && s.nfreed == 1 && s.nblocks == 4 &&
@@ -1599,6 +1626,12 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	/* whether scan_cmp's AVX2 against SSE2 comparison compared anything */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(CP_NO_AVX2) && !defined(CP_NO_SIMD)
+	printf("# AVX2: %s\n", __builtin_cpu_supports("avx2") ? "yes" : "no");
+#else
+	printf("# AVX2: no (not built)\n");
+#endif
 	test_core("ELF64 LE x86_64", 8, 0, EM_X86_64, 19, 16);
 	test_core("ELF64 BE aarch64", 8, 1, EM_AARCH64, 31, 32);
 	test_core("ELF32 LE ARM", 4, 0, EM_ARM, 13, 15);
