@@ -1291,7 +1291,76 @@ static void mem_reformat(struct mem *m, uint64_t hdr, uint64_t size, uint64_t dw
  * core), the same frames; D: format 1 with the cut bit, which that format does
  * not have (a DEPTH out of bounds); E: format 2, cut, START overwritten (found
  * by its END, verified by the check word over the cut DEPTH). */
-static void test_cut(unsigned w, int big)
+/* The first len bytes of m as an image: a raw dump (core 0), or an ET_CORE of one
+ * writable segment, no notes (core 1: for W=8 little-endian, the fast path's
+ * images). NULL with *err set when it does not open; the caller frees it. */
+static struct cp_image *mem_open(const char *path, const struct mem *m, size_t len, int core,
+				 struct cp_error *err)
+{
+	struct buf f = { 0 };
+	struct seg sg = { m->base, m->p, len, len, PF_R | PF_W };
+	struct cp_image *img;
+
+	if (!core) {
+		write_file(path, m->p, len);
+		return cp_image_open_raw(path, m->base, m->w, m->big, EM_ARM, err);
+	}
+	elf_build(&f, m->w, m->big, ET_CORE, m->w == 8 ? EM_X86_64 : EM_ARM, NULL, 0, &sg, 1);
+	write_file(path, f.p, f.n);
+	free(f.p);
+	img = cp_image_open_core(path, err);
+	return img;
+}
+
+/* Headers check_start8() must leave as check_start() reads them, in a core and
+ * in a raw dump: a live START with a freed END (a free() caught half-way) and a
+ * guard running past the mapping, both with a right check word. */
+static void test_fast_edges(unsigned w, int big, int core)
+{
+	struct mem m;
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	const uint64_t f[1] = { 0x401000 };
+	uint64_t q, r_hdr;
+	char name[160], what[60];
+	const char *path = tpath("edges.bin");
+
+	snprintf(what, sizeof(what), "fast path edges W=%u %s %s", w, big ? "big" : "little",
+		 core ? "core" : "raw");
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	mem_init(&m, HEAP1, 0x300, w, big);
+	/* Q: START live, END freed */
+	q = mem_block(&m, HEAP1, 40, 1, 1, f, 8, 0, 0);
+	mem_word(&m, q - w, heapann_end_freed(w) | 1);
+	/* R: 36 bytes ending 4 bytes before the image's end, guard 8 (written into the
+	 * bytes the image leaves out) */
+	r_hdr = HEAP1 + 0x200 - 4 - 36 - heapann_header_bytes(1, w);
+	mem_block(&m, r_hdr, 36, 1, 2, f, 8, 0, 0);
+	img = mem_open(path, &m, 0x200, core, &err);
+	if (img && scan_cmp(what, img, 1, &s, &err) == 0) {
+		const struct cp_block *b = block_at(&s, q);
+		const struct cp_damage *d = damage_at(&s, r_hdr);
+
+		CHECK(NAME("Q: a freed block (a free() caught half-way)"), b && b->state == CP_FREED &&
+		      b->size == 40 && b->seq == 1 && s.nfreed == 1 && s.nlive == (core ? 0u : 1u));
+		if (core)
+			CHECK(NAME("R: its guard past the mapping, damaged (bounds)"), s.ndamaged == 1 && d &&
+			      d->kind == CP_DMG_BOUNDS && d->first_bad == HEAPANN_W_SIZE);
+		else
+			CHECK(NAME("R: a raw dump is not the whole mapping: live, no damage"), s.ndamaged == 0 &&
+			      block_at(&s, r_hdr + heapann_header_bytes(1, w)) &&
+			      block_at(&s, r_hdr + heapann_header_bytes(1, w))->state == CP_LIVE);
+		cp_scan_free(&s);
+	} else {
+		CHECK(NAME("scan"), 0);
+	}
+	cp_image_free(img);
+	free(m.p);
+#undef NAME
+}
+
+static void test_cut(unsigned w, int big, int core)
 {
 	struct mem m;
 	struct cp_error err = { 0 };
@@ -1302,7 +1371,8 @@ static void test_cut(unsigned w, int big)
 	char name[160], what[40];
 	const char *path = tpath("cut.bin");
 
-	snprintf(what, sizeof(what), "cut stacks W=%u %s", w, big ? "big" : "little");
+	snprintf(what, sizeof(what), "cut stacks W=%u %s %s", w, big ? "big" : "little",
+		 core ? "core" : "raw");
 #define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
 	mem_init(&m, HEAP1, 5 * 256, w, big);
 	for (i = 0; i < 5; i++) {
@@ -1314,9 +1384,8 @@ static void test_cut(unsigned w, int big)
 	mem_reformat(&m, hdr[3], 40, 3 | HEAPANN_DEPTH_CUT, 4, 1);
 	mem_reformat(&m, hdr[4], 40, 3 | HEAPANN_DEPTH_CUT, 5, 2);
 	mem_word(&m, hdr[4], 0x5A5A5A5A);
-	write_file(path, m.p, m.size);
-	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
-	if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
+	img = mem_open(path, &m, m.size, core, &err);
+	if (img && scan_cmp(what, img, 1, &s, &err) == 0) {
 		const struct cp_block *b = s.blocks;
 		const struct cp_damage *d = s.damaged;
 
@@ -1351,7 +1420,7 @@ static void test_cut(unsigned w, int big)
  * the freed block by that END inside A's header. Its user address comes before
  * A's, so the scan must sort the blocks and number the stacks by first use in
  * the sorted order, the same for any threads and chunks. */
-static void test_unsorted(unsigned w, int big)
+static void test_unsorted(unsigned w, int big, int core)
 {
 	struct mem m;
 	struct cp_error err = { 0 };
@@ -1363,7 +1432,8 @@ static void test_unsorted(unsigned w, int big)
 	char name[160], what[40];
 	const char *path = tpath("unsorted.bin");
 
-	snprintf(what, sizeof(what), "unsorted W=%u %s", w, big ? "big" : "little");
+	snprintf(what, sizeof(what), "unsorted W=%u %s %s", w, big ? "big" : "little",
+		 core ? "core" : "raw");
 #define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
 	mem_init(&m, HEAP1, 0x400, w, big);
 	x = mem_block(&m, HEAP1, 24, 2, 1, s1, 8, 0, 0);
@@ -1379,9 +1449,8 @@ static void test_unsorted(unsigned w, int big)
 	a = mem_block(&m, a_hdr, 32, 8, 2, fa, 8, 0, 0);
 	fake = a_hdr + HEAPANN_W_FRAMES * w + heapann_header_bytes(1, w);
 	y = mem_block(&m, (a + 32 + 8 + 15) & ~(uint64_t)15, 40, 2, 3, s1, 8, 0, 0);
-	write_file(path, m.p, m.size);
-	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
-	if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
+	img = mem_open(path, &m, m.size, core, &err);
+	if (img && scan_cmp(what, img, 1, &s, &err) == 0) {
 		const struct cp_block *bf = block_at(&s, fake), *ba = block_at(&s, a);
 
 		CHECK(NAME("3 live, 1 freed, sorted"), s.nlive == 3 && s.nfreed == 1 && s.nblocks == 4 &&
@@ -1649,10 +1718,15 @@ int main(void)
 	test_guards_fast();
 	test_many_stacks(8, 0);
 	test_many_stacks(4, 1);
-	test_unsorted(8, 0);
-	test_unsorted(4, 1);
-	test_cut(8, 0);
-	test_cut(4, 1);
+	test_unsorted(8, 0, 0);
+	test_unsorted(4, 1, 0);
+	test_unsorted(8, 0, 1);
+	test_cut(8, 0, 0);
+	test_cut(4, 1, 0);
+	test_cut(8, 0, 1);
+	test_fast_edges(8, 0, 1);
+	test_fast_edges(8, 0, 0);
+	test_fast_edges(4, 1, 1);
 	test_buildid();
 	test_bad_input();
 	test_mutations();
