@@ -1322,7 +1322,7 @@ static void test_fast_edges(unsigned w, int big, int core)
 	struct cp_image *img;
 	struct cp_scan s;
 	const uint64_t f[1] = { 0x401000 };
-	uint64_t q, r_hdr;
+	uint64_t q, r_hdr, a_hdr, a, fake, fa[7], n;
 	char name[160], what[60];
 	const char *path = tpath("edges.bin");
 
@@ -1337,13 +1337,35 @@ static void test_fast_edges(unsigned w, int big, int core)
 	 * bytes the image leaves out) */
 	r_hdr = HEAP1 + 0x200 - 4 - 36 - heapann_header_bytes(1, w);
 	mem_block(&m, r_hdr, 36, 1, 2, f, 8, 0, 0);
+	/* A: live, its 7 frames a whole live header of depth 0 (F) whose user
+	 * address comes before A's: pushed after A, the chunk's blocks out of order */
+	a_hdr = HEAP1 + 0x80;
+	fake = a_hdr + HEAPANN_W_FRAMES * w + heapann_header_bytes(0, w);
+	fa[HEAPANN_W_START] = heapann_start_live(w);
+	fa[HEAPANN_W_INFO] = heapann_info_make(0, 0);
+	fa[HEAPANN_W_SIZE] = 4;
+	fa[HEAPANN_W_DEPTH] = 0;
+	fa[HEAPANN_W_SEQ] = 9;
+	fa[HEAPANN_W_CHECK] = heapann_check(a_hdr + HEAPANN_W_FRAMES * w, 4, 0, 9, fa[HEAPANN_W_INFO], w);
+	fa[HEAPANN_W_FRAMES] = heapann_end_live(w);
+	a = mem_block(&m, a_hdr, 16, 7, 3, fa, 8, 0, 0);
+	/* N: freed, its guard overwritten (memory reused): not checked */
+	n = mem_block(&m, HEAP1 + 0x110, 16, 1, 4, f, 8, 0, 1);
+	m.p[n + 16 - HEAP1] = 'x';
 	img = mem_open(path, &m, 0x200, core, &err);
 	if (img && scan_cmp(what, img, 1, &s, &err) == 0) {
 		const struct cp_block *b = block_at(&s, q);
 		const struct cp_damage *d = damage_at(&s, r_hdr);
 
 		CHECK(NAME("Q: a freed block (a free() caught half-way)"), b && b->state == CP_FREED &&
-		      b->size == 40 && b->seq == 1 && s.nfreed == 1 && s.nlive == (core ? 0u : 1u));
+		      b->size == 40 && b->seq == 1 && s.nfreed == 2 && s.nlive == (core ? 2u : 3u));
+		CHECK(NAME("A and F: both live, sorted by user address"), fake < a && block_at(&s, a) &&
+		      block_at(&s, a)->state == CP_LIVE && block_at(&s, fake) &&
+		      block_at(&s, fake)->state == CP_LIVE && block_at(&s, fake)->size == 4 &&
+		      blocks_sorted(&s));
+		CHECK(NAME("N: freed, its guard not checked"), block_at(&s, n) &&
+		      block_at(&s, n)->state == CP_FREED && !(block_at(&s, n)->flags & CP_GUARD_BROKEN) &&
+		      s.nguard_broken == 0);
 		if (core)
 			CHECK(NAME("R: its guard past the mapping, damaged (bounds)"), s.ndamaged == 1 && d &&
 			      d->kind == CP_DMG_BOUNDS && d->first_bad == HEAPANN_W_SIZE);
