@@ -404,6 +404,9 @@ struct cp_scan_options {
 	size_t nskip;
 	int no_avx2;          /* the SSE2 filter even on a CPU with AVX2 (tests compare
 			       * the two) */
+	int no_fast;          /* no check_start8() fast path for intact headers: every
+			       * header through the general check (tests compare the
+			       * two) */
 };
 
 /* cp_scan_image() with options (opt may be NULL). Same result and ownership. */

@@ -278,6 +278,7 @@ struct scanner {
 	uint32_t ptr_lo, ptr_span;    /* upper halves within [ptr_lo, ptr_lo + ptr_span] */
 	uint64_t sl, sf, el, ef;
 	int avx2;                     /* the CPU has AVX2 and the options allow it */
+	int no_fast;                  /* cp_scan_options.no_fast */
 };
 
 static uint64_t to_raw(uint64_t v, unsigned w, int big)
@@ -833,6 +834,19 @@ static inline int word_is_magic(const struct scanner *sc, const unsigned char *p
 	       (x & sc->r_mask) == sc->r_ef || x == sc->r_sig;
 }
 
+/* OR the low n bits of m into bits [bit, bit + n) of map (n <= 32); other threads
+ * may set bits in the same 64-bit words. */
+static inline void ptr_bits_or(uint64_t *map, uint64_t bit, uint64_t m, unsigned n)
+{
+	unsigned sh = (unsigned)(bit & 63);
+
+	if (!m)
+		return;
+	__atomic_fetch_or(&map[bit / 64], m << sh, __ATOMIC_RELAXED);
+	if (sh + n > 64)
+		__atomic_fetch_or(&map[bit / 64 + 1], m >> (64 - sh), __ATOMIC_RELAXED);
+}
+
 /* Bit k of the result is set when 32-bit lane k of the 256 bytes at p may be
  * (part of) a magic: lane == A, B or E, or (lane & M) == C or D (E: the statistics
  * region's signature). For W=8 the lanes are compared with the high halves of the
@@ -861,19 +875,6 @@ static inline uint64_t lanes_mask(const struct scanner *sc, const unsigned char 
 		mask |= (uint64_t)(unsigned)_mm_movemask_ps(_mm_castsi128_ps(e)) << (4 * k);
 	}
 	return mask;
-}
-
-/* OR the low n bits of m into bits [bit, bit + n) of map (n <= 32); other threads
- * may set bits in the same 64-bit words. */
-static inline void ptr_bits_or(uint64_t *map, uint64_t bit, uint64_t m, unsigned n)
-{
-	unsigned sh = (unsigned)(bit & 63);
-
-	if (!m)
-		return;
-	__atomic_fetch_or(&map[bit / 64], m << sh, __ATOMIC_RELAXED);
-	if (sh + n > 64)
-		__atomic_fetch_or(&map[bit / 64 + 1], m >> (64 - sh), __ATOMIC_RELAXED);
 }
 
 /* For W=8: bit k of the result is set when the half of word k of the 256 bytes
@@ -1105,7 +1106,7 @@ static void scan_chunk(struct worker *wk, struct chunk *c)
 		/* check_start8() for the intact headers of a little-endian core; skip:
 		 * the END word's offset of the last header it pushed (none yet: an
 		 * offset no word has) */
-		const int fast = odd && sc->img->kind != CP_KIND_RAW;
+		const int fast = odd && sc->img->kind != CP_KIND_RAW && !sc->no_fast;
 		uint64_t skip = UINT64_MAX;
 
 #ifdef CP_HAVE_AVX2
@@ -1833,7 +1834,8 @@ out:
 }
 
 /* Note the words that may be addresses (cp_scan.ptr_words) where the fast path
- * can: 64-bit little-endian images with the SSE2 filter. The range is the upper
+ * can: 64-bit little-endian images with the SSE2 or the AVX2 filter (both write
+ * the notes, and the tail loop after them). The range is the upper
  * halves of the lowest and highest address of the writable segments (a heap is
  * writable; the vsyscall page at the top of x86-64's address space is not, and
  * would widen the range to almost every value), of all segments when none is.
@@ -1934,6 +1936,7 @@ int cp_scan_image_opts(const struct cp_image *img, const struct cp_scan_options 
 #ifdef CP_HAVE_AVX2
 	sc.avx2 = !(opt && opt->no_avx2) && __builtin_cpu_supports("avx2");
 #endif
+	sc.no_fast = opt && opt->no_fast;
 	atomic_init(&sc.next, 0);
 	atomic_init(&sc.done, 0);
 	pthread_mutex_init(&sc.pub_lock, NULL);

@@ -345,7 +345,6 @@ static int blocks_sorted(const struct cp_scan *s)
 	return 1;
 }
 
-/* Two scans hold the same result (stack numbers included). */
 /* The two scans of img noted the same words as possible addresses (or neither
  * noted any). */
 static int ptr_notes_equal(const struct cp_image *img, const struct cp_scan *a, const struct cp_scan *b)
@@ -368,6 +367,7 @@ static int ptr_notes_equal(const struct cp_image *img, const struct cp_scan *a, 
 	       memcmp(a->ptr_words, b->ptr_words, (nbits / 64 + 1) * sizeof(uint64_t)) == 0;
 }
 
+/* Two scans hold the same result (stack numbers included). */
 static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 {
 	return a->nblocks == b->nblocks && a->ndamaged == b->ndamaged && a->nstacks == b->nstacks &&
@@ -377,7 +377,47 @@ static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 	       memcmp(a->stacks, b->stacks, a->nstacks * sizeof(*a->stacks)) == 0 &&
 	       memcmp(a->stack_frames, b->stack_frames, a->nstack_frames * sizeof(uint32_t)) == 0 &&
 	       memcmp(a->addrs, b->addrs, a->naddrs * sizeof(uint64_t)) == 0 &&
-	       a->live_bytes == b->live_bytes && a->live_overhead == b->live_overhead;
+	       a->live_bytes == b->live_bytes && a->live_overhead == b->live_overhead &&
+	       a->nstray == b->nstray && a->ncut == b->ncut && a->nwriting == b->nwriting &&
+	       a->nguard_broken == b->nguard_broken && a->lead_max == b->lead_max &&
+	       a->nstack_live == b->nstack_live && !a->stack_live == !b->stack_live &&
+	       (!a->stack_live || memcmp(a->stack_live, b->stack_live,
+					 a->nstack_live * sizeof(*a->stack_live)) == 0);
+}
+
+/* cp_scan_image(img, nthreads, out, err), then the same image scanned again
+ * without the fast path for intact headers (check_start8), without AVX2, and
+ * without both: one check named after what that all four hold the same result
+ * and the same notes of possible addresses. Returns what cp_scan_image
+ * returned; *out is the caller's to free when 0. */
+static int scan_cmp(const char *what, const struct cp_image *img, unsigned nthreads,
+		    struct cp_scan *out, struct cp_error *err)
+{
+	char name[200];
+	int k, same = 1;
+
+	if (cp_scan_image(img, nthreads, out, err) != 0)
+		return -1;
+	for (k = 1; k < 4; k++) {
+		struct cp_scan_options o;
+		struct cp_scan t;
+		struct cp_error e = { 0 };
+
+		memset(&o, 0, sizeof(o));
+		o.nthreads = nthreads;
+		o.no_fast = k & 1;
+		o.no_avx2 = (k & 2) != 0;
+		if (cp_scan_image_opts(img, &o, &t, &e) != 0) {
+			same = 0;
+			continue;
+		}
+		if (!scans_equal(out, &t) || !ptr_notes_equal(img, out, &t))
+			same = 0;
+		cp_scan_free(&t);
+	}
+	snprintf(name, sizeof(name), "%s: the same scan without the fast path, without AVX2", what);
+	CHECK(name, same);
+	return 0;
 }
 
 static unsigned progress_calls, progress_elsewhere;
@@ -732,7 +772,7 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	CHECK(NAME("segment lookup"), cp_image_segment(img, HEAP2 + 0xFFF) == &img->segs[1] &&
 	      cp_image_segment(img, HEAP2 + 0x1000) == NULL && cp_image_segment(img, TEXT0 + 5) == &img->segs[3] &&
 	      cp_image_ptr(img, TEXT0 + 5, 1) == NULL);
-	CHECK(NAME("scan, 1 thread"), cp_scan_image(img, 1, &s1, &err) == 0);
+	CHECK(NAME("scan, 1 thread"), scan_cmp(what, img, 1, &s1, &err) == 0);
 	heap_check(NAME("1 thread"), w, &s1, &x);
 	memset(&o, 0, sizeof(o));
 	o.nthreads = 2;
@@ -743,19 +783,6 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 	progress_calls = progress_elsewhere = 0;
 	CHECK(NAME("scan, 2 threads, tiny chunks"), cp_scan_image_opts(img, &o, &s2, &err) == 0);
 	CHECK(NAME("same result in tiny chunks"), scans_equal(&s1, &s2));
-	{
-		/* the SSE2 filter against the AVX2 one (where the CPU has it): the
-		 * same blocks, damage and notes of the words that may be addresses */
-		struct cp_scan s3;
-
-		memset(&o, 0, sizeof(o));
-		o.nthreads = 1;
-		o.no_avx2 = 1;
-		CHECK(NAME("scan without AVX2: the same result and notes"),
-		      cp_scan_image_opts(img, &o, &s3, &err) == 0 && scans_equal(&s1, &s3) &&
-		      ptr_notes_equal(img, &s1, &s3));
-		cp_scan_free(&s3);
-	}
 	CHECK(NAME("progress reaches the total, on the calling thread"), progress_calls > 0 &&
 	      progress_elsewhere == 0 && progress_last == progress_total &&
 	      progress_total == s2.scanned_bytes && s2.scanned_bytes == HEAP1_SIZE + 0x100 + 0x40);
@@ -779,7 +806,7 @@ static void test_core(const char *what, unsigned w, int big, uint16_t machine, i
 		      t->truncated_bytes == (HEAP1_SIZE - (cut - off)) + 0x40 &&
 		      t->segs[0].avail == cut - off && t->segs[2].avail == 0 && t->missing_segs == 4 &&
 		      t->missing_bytes == (HEAP1_SIZE - (cut - off)) + 0xF00 + 0x40 + 0x1000);
-		if (t && cp_scan_image(t, 0, &s1, &err) == 0) {
+		if (t && scan_cmp(__func__, t, 0, &s1, &err) == 0) {
 			const struct cp_block *b = block_at(&s1, x.a);
 
 			CHECK(NAME("truncated: A and M found, A's data and guard missing"), s1.nblocks == 2 &&
@@ -854,7 +881,7 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 		img = cp_image_open_core(tpath("core-stack"), &err);
 		CHECK(NAME("core opens, the thread's sp in the stack segment"), img && img->nthreads == 1 &&
 		      img->threads[0].sp == sp && img->nfiles == nn - 1);
-		if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+		if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
 			if (nn == 2)
 				CHECK(NAME("core: both blocks live, the heap's damage only, 2 stack copies"),
 				      s.nlive == 2 && block_at(&s, hu) && block_at(&s, su) && s.ndamaged == 1 &&
@@ -873,7 +900,7 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 	}
 	write_file(tpath("raw-stack"), ms.p, ms.size);
 	img = cp_image_open_raw(tpath("raw-stack"), stack, w, big, machine, &err);
-	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+	if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
 		CHECK(NAME("raw dump of the same bytes: no threads, both are damage"),
 		      s.nlive == 1 && block_at(&s, su) && s.ndamaged == 2 && s.nstack_copies == 0 &&
 		      s.damaged[0].hdr == stack + 0x400 && s.damaged[1].hdr == stack + 0xC00);
@@ -997,7 +1024,7 @@ static void test_board_many(void)
 			elf_build(&file, 4, 0, ET_CORE, EM_ARM, notes, nn, segs, BM_SEGS);
 			write_file(tpath("core-many"), file.p, file.n);
 			img = cp_image_open_core(tpath("core-many"), &err);
-			if (!img || cp_scan_image(img, 1, &s, &err) != 0) {
+			if (!img || scan_cmp(__func__, img, 1, &s, &err) != 0) {
 				CHECK("board many: opens and scans", 0);
 				cp_image_free(img);
 				continue;
@@ -1080,7 +1107,7 @@ static void test_guards_fast(void)
 	elf_build(&file, 8, 0, ET_CORE, EM_X86_64, notes, 1, segs, 1);
 	write_file(tpath("core-guards"), file.p, file.n);
 	img = cp_image_open_core(tpath("core-guards"), &err);
-	if (!img || cp_scan_image(img, 1, &s, &err) != 0) {
+	if (!img || scan_cmp(__func__, img, 1, &s, &err) != 0) {
 		CHECK("guards, fast path: opens and scans", 0);
 		cp_image_free(img);
 		goto out;
@@ -1135,7 +1162,7 @@ static void test_raw(unsigned w, int big)
 	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
 	CHECK(NAME("opens"), img && img->nsegs == 1 && img->segs[0].vaddr == HEAP1 &&
 	      img->segs[0].avail == HEAP1_SIZE && img->wsize == w && img->big_endian == big);
-	if (img && cp_scan_image(img, 0, &s, &err) == 0) {
+	if (img && scan_cmp(__func__, img, 0, &s, &err) == 0) {
 		const struct cp_block *b = block_at(&s, x.a);
 
 		/* M and O live in other segments; without them: 5 live, 2 freed, 6 damaged.
@@ -1214,7 +1241,7 @@ static void test_many_stacks(unsigned w, int big)
 	write_file(path, m.p, m.size);
 	memset(first_use, 0xFF, sizeof(first_use));
 	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
-	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+	if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
 		for (i = 0; i < MS_BLOCKS; i++) {
 			const struct cp_block *b = i < s.nblocks ? &s.blocks[i] : NULL;
 			unsigned k = ms_pick(i);
@@ -1264,7 +1291,98 @@ static void mem_reformat(struct mem *m, uint64_t hdr, uint64_t size, uint64_t dw
  * core), the same frames; D: format 1 with the cut bit, which that format does
  * not have (a DEPTH out of bounds); E: format 2, cut, START overwritten (found
  * by its END, verified by the check word over the cut DEPTH). */
-static void test_cut(unsigned w, int big)
+/* The first len bytes of m as an image: a raw dump (core 0), or an ET_CORE of one
+ * writable segment, no notes (core 1: for W=8 little-endian, the fast path's
+ * images). NULL with *err set when it does not open; the caller frees it. */
+static struct cp_image *mem_open(const char *path, const struct mem *m, size_t len, int core,
+				 struct cp_error *err)
+{
+	struct buf f = { 0 };
+	struct seg sg = { m->base, m->p, len, len, PF_R | PF_W };
+	struct cp_image *img;
+
+	if (!core) {
+		write_file(path, m->p, len);
+		return cp_image_open_raw(path, m->base, m->w, m->big, EM_ARM, err);
+	}
+	elf_build(&f, m->w, m->big, ET_CORE, m->w == 8 ? EM_X86_64 : EM_ARM, NULL, 0, &sg, 1);
+	write_file(path, f.p, f.n);
+	free(f.p);
+	img = cp_image_open_core(path, err);
+	return img;
+}
+
+/* Headers check_start8() must leave as check_start() reads them, in a core and
+ * in a raw dump: a live START with a freed END (a free() caught half-way) and a
+ * guard running past the mapping, both with a right check word. */
+static void test_fast_edges(unsigned w, int big, int core)
+{
+	struct mem m;
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	const uint64_t f[1] = { 0x401000 };
+	uint64_t q, r_hdr, a_hdr, a, fake, fa[7], n;
+	char name[160], what[60];
+	const char *path = tpath("edges.bin");
+
+	snprintf(what, sizeof(what), "fast path edges W=%u %s %s", w, big ? "big" : "little",
+		 core ? "core" : "raw");
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	mem_init(&m, HEAP1, 0x300, w, big);
+	/* Q: START live, END freed */
+	q = mem_block(&m, HEAP1, 40, 1, 1, f, 8, 0, 0);
+	mem_word(&m, q - w, heapann_end_freed(w) | 1);
+	/* R: 36 bytes ending 4 bytes before the image's end, guard 8 (written into the
+	 * bytes the image leaves out) */
+	r_hdr = HEAP1 + 0x200 - 4 - 36 - heapann_header_bytes(1, w);
+	mem_block(&m, r_hdr, 36, 1, 2, f, 8, 0, 0);
+	/* A: live, its 7 frames a whole live header of depth 0 (F) whose user
+	 * address comes before A's: pushed after A, the chunk's blocks out of order */
+	a_hdr = HEAP1 + 0x80;
+	fake = a_hdr + HEAPANN_W_FRAMES * w + heapann_header_bytes(0, w);
+	fa[HEAPANN_W_START] = heapann_start_live(w);
+	fa[HEAPANN_W_INFO] = heapann_info_make(0, 0);
+	fa[HEAPANN_W_SIZE] = 4;
+	fa[HEAPANN_W_DEPTH] = 0;
+	fa[HEAPANN_W_SEQ] = 9;
+	fa[HEAPANN_W_CHECK] = heapann_check(a_hdr + HEAPANN_W_FRAMES * w, 4, 0, 9, fa[HEAPANN_W_INFO], w);
+	fa[HEAPANN_W_FRAMES] = heapann_end_live(w);
+	a = mem_block(&m, a_hdr, 16, 7, 3, fa, 8, 0, 0);
+	/* N: freed, its guard overwritten (memory reused): not checked */
+	n = mem_block(&m, HEAP1 + 0x110, 16, 1, 4, f, 8, 0, 1);
+	m.p[n + 16 - HEAP1] = 'x';
+	img = mem_open(path, &m, 0x200, core, &err);
+	if (img && scan_cmp(what, img, 1, &s, &err) == 0) {
+		const struct cp_block *b = block_at(&s, q);
+		const struct cp_damage *d = damage_at(&s, r_hdr);
+
+		CHECK(NAME("Q: a freed block (a free() caught half-way)"), b && b->state == CP_FREED &&
+		      b->size == 40 && b->seq == 1 && s.nfreed == 2 && s.nlive == (core ? 2u : 3u));
+		CHECK(NAME("A and F: both live, sorted by user address"), fake < a && block_at(&s, a) &&
+		      block_at(&s, a)->state == CP_LIVE && block_at(&s, fake) &&
+		      block_at(&s, fake)->state == CP_LIVE && block_at(&s, fake)->size == 4 &&
+		      blocks_sorted(&s));
+		CHECK(NAME("N: freed, its guard not checked"), block_at(&s, n) &&
+		      block_at(&s, n)->state == CP_FREED && !(block_at(&s, n)->flags & CP_GUARD_BROKEN) &&
+		      s.nguard_broken == 0);
+		if (core)
+			CHECK(NAME("R: its guard past the mapping, damaged (bounds)"), s.ndamaged == 1 && d &&
+			      d->kind == CP_DMG_BOUNDS && d->first_bad == HEAPANN_W_SIZE);
+		else
+			CHECK(NAME("R: a raw dump is not the whole mapping: live, no damage"), s.ndamaged == 0 &&
+			      block_at(&s, r_hdr + heapann_header_bytes(1, w)) &&
+			      block_at(&s, r_hdr + heapann_header_bytes(1, w))->state == CP_LIVE);
+		cp_scan_free(&s);
+	} else {
+		CHECK(NAME("scan"), 0);
+	}
+	cp_image_free(img);
+	free(m.p);
+#undef NAME
+}
+
+static void test_cut(unsigned w, int big, int core)
 {
 	struct mem m;
 	struct cp_error err = { 0 };
@@ -1275,7 +1393,8 @@ static void test_cut(unsigned w, int big)
 	char name[160], what[40];
 	const char *path = tpath("cut.bin");
 
-	snprintf(what, sizeof(what), "cut stacks W=%u %s", w, big ? "big" : "little");
+	snprintf(what, sizeof(what), "cut stacks W=%u %s %s", w, big ? "big" : "little",
+		 core ? "core" : "raw");
 #define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
 	mem_init(&m, HEAP1, 5 * 256, w, big);
 	for (i = 0; i < 5; i++) {
@@ -1287,9 +1406,8 @@ static void test_cut(unsigned w, int big)
 	mem_reformat(&m, hdr[3], 40, 3 | HEAPANN_DEPTH_CUT, 4, 1);
 	mem_reformat(&m, hdr[4], 40, 3 | HEAPANN_DEPTH_CUT, 5, 2);
 	mem_word(&m, hdr[4], 0x5A5A5A5A);
-	write_file(path, m.p, m.size);
-	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
-	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+	img = mem_open(path, &m, m.size, core, &err);
+	if (img && scan_cmp(what, img, 1, &s, &err) == 0) {
 		const struct cp_block *b = s.blocks;
 		const struct cp_damage *d = s.damaged;
 
@@ -1324,7 +1442,7 @@ static void test_cut(unsigned w, int big)
  * the freed block by that END inside A's header. Its user address comes before
  * A's, so the scan must sort the blocks and number the stacks by first use in
  * the sorted order, the same for any threads and chunks. */
-static void test_unsorted(unsigned w, int big)
+static void test_unsorted(unsigned w, int big, int core)
 {
 	struct mem m;
 	struct cp_error err = { 0 };
@@ -1336,7 +1454,8 @@ static void test_unsorted(unsigned w, int big)
 	char name[160], what[40];
 	const char *path = tpath("unsorted.bin");
 
-	snprintf(what, sizeof(what), "unsorted W=%u %s", w, big ? "big" : "little");
+	snprintf(what, sizeof(what), "unsorted W=%u %s %s", w, big ? "big" : "little",
+		 core ? "core" : "raw");
 #define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
 	mem_init(&m, HEAP1, 0x400, w, big);
 	x = mem_block(&m, HEAP1, 24, 2, 1, s1, 8, 0, 0);
@@ -1352,9 +1471,8 @@ static void test_unsorted(unsigned w, int big)
 	a = mem_block(&m, a_hdr, 32, 8, 2, fa, 8, 0, 0);
 	fake = a_hdr + HEAPANN_W_FRAMES * w + heapann_header_bytes(1, w);
 	y = mem_block(&m, (a + 32 + 8 + 15) & ~(uint64_t)15, 40, 2, 3, s1, 8, 0, 0);
-	write_file(path, m.p, m.size);
-	img = cp_image_open_raw(path, HEAP1, w, big, EM_ARM, &err);
-	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+	img = mem_open(path, &m, m.size, core, &err);
+	if (img && scan_cmp(what, img, 1, &s, &err) == 0) {
 		const struct cp_block *bf = block_at(&s, fake), *ba = block_at(&s, a);
 
 		CHECK(NAME("3 live, 1 freed, sorted"), s.nlive == 3 && s.nfreed == 1 && s.nblocks == 4 &&
@@ -1599,6 +1717,12 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	/* whether scan_cmp's AVX2 against SSE2 comparison compared anything */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(CP_NO_AVX2) && !defined(CP_NO_SIMD)
+	printf("# AVX2: %s\n", __builtin_cpu_supports("avx2") ? "yes" : "no");
+#else
+	printf("# AVX2: no (not built)\n");
+#endif
 	test_core("ELF64 LE x86_64", 8, 0, EM_X86_64, 19, 16);
 	test_core("ELF64 BE aarch64", 8, 1, EM_AARCH64, 31, 32);
 	test_core("ELF32 LE ARM", 4, 0, EM_ARM, 13, 15);
@@ -1616,10 +1740,15 @@ int main(void)
 	test_guards_fast();
 	test_many_stacks(8, 0);
 	test_many_stacks(4, 1);
-	test_unsorted(8, 0);
-	test_unsorted(4, 1);
-	test_cut(8, 0);
-	test_cut(4, 1);
+	test_unsorted(8, 0, 0);
+	test_unsorted(4, 1, 0);
+	test_unsorted(8, 0, 1);
+	test_cut(8, 0, 0);
+	test_cut(4, 1, 0);
+	test_cut(8, 0, 1);
+	test_fast_edges(8, 0, 1);
+	test_fast_edges(8, 0, 0);
+	test_fast_edges(4, 1, 1);
 	test_buildid();
 	test_bad_input();
 	test_mutations();
