@@ -199,12 +199,18 @@ static int lost_exclude_arena(struct lost_ctx *x)
 				continue;
 			if (!(ds = lost_ds(x)))
 				return 0;
-			if (cli_datasym(ds, a, &ref) == 0 && ref.name && !strcmp(ref.name, "main_arena") &&
-			    ref.size) {
+			if (cli_datasym(ds, a, &ref) < 0 || !ref.name || !ref.size)
+				continue;
+			if (!strcmp(ref.name, "main_arena")) {
 				x->arena_start = ref.start;
 				x->arena_end = ref.start + ref.size;
 				return an_roots_exclude_arena(&x->roots, x->arena_start, x->arena_end);
 			}
+			/* the rest of this variable names it again: on past its end
+			 * (one lookup for a global array of pointers into the heap,
+			 * not one a word) */
+			if (ref.start <= a && ref.start + ref.size > a + w)
+				a += (ref.start + ref.size - a - 1) / w * w;
 		}
 	}
 	return 0;
