@@ -1552,6 +1552,55 @@ static int damage_cmp(const void *a, const void *b)
 	return x->hdr < y->hdr ? -1 : x->hdr > y->hdr;
 }
 
+/* A freed block of a glibc process whose SIZE word was reused too: glibc's free
+ * of a chunk too large for the small bins (1,008 bytes of user data and up on
+ * 64-bit) writes fd_nextsize there (NULL in the unsorted bin), after fd and bk
+ * over the pad and START or START and INFO. --addr read "0 bytes" for a freed
+ * block of 1,024. glibc's chunk size, in the word before the raw block (the
+ * header rounded down to glibc's alignment, 2 words or 16 bytes), bounds the
+ * request to 48 values (16 of rounding, and a realloc in place keeps a rest
+ * under glibc's MINSIZE, 32 bytes): the size is the one the check word proves with the
+ * INFO of a valid header whose pad puts the raw block there (B's SEQ and DEPTH
+ * must have survived). Returns 1 when proven (B is then verified). */
+static int recover_freed_size(const struct scanner *sc, const uint64_t *infos, size_t ninfos,
+			      struct cp_block *b, uint64_t chk, uint64_t dword)
+{
+	const unsigned w = sc->w;
+
+	for (unsigned al = 2 * w; al <= 16; al *= 2) {
+		uint64_t raw = b->hdr & ~(uint64_t)(al - 1), csz, lead = b->user - raw;
+		const unsigned char *q;
+
+		if (raw < w || (q = cp_image_ptr(sc->img, raw - w, w)) == NULL)
+			continue;
+		csz = cp_decode(q, w, sc->big) & ~(uint64_t)7;
+		if (csz < 4 * w || csz - w < lead || csz > ((uint64_t)1 << 40))
+			continue;
+		for (size_t i = 0; i < ninfos; i++) {
+			uint64_t g = heapann_info_guard(infos[i]), hi = csz - w, lo = hi > 47 ? hi - 47 : 0;
+
+			if (heapann_info_pad(infos[i]) * w != b->hdr - raw)
+				continue;
+			/* (a 0-byte block asks for more than its guard: ha_alloc; size 0
+			 * is tried last) */
+			for (uint64_t req = hi + 2; req-- > lo;) {
+				uint64_t size = req > hi || req < lead + g ? 0 : req - lead - g;
+
+				if (heapann_check(b->hdr, size, dword, b->seq, infos[i], w) != chk)
+					continue;
+				b->size = size;
+				b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
+				b->guard_len = (uint8_t)g;
+				b->pad = (uint32_t)(b->hdr - raw);
+				return 1;
+			}
+		}
+		if (al == 16)
+			break;
+	}
+	return 0;
+}
+
 /* A freed block found by its END alone whose INFO word was reused: if the check
  * word verifies with the INFO of some valid header, its fields are proven. */
 static void verify_unverified(const struct scanner *sc, const uint64_t *infos, size_t ninfos,
@@ -1577,6 +1626,8 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 			return;
 		}
 	}
+	if (sc->img->kind == CP_KIND_CORE)
+		recover_freed_size(sc, infos, ninfos, b, chk, dword);
 }
 
 /* The final number of merged stack old (numbered by first use: the first not
