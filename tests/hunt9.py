@@ -39,9 +39,11 @@ def check(name, ok, detail=""):
     return ok
 
 
-def snap_cores(d):
-    """The snapshots libheapann wrote in d (prog.PID.N.core), in order of N."""
-    cs = [f for f in os.listdir(d) if f.startswith("prog.") and f.endswith(".core")]
+def snap_cores(d, pid=None):
+    """The snapshots libheapann wrote in d (prog.PID.N.core), in order of N;
+    with pid, only that process's (a fork()ed child writes its own)."""
+    cs = [f for f in os.listdir(d) if f.startswith("prog.") and f.endswith(".core") and
+          (pid is None or f.split(".")[1] == str(pid))]
     return [os.path.join(d, f) for f in sorted(cs, key=lambda f: int(f.split(".")[-2]))]
 
 
@@ -75,9 +77,10 @@ def run_prog(d, exe, end, env, snap=False, reg=False):
         return core if os.path.exists(core) else None
     if end == "exit":
         env["HEAPANN_SNAPSHOT"] = "signal,exit" if snap else "exit"
-        subprocess.run([exe], cwd=d, env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=120)
-        cs = [os.path.basename(f) for f in snap_cores(d)[-1:]]
+        p = subprocess.Popen([exe], cwd=d, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        p.wait(timeout=120)
+        cs = [os.path.basename(f) for f in snap_cores(d, pid=p.pid)[-1:]]
     elif end == "abort":
         def lim():
             resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY,

@@ -246,6 +246,12 @@ if h10:
         blocks.append({"id": len(blocks), "site": reuse["site"], "size": reuse["size"],
                        "fate": "keep"})
 REACH = ("keep", "stack", "tls", "tstack", "ttls", "reg")
+# h10: a fork()ed child allocates K blocks of one size (frees the first F of
+# them) and takes its own signal snapshot (with HUNT10_SNAP)
+child = None
+if h10 and R.random() < 0.6:
+    k = R.randint(1, 4)
+    child = {"size": R.choice(SIZES), "count": k, "frees": R.randint(0, k - 1)}
 # categories (memcheck's), from the roots: keep/stack/tls -> reachable start
 live = [b for b in blocks if b["fate"] not in ("free", "gone")]
 cat = {}
@@ -405,6 +411,7 @@ for fn in files:
 
 M = files["main.c"]
 M += ["#include <pthread.h>", "#include <signal.h>", "#include <stdio.h>",
+      "#include <sys/wait.h>",
       "#include <unistd.h>", "#include <fcntl.h>", "#include <stdint.h>", ""]
 M.append("void *h9_slot[%d];" % max(slot_n, 1))
 M.append("__thread void *h9_tls[%d];" % max(slot_n, 1))
@@ -464,6 +471,30 @@ if regblk:
     M.append("__attribute__((noinline, used)) void h9_leaf(void *p)")
     M.append("{")
     M.append("\t__asm__ volatile(\"\" : : \"r\"(p) : \"memory\");")
+    M.append("}")
+if child:
+    M.append("void *h9_cslot[%d];" % child["count"])
+    M.append("__attribute__((noinline)) static void h9_child(const char *an)")
+    M.append("{")
+    M.append("\tchar buf[4200];")
+    M.append("\tint fd = -1;")
+    M.append("\tif (an) {")
+    M.append("\t\tsnprintf(buf, sizeof buf, \"%s.child\", an);")
+    M.append("\t\tfd = open(buf, O_WRONLY | O_CREAT | O_TRUNC, 0644);")
+    M.append("\t}")
+    M.append("\tfor (int i = 0; i < %d; i++) {" % child["count"])
+    M.append("\t\tvoid *p = malloc(h9_n(%d));" % child["size"])
+    child["line"] = len(M)
+    M.append("\t\th9_fill(p, %d, 0);" % child["size"])
+    M.append("\t\th9_cslot[i] = p;")
+    M.append("\t\tint n = snprintf(buf, sizeof buf, \"cblk %d %p\\n\", i, p);")
+    M.append("\t\tif (fd >= 0 && write(fd, buf, n) != n) abort();")
+    M.append("\t}")
+    M.append("\tfor (int i = 0; i < %d; i++) {" % child["frees"])
+    M.append("\t\tfree(h9_cslot[i]);")
+    M.append("\t\th9_cslot[i] = 0;")
+    M.append("\t}")
+    M.append("\tif (fd >= 0) close(fd);")
     M.append("}")
 M.append("__attribute__((noinline)) static void h9_fates(void **loc)")
 M.append("{")
@@ -567,6 +598,17 @@ M.append("\tif (h9_addrfd >= 0) close(h9_addrfd);")
 M.append("\th9_scrub();")
 if h10:
     M.append("\tif (h9_snap) raise(SIGUSR2);")
+if child:
+    M.append("\tif (h9_snap) {")
+    M.append("\t\tpid_t pid = fork();")
+    M.append("\t\tif (pid == 0) {")
+    M.append("\t\t\th9_child(an);")
+    child["call"] = len(M)
+    M.append("\t\t\traise(SIGUSR2);")
+    M.append("\t\t\t_exit(0);")
+    M.append("\t\t}")
+    M.append("\t\tif (pid > 0) waitpid(pid, 0, 0);")
+    M.append("\t}")
 if regblk:
     M.append("\th9_leaf(h9_take(%d));" % regblk["id"])
 if end == "gcore":
@@ -680,7 +722,7 @@ if reuse:
 truth = {"seed": seed, "end": end, "links": links, "threads": nthreads, "sites": truth_sites,
          "blocks": blocks, "log": log, "recf": funcs[recf]["name"],
          "recdepth": recdepth, "h10": h10, "calls": calls, "snap1": snap1,
-         "reg": regblk["id"] if regblk else None, "reuse": reuse,
+         "reg": regblk["id"] if regblk else None, "reuse": reuse, "child": child,
          "functions": {f["name"]: {"file": f["file"], "kind": f["kind"]} for f in funcs}}
 if cxx:
     for d in truth_sites:
