@@ -329,7 +329,9 @@ def emit_func(fi, L, fname):
         elif k == "calloc":
             if s.get("ovf"):
                 # n * size overflows: NULL, one more calloc call, no block
-                L.append("\t\tif (calloc(h9_n((size_t)1 << 62), h9_n(8))) abort();")
+                # (through a volatile: clang -O2 drops an allocation whose
+                # result is only tested, and takes it as not NULL)
+                L.append("\t\tif ((h9_sinkp = calloc(h9_n((size_t)1 << 62), h9_n(8)))) abort();")
             line = "\t\tp = calloc(h9_n(%d), h9_n(%d));" % (s["nmemb"], s["esize"])
         elif k == "realloc_null":
             # (a constant NULL: the compiler makes realloc(0, n) a malloc)
@@ -340,7 +342,7 @@ def emit_func(fi, L, fname):
                 s["line0"] = len(L)
                 L.append("\t\th9_fill(p, %d, 0);" % s["size0"])
             if s["ovf"]:
-                L.append("\t\tif (reallocarray(p, h9_n((size_t)1 << 62), h9_n(8))) abort();")
+                L.append("\t\tif ((h9_sinkp = reallocarray(p, h9_n((size_t)1 << 62), h9_n(8)))) abort();")
             line = "\t\tp = reallocarray(%s, h9_n(%d), h9_n(%d));" % (
                 "p" if s["size0"] is not None else "h9_null", s["nmemb"], s["esize"])
         elif k == "memalign":
@@ -387,6 +389,7 @@ hdr = ["#include <stddef.h>", "void h9_put(int id, void *p, size_t n, int filled
        "extern char h9_str[];"]
 if h10:
     hdr.append("extern void *volatile h9_null;")
+    hdr.append("extern void *volatile h9_sinkp;")
 if cxx:
     hdr.append("struct H9Obj { char c[48]; };")
 for i, f in enumerate(funcs):
@@ -419,6 +422,7 @@ if h10:
     M.append("void *volatile *h9_tstk[8];")
     M.append("void **h9_ttls[8];")
     M.append("void *volatile h9_null;")
+    M.append("void *volatile h9_sinkp;")
     M.append("int h9_tid[8];")
     M.append("static int h9_snap;")
     M.append("static const signed char h9_own[] = {%s0};" % "".join(
