@@ -414,7 +414,6 @@ for fn in files:
 
 M = files["main.c"]
 M += ["#include <pthread.h>", "#include <signal.h>", "#include <stdio.h>",
-      "#include <sys/wait.h>",
       "#include <unistd.h>", "#include <fcntl.h>", "#include <stdint.h>", ""]
 M.append("void *h9_slot[%d];" % max(slot_n, 1))
 M.append("__thread void *h9_tls[%d];" % max(slot_n, 1))
@@ -477,6 +476,7 @@ if regblk:
     M.append("\t__asm__ volatile(\"\" : : \"r\"(p) : \"memory\");")
     M.append("}")
 if child:
+    M.insert(M.index("#include <pthread.h>"), "#include <sys/wait.h>")
     M.append("void *h9_cslot[%d];" % child["count"])
     M.append("__attribute__((noinline)) static void h9_child(const char *an)")
     M.append("{")
