@@ -413,7 +413,8 @@ for fn in files:
             emit_func(i, L, fn)
 
 M = files["main.c"]
-M += ["#include <pthread.h>", "#include <signal.h>", "#include <stdio.h>",
+M += (["#include <sys/wait.h>"] if h10 else []) + [
+      "#include <pthread.h>", "#include <signal.h>", "#include <stdio.h>",
       "#include <unistd.h>", "#include <fcntl.h>", "#include <stdint.h>", ""]
 M.append("void *h9_slot[%d];" % max(slot_n, 1))
 M.append("__thread void *h9_tls[%d];" % max(slot_n, 1))
@@ -476,7 +477,6 @@ if regblk:
     M.append("\t__asm__ volatile(\"\" : : \"r\"(p) : \"memory\");")
     M.append("}")
 if child:
-    M.insert(M.index("#include <pthread.h>"), "#include <sys/wait.h>")
     M.append("void *h9_cslot[%d];" % child["count"])
     M.append("__attribute__((noinline)) static void h9_child(const char *an)")
     M.append("{")
