@@ -186,6 +186,38 @@ static uint64_t stack_end_before_heap(const struct cp_image *img, const struct c
 #define X86_64_RED_ZONE 128u
 #define X86_64_FS_BASE 21
 
+/* How far below the end of a thread's stack mapping its TCB is looked for when
+ * the core lacks its fs_base: glibc puts struct pthread (2,304 bytes in 2.36)
+ * at the top of the mapping, the static TLS right below it. */
+#define TCB_SEARCH 16384u
+
+/* The TCB of a thread whose fs_base the core lacks (libheapann's snapshots give
+ * the threads other than their own only pc, stack pointer and system call
+ * arguments: the TLS of a thread at its exit snapshot read as plain stack, in
+ * --addr and in --why's roots). glibc's tcbhead_t starts with tcb and self,
+ * words 0 and 2, both the TCB's own address, with the DTV pointer in word 1:
+ * the highest such word in the last TCB_SEARCH bytes of the segment holding
+ * sp, above sp. Returns 0 with *tp, -1 when none is there. */
+static int tcb_on_stack(const struct cp_image *img, uint64_t sp, uint64_t *tp)
+{
+	const struct cp_segment *sg = cp_image_segment(img, sp);
+	uint64_t end, a, v, dtv;
+
+	/* the segment alone: the next thread's guard and stack, or a library,
+	 * may be mapped right above it */
+	if (!sg)
+		return -1;
+	end = sg->vaddr + sg->memsz;
+	for (a = (end - 24) & ~(uint64_t)7; a > sp && end - a <= TCB_SEARCH; a -= 8)
+		if (cp_image_read_word(img, a, &v) == 0 && v == a &&
+		    cp_image_read_word(img, a + 16, &v) == 0 && v == a &&
+		    cp_image_read_word(img, a + 8, &dtv) == 0 && dtv) {
+			*tp = a;
+			return 0;
+		}
+	return -1;
+}
+
 int an_thread_pointer(const struct cp_image *img, size_t t, uint64_t *tp)
 {
 	const struct cp_thread *th;
@@ -193,8 +225,11 @@ int an_thread_pointer(const struct cp_image *img, size_t t, uint64_t *tp)
 	if (img->machine != EM_X86_64 || t >= img->nthreads)
 		return -1;
 	th = &img->threads[t];
-	if (th->nregs <= X86_64_FS_BASE || !th->regs[X86_64_FS_BASE])
+	if (th->nregs <= X86_64_FS_BASE)
 		return -1;
+	if (!th->regs[X86_64_FS_BASE])
+		return an_regs_partial(img, t) && img->kind == CP_KIND_CORE ?
+		       tcb_on_stack(img, th->sp, tp) : -1;
 	*tp = th->regs[X86_64_FS_BASE];
 	return 0;
 }

@@ -112,7 +112,9 @@ int an_regs_partial(const struct cp_image *img, size_t t);
 
 /* Thread t's thread pointer into *tp: on x86-64 its fs_base (NT_PRSTATUS), where
  * glibc puts the thread's TCB, its static TLS blocks right below (TLS variant
- * II). Returns 0, or -1 on other machines and when the core holds none (0). */
+ * II); for a thread of libheapann's snapshot with only partial registers (no
+ * fs_base), the TCB glibc keeps at the top of its stack mapping, found by its
+ * self pointers. Returns 0, or -1 on other machines and when neither is there. */
 int an_thread_pointer(const struct cp_image *img, size_t t, uint64_t *tp);
 
 /* The root whose range holds addr (the first in order), or -1. */

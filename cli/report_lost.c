@@ -403,6 +403,7 @@ struct where {
 	unsigned reg;
 	struct cli_symref sym;
 	int have_sym;
+	struct cli_tlsref tls;  /* kind tls: the variable, when the executable's */
 };
 
 static void where_of(struct lost_ctx *x, const struct an_ref *r, struct where *w)
@@ -434,6 +435,14 @@ static void where_of(struct lost_ctx *x, const struct an_ref *r, struct where *w
 		/* from the thread's stack pointer: negative in the red zone below it */
 		if (rt->kind == AN_ROOT_STACK && (size_t)rt->thread < p->img->nthreads)
 			w->offset = r->addr - p->img->threads[rt->thread].sp;
+		/* a thread's static TLS, as --addr places it: a thread other than
+		 * the main one has it at the top of its stack mapping, read with
+		 * its stack; the executable's variables named */
+		if ((rt->kind == AN_ROOT_STACK || rt->kind == AN_ROOT_TLS) &&
+		    cli_datasym_tls(lost_ds(x), p->img, r->addr, &w->tls)) {
+			w->kind = "tls";
+			w->thread = (int)w->tls.thread;
+		}
 	} else {
 		w->kind = "other";
 	}
@@ -487,6 +496,9 @@ static void where_text(FILE *f, struct lost_ctx *x, const struct where *w)
 	if (!strcmp(w->kind, "tls")) {
 		fputs("thread-local storage of ", f);
 		cli_thread_text(f, img, w->thread);
+		if (w->tls.name)
+			fprintf(f, ": %s+0x%" PRIx64 " in %s", w->tls.name, w->tls.offset,
+				fmt_base(w->tls.module));
 		return;
 	}
 	if (w->have_sym && w->sym.name)
@@ -549,6 +561,13 @@ static void where_json(struct json *j, struct lost_ctx *x, const struct where *w
 		json_key(j, "symbol");
 		json_str(j, w->sym.name);
 		json_opt_u64(j, "symbol_offset", w->sym.name != NULL, w->sym.offset);
+	} else if (!strcmp(w->kind, "tls") && w->tls.name) {
+		json_key(j, "module");
+		json_str(j, w->tls.module);
+		json_key(j, "symbol");
+		json_str(j, w->tls.name);
+		json_key(j, "symbol_offset");
+		json_u64(j, w->tls.offset);
 	}
 	json_obj_end(j);
 }

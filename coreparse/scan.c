@@ -1552,10 +1552,69 @@ static int damage_cmp(const void *a, const void *b)
 	return x->hdr < y->hdr ? -1 : x->hdr > y->hdr;
 }
 
+/* A freed block of a glibc process whose SIZE word was reused too: glibc's free
+ * of a chunk too large for the small bins (1,008 bytes of user data and up on
+ * 64-bit) writes fd_nextsize there (NULL in the unsorted bin), after fd and bk
+ * over the pad and START or START and INFO. --addr read "0 bytes" for a freed
+ * block of 1,024. Per INFO of a valid header, the raw block is the header less
+ * that INFO's pad (glibc aligns it to 2 words), glibc's chunk size is in the
+ * word before it, and the size is the one the check word proves among: the 48
+ * requests that chunk size allows (16 of rounding, and a realloc in place
+ * keeps a rest under MINSIZE, 32 bytes), then, for a chunk merged with free
+ * neighbours since (its guard may lie under the old neighbour's chunk header),
+ * every size the chunk can hold, while *BUDGET (check words tried, for the
+ * whole scan) lasts. B's SEQ and DEPTH must have survived. Returns 1 when
+ * proven (B is then verified). */
+static int recover_try(struct cp_block *b, uint64_t size, uint64_t dword, uint64_t info,
+		       uint64_t chk, unsigned w, uint64_t raw)
+{
+	if (heapann_check(b->hdr, size, dword, b->seq, info, w) != chk)
+		return 0;
+	b->size = size;
+	b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
+	b->guard_len = (uint8_t)heapann_info_guard(info);
+	b->pad = (uint32_t)(b->hdr - raw);
+	return 1;
+}
+
+static int recover_freed_size(const struct scanner *sc, const uint64_t *infos, size_t ninfos,
+			      struct cp_block *b, uint64_t chk, uint64_t dword, uint64_t *budget)
+{
+	const unsigned w = sc->w;
+
+	for (size_t i = 0; i < ninfos; i++) {
+		uint64_t pad = heapann_info_pad(infos[i]) * w, g = heapann_info_guard(infos[i]);
+		uint64_t raw = b->hdr - pad, lead = b->user - raw, csz, hi, lo;
+		const unsigned char *q;
+
+		if (pad > b->hdr || raw < 2 * w || raw % (2 * w) ||
+		    (q = cp_image_ptr(sc->img, raw - w, w)) == NULL)
+			continue;
+		csz = cp_decode(q, w, sc->big) & ~(uint64_t)7;
+		if (csz < 4 * w || csz - w < lead || csz > ((uint64_t)1 << 40))
+			continue;
+		hi = csz - w;
+		lo = hi > 47 ? hi - 47 : 0;
+		/* (a 0-byte block asks for more than its guard: ha_alloc; size 0
+		 * is tried last) */
+		for (uint64_t req = hi + 2; req-- > lo;)
+			if (recover_try(b, req > hi || req < lead + g ? 0 : req - lead - g, dword,
+					infos[i], chk, w, raw))
+				return 1;
+		for (uint64_t size = 1; size + lead + g <= hi && *budget; size++, --*budget)
+			if (recover_try(b, size, dword, infos[i], chk, w, raw))
+				return 1;
+	}
+	return 0;
+}
+
+#define RECOVER_BUDGET (16u << 20)
+
 /* A freed block found by its END alone whose INFO word was reused: if the check
- * word verifies with the INFO of some valid header, its fields are proven. */
+ * word verifies with the INFO of some valid header, its fields are proven
+ * (recover_freed_size, within *BUDGET, when its SIZE word was reused too). */
 static void verify_unverified(const struct scanner *sc, const uint64_t *infos, size_t ninfos,
-			      struct cp_block *b)
+			      struct cp_block *b, uint64_t *budget)
 {
 	const unsigned w = sc->w;
 	const unsigned char *p = cp_image_ptr(sc->img, b->hdr, HEAPANN_FIXED_WORDS * w);
@@ -1577,6 +1636,8 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 			return;
 		}
 	}
+	if (sc->img->kind == CP_KIND_CORE)
+		recover_freed_size(sc, infos, ninfos, b, chk, dword, budget);
 }
 
 /* The final number of merged stack old (numbered by first use: the first not
@@ -1632,6 +1693,9 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	struct stab g;
 	uint32_t **remap, *newid = NULL;
 	uint64_t infos[INFO_SET * 4];
+	/* check words recover_freed_size may try over the whole scan: 0.15-0.2 s
+	 * at most (doc/performance.md, hunt10) */
+	uint64_t budget = RECOVER_BUDGET;
 	size_t i, nb = 0, nd = 0, nsig = 0, j, ninfos = 0, nf;
 	unsigned t, k;
 	int rc = -1, sorted;
@@ -1725,7 +1789,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 			if (sorted)
 				ob->stack = stack_number(out, ge, gf, newid, &nf, ob->stack);
 			if (ob->flags & CP_HDR_UNVERIFIED)
-				verify_unverified(sc, infos, ninfos, ob);
+				verify_unverified(sc, infos, ninfos, ob, &budget);
 			if (ob->user - cp_block_start(ob) > lead_max)
 				lead_max = ob->user - cp_block_start(ob);
 			if (ob->state == CP_LIVE) {

@@ -39,19 +39,48 @@ def check(name, ok, detail=""):
     return ok
 
 
-def run_prog(d, exe, end, env):
-    """Run exe in d under the preload to its end state; return the core's path."""
+def snap_cores(d, pid=None):
+    """The snapshots libheapann wrote in d (prog.PID.N.core), in order of N;
+    with pid, only that process's (a fork()ed child writes its own)."""
+    cs = [f for f in os.listdir(d) if f.startswith("prog.") and f.endswith(".core") and
+          (pid is None or f.split(".")[1] == str(pid))]
+    return [os.path.join(d, f) for f in sorted(cs, key=lambda f: int(f.split(".")[-2]))]
+
+
+def run_prog(d, exe, end, env, snap=False, reg=False):
+    """Run exe in d under the preload to its end state; return the core's path.
+    snap: HUNT10_SNAP set, with signal snapshots (snap_cores gives them); reg:
+    run under gdb to the first instruction of h9_leaf and gcore there."""
     env = dict(env)
     env["LD_PRELOAD"] = LIB
     env["HUNT9_ADDRS"] = os.path.join(d, "addrs.txt")
+    if snap:
+        env["HUNT10_SNAP"] = "1"
+        env["HEAPANN_SNAPSHOT"] = "signal,exit" if end == "exit" else "signal"
+        env["HEAPANN_QUIET"] = "1"
     for f in os.listdir(d):
         if f.startswith("core") or f.endswith(".core"):
             os.unlink(os.path.join(d, f))
+    if reg:
+        core = os.path.join(d, "core.g")
+        cmd = ["gdb", "-batch", "-nx", "-q", "-iex", "set auto-load off",
+               "-iex", "set debuginfod enabled off", "-iex", "set startup-with-shell off",
+               "-ex", "handle SIGUSR2 nostop noprint pass"]
+        for k in ("LD_PRELOAD", "HUNT9_ADDRS", "HUNT10_SNAP", "HEAPANN_SNAPSHOT",
+                  "HEAPANN_QUIET", "HEAPANN_DEPTH"):
+            if k in env:
+                cmd += ["-ex", "set environment %s=%s" % (k, env[k])]
+        cmd += ["-ex", "break *h9_leaf", "-ex", "run", "-ex", "gcore " + core, "-ex", "kill", exe]
+        e2 = {k: v for k, v in env.items() if k not in ("LD_PRELOAD", "HEAPANN_SNAPSHOT")}
+        subprocess.run(cmd, cwd=d, env=e2, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=180)
+        return core if os.path.exists(core) else None
     if end == "exit":
-        env["HEAPANN_SNAPSHOT"] = "exit"
-        subprocess.run([exe], cwd=d, env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=120)
-        cs = [f for f in os.listdir(d) if f.endswith(".core")]
+        env["HEAPANN_SNAPSHOT"] = "signal,exit" if snap else "exit"
+        p = subprocess.Popen([exe], cwd=d, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        p.wait(timeout=120)
+        cs = [os.path.basename(f) for f in snap_cores(d, pid=p.pid)[-1:]]
     elif end == "abort":
         def lim():
             resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY,
@@ -127,7 +156,7 @@ def memcheck_categories(blocks, links, addrs):
     st = {}
     work = []
     for b in live.values():
-        if b["fate"] in ("keep", "stack", "tls"):
+        if b["fate"] in ("keep", "stack", "tls", "tstack", "ttls", "reg"):
             st[b["id"]] = "still reachable"
             work.append(b["id"])
         elif b["fate"] == "interior":
@@ -156,11 +185,15 @@ def memcheck_categories(blocks, links, addrs):
         b["category"] = st[k]
 
 
-def run_seed(seed, a, work):
+def run_seed(seed, a, work, more=None):
+    """Generate, build, run and check one seed; more(ctx), when given, runs
+    more checks on it (tests/hunt10.py) before its directory is removed."""
+    h10 = getattr(a, "h10", False)
     d = os.path.join(work, "s%d" % seed)
     os.makedirs(d, exist_ok=True)
     subprocess.run([sys.executable, os.path.join(TOP, "tests/prog/randprog.py"),
-                    str(seed), d] + (["cxx"] if a.cxx else []), check=True)
+                    str(seed), d] + (["cxx"] if a.cxx else []) + (["h10"] if h10 else []),
+                   check=True)
     T = json.load(open(os.path.join(d, "truth.json")))
     tag = "seed %d %s%s -O%s %s depth %s %s" % (seed, a.cc, " C++" if a.cxx else "", a.opt, "pie" if a.pie else "no-pie",
                                            a.depth, T["end"])
@@ -176,7 +209,7 @@ def run_seed(seed, a, work):
     env = dict(os.environ)
     if a.depth:
         env["HEAPANN_DEPTH"] = str(a.depth)
-    core = run_prog(d, exe, T["end"], env)
+    core = run_prog(d, exe, T["end"], env, snap=h10, reg=T.get("reg") is not None)
     if not check("%s: core written" % tag, core is not None):
         return
     addrs = {}
@@ -185,6 +218,8 @@ def run_seed(seed, a, work):
         w = l.split()
         if w[0] == "blk":
             addrs[int(w[1])] = int(w[2], 16)
+        elif w[0] in ("ttls", "tstk", "tid"):
+            syms["%s%s" % (w[0], w[1])] = int(w[2], 16)
         else:
             syms[w[0]] = int(w[2], 16)
     roots = {"main"} | {"h9_thr%d" % t for t in range(T["threads"])}
@@ -212,7 +247,8 @@ def run_seed(seed, a, work):
             continue
         e = byaddr.get(ad)
         if not b["live"]:
-            if e is not None:
+            # (unless a live block of the program now starts there: h10's reuse)
+            if e is not None and not any(addrs.get(o["id"]) == ad for o in blocks if o["live"]):
                 mk = key_frames(J["stacks"][e["stack"]]["frames"], roots)
                 if mk and mk[0][0] and mk[0][0].startswith("h9_"):
                     bad.append("freed block %d at %#x still listed" % (b["id"], ad))
@@ -421,6 +457,19 @@ def run_seed(seed, a, work):
         g = {k: st.get(k) for k in w}
         check("%s: statistics: allocs, frees, bytes, live, peak" % tag, g == w,
               "got %s want %s" % (g, w))
+    if h10:
+        # the calls of each entry point; malloc, calloc and free also from
+        # pthread_create and libstdc++: only in a C program without threads
+        # the calls of each entry point. "calls" also counts those served
+        # without a header (README, Known limits: the unwinder's own, libc's
+        # in pthread_create, libstdc++'s): malloc, calloc and free at least
+        # the program's, the others exactly
+        wc = T["calls"]
+        gc = {k: v for k, v in (J["statistics"].get("calls") or {}).items() if v}
+        diff = [(k, gc.get(k, 0), wc.get(k, 0)) for k in set(gc) | set(wc)
+                if (gc.get(k, 0) < wc.get(k, 0) if k in ("malloc", "calloc", "free")
+                    else gc.get(k, 0) != wc.get(k, 0))]
+        check("%s: statistics: calls per entry point" % tag, not diff, str(diff))
 
     # 4b. the call graph: per function its own bytes and those under it; the
     # Massif tree's allocation sites (no threshold); the folded export
@@ -565,6 +614,9 @@ def run_seed(seed, a, work):
             check("%s: --why: chain for reachable, lost root for indirectly lost" % tag,
                   JW is not None and r.returncode == 0 and len(ws) == len(sample) and not bad,
                   str(bad[:3]))
+    if more:
+        more(dict(d=d, exe=exe, core=core, T=T, addrs=addrs, syms=syms, J=J, tag=tag,
+                   roots=roots, chains=chains, a=a, depth=depth))
     if not a.keep:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -592,4 +644,5 @@ def main():
     sys.exit(1 if nfail else 0)
 
 
-main()
+if __name__ == "__main__":
+    main()
