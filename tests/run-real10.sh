@@ -9,7 +9,7 @@
 #    _dl_find_object's table, aligned inside its block) where memcheck says
 #    still reachable. Fixed by reading the public words of ld.so's link maps
 #    lying in the heap outside blocks as roots (found through DT_DEBUG).
-# 2. python3 (PYTHONMALLOC=malloc) importing a C extension module, and sqlite3
+# 2. python3 (pymalloc, and PYTHONMALLOC=malloc) importing a C extension module, and sqlite3
 #    at exit: the four categories are memcheck's to the byte.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
@@ -57,17 +57,20 @@ fi
 # freeres; libstdc++'s pool is freed by both)
 py=/usr/bin/python3
 if [ -x $py ] && $py -I -S -c 'import _json' 2>/dev/null && command -v valgrind >/dev/null; then
-	PYTHONMALLOC=malloc "$B/heapann" --report=lost --top 0 $py -I -S -c 'import _json; print("ok")' \
-		>"$TMP/py.txt" 2>"$TMP/py.err"
-	check_eq "python3: exit 0" 0 $?
-	PYTHONMALLOC=malloc valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
-		--run-libc-freeres=no $py -I -S -c 'import _json; print("ok")' >/dev/null 2>"$TMP/py.vg"
-	check_eq "python3: _json's link_map still reachable" "still reachable" "$(mapcat "$TMP/py.txt")"
-	cats "python3: the four categories are memcheck's (but _dl_find_object's table)" \
-		"$TMP/py.txt" "$TMP/py.vg" _dlfo_mappings_segment_allocate
-	check_eq "python3: in use at exit as memcheck" \
-		"$(sed -n 's/^==[0-9]*== *in use at exit: \(.*\)$/\1/p' "$TMP/py.vg")" \
-		"$(sed -n 's/^live blocks: \([0-9,]*\), requested bytes: \([0-9,]*\),.*/\2 bytes in \1 blocks/p' "$TMP/py.txt")"
+	# -I -S: pymalloc (-I ignores PYTHONMALLOC); -S with PYTHONMALLOC=malloc
+	for how in "-I -S" "-S"; do
+		PYTHONMALLOC=malloc "$B/heapann" --report=lost --top 0 $py $how -c 'import _json; print("ok")' \
+			>"$TMP/py.txt" 2>"$TMP/py.err"
+		check_eq "python3 $how: exit 0" 0 $?
+		PYTHONMALLOC=malloc valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
+			--run-libc-freeres=no $py $how -c 'import _json; print("ok")' >/dev/null 2>"$TMP/py.vg"
+		check_eq "python3 $how: _json's link_map still reachable" "still reachable" "$(mapcat "$TMP/py.txt")"
+		cats "python3 $how: the four categories are memcheck's (but _dl_find_object's table)" \
+			"$TMP/py.txt" "$TMP/py.vg" _dlfo_mappings_segment_allocate
+		check_eq "python3 $how: in use at exit as memcheck" \
+			"$(sed -n 's/^==[0-9]*== *in use at exit: \(.*\)$/\1/p' "$TMP/py.vg")" \
+			"$(sed -n 's/^live blocks: \([0-9,]*\), requested bytes: \([0-9,]*\),.*/\2 bytes in \1 blocks/p' "$TMP/py.txt")"
+	done
 else
 	echo "# /usr/bin/python3 or valgrind missing: the python3 part skipped"
 fi
