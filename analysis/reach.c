@@ -292,6 +292,74 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
  * block in an_roots_find. */
 #define HEAP_LEAD_MAX (1u << 20)
 
+/* ---- mappings holding only glibc's mmapped chunks ---- */
+
+#define GLIBC_IS_MMAPPED 2u
+#define PAGE_MIN 4096u
+
+/* Segment i holds blocks, but when every one of them is a live block in a chunk
+ * glibc mmapped for it alone (a large block: size word IS_MMAPPED, the mapping
+ * [chunk - prev_size, chunk + size) page-aligned and inside the segment) and
+ * nothing else of the heap is there (no freed block, no damaged header), the
+ * rest of the segment is not heap: the kernel merged the chunks' mappings with
+ * an anonymous mapping of the program's own beside them (pymalloc's arenas).
+ * Add the parts of the segment outside those mappings as AN_ROOT_ANON roots and
+ * return 1; return 0 (nothing added) when the segment is a heap of another
+ * kind, or -1 out of memory. */
+static int mmapped_only_roots(const struct cp_image *img, const struct cp_scan *scan, size_t i,
+			      struct an_roots *out)
+{
+	const struct cp_segment *sg = &img->segs[i];
+	uint64_t v = sg->vaddr, e = v + sg->memsz, cur = v, w = img->wsize;
+	uint64_t los[8], his[8];
+	size_t k = cp_scan_lower(scan, v), npieces = 0, nchunks = 0;
+
+	if (e < v)
+		return 0;
+	if (k > 0 && cp_block_end(&scan->blocks[k - 1]) > v)
+		return 0;
+	for (size_t d = 0; d < scan->ndamaged; d++)
+		if (scan->damaged[d].hdr >= v && scan->damaged[d].hdr < e)
+			return 0;
+	for (; k < scan->nblocks && scan->blocks[k].user < e; k++) {
+		const struct cp_block *b = &scan->blocks[k];
+		uint64_t raw = cp_block_start(b), c = raw - 2 * w, size, prev, lo, hi;
+
+		if (b->state != CP_LIVE || raw < v + 2 * w || cp_image_read_word(img, raw - w, &size) < 0 ||
+		    cp_image_read_word(img, c, &prev) < 0 || !(size & GLIBC_IS_MMAPPED))
+			return 0;
+		size &= ~(uint64_t)7;
+		lo = c - prev;
+		hi = c + size;
+		if (prev > c || lo < cur || hi < c || hi > e || cp_block_end(b) > hi ||
+		    (lo | hi) % PAGE_MIN)
+			return 0;
+		if (lo > cur) {
+			if (npieces == sizeof(los) / sizeof(los[0]))
+				return 0;   /* more than a few pieces: left as heap */
+			los[npieces] = cur;
+			his[npieces++] = lo;
+		}
+		cur = hi;
+		nchunks++;
+	}
+	if (!nchunks)
+		return 0;
+	if (cur < e) {
+		if (npieces == sizeof(los) / sizeof(los[0]))
+			return 0;
+		los[npieces] = cur;
+		his[npieces++] = e;
+	}
+	for (size_t p = 0; p < npieces; p++) {
+		struct an_root r = { los[p], his[p], AN_ROOT_ANON, -1, NULL, 0 };
+
+		if (an_roots_add(out, &r) < 0)
+			return -1;
+	}
+	return 1;
+}
+
 /* ---- ld.so's link maps outside blocks ---- */
 
 #define LINKMAP_MAX 65536u     /* maps followed, over all namespaces */
@@ -554,8 +622,14 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			r.module = m->path;
 		}
 		if (mark[i] & 1) {
+			/* large blocks' own mappings merged with an anonymous one */
+			if (!m) {
+				if (mmapped_only_roots(img, scan, i, out) < 0)
+					goto out;
+				continue;
+			}
 			/* a heap merged with the bss before it: only the part before the heap */
-			if (!m || heap_first[i] <= sg->vaddr)
+			if (heap_first[i] <= sg->vaddr)
 				continue;
 			r.end = heap_first[i];
 		}
