@@ -311,12 +311,10 @@ static int mmapped_only_roots(const struct cp_image *img, const struct cp_scan *
 {
 	const struct cp_segment *sg = &img->segs[i];
 	uint64_t v = sg->vaddr, e = v + sg->memsz, cur = v, w = img->wsize;
-	uint64_t los[8], his[8];
-	size_t k = cp_scan_lower(scan, v), npieces = 0, nchunks = 0;
+	size_t k = cp_scan_lower(scan, v), n0 = out->n, nchunks = 0;
+	struct an_root r = { 0, 0, AN_ROOT_ANON, -1, NULL, 0 };
 
-	if (e < v)
-		return 0;
-	if (k > 0 && cp_block_end(&scan->blocks[k - 1]) > v)
+	if (e < v || (k > 0 && cp_block_end(&scan->blocks[k - 1]) > v))
 		return 0;
 	for (size_t d = 0; d < scan->ndamaged; d++)
 		if (scan->damaged[d].hdr >= v && scan->damaged[d].hdr < e)
@@ -327,37 +325,30 @@ static int mmapped_only_roots(const struct cp_image *img, const struct cp_scan *
 
 		if (b->state != CP_LIVE || raw < v + 2 * w || cp_image_read_word(img, raw - w, &size) < 0 ||
 		    cp_image_read_word(img, c, &prev) < 0 || !(size & GLIBC_IS_MMAPPED))
-			return 0;
+			goto heap;
 		size &= ~(uint64_t)7;
 		lo = c - prev;
 		hi = c + size;
 		if (prev > c || lo < cur || hi < c || hi > e || cp_block_end(b) > hi ||
 		    (lo | hi) % PAGE_MIN)
-			return 0;
-		if (lo > cur) {
-			if (npieces == sizeof(los) / sizeof(los[0]))
-				return 0;   /* more than a few pieces: left as heap */
-			los[npieces] = cur;
-			his[npieces++] = lo;
-		}
+			goto heap;
+		r.start = cur;
+		r.end = lo;
+		if (lo > cur && an_roots_add(out, &r) < 0)
+			return -1;
 		cur = hi;
 		nchunks++;
 	}
 	if (!nchunks)
-		return 0;
-	if (cur < e) {
-		if (npieces == sizeof(los) / sizeof(los[0]))
-			return 0;
-		los[npieces] = cur;
-		his[npieces++] = e;
-	}
-	for (size_t p = 0; p < npieces; p++) {
-		struct an_root r = { los[p], his[p], AN_ROOT_ANON, -1, NULL, 0 };
-
-		if (an_roots_add(out, &r) < 0)
-			return -1;
-	}
+		goto heap;
+	r.start = cur;
+	r.end = e;
+	if (cur < e && an_roots_add(out, &r) < 0)
+		return -1;
 	return 1;
+heap:
+	out->n = n0;   /* what was added for this segment goes again */
+	return 0;
 }
 
 /* ---- ld.so's link maps outside blocks ---- */
