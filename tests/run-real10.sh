@@ -91,13 +91,22 @@ print(sum(len(v) for v in d.values()), flush=True)
 os.abort()
 EOF
 	mkdir -p "$TMP/bigk"
-	sh -c "HEAPANN_SNAPSHOT=abort HEAPANN_SNAPSHOT_DIR='$TMP/bigk' LD_PRELOAD='$TOP/$B/libheapann.so' \
-		$py -I -S '$TMP/big.py'" >"$TMP/big.out" 2>/dev/null
+	# python copies its environment into objects: both runs get memcheck's
+	# (Debian's valgrind wrapper adds variables), LD_PRELOAD's difference in
+	# length made up by a variable PAD
+	base="PATH=/usr/bin:/bin HEAPANN_SNAPSHOT=abort HEAPANN_SNAPSHOT_DIR=$TMP/bigk"
+	vgpre=$(env -i $base valgrind -q /usr/bin/printenv LD_PRELOAD)
+	vgenv=$(env -i $base valgrind -q /usr/bin/env | grep -v '^LD_PRELOAD=' | tr '\n' ' ')
+	ours=$TOP/$B/libheapann.so
+	pado=p padv=p
+	while [ $((${#ours} + ${#pado})) -lt $((${#vgpre} + ${#padv})) ]; do pado=${pado}p; done
+	while [ $((${#ours} + ${#pado})) -gt $((${#vgpre} + ${#padv})) ]; do padv=${padv}p; done
+	sh -c "env -i $vgenv PAD=$pado LD_PRELOAD='$ours' $py -I -S '$TMP/big.py'" >"$TMP/big.out" 2>/dev/null
 	check_eq "python3 big: the program's bytes" 41943820 "$(cat "$TMP/big.out")"
 	"$B/mprof-core" --report=lost --top 0 $py "$TMP"/bigk/*.core >"$TMP/big.txt" 2>/dev/null
 	check_grep "python3 big: the 40 bytearrays (+1 byte each) still reachable" \
 		'^#[0-9]+: 41,943,860 bytes in 40 blocks are still reachable$' "$TMP/big.txt"
-	sh -c "valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
+	sh -c "env -i $base PAD=$padv valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
 		--run-libc-freeres=no $py -I -S '$TMP/big.py'" >/dev/null 2>"$TMP/big.vg"
 	cats "python3 big: the four categories are memcheck's" "$TMP/big.txt" "$TMP/big.vg"
 fi
@@ -117,5 +126,21 @@ EOF
 	cats "sqlite3: the four categories are memcheck's" "$TMP/sq.txt" "$TMP/sq.vg"
 else
 	echo "# sqlite3 or valgrind missing: the sqlite3 part skipped"
+fi
+# 4. a shell script that execs a real program (bash, then sqlite3 in the same
+# process, LD_PRELOAD kept): the last snapshot of the pid is sqlite3's; the
+# launcher gave mprof-core bash with it and the report failed ("core of
+# another program")
+if command -v bash >/dev/null && command -v sqlite3 >/dev/null; then
+	printf 'a=""; for i in $(seq 1 300); do a="$a $i"; done\necho ${#a}\nexec sqlite3 :memory: "select 41+1;"\n' \
+		>"$TMP/ex.sh"
+	"$B/heapann" bash "$TMP/ex.sh" >"$TMP/ex.out" 2>"$TMP/ex.err"
+	check_eq "bash exec sqlite3: exit 0" 0 $?
+	check_eq "bash exec sqlite3: the script's output" "1092 42" "$(grep -E '^[0-9]+$' "$TMP/ex.out" | tr '\n' ' ' | sed 's/ $//')"
+	check_grep "bash exec sqlite3: the launcher says what it reports" \
+		"^heapann: pid [0-9]+ ended as /.*/sqlite3 \\(it exec'd it\\): reporting that program's snapshot$" "$TMP/ex.err"
+	check_grep "bash exec sqlite3: the report is of sqlite3's snapshot" '/sqlite3\.[0-9]+\.1\.core: core, ' "$TMP/ex.out"
+	check_grep "bash exec sqlite3: sqlite3's frames" '^    0x[0-9a-f]+ \[sqlite3\+0x[0-9a-f]+\]$' "$TMP/ex.out"
+	check "bash exec sqlite3: no failed report" sh -c "! grep -q 'report failed' '$TMP/ex.err'"
 fi
 done_testing
