@@ -327,6 +327,164 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
  * block in an_roots_find. */
 #define HEAP_LEAD_MAX (1u << 20)
 
+/* ---- mappings holding only glibc's mmapped chunks ---- */
+
+#define GLIBC_IS_MMAPPED 2u
+#define PAGE_MIN 4096u
+
+/* Segment i holds blocks, but when every one of them is a live block in a chunk
+ * glibc mmapped for it alone (a large block: size word IS_MMAPPED, the mapping
+ * [chunk - prev_size, chunk + size) page-aligned and inside the segment) and
+ * nothing else of the heap is there (no freed block, no damaged header), the
+ * rest of the segment is not heap: the kernel merged the chunks' mappings with
+ * an anonymous mapping of the program's own beside them (pymalloc's arenas).
+ * Add the parts of the segment outside those mappings as AN_ROOT_ANON roots and
+ * return 1; return 0 (nothing added) when the segment is a heap of another
+ * kind, or -1 out of memory. */
+static int mmapped_only_roots(const struct cp_image *img, const struct cp_scan *scan, size_t i,
+			      struct an_roots *out)
+{
+	const struct cp_segment *sg = &img->segs[i];
+	uint64_t v = sg->vaddr, e = v + sg->memsz, cur = v, w = img->wsize;
+	size_t k = cp_scan_lower(scan, v), n0 = out->n, nchunks = 0;
+	struct an_root r = { 0, 0, AN_ROOT_ANON, -1, NULL, 0 };
+
+	if (e < v || (k > 0 && cp_block_end(&scan->blocks[k - 1]) > v))
+		return 0;
+	for (size_t d = 0; d < scan->ndamaged; d++)
+		if (scan->damaged[d].hdr >= v && scan->damaged[d].hdr < e)
+			return 0;
+	for (; k < scan->nblocks && scan->blocks[k].user < e; k++) {
+		const struct cp_block *b = &scan->blocks[k];
+		uint64_t raw = cp_block_start(b), c = raw - 2 * w, size, prev, lo, hi;
+
+		if (b->state != CP_LIVE || raw < v + 2 * w || cp_image_read_word(img, raw - w, &size) < 0 ||
+		    cp_image_read_word(img, c, &prev) < 0 || !(size & GLIBC_IS_MMAPPED))
+			goto heap;
+		size &= ~(uint64_t)7;
+		lo = c - prev;
+		hi = c + size;
+		if (prev > c || lo < cur || hi < c || hi > e || cp_block_end(b) > hi ||
+		    (lo | hi) % PAGE_MIN)
+			goto heap;
+		r.start = cur;
+		r.end = lo;
+		if (lo > cur && an_roots_add(out, &r) < 0)
+			return -1;
+		cur = hi;
+		nchunks++;
+	}
+	if (!nchunks)
+		goto heap;
+	r.start = cur;
+	r.end = e;
+	if (cur < e && an_roots_add(out, &r) < 0)
+		return -1;
+	return 1;
+heap:
+	out->n = n0;   /* what was added for this segment goes again */
+	return 0;
+}
+
+/* ---- ld.so's link maps outside blocks ---- */
+
+#define LINKMAP_MAX 65536u     /* maps followed, over all namespaces */
+#define LINKMAP_NS_MAX 16u     /* namespaces followed (r_next, glibc 2.35+) */
+#define ELF_DT_DEBUG 21
+#define ELF_AT_PHDR 3
+#define ELF_AT_PHNUM 5
+
+static uint64_t load_u32(const struct cp_image *img, const unsigned char *p)
+{
+	return img->big_endian ? (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 | (uint64_t)p[2] << 8 | p[3]
+			       : (uint64_t)p[3] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[1] << 8 | p[0];
+}
+
+/* The address of ld.so's struct r_debug, from the DT_DEBUG entry of the main
+ * program's dynamic section (found through AT_PHDR's PT_PHDR and PT_DYNAMIC),
+ * or 0 when the core does not say (a static program, no auxv, not dumped). */
+static uint64_t r_debug_addr(const struct cp_image *img)
+{
+	unsigned w = img->wsize, esz = w == 8 ? 56 : 32;
+	uint64_t phdr = 0, phnum = 0, bias = 0, dyn = 0, dynsz = 0;
+	int have_bias = 0;
+
+	if (cp_image_auxv(img, ELF_AT_PHDR, &phdr) < 0 || cp_image_auxv(img, ELF_AT_PHNUM, &phnum) < 0 ||
+	    !phnum || phnum > 4096)
+		return 0;
+	for (uint64_t i = 0; i < phnum; i++) {
+		const unsigned char *p = cp_image_ptr(img, phdr + i * esz, esz);
+		uint64_t type, vaddr, memsz;
+
+		if (!p)
+			return 0;
+		type = load_u32(img, p);
+		vaddr = cp_image_word(img, p + (w == 8 ? 16 : 8));
+		memsz = cp_image_word(img, p + (w == 8 ? 40 : 20));
+		if (type == PT_PHDR) {
+			bias = phdr - vaddr;
+			have_bias = 1;
+		} else if (type == PT_DYNAMIC) {
+			dyn = vaddr;
+			dynsz = memsz;
+		}
+	}
+	if (!have_bias || !dynsz)
+		return 0;
+	dyn += bias;
+	for (uint64_t off = 0; off + 2 * w <= dynsz && off < (1u << 20); off += 2 * w) {
+		uint64_t tag, val;
+
+		if (cp_image_read_word(img, dyn + off, &tag) < 0 || tag == DT_NULL)
+			return 0;
+		if (tag == ELF_DT_DEBUG)
+			return cp_image_read_word(img, dyn + off + w, &val) < 0 ? 0 : val;
+	}
+	return 0;
+}
+
+/* Add an AN_ROOT_LINKMAP root for each link_map of ld.so's lists (every
+ * namespace) whose public words lie in a heap segment (mark bit 1) and in no
+ * live block. Returns 0, or -1 out of memory. */
+static int linkmap_roots(const struct cp_image *img, const struct cp_scan *scan,
+			 const unsigned char *mark, struct an_roots *out)
+{
+	unsigned w = img->wsize;
+	uint64_t rd = r_debug_addr(img), version, lm;
+	unsigned steps = 0;
+
+	if (!rd || cp_image_read_word(img, rd, &version) < 0)
+		return 0;
+	/* r_version is an int: the high half of a big-endian 64-bit word */
+	version = img->big_endian && w == 8 ? version >> 32 : version & 0xffffffffu;
+	for (unsigned ns = 0; rd && ns < LINKMAP_NS_MAX; ns++) {
+		if (cp_image_read_word(img, rd + w, &lm) < 0)
+			break;
+		for (; lm && steps < LINKMAP_MAX; steps++) {
+			long s = seg_index(img, lm);
+			uint64_t end = lm + 5 * (uint64_t)w, next;
+			const struct cp_block *b = block_at(scan, lm);
+			const struct cp_block *e = block_at(scan, end - 1);
+
+			if (s >= 0 && (mark[s] & 1) && end > lm &&
+			    !(b && b->state == CP_LIVE) && !(e && e->state == CP_LIVE)) {
+				struct an_root r = { lm, end, AN_ROOT_LINKMAP, -1, NULL, 1 };
+
+				if (an_roots_add(out, &r) < 0)
+					return -1;
+			}
+			if (cp_image_read_word(img, lm + 3 * (uint64_t)w, &next) < 0)
+				break;
+			lm = next;
+		}
+		/* glibc 2.35+: r_version 2, r_next after r_ldbase links the other
+		 * namespaces' r_debug */
+		if (version < 2 || cp_image_read_word(img, rd + 5 * (uint64_t)w, &rd) < 0)
+			break;
+	}
+	return 0;
+}
+
 int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct an_roots *out)
 {
 	/* per segment: 1 heap, 2 stack, 4 TLS (taken), 8 file-backed */
@@ -490,14 +648,22 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			r.module = m->path;
 		}
 		if (mark[i] & 1) {
+			/* large blocks' own mappings merged with an anonymous one */
+			if (!m) {
+				if (mmapped_only_roots(img, scan, i, out) < 0)
+					goto out;
+				continue;
+			}
 			/* a heap merged with the bss before it: only the part before the heap */
-			if (!m || heap_first[i] <= sg->vaddr)
+			if (heap_first[i] <= sg->vaddr)
 				continue;
 			r.end = heap_first[i];
 		}
 		if (an_roots_add(out, &r) < 0)
 			goto out;
 	}
+	if (linkmap_roots(img, scan, mark, out) < 0)
+		goto out;
 	if (an_roots_exclude_stats(img, out) < 0)
 		goto out;
 	rc = 0;

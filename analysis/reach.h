@@ -39,7 +39,12 @@ enum an_root_kind {
 	AN_ROOT_TLS = 3,    /* the mapping at a thread's thread pointer (x86-64 fs_base) */
 	AN_ROOT_REGS = 4,   /* a thread's general registers (no memory range) */
 	AN_ROOT_USER = 5,   /* added by the caller (an ELF's data of a raw dump, tests) */
+	AN_ROOT_LINKMAP = 6, /* the public words (l_addr, l_name, l_ld, l_next, l_prev) of a
+			     * link_map of ld.so's list lying in a heap segment outside
+			     * any block: one ld.so made while libheapann was inside
+			     * malloc (its dlopen of libunwind), unannotated */
 };
+#define AN_ROOT_NKINDS 7
 
 /* One root: a range of the image read as words, or one thread's registers. */
 struct an_root {
@@ -76,7 +81,11 @@ struct an_roots {
  * data and bss, other writable mappings), each thread's stack from its stack
  * pointer to the end of its mapping (adjacent segments of a split mapping with the
  * same flags joined), each thread's registers and its TLS mapping. Segments that
- * hold blocks (the heap) are not roots. A raw dump has no roots of its own: the
+ * hold blocks (the heap) are not roots, but for the public words of each link_map
+ * of ld.so's list (found through the program's DT_DEBUG) that lies in one outside
+ * any block (AN_ROOT_LINKMAP): the maps of libunwind and its libraries, which
+ * libheapann loads inside malloc, are no blocks, and the l_next of the last of
+ * them is all that holds the link_map of a library the program dlopens later. A raw dump has no roots of its own: the
  * caller adds the ELF's writable segments with an_roots_add().
  * Returns 0 and fills *out (release with an_roots_release), or -1 out of memory. */
 int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct an_roots *out);

@@ -1366,6 +1366,47 @@ static int snap_is_libstdcxx(struct dl_phdr_info *info, size_t size, void *unuse
 	return info->dlpi_name && strstr(info->dlpi_name, "/libstdc++.so") != NULL;
 }
 
+#define SNAP_CXX_FREERES "_ZN9__gnu_cxx9__freeresEv"
+
+/* dl_iterate_phdr callback: does the main program (the first object) export
+ * __gnu_cxx::__freeres, libstdc++.a linked in (gcc's cc1)? Reads its .dynsym
+ * (as many symbols as lie between DT_SYMTAB and DT_STRTAB, where linkers put
+ * them) without dlsym, whose failure allocates. Stops after the first object. */
+static int snap_main_exports_freeres(struct dl_phdr_info *info, size_t size, void *unused)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	uintptr_t symtab = 0, strtab = 0, syment = sizeof(ElfW(Sym));
+
+	(void)size;
+	(void)unused;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_SYMTAB)
+			symtab = dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_STRTAB)
+			strtab = dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_SYMENT)
+			syment = dyn->d_un.d_val;
+	}
+	/* ld.so relocates these entries in place; not where .dynamic is read-only */
+	if (symtab && symtab < info->dlpi_addr)
+		symtab += info->dlpi_addr;
+	if (strtab && strtab < info->dlpi_addr)
+		strtab += info->dlpi_addr;
+	if (!symtab || strtab <= symtab || syment < sizeof(ElfW(Sym)))
+		return -1;
+	for (uintptr_t a = symtab; a + sizeof(ElfW(Sym)) <= strtab; a += syment) {
+		const ElfW(Sym) *sym = (const ElfW(Sym) *)a;
+
+		if (sym->st_name && sym->st_shndx != SHN_UNDEF && sym->st_value &&
+		    !strcmp((const char *)strtab + sym->st_name, SNAP_CXX_FREERES))
+			return 1;
+	}
+	return -1;
+}
+
 static void snap_exit_late(void *unused)
 {
 	void (*cxx_freeres)(void) = NULL;
@@ -1376,9 +1417,11 @@ static void snap_exit_late(void *unused)
 	 * (__gnu_cxx::__freeres) before it looks, so it is not in its report
 	 * and, live here, it was "still reachable" in every C++ program's.
 	 * Nothing the process does from here on throws. Looked up only when
-	 * libstdc++ is loaded: a dlsym that fails leaves blocks of its own. */
-	if (dl_iterate_phdr(snap_is_libstdcxx, NULL))
-		*(void **)&cxx_freeres = dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
+	 * libstdc++.so is loaded or the program exports it (libstdc++.a linked
+	 * in, gcc's cc1): a dlsym that fails allocates (the error's string and
+	 * state), which the whole run's statistics would count. */
+	if (dl_iterate_phdr(snap_is_libstdcxx, NULL) || dl_iterate_phdr(snap_main_exports_freeres, NULL) > 0)
+		*(void **)&cxx_freeres = dlsym(RTLD_DEFAULT, SNAP_CXX_FREERES);
 	if (cxx_freeres)
 		cxx_freeres();
 	snap_scrub_stack();

@@ -371,6 +371,7 @@ static const char *root_kind_name(uint32_t k)
 	case AN_ROOT_TLS: return "tls";
 	case AN_ROOT_REGS: return "register";
 	case AN_ROOT_USER: return "data";
+	case AN_ROOT_LINKMAP: return "link_map";
 	}
 	return "other";
 }
@@ -509,6 +510,10 @@ static void where_text(FILE *f, struct lost_ctx *x, const struct where *w)
 		fputs(w->have_sym ? " (module data)" : "module data", f);
 	else if (!strcmp(w->kind, "anonymous"))
 		fputs(w->have_sym ? " (anonymous mapping)" : "anonymous mapping", f);
+	else if (!strcmp(w->kind, "link_map"))
+		fprintf(f, "l_%s of a link_map of ld.so outside any block",
+			(const char *const[]){ "addr", "name", "ld", "next", "prev" }
+				[(w->addr - x->roots.v[w->root].start) / img->wsize % 5]);
 	else
 		fputs(w->have_sym ? " (not a root)" : "not a root (heap or unmapped)", f);
 }
@@ -665,7 +670,7 @@ static const uint32_t cat_order[] = {
 
 static void roots_summary_text(FILE *f, const struct lost_ctx *x)
 {
-	uint64_t bytes[6] = { 0 }, count[6] = { 0 };
+	uint64_t bytes[AN_ROOT_NKINDS] = { 0 }, count[AN_ROOT_NKINDS] = { 0 };
 	char a[32], b[32], c[32], d[32], e[32], g[32];
 
 	for (size_t i = 0; i < x->roots.n; i++) {
@@ -684,6 +689,9 @@ static void roots_summary_text(FILE *f, const struct lost_ctx *x)
 	if (count[AN_ROOT_ANON])
 		fprintf(f, ", other writable mappings %s bytes in %s ranges", fmt_num(a, bytes[AN_ROOT_ANON]),
 			fmt_num(b, count[AN_ROOT_ANON]));
+	if (count[AN_ROOT_LINKMAP])
+		fprintf(f, ", ld.so's link maps outside blocks %s bytes in %s", fmt_num(a, bytes[AN_ROOT_LINKMAP]),
+			fmt_num(b, count[AN_ROOT_LINKMAP]));
 	for (size_t i = 0; i < x->roots.nexclude; i++)
 		fprintf(f, "; left out: %s at 0x%" PRIx64 " (%s bytes)",
 			x->roots.exclude[i].kind == AN_EXCLUDE_STACK ? "a task's stack below its sp" :

@@ -290,6 +290,22 @@ static int snap_parse(const char *name, struct snap *s)
 	return 0;
 }
 
+/* The program a snapshot file is of: NAME of "NAME.PID.N.core[.zst]" (the
+ * executable's file name, which libheapann puts there) into out. */
+static void snap_prog_name(const char *file, char *out, size_t cap)
+{
+	const char *end = file + strlen(file);
+	int dots = 0;
+
+	if (end - file > 4 && !strcmp(end - 4, ".zst"))
+		end -= 4;
+	end -= 5;   /* ".core" */
+	while (end > file && dots < 2)
+		if (*--end == '.')
+			dots++;
+	snprintf(out, cap, "%.*s", (int)(end - file), file);
+}
+
 /* The snapshots in dir: *snaps (malloc'd, the caller frees) sorted by pid then N. */
 static int snap_cmp(const void *a, const void *b)
 {
@@ -768,6 +784,28 @@ int main(int argc, char **argv)
 			keep || !report ? "" : nsnaps - nmine == 1 ? " (removed with it: --keep-core keeps it)" :
 			" (removed with it: --keep-core keeps them)");
 
+	/* the program exec'd another (same pid, LD_PRELOAD kept): its last
+	 * snapshot is of that one, named after it; found on PATH as the shell
+	 * would, else left to the user (mprof-core checks the build-id anyway) */
+	{
+		char name[NAME_MAX + 1], found[PATH_MAX];
+		const char *base = strrchr(prog_exe, '/');
+
+		snap_prog_name(snaps[last].name, name, sizeof(name));
+		base = base ? base + 1 : prog_exe;
+		if (name[0] && strcmp(name, base) != 0) {
+			if (resolve_prog(name, found, sizeof(found)) == 0 && realpath(found, prog_exe)) {
+				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it): reporting "
+					"that program's snapshot\n", (long)pid, prog_exe);
+			} else {
+				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it), not found on "
+					"PATH: the snapshot is kept: %s; report it with: mprof-core "
+					"/path/to/%s %s\n", (long)pid, name, core, name, core);
+				free(snaps);
+				return prog_status;
+			}
+		}
+	}
 	if (!report) {
 		fprintf(stderr, "heapann: snapshot kept: %s; report it with: mprof-core %s %s\n", core,
 			prog_exe, core);
