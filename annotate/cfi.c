@@ -615,6 +615,9 @@ struct ha_rc {
 	struct ha_rule rule;
 };
 
+/* Frames walked before a match with the previous stack is looked for no more. */
+#define HA_SCRATCH 32
+
 /* A thread's previous capture, anchored at the end of its columns: the
  * outermost frame at index cap-1, the innermost at index s, so frame j is at
  * s + j and there are cap - s frames. A capture that joins it at index i
@@ -643,6 +646,11 @@ struct ha_prev {
 	} *sl;
 	unsigned nsl;
 	unsigned rc_gen;    /* the code generation of the rules in rc */
+	/* The new walk's first frames, before it joins the record or replaces
+	 * it (their ips go to the caller's OUT): here rather than on the walk's
+	 * stack, so that the walk reaches them at fixed offsets from the record
+	 * instead of keeping three addresses (issue 15, capture7) */
+	uintptr_t scr_sp[HA_SCRATCH], scr_bp[HA_SCRATCH], scr_bps[HA_SCRATCH];
 	struct ha_rc rc[HA_RC_SLOTS];
 	uintptr_t data[];   /* the four columns and chk, CAP words each (sp one more:
 			     * sp[cap] is UINTPTR_MAX), then sl */
@@ -738,9 +746,6 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
 #else
 #define HA_COUNT(var, n) ((void)0)
 #endif
-
-/* Frames walked before a match with the previous stack is looked for no more. */
-#define HA_SCRATCH 32
 
 /* The walk reads stack words of other frames by design (in a white-box test
  * built with AddressSanitizer, some of them are in redzones of frames above). */
@@ -900,7 +905,7 @@ enum {
 	HA_JOIN_RESUME = -3,   /* the record stopped short: walk on from its last frame */
 };
 
-/* The new walk, with its first K frames in SCR (ips in OUT) and frame K's state
+/* The new walk, with its first K frames in PV's scratch columns (ips in OUT) and frame K's state
  * in *S, has reached the state of the record's frame at index I (same ip and
  * sp). If rbp agrees where it matters and the record's frames above I still
  * hold, they are the rest of the stack: put the new frames below I, copy the
@@ -910,9 +915,11 @@ enum {
  * in front, *K and *S become its last frame's, HA_JOIN_RESUME. Else HA_JOIN_*. */
 static __attribute__((noinline)) HA_RAW_STACK
 int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_t *out,
-	    const struct ha_cols *scr, struct ha_state *s, int copy)
+	    struct ha_state *s, int copy)
 {
 	unsigned cap = pv->cap, tail = cap - i, k = *kp;
+	const struct ha_cols scr_cols = { out, pv->scr_sp, pv->scr_bp, pv->scr_bps };
+	const struct ha_cols *scr = &scr_cols;
 
 	if (pv->c.bp[i] != s->bp && ha_prev_needs_bp(pv, i))
 		return HA_JOIN_NOT;
@@ -988,8 +995,6 @@ __attribute__((noinline)) HA_RAW_STACK
 int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t sp,
 			  uintptr_t bp, const uintptr_t **frames)
 {
-	uintptr_t s_sp[HA_SCRATCH], s_bp[HA_SCRATCH], s_bps[HA_SCRATCH];
-	const struct ha_cols scratch = { out, s_sp, s_bp, s_bps };   /* ips go to OUT directly */
 	struct ha_prev *pv = ha_prev_get(max);
 	unsigned k = 0, i, cap, gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
 	uintptr_t nsp;   /* sp of the record's frame at i: no join below it */
@@ -1024,7 +1029,7 @@ int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t 
 				struct ha_state js = s;
 				unsigned jk = k;
 
-				r = ha_join(pv, i, &jk, max, out, &scratch, &js, !frames);
+				r = ha_join(pv, i, &jk, max, out, &js, !frames);
 				if (r >= 0) {
 					if (frames)
 						*frames = pv->c.ip + pv->s;
@@ -1042,20 +1047,26 @@ int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t 
 		if (k == HA_SCRATCH) {
 			/* no join near the top: this walk replaces the record, from
 			 * index 0 until it ends */
+			const struct ha_cols scratch = { out, pv->scr_sp, pv->scr_bp, pv->scr_bps };
+
 			ha_cols_put(&pv->c, 0, &scratch, k);
 			goto walk_on;
 		}
 		out[k] = s.ip;
-		s_sp[k] = s.sp;
-		s_bp[k] = s.bp;
-		r = ha_step(&s, &s_bps[k], pv, gen);
+		pv->scr_sp[k] = s.sp;
+		pv->scr_bp[k] = s.bp;
+		r = ha_step(&s, &pv->scr_bps[k], pv, gen);
 		k++;
 		if (__builtin_expect(r != HA_STEP_ON, 0))
 			break;
 	}
 	if (r == HA_STEP_BAD)
 		goto fail;
-	ha_cols_put(&pv->c, cap - k, &scratch, k);
+	{
+		const struct ha_cols scratch = { out, pv->scr_sp, pv->scr_bp, pv->scr_bps };
+
+		ha_cols_put(&pv->c, cap - k, &scratch, k);
+	}
 	goto done;
 
 	/* deeper: straight into the record's columns from index 0 */
