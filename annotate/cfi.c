@@ -728,14 +728,16 @@ static __attribute__((noinline)) struct ha_rule ha_rc_miss(struct ha_rc *e, uint
 	return e->rule;
 }
 
-/* The rule of IP in code generation GEN (PV's cache holds that generation). */
-static inline struct ha_rule ha_rc_get(struct ha_prev *pv, uintptr_t ip, unsigned gen)
+/* The rule of IP in the code generation of PV's cache (pv->rc_gen, which the
+ * walk made the current one at its start: read from the record on a miss, so
+ * that the walk does not keep the generation in a register or spill it). */
+static inline struct ha_rule ha_rc_get(struct ha_prev *pv, uintptr_t ip)
 {
 	struct ha_rc *e = &pv->rc[(ip ^ ip >> 9) & (HA_RC_SLOTS - 1)];
 
 	if (__builtin_expect(e->ip == ip, 1))
 		return e->rule;
-	return ha_rc_miss(e, ip, gen);
+	return ha_rc_miss(e, ip, pv->rc_gen);
 }
 
 /* Frames stepped and frames copied from the previous stack, counted only when
@@ -894,9 +896,9 @@ enum {
  * rbp slot the step read (0: none) with HA_BPS_CFA when the CFA was rbp-based.
  * Returns HA_STEP_*. */
 static inline __attribute__((always_inline)) HA_RAW_STACK
-int ha_step(struct ha_state *s, uintptr_t *bps, struct ha_prev *pv, unsigned gen)
+int ha_step(struct ha_state *s, uintptr_t *bps, struct ha_prev *pv)
 {
-	struct ha_rule rule = ha_rc_get(pv, s->ip, gen);
+	struct ha_rule rule = ha_rc_get(pv, s->ip);
 	uintptr_t cfa, slot;
 
 	HA_COUNT(ha_cfi_stepped, 1);
@@ -954,11 +956,17 @@ int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_
 	if (__builtin_expect(pv->chk_lo <= i + 1, 1) ? ha_prev_check_above(pv, i) != 0 :
 	    !ha_prev_verify(pv, i))
 		return HA_JOIN_NEVER;
-	/* rbp as it is now, up to the frame that reloads it */
-	for (unsigned j = i; j < cap && pv->c.bp[j] != s->bp; j++) {
-		pv->c.bp[j] = s->bp;
-		if (pv->c.bps[j] & ~HA_BPS_CFA)
-			break;
+	/* rbp as it is now, up to the frame that reloads it (the column and the
+	 * value in locals: the stores would otherwise reload them) */
+	{
+		uintptr_t *cbp = pv->c.bp, nbp = s->bp;
+		const uintptr_t *cbps = pv->c.bps;
+
+		for (unsigned j = i; j < cap && cbp[j] != nbp; j++) {
+			cbp[j] = nbp;
+			if (cbps[j] & ~HA_BPS_CFA)
+				break;
+		}
 	}
 	if (k + tail <= max && (pv->complete || k + tail == max)) {
 		/* the new inner frames just below the old outer ones (k <= i: the
@@ -1084,7 +1092,7 @@ int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t 
 		out[k] = s.ip;
 		pv->scr_sp[k] = s.sp;
 		pv->scr_bp[k] = s.bp;
-		r = ha_step(&s, &pv->scr_bps[k], pv, gen);
+		r = ha_step(&s, &pv->scr_bps[k], pv);
 		k++;
 		if (__builtin_expect(r != HA_STEP_ON, 0))
 			break;
@@ -1106,7 +1114,7 @@ walk_on:
 		pv->c.sp[k] = s.sp;
 		pv->c.bp[k] = s.bp;
 resume:
-		r = ha_step(&s, &pv->c.bps[k], pv, gen);
+		r = ha_step(&s, &pv->c.bps[k], pv);
 		k++;
 		if (__builtin_expect(r != HA_STEP_ON, 0))
 			break;
@@ -1119,7 +1127,7 @@ resume:
 done:
 	pv->s = cap - k;
 	pv->complete = r == HA_STEP_END;
-	pv->gen = gen;
+	pv->gen = pv->rc_gen;   /* the walk's generation (see ha_rc_get) */
 	pv->chk_lo = cap;
 	pv->nsl = 0;
 	if (frames)
