@@ -761,9 +761,9 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
  * those are is known from pv->chk for indices from chk_lo on; below that it is
  * worked out here (outermost first, since whether rbp is still used at a frame
  * depends on the frames above it) and noted for the next time. */
-/* The return addresses of the record's frames above index I, four frames a
+/* The return addresses of the record's frames above index I, eight frames a
  * round (the loop's own count and test were half of its 8 instructions a
- * frame), then the listed rbp slots above I: everything ha_prev_verify checks
+ * frame with one a round), then the listed rbp slots above I: everything ha_prev_verify checks
  * once the slots that matter are known above I (PV->chk_lo <= I + 1), which is
  * the common case of a join (the record was verified there before). Inline in
  * ha_join, whose registers the noting below would otherwise take (issue 15,
@@ -774,14 +774,22 @@ uintptr_t ha_prev_check_above(const struct ha_prev *pv, unsigned i)
 	const uintptr_t *const *spp = (const uintptr_t *const *)pv->c.sp + i + 1;
 	const uintptr_t *ipp = pv->c.ip + i + 1;
 	const struct ha_slot *e = pv->sl, *end = e + pv->nsl;
-	unsigned n = pv->cap - 1 - i;
+	size_t n = pv->cap - 1 - i, j = 0;
 	uintptr_t bad = 0;
 
-	for (; n >= 4; n -= 4, spp += 4, ipp += 4)
-		bad |= (spp[0][-1] ^ ipp[0]) | (spp[1][-1] ^ ipp[1]) |
-		       (spp[2][-1] ^ ipp[2]) | (spp[3][-1] ^ ipp[3]);
-	for (; n; n--, spp++, ipp++)
-		bad |= spp[0][-1] ^ ipp[0];
+	/* eight frames a round with one index, then four, then one at a time:
+	 * the loop's own work is a fraction of an instruction a frame */
+#define HA_RA_DIFF(j) (spp[j][-1] ^ ipp[j])
+	for (; j + 8 <= n; j += 8)
+		bad |= HA_RA_DIFF(j) | HA_RA_DIFF(j + 1) | HA_RA_DIFF(j + 2) | HA_RA_DIFF(j + 3) |
+		       HA_RA_DIFF(j + 4) | HA_RA_DIFF(j + 5) | HA_RA_DIFF(j + 6) | HA_RA_DIFF(j + 7);
+	if (n - j >= 4) {
+		bad |= HA_RA_DIFF(j) | HA_RA_DIFF(j + 1) | HA_RA_DIFF(j + 2) | HA_RA_DIFF(j + 3);
+		j += 4;
+	}
+	for (; j < n; j++)
+		bad |= HA_RA_DIFF(j);
+#undef HA_RA_DIFF
 	for (; e < end && e->idx > i; e++)
 		bad |= *(const uintptr_t *)e->slot ^ e->val;
 	return bad;
