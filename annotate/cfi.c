@@ -950,8 +950,11 @@ enum {
  * ips out (unless !COPY: the caller takes them from the record) and return the
  * frame count (at most MAX). When the record ends short
  * of MAX before the outermost frame, it is moved to index 0 with the new frames
- * in front, *K and *S become its last frame's, HA_JOIN_RESUME. Else HA_JOIN_*. */
-static __attribute__((noinline)) HA_RAW_STACK
+ * in front, *K and *S become its last frame's, HA_JOIN_RESUME. Else HA_JOIN_*.
+ * Inline in the walk (issue 15, capture7): out of line, its call, register
+ * saves and spills were some 40 of a join's fixed instructions; the rare ways
+ * (the verify that notes slots, the column moves) are calls of their own. */
+static inline __attribute__((always_inline)) HA_RAW_STACK
 int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_t *out,
 	    struct ha_state *s, int copy)
 {
