@@ -88,9 +88,14 @@ else
 all: $(B)/libheapann.so $(B)/libheapann.a $(B)/heapann-static.pc $(B)/mprof-core $(B)/heapann
 endif
 
-$(B)/obj/so/%.o: %.c | $(B)/.deps-ok
+# -fno-plt: libc's functions (the real allocator, memcpy, memcmp) called through
+# the GOT, one jump less on every call. -flto: the statistics, the header code and
+# the entry points are in different files; inlined across them at link time, an
+# allocation and a free cost some 10-15 instructions less (issue 15, capture7).
+HA_SO_CFLAGS := $(HA_CFLAGS) -fno-plt -flto
+$(B)/obj/so/%.o: %.c Makefile | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(HA_CFLAGS) -c $< -o $@
+	$(CC) $(HA_SO_CFLAGS) -c $< -o $@
 
 # The kit's objects carry -g1 (functions and line tables, no types): linked into
 # the program, full debug info would put the kit's own structs among the
@@ -101,7 +106,7 @@ $(B)/obj/a/%.o: %.c Makefile | $(B)/.deps-ok
 	$(CC) $(HA_CFLAGS) -g1 -DHEAPANN_STATIC -c $< -o $@
 
 $(B)/libheapann.so: $(HA_SO_OBJ)
-	$(CC) -shared -pthread -Wl,-z,nodelete -Wl,-z,now -Wl,--version-script=annotate/exports.map -o $@ $^ -ldl
+	$(CC) $(HA_SO_CFLAGS) -flto-partition=one -shared -pthread -Wl,-z,nodelete -Wl,-z,now -Wl,--version-script=annotate/exports.map -o $@ $^ -ldl
 
 $(B)/libheapann.a: $(HA_A_OBJ)
 	@rm -f $@

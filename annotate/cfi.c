@@ -615,6 +615,9 @@ struct ha_rc {
 	struct ha_rule rule;
 };
 
+/* Frames walked before a match with the previous stack is looked for no more. */
+#define HA_SCRATCH 32
+
 /* A thread's previous capture, anchored at the end of its columns: the
  * outermost frame at index cap-1, the innermost at index s, so frame j is at
  * s + j and there are cap - s frames. A capture that joins it at index i
@@ -643,6 +646,11 @@ struct ha_prev {
 	} *sl;
 	unsigned nsl;
 	unsigned rc_gen;    /* the code generation of the rules in rc */
+	/* The new walk's first frames, before it joins the record or replaces
+	 * it (their ips go to the caller's OUT): here rather than on the walk's
+	 * stack, so that the walk reaches them at fixed offsets from the record
+	 * instead of keeping three addresses (issue 15, capture7) */
+	uintptr_t scr_sp[HA_SCRATCH], scr_bp[HA_SCRATCH], scr_bps[HA_SCRATCH];
 	struct ha_rc rc[HA_RC_SLOTS];
 	uintptr_t data[];   /* the four columns and chk, CAP words each (sp one more:
 			     * sp[cap] is UINTPTR_MAX), then sl */
@@ -720,14 +728,16 @@ static __attribute__((noinline)) struct ha_rule ha_rc_miss(struct ha_rc *e, uint
 	return e->rule;
 }
 
-/* The rule of IP in code generation GEN (PV's cache holds that generation). */
-static inline struct ha_rule ha_rc_get(struct ha_prev *pv, uintptr_t ip, unsigned gen)
+/* The rule of IP in the code generation of PV's cache (pv->rc_gen, which the
+ * walk made the current one at its start: read from the record on a miss, so
+ * that the walk does not keep the generation in a register or spill it). */
+static inline struct ha_rule ha_rc_get(struct ha_prev *pv, uintptr_t ip)
 {
 	struct ha_rc *e = &pv->rc[(ip ^ ip >> 9) & (HA_RC_SLOTS - 1)];
 
 	if (__builtin_expect(e->ip == ip, 1))
 		return e->rule;
-	return ha_rc_miss(e, ip, gen);
+	return ha_rc_miss(e, ip, pv->rc_gen);
 }
 
 /* Frames stepped and frames copied from the previous stack, counted only when
@@ -738,9 +748,6 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
 #else
 #define HA_COUNT(var, n) ((void)0)
 #endif
-
-/* Frames walked before a match with the previous stack is looked for no more. */
-#define HA_SCRATCH 32
 
 /* The walk reads stack words of other frames by design (in a white-box test
  * built with AddressSanitizer, some of them are in redzones of frames above). */
@@ -754,7 +761,43 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
  * those are is known from pv->chk for indices from chk_lo on; below that it is
  * worked out here (outermost first, since whether rbp is still used at a frame
  * depends on the frames above it) and noted for the next time. */
-HA_RAW_STACK static int ha_prev_verify(struct ha_prev *pv, unsigned i)
+/* The return addresses of the record's frames above index I, eight frames a
+ * round (the loop's own count and test were half of its 8 instructions a
+ * frame with one a round), then the listed rbp slots above I: everything ha_prev_verify checks
+ * once the slots that matter are known above I (PV->chk_lo <= I + 1), which is
+ * the common case of a join (the record was verified there before). Inline in
+ * ha_join, whose registers the noting below would otherwise take (issue 15,
+ * capture7). Returns the OR of the differences: 0 when all hold. */
+static inline __attribute__((always_inline)) HA_RAW_STACK
+uintptr_t ha_prev_check_above(const struct ha_prev *pv, unsigned i)
+{
+	const uintptr_t *const *spp = (const uintptr_t *const *)pv->c.sp + i + 1;
+	const uintptr_t *ipp = pv->c.ip + i + 1;
+	const struct ha_slot *e = pv->sl, *end = e + pv->nsl;
+	size_t n = pv->cap - 1 - i, j = 0;
+	uintptr_t bad = 0;
+
+	/* eight frames a round with one index, then four, then one at a time:
+	 * the loop's own work is a fraction of an instruction a frame */
+#define HA_RA_DIFF(j) (spp[j][-1] ^ ipp[j])
+	for (; j + 8 <= n; j += 8)
+		bad |= HA_RA_DIFF(j) | HA_RA_DIFF(j + 1) | HA_RA_DIFF(j + 2) | HA_RA_DIFF(j + 3) |
+		       HA_RA_DIFF(j + 4) | HA_RA_DIFF(j + 5) | HA_RA_DIFF(j + 6) | HA_RA_DIFF(j + 7);
+	if (n - j >= 4) {
+		bad |= HA_RA_DIFF(j) | HA_RA_DIFF(j + 1) | HA_RA_DIFF(j + 2) | HA_RA_DIFF(j + 3);
+		j += 4;
+	}
+	for (; j < n; j++)
+		bad |= HA_RA_DIFF(j);
+#undef HA_RA_DIFF
+	for (; e < end && e->idx > i; e++)
+		bad |= *(const uintptr_t *)e->slot ^ e->val;
+	return bad;
+}
+
+/* ha_prev_verify is the way of a join below chk_lo - 1, out of line: noting
+ * the frames takes registers that the common way needs. */
+static __attribute__((noinline)) HA_RAW_STACK int ha_prev_verify(struct ha_prev *pv, unsigned i)
 {
 	const uintptr_t *ip = pv->c.ip, *sp = pv->c.sp, *bp = pv->c.bp, *bps = pv->c.bps;
 	uintptr_t *chk = pv->chk, bad = 0;
@@ -861,9 +904,9 @@ enum {
  * rbp slot the step read (0: none) with HA_BPS_CFA when the CFA was rbp-based.
  * Returns HA_STEP_*. */
 static inline __attribute__((always_inline)) HA_RAW_STACK
-int ha_step(struct ha_state *s, uintptr_t *bps, struct ha_prev *pv, unsigned gen)
+int ha_step(struct ha_state *s, uintptr_t *bps, struct ha_prev *pv)
 {
-	struct ha_rule rule = ha_rc_get(pv, s->ip, gen);
+	struct ha_rule rule = ha_rc_get(pv, s->ip);
 	uintptr_t cfa, slot;
 
 	HA_COUNT(ha_cfi_stepped, 1);
@@ -900,29 +943,41 @@ enum {
 	HA_JOIN_RESUME = -3,   /* the record stopped short: walk on from its last frame */
 };
 
-/* The new walk, with its first K frames in SCR (ips in OUT) and frame K's state
+/* The new walk, with its first K frames in PV's scratch columns (ips in OUT) and frame K's state
  * in *S, has reached the state of the record's frame at index I (same ip and
  * sp). If rbp agrees where it matters and the record's frames above I still
  * hold, they are the rest of the stack: put the new frames below I, copy the
  * ips out (unless !COPY: the caller takes them from the record) and return the
  * frame count (at most MAX). When the record ends short
  * of MAX before the outermost frame, it is moved to index 0 with the new frames
- * in front, *K and *S become its last frame's, HA_JOIN_RESUME. Else HA_JOIN_*. */
-static __attribute__((noinline)) HA_RAW_STACK
+ * in front, *K and *S become its last frame's, HA_JOIN_RESUME. Else HA_JOIN_*.
+ * Inline in the walk (issue 15, capture7): out of line, its call, register
+ * saves and spills were some 40 of a join's fixed instructions; the rare ways
+ * (the verify that notes slots, the column moves) are calls of their own. */
+static inline __attribute__((always_inline)) HA_RAW_STACK
 int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_t *out,
-	    const struct ha_cols *scr, struct ha_state *s, int copy)
+	    struct ha_state *s, int copy)
 {
 	unsigned cap = pv->cap, tail = cap - i, k = *kp;
+	const struct ha_cols scr_cols = { out, pv->scr_sp, pv->scr_bp, pv->scr_bps };
+	const struct ha_cols *scr = &scr_cols;
 
 	if (pv->c.bp[i] != s->bp && ha_prev_needs_bp(pv, i))
 		return HA_JOIN_NOT;
-	if (!ha_prev_verify(pv, i))
+	if (__builtin_expect(pv->chk_lo <= i + 1, 1) ? ha_prev_check_above(pv, i) != 0 :
+	    !ha_prev_verify(pv, i))
 		return HA_JOIN_NEVER;
-	/* rbp as it is now, up to the frame that reloads it */
-	for (unsigned j = i; j < cap && pv->c.bp[j] != s->bp; j++) {
-		pv->c.bp[j] = s->bp;
-		if (pv->c.bps[j] & ~HA_BPS_CFA)
-			break;
+	/* rbp as it is now, up to the frame that reloads it (the column and the
+	 * value in locals: the stores would otherwise reload them) */
+	{
+		uintptr_t *cbp = pv->c.bp, nbp = s->bp;
+		const uintptr_t *cbps = pv->c.bps;
+
+		for (unsigned j = i; j < cap && cbp[j] != nbp; j++) {
+			cbp[j] = nbp;
+			if (cbps[j] & ~HA_BPS_CFA)
+				break;
+		}
 	}
 	if (k + tail <= max && (pv->complete || k + tail == max)) {
 		/* the new inner frames just below the old outer ones (k <= i: the
@@ -988,8 +1043,6 @@ __attribute__((noinline)) HA_RAW_STACK
 int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t sp,
 			  uintptr_t bp, const uintptr_t **frames)
 {
-	uintptr_t s_sp[HA_SCRATCH], s_bp[HA_SCRATCH], s_bps[HA_SCRATCH];
-	const struct ha_cols scratch = { out, s_sp, s_bp, s_bps };   /* ips go to OUT directly */
 	struct ha_prev *pv = ha_prev_get(max);
 	unsigned k = 0, i, cap, gen = __atomic_load_n(&ha_code_gen, __ATOMIC_ACQUIRE);
 	uintptr_t nsp;   /* sp of the record's frame at i: no join below it */
@@ -1024,7 +1077,7 @@ int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t 
 				struct ha_state js = s;
 				unsigned jk = k;
 
-				r = ha_join(pv, i, &jk, max, out, &scratch, &js, !frames);
+				r = ha_join(pv, i, &jk, max, out, &js, !frames);
 				if (r >= 0) {
 					if (frames)
 						*frames = pv->c.ip + pv->s;
@@ -1042,20 +1095,26 @@ int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t 
 		if (k == HA_SCRATCH) {
 			/* no join near the top: this walk replaces the record, from
 			 * index 0 until it ends */
+			const struct ha_cols scratch = { out, pv->scr_sp, pv->scr_bp, pv->scr_bps };
+
 			ha_cols_put(&pv->c, 0, &scratch, k);
 			goto walk_on;
 		}
 		out[k] = s.ip;
-		s_sp[k] = s.sp;
-		s_bp[k] = s.bp;
-		r = ha_step(&s, &s_bps[k], pv, gen);
+		pv->scr_sp[k] = s.sp;
+		pv->scr_bp[k] = s.bp;
+		r = ha_step(&s, &pv->scr_bps[k], pv);
 		k++;
 		if (__builtin_expect(r != HA_STEP_ON, 0))
 			break;
 	}
 	if (r == HA_STEP_BAD)
 		goto fail;
-	ha_cols_put(&pv->c, cap - k, &scratch, k);
+	{
+		const struct ha_cols scratch = { out, pv->scr_sp, pv->scr_bp, pv->scr_bps };
+
+		ha_cols_put(&pv->c, cap - k, &scratch, k);
+	}
 	goto done;
 
 	/* deeper: straight into the record's columns from index 0 */
@@ -1066,7 +1125,7 @@ walk_on:
 		pv->c.sp[k] = s.sp;
 		pv->c.bp[k] = s.bp;
 resume:
-		r = ha_step(&s, &pv->c.bps[k], pv, gen);
+		r = ha_step(&s, &pv->c.bps[k], pv);
 		k++;
 		if (__builtin_expect(r != HA_STEP_ON, 0))
 			break;
@@ -1079,7 +1138,7 @@ resume:
 done:
 	pv->s = cap - k;
 	pv->complete = r == HA_STEP_END;
-	pv->gen = gen;
+	pv->gen = pv->rc_gen;   /* the walk's generation (see ha_rc_get) */
 	pv->chk_lo = cap;
 	pv->nsl = 0;
 	if (frames)

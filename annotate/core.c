@@ -230,15 +230,18 @@ static void ha_corruption_seen(void)
 #define HA_FREE_KEEPS_ERRNO 0
 #endif
 
-/* Report a broken guard (BAD bytes) of a live block. */
-static __attribute__((noinline, cold)) void ha_guard_broken(const void *user,
-							   const struct ha_hdr_view *v,
+/* Report a broken guard (BAD of GUARD bytes) of the live block USER of SIZE
+ * bytes, sequence number SEQ. Takes values, not the view: a view whose
+ * address reaches a call is built in memory by every free (issue 15,
+ * capture7). */
+static __attribute__((noinline, cold)) void ha_guard_broken(const void *user, size_t size,
+							   unsigned guard, uintptr_t seq,
 							   unsigned bad)
 {
 	int saved = errno;   /* the free's fast way counts on it being kept */
 
-	ha_report_guard(user, v->size, bad, v->guard);
-	ha_stats_damage(1, v->seq);
+	ha_report_guard(user, size, bad, guard);
+	ha_stats_damage(1, seq);
 	ha_corruption_seen();
 	errno = saved;
 }
@@ -253,7 +256,7 @@ static inline void ha_guard_check(const void *user, const struct ha_hdr_view *v)
 		return;
 	bad = ha_hdr_guard_damage(user, v);
 	if (HA_UNLIKELY(bad))
-		ha_guard_broken(user, v, bad);
+		ha_guard_broken(user, v->size, v->guard, v->seq, bad);
 }
 
 /* A block of the real allocator: SIZE bytes aligned to ALIGN (a power of two),

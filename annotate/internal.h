@@ -33,12 +33,33 @@
  * Same contracts as the glibc functions of the same names. The static kit
  * defines them as weak functions over __real_malloc & co. (ld --wrap); firmware
  * with another allocator defines all seven itself (see real_wrap.c). */
+#if !defined(HEAPANN_STATIC) && !defined(HA_CFI_STANDALONE)
+/* libheapann.so: glibc's own entry points (exported by glibc 2.36), called
+ * directly, not through a function of real_libc.c that jumped to their PLT
+ * entries (issue 15, capture7: two jumps on every real call; the library is
+ * also built with -fno-plt, so a call is one indirect call through the GOT). */
+void *__libc_malloc(size_t size);
+void __libc_free(void *p);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t size);
+void *__libc_memalign(size_t align, size_t size);
+static inline void *ha_real_malloc(size_t size) { return __libc_malloc(size); }
+static inline void ha_real_free(void *p) { __libc_free(p); }
+static inline void *ha_real_calloc(size_t n, size_t size) { return __libc_calloc(n, size); }
+static inline void *ha_real_realloc(void *p, size_t size) { return __libc_realloc(p, size); }
+/* ALIGN is a power of two >= HA_MIN_ALIGN. */
+static inline void *ha_real_memalign(size_t align, size_t size)
+{
+	return __libc_memalign(align, size);
+}
+#else
 void *ha_real_malloc(size_t size);
 void ha_real_free(void *p);
 void *ha_real_calloc(size_t n, size_t size);
 void *ha_real_realloc(void *p, size_t size);
 /* ALIGN is a power of two >= HA_MIN_ALIGN. */
 void *ha_real_memalign(size_t align, size_t size);
+#endif
 /* Usable bytes of a block the real allocator made; 0 when unknown (then the
  * caller falls back to what it asked for). */
 size_t ha_real_usable_size(void *p);

@@ -1,7 +1,7 @@
 /* real_libc.c - the real allocator under libheapann.so: glibc's own entry
  * points __libc_malloc & co. (exported by glibc 2.36), linked directly, so no
  * dlsym and no bootstrap recursion: they work from the very first call, before
- * any constructor. Only malloc_usable_size has no __libc_ name; it is taken
+ * any constructor (the calls are inline, internal.h). Only malloc_usable_size has no __libc_ name; it is taken
  * from libc.so.6 itself at init (dlsym on its handle, not RTLD_NEXT, so it is
  * glibc's whatever else is preloaded). */
 #include <dlfcn.h>
@@ -9,21 +9,9 @@
 
 #include "internal.h"
 
-void *__libc_malloc(size_t size);
-void __libc_free(void *p);
-void *__libc_calloc(size_t n, size_t size);
-void *__libc_realloc(void *p, size_t size);
-void *__libc_memalign(size_t align, size_t size);
-
 typedef size_t (*ha_usable_fn)(void *p);
 /* glibc's malloc_usable_size; NULL until ha_real_init() ran. */
 static ha_usable_fn ha_libc_usable;
-
-void *ha_real_malloc(size_t size) { return __libc_malloc(size); }
-void ha_real_free(void *p) { __libc_free(p); }
-void *ha_real_calloc(size_t n, size_t size) { return __libc_calloc(n, size); }
-void *ha_real_realloc(void *p, size_t size) { return __libc_realloc(p, size); }
-void *ha_real_memalign(size_t align, size_t size) { return __libc_memalign(align, size); }
 
 size_t ha_real_usable_size(void *p)
 {

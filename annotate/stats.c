@@ -275,10 +275,29 @@ static int frames_equal(const uintptr_t *e, const uintptr_t *frames, unsigned d)
  * static TLS) because python's dict script has that many hot stacks: 8 or 16
  * entries hash its chains again and again (issue 15, README Performance). */
 #define ST_RECENT 64
-static HA_TLS struct st_recent {
+struct st_recent {
 	uintptr_t key;      /* st_key() of the slot's chain; 0: empty */
 	uintptr_t *slot;    /* the slot */
-} st_recent[ST_RECENT];
+};
+
+/* This thread's words that every allocation reads, in one TLS block: each
+ * variable of its own cost a load of its offset from the GOT (the library's
+ * initial-exec TLS) in every function that used it, five on an allocation
+ * (issue 15, capture7). */
+static HA_TLS struct st_thread {
+	struct st_recent recent[ST_RECENT];   /* the recent slots, above */
+	/* this thread's copy of the bins and its shard, worked out at its
+	 * first allocation or free (NULL before): every allocation and free
+	 * finds its bin from them without the shard arithmetic */
+	uintptr_t *bins_mine;
+	unsigned bins_sh;
+	/* the slot this thread's pending words count for (heapann_stats.h) */
+	uintptr_t *pend;
+	/* the slot of this thread's last allocation that was not counted in
+	 * the pending words: a slot becomes the pending one when it comes
+	 * twice in a row */
+	uintptr_t *last;
+} st_me;
 
 /* A key of the chain frames[0..d): its slot DEPTH word DK (the count and the
  * cut flag) and three frames spread along it (the innermost ones are often a
@@ -298,7 +317,7 @@ static inline uintptr_t st_key(const uintptr_t *frames, unsigned d, uintptr_t dk
 /* The recent entry of a chain whose st_key() is KEY. */
 static inline struct st_recent *st_recent_of(uintptr_t key)
 {
-	return &st_recent[(uint64_t)key * 0x9E3779B97F4A7C15ULL >> 58];
+	return &st_me.recent[(uint64_t)key * 0x9E3779B97F4A7C15ULL >> 58];
 }
 
 /* Remember slot E (of a chain whose st_key() is KEY) among the recent ones. */
@@ -436,26 +455,20 @@ static void st_bin_add(unsigned sh, uintptr_t *w, uintptr_t v)
 		ADD(*w, v);
 }
 
-/* This thread's copy of the bins and its shard, worked out at its first
- * allocation or free (NULL before): every allocation and free finds its bin
- * from them without the shard arithmetic. */
-static HA_TLS uintptr_t *st_bins_mine;
-static HA_TLS unsigned st_bins_sh;
-
 /* This thread's copy of bin BIN; *SH gets its shard. */
 static inline uintptr_t *st_bin(unsigned *sh, unsigned bin)
 {
-	uintptr_t *b = st_bins_mine;
+	uintptr_t *b = st_me.bins_mine;
 
 	if (ST_UNLIKELY(!b)) {
 		unsigned s = st_my_shard();
 		unsigned copy = s < st_bin_shards ? s - 1 : st_bin_shards - 1;
 
 		b = st_bins + (uintptr_t)copy * HEAPANN_STATS_NBINS * HEAPANN_STATS_BIN_WORDS;
-		st_bins_sh = s;
-		st_bins_mine = b;
+		st_me.bins_sh = s;
+		st_me.bins_mine = b;
 	}
-	*sh = st_bins_sh;
+	*sh = st_me.bins_sh;
 	return b + (uintptr_t)bin * HEAPANN_STATS_BIN_WORDS;
 }
 
@@ -497,18 +510,12 @@ _Static_assert((unsigned)HEAPANN_NCALLS <= (unsigned)HEAPANN_SP_SLOT &&
 	       HEAPANN_SP_CLS_BYTES + HEAPANN_STATS_NCLASSES <= HEAPANN_STATS_CALL_SHARD_WORDS,
 	       "pending words fit in a call shard after the call counts");
 
-/* The slot this thread's pending words count for (heapann_stats.h). */
-static HA_TLS uintptr_t *st_pend;
-/* The slot of this thread's last allocation that was not counted in the
- * pending words: a slot becomes the pending one when it comes twice in a row. */
-static HA_TLS uintptr_t *st_last;
-
 /* Move this thread's pending counts (shard words P) to their slot and make E the
  * pending slot. The slot word is cleared first: a core taken half-way loses the
  * moved counts rather than counting them twice. */
 static void st_pend_switch(uintptr_t *p, uintptr_t *e)
 {
-	uintptr_t *old = st_pend;
+	uintptr_t *old = st_me.pend;
 
 	__atomic_store_n(&p[HEAPANN_SP_SLOT], 0, __ATOMIC_RELAXED);
 	if (old) {
@@ -520,7 +527,7 @@ static void st_pend_switch(uintptr_t *p, uintptr_t *e)
 	p[HEAPANN_SP_ALLOCS] = 0;
 	for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++)
 		p[HEAPANN_SP_CLS_BYTES + k] = 0;
-	st_pend = e;
+	st_me.pend = e;
 	__atomic_store_n(&p[HEAPANN_SP_SLOT], (uintptr_t)(e - st_stacks) / st_entry + 1,
 			 __ATOMIC_RELAXED);
 }
@@ -556,10 +563,10 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 	if (ST_LIKELY(e != NULL && sh < HEAPANN_STATS_CALL_SHARDS)) {
 		uintptr_t *p = c + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS;
 
-		if (e != st_pend) {
-			if (e != st_last) {
+		if (e != st_me.pend) {
+			if (e != st_me.last) {
 				/* a slot not seen just before: counted in place */
-				st_last = e;
+				st_me.last = e;
 				ADD(e[HEAPANN_SE_ALLOCS], 1);
 				ADD(e[HEAPANN_SE_CLS_BYTES + cls], size);
 				goto counted;
