@@ -69,6 +69,27 @@ arm_fw_setup() {
 }
 mark() { grep -n "MARK:$1 " "$src" | cut -d: -f1; }
 
+# wait_max PID SECS [ERRFILE]: wait for the background job PID, as wait does,
+# but for at most SECS seconds: a job still running then is killed (SIGKILL),
+# with the program heapann announced in ERRFILE ("runs as pid N"), and the
+# status is 124, so a stuck check fails instead of hanging make check. A job
+# that has ended is a zombie until waited for, hence the look at its State.
+wait_max() {
+	_n=0
+	while [ $_n -lt $(($2 * 20)) ] && grep -q '^State:[[:space:]]*[^Z]' "/proc/$1/status" 2>/dev/null; do
+		sleep 0.05; _n=$((_n + 1))
+	done
+	if grep -q '^State:[[:space:]]*[^Z]' "/proc/$1/status" 2>/dev/null; then
+		echo "# pid $1 still runs after $2 s: killed"
+		_p=$([ -n "${3-}" ] && sed -n 's/.*runs as pid \([0-9]*\);.*/\1/p' "$3")
+		[ -n "$_p" ] && kill -KILL "$_p" 2>/dev/null
+		kill -KILL "$1" 2>/dev/null
+		wait "$1"
+		return 124
+	fi
+	wait "$1"
+}
+
 done_testing() {
 	echo "$T_PASS passed, $T_FAIL failed"
 	[ $T_FAIL -eq 0 ]
