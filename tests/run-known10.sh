@@ -1,0 +1,80 @@
+#!/bin/sh
+# run-known10.sh - defects an earlier session noticed and left:
+#  2. the tables mark stacks cut at HEAPANN_DEPTH, as the stacks report does:
+#     a leaks path shorter than --leak-depth because its stacks were cut ends
+#     with "<- [more frames: cut at HEAPANN_DEPTH]" (JSON "cut"), and is kept
+#     apart from the same frames of a whole stack; the call graph gives the
+#     outermost function of a cut stack the caller line "<cut at HEAPANN_DEPTH>"
+#     (JSON "cut_bytes", "cut_calls"). A cut stack whose frames reach main is
+#     not marked, in the tables as in the tree: they stop at main, and the cut
+#     lost only frames below it. tests/prog/known9_depth.c under HEAPANN_DEPTH=8
+#     (3 blocks of 1000 bytes 13 calls deep, cut; whole stacks of 2000 x2 and
+#     2500 bytes).
+. tests/lib.sh
+[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
+[ "$(uname -m)" = x86_64 ] || skip "x86-64 only (frame counts of glibc's start code)"
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v gdb >/dev/null || skip "gdb not installed"
+M="$B/mprof-core"
+
+# ---- 2. the tables and stacks cut at HEAPANN_DEPTH ----
+cc -g -O2 -o "$TMP/depth" tests/prog/known9_depth.c || skip "cannot compile tests/prog/known9_depth.c"
+HEAPANN_DEPTH=8 gcore_waiting "$TMP/d.core" "$TMP/depth"
+check_eq "tables: the program ran" 0 $?
+HEAPANN_DEPTH=8 gcore_waiting "$TMP/f.core" "$TMP/depth" freed
+check_eq "tables: the program ran (freed)" 0 $?
+
+"$M" --report leaks --leak-depth 10 "$TMP/depth" "$TMP/d.core" >"$TMP/l10.txt" 2>&1
+check_eq "leaks: exit 0" 0 $?
+D8="deep <- deep <- deep <- deep <- deep <- deep <- deep <- deep"
+check_grep "leaks, depth 10: the deep path's 8 frames end with the cut mark" \
+	"^ +3,000 +[0-9.]+% +3 +3 +0 +3,000  $D8 <- \[more frames: cut at HEAPANN_DEPTH\]\$" "$TMP/l10.txt"
+check_grep "leaks, depth 10: the whole 3-deep path ends at main, unmarked" \
+	'^ +4,000 .*  deep <- deep <- deep <- main$' "$TMP/l10.txt"
+check_grep "leaks, depth 10: the whole 8-frame path ends at main, unmarked" \
+	'^ +2,500 .*  deep <- deep <- deep <- deep <- main$' "$TMP/l10.txt"
+# stdio's two buffers: stacks cut too, but through main: not marked
+check_eq "leaks, depth 10: one marked row" 1 "$(grep -c 'more frames: cut' "$TMP/l10.txt")"
+"$M" --report leaks "$TMP/depth" "$TMP/d.core" >"$TMP/l5.txt" 2>&1
+check_grep "leaks, depth 5: the deep path is 5 frames, whole as asked" \
+	'^ +3,000 .*  deep <- deep <- deep <- deep <- deep$' "$TMP/l5.txt"
+check_eq "leaks, depth 5: no row marked" 0 "$(grep -c 'more frames: cut' "$TMP/l5.txt")"
+
+leakcut() {   # JSON FILE: "BYTES:CUT" of the deep() paths' rows
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(sorted("%d:%s" % (l["kept_bytes"], l["cut"]) for l in d["leaks"]
+                      if l["path"][0] == "deep")))
+PY
+}
+"$M" --report leaks --leak-depth 10 --format json "$TMP/depth" "$TMP/d.core" >"$TMP/l10.json" 2>/dev/null
+check_eq "leaks json, depth 10: cut by kept bytes" "2500:False 3000:True 4000:False" "$(leakcut "$TMP/l10.json")"
+"$M" --report leaks --format json "$TMP/depth" "$TMP/d.core" >"$TMP/l5.json" 2>/dev/null
+check_eq "leaks json, depth 5: nothing cut" "2500:False 3000:False 4000:False" "$(leakcut "$TMP/l5.json")"
+
+"$M" --report graph "$TMP/depth" "$TMP/d.core" >"$TMP/g.txt" 2>&1
+check_eq "graph: exit 0" 0 $?
+# deep's entry: its callers, the cut line last, then deep's own line
+awk '/^-----/ { blk = "" ; next } { blk = blk $0 "\n" } /^\[[0-9]+\] .*  deep \[[0-9]+\]$/ { printf "%s", blk; exit }' \
+	"$TMP/g.txt" >"$TMP/gdeep.txt"
+check_grep "graph: deep's callers: main, 6,500 bytes in 3 calls" '^ +6,500 +3 +main \[[0-9]+\]$' "$TMP/gdeep.txt"
+check_grep "graph: deep's callers: the cut, 3,000 bytes in 3 calls" '^ +3,000 +3 +<cut at HEAPANN_DEPTH>$' "$TMP/gdeep.txt"
+check_eq "graph: one cut line (stdio's cut stacks pass through main)" 1 "$(grep -c '<cut at HEAPANN_DEPTH>' "$TMP/g.txt")"
+
+graphcut() {   # JSON FILE: "FUNCTION:BYTES:CALLS" of every entry with a cut caller
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join("%s:%d:%d" % (g["function"], g["cut_bytes"], g["cut_calls"])
+               for g in d["graph"] if g["cut_calls"] or g["cut_bytes"]))
+PY
+}
+"$M" --report graph --format json "$TMP/depth" "$TMP/d.core" >"$TMP/g.json" 2>/dev/null
+check_eq "graph json: deep alone has a cut caller, 3000 bytes in 3 calls" "deep:3000:3" "$(graphcut "$TMP/g.json")"
+# freed before the core: only the statistics region keeps the cut stacks
+"$M" --report graph,leaks --leak-depth 10 --format json "$TMP/depth" "$TMP/f.core" >"$TMP/gf.json" 2>/dev/null
+check_eq "graph json, freed: the statistics' cut stacks, 3000 bytes in 3 calls" "deep:3000:3" "$(graphcut "$TMP/gf.json")"
+check_eq "leaks json, freed: the kept deep paths are whole" "2500:False 3000:False 4000:False" "$(leakcut "$TMP/gf.json")"
+
+done_testing
