@@ -747,8 +747,9 @@ int report_tables_text(FILE *f, const struct cli_options *o, const struct cli_pr
 				"hold (memory not dumped, damaged or cut-off headers): the tables count "
 				"them as freed\n", fmt_num(a, nb), fmt_num(b, nby));
 	} else {
-		fputs("\nstatistics: none in the image (a raw dump of the heap alone, or a program "
-		      "without libheapann's statistics): the tables use the live blocks only\n", f);
+		fputs("\nstatistics: none in the image (a raw dump of the heap alone, HEAPANN_STATS=0, "
+		      "or no memory for the region when the program started): the tables use the "
+		      "live blocks only\n", f);
 	}
 	if (o->reports & REP_TREE)
 		rc |= report_tree_text(f, o, p, &u);

@@ -10,6 +10,12 @@
 #     lost only frames below it. tests/prog/known9_depth.c under HEAPANN_DEPTH=8
 #     (3 blocks of 1000 bytes 13 calls deep, cut; whole stacks of 2000 x2 and
 #     2500 bytes).
+#  3. errno across the first call into libheapann, made by a library preloaded
+#     after it (tests/prog/known10_first.c: its constructor runs first): kept
+#     (ha_early's save: loading the unwinder set it to 0), also when the
+#     statistics region's mmap fails (RLIMIT_AS; st_ready_slow's save: 12
+#     without it); a core of that process has no statistics region, and
+#     mprof-core says so and builds the tables from the live blocks.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 [ "$(uname -m)" = x86_64 ] || skip "x86-64 only (frame counts of glibc's start code)"
@@ -76,5 +82,27 @@ check_eq "graph json: deep alone has a cut caller, 3000 bytes in 3 calls" "deep:
 "$M" --report graph,leaks --leak-depth 10 --format json "$TMP/depth" "$TMP/f.core" >"$TMP/gf.json" 2>/dev/null
 check_eq "graph json, freed: the statistics' cut stacks, 3000 bytes in 3 calls" "deep:3000:3" "$(graphcut "$TMP/gf.json")"
 check_eq "leaks json, freed: the kept deep paths are whole" "2500:False 3000:False 4000:False" "$(leakcut "$TMP/gf.json")"
+
+# ---- 3. errno across the first call into libheapann ----
+cc -g -O2 -o "$TMP/first" tests/prog/known10_first.c &&
+	cc -g -O2 -shared -fPIC -DKNOWN10_LIB -o "$TMP/first.so" tests/prog/known10_first.c ||
+	skip "cannot compile tests/prog/known10_first.c"
+PRE="$TOP/$B/libheapann.so $TMP/first.so"
+LD_PRELOAD=$PRE "$TMP/first" </dev/null >"$TMP/first.out"
+check_eq "first malloc: errno kept (1234)" "first errno 1234" "$(head -n 1 "$TMP/first.out")"
+KNOWN10_AS=1 HEAPANN_STATS_STACKS=4194304 LD_PRELOAD=$PRE "$TMP/first" </dev/null >"$TMP/first.out"
+check_eq "first malloc, the statistics' mmap failing: errno kept (1234)" "first errno 1234" \
+	"$(head -n 1 "$TMP/first.out")"
+gcore_waiting "$TMP/as.core" env LD_PRELOAD="$PRE" KNOWN10_AS=1 HEAPANN_STATS_STACKS=4194304 "$TMP/first"
+check_eq "statistics' mmap failing: the program ran" 0 $?
+"$M" --report leaks "$TMP/first" "$TMP/as.core" >"$TMP/as.txt" 2>&1
+check_eq "no statistics region: exit 0" 0 $?
+check_grep "no statistics region: said so" '^statistics: none in the image .*no memory for the region' "$TMP/as.txt"
+check_grep "no statistics region: the leak table from the live blocks" \
+	'^Memory leak table: .*NO STATISTICS REGION in the image' "$TMP/as.txt"
+check_grep "no statistics region: the constructor's 100 bytes, live" '^ +100 .*  known10_first( |$)' "$TMP/as.txt"
+"$M" --report leaks --format json "$TMP/first" "$TMP/as.core" >"$TMP/as.json" 2>/dev/null
+check_eq "no statistics region: json tables_source live_blocks, no statistics" "live_blocks False" \
+	"$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["tables_source"], "statistics" in d)' "$TMP/as.json")"
 
 done_testing
