@@ -69,6 +69,25 @@ arm_fw_setup() {
 }
 mark() { grep -n "MARK:$1 " "$src" | cut -d: -f1; }
 
+# arm_fw_run N BOARD QEMU_ARGS CFLAGS...: build $TMP/N.elf from $src (after
+# arm_fw_setup) with the kit in $KIT and the linker script tests/prog/hunt8_m.ld,
+# run it on qemu's BOARD (mps2-an385, mps2-an386) with the extra qemu arguments
+# QEMU_ARGS (one string, split on blanks; "" for none) until it halts (the
+# board's RAM in N.bin, the board in N.core, its output in N.out; the compiler's
+# and qemu's messages in N.cc and N.qerr). Sets N and exe (the ELF); two checks.
+arm_fw_run() {
+	N=$1 fw_board=$2 fw_qargs=$3
+	shift 3
+	exe=$TMP/$N.elf
+	arm-none-eabi-gcc -std=gnu11 $CPU -g "$@" -nostartfiles -specs=nosys.specs -T tests/prog/hunt8_m.ld \
+		-o "$exe" $src $(PKG_CONFIG_PATH="$KIT/arm-none-eabi" pkg-config --cflags --libs heapann-static) \
+		>"$TMP/$N.cc" 2>&1
+	check_eq "$N: links with the kit" 0 $?
+	python3 tests/qemu_fw.py $fw_board "$exe" "$TMP/$N.out" $RAM $RAMLEN "$TMP/$N.bin" "$TMP/$N.core" \
+		$fw_qargs 2>"$TMP/$N.qerr"
+	check_eq "$N: halts on qemu, RAM and core saved" 0 $?
+}
+
 # wait_max PID SECS [ERRFILE]: wait for the background job PID, as wait does,
 # but for at most SECS seconds: a job still running then is killed (SIGKILL),
 # with the program heapann announced in ERRFILE ("runs as pid N"), and the
