@@ -189,6 +189,7 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 	uint32_t *ids = NULL, *comp = NULL, *compsize = NULL, *cyc = NULL, *adj = NULL;
 	uint32_t *pos = NULL;
 	size_t *site_off = NULL, *off = NULL, *stamp = NULL;
+	unsigned char *cut = NULL;   /* per site: an_fbuf_cut */
 	size_t nids = 0, idcap = 0, nf, nn;
 	uint32_t ncycles = 0;
 	long ncomp;
@@ -196,7 +197,8 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 
 	memset(out, 0, sizeof(*out));
 	site_off = malloc((u->n + 1) * sizeof(*site_off));
-	if (!site_off)
+	cut = calloc(u->n + 1, 1);
+	if (!site_off || !cut)
 		goto out;
 	/* 1. the function ids of every site's frames, allocation site first */
 	for (size_t i = 0; i < u->n; i++) {
@@ -205,6 +207,7 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 		if (k == SIZE_MAX)
 			goto out;
 		site_off[i] = nids;
+		cut[i] = (unsigned char)an_fbuf_cut(&fb, k, in, &u->v[i]);
 		if (nids + k + 1 > idcap) {
 			size_t cap = idcap ? idcap * 2 : 4096;
 			uint32_t *v;
@@ -329,6 +332,14 @@ int an_graph_build(const struct an_input *in, const struct an_usage *u, struct a
 		out->v[ids[a]].self += s->bytes;
 		if (cyc[ids[a]])
 			out->v[nf + cyc[ids[a]] - 1].self += s->bytes;
+		if (cut[i]) {   /* the outermost frame's caller was cut off */
+			out->v[ids[b - 1]].cut_bytes += s->bytes;
+			out->v[ids[b - 1]].cut_calls += s->allocs;
+			if (cyc[ids[b - 1]]) {
+				out->v[nf + cyc[ids[b - 1]] - 1].cut_bytes += s->bytes;
+				out->v[nf + cyc[ids[b - 1]] - 1].cut_calls += s->allocs;
+			}
+		}
 		for (size_t k = a; k < b; k++) {
 			uint32_t v = ids[k];
 			uint32_t nodes[2] = { v, cyc[v] ? (uint32_t)(nf + cyc[v] - 1) : UINT32_MAX };
@@ -420,6 +431,7 @@ out:
 	free(adj);
 	free(pos);
 	free(site_off);
+	free(cut);
 	free(off);
 	free(stamp);
 	if (rc < 0)

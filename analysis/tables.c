@@ -133,6 +133,14 @@ size_t an_fbuf_site(struct an_fbuf *b, const struct an_input *in, const struct a
 	return n;
 }
 
+int an_fbuf_cut(const struct an_fbuf *b, size_t nf, const struct an_input *in,
+		const struct an_site *s)
+{
+	if (!in->scan->stacks[s->stack].cut)
+		return 0;
+	return !(nf && b->v[nf - 1].function && !strcmp(b->v[nf - 1].function, "main"));
+}
+
 /* ---- usage ---- */
 
 static int usage_start(struct an_usage *out, size_t nstacks)
@@ -312,6 +320,7 @@ void an_usage_release(struct an_usage *u)
 struct leak_key {
 	uint64_t *k;         /* the path's keys, allocation site first */
 	uint32_t n;
+	uint32_t cut;        /* the path ends where the stack was cut (an_leak.cut) */
 	uint32_t site;
 };
 
@@ -324,6 +333,8 @@ static int leak_key_cmp(const void *pa, const void *pb)
 	for (uint32_t i = 0; i < a->n; i++)
 		if (a->k[i] != b->k[i])
 			return a->k[i] < b->k[i] ? -1 : 1;
+	if (a->cut != b->cut)
+		return a->cut < b->cut ? -1 : 1;
 	return a->site < b->site ? -1 : a->site > b->site;
 }
 
@@ -369,6 +380,7 @@ int an_leaks_build(const struct an_input *in, const struct an_usage *u, unsigned
 		lk->k = &karr[i * depth];
 		lk->site = (uint32_t)i;
 		lk->n = (uint32_t)(nf < depth ? nf : depth);
+		lk->cut = nf < depth && an_fbuf_cut(&fb, nf, in, s);
 		for (uint32_t k = 0; k < lk->n; k++) {
 			uint32_t id = an_fnmap_id(&fm, &fb.v[k], s->stack, k);
 
@@ -382,7 +394,7 @@ int an_leaks_build(const struct an_input *in, const struct an_usage *u, unsigned
 		const struct an_site *s = &u->v[keys[i].site];
 		struct an_leak *l;
 
-		if (i == 0 || keys[i].n != keys[i - 1].n ||
+		if (i == 0 || keys[i].n != keys[i - 1].n || keys[i].cut != keys[i - 1].cut ||
 		    memcmp(keys[i].k, keys[i - 1].k, keys[i].n * sizeof(uint64_t)) != 0) {
 			if (n && !out->v[n - 1].kept_blocks)
 				n--;   /* the previous path kept nothing */
@@ -391,6 +403,7 @@ int an_leaks_build(const struct an_input *in, const struct an_usage *u, unsigned
 			l->stack = s->stack;
 			l->skip = s->skip;
 			l->npath = keys[i].n;
+			l->cut = keys[i].cut;
 		}
 		l = &out->v[n - 1];
 		if (!l->kept_blocks && s->allocs > s->frees) {

@@ -76,9 +76,13 @@ void an_usage_release(struct an_usage *u);
 /* ---- memory leak table ---- */
 
 /* One partial call path: the first npath logical frames of stack 'stack' after
- * 'skip' (allocation site first), and what all stacks sharing it did. */
+ * 'skip' (allocation site first), and what all stacks sharing it did. cut: 1 when
+ * the path is shorter than the depth asked for because its stacks were cut at
+ * HEAPANN_DEPTH (an_fbuf_cut: not stopped at main), so more callers followed;
+ * such a path is kept apart from the same frames of a whole stack. */
 struct an_leak {
 	uint32_t stack, skip, npath;
+	uint32_t cut;
 	uint64_t kept_bytes, kept_blocks;
 	uint64_t allocs, frees, bytes;
 };
@@ -138,6 +142,10 @@ struct an_gnode {
 	uint64_t total;            /* self + descendants: stacks it is on, each once */
 	uint64_t calls;            /* allocations it is on, each once */
 	uint64_t rcalls;           /* extra appearances on the same stacks (recursion) */
+	uint64_t cut_bytes;        /* of total: stacks cut at HEAPANN_DEPTH whose
+				    * outermost frame is this function (an_fbuf_cut):
+				    * their caller is unknown */
+	uint64_t cut_calls;        /* allocations of those stacks */
 	struct an_gedge *callers;  /* functions: other functions; cycles: outside callers */
 	size_t ncallers;
 	struct an_gedge *callees;

@@ -41,6 +41,13 @@ struct an_fbuf {
  * Returns how many, or SIZE_MAX when out of memory. */
 size_t an_fbuf_site(struct an_fbuf *b, const struct an_input *in, const struct an_site *s);
 
+/* 1 when the nf frames an_fbuf_site wrote into b for site s end short of the
+ * stack's outermost frame: the stack was cut at HEAPANN_DEPTH (cp_stack.cut) and
+ * its frames did not stop at main (a cut below main lost nothing the tables and
+ * the tree show). 0 otherwise. */
+int an_fbuf_cut(const struct an_fbuf *b, size_t nf, const struct an_input *in,
+		const struct an_site *s);
+
 /* 64-bit mixer for hash tables. */
 static inline uint64_t an_mix(uint64_t h)
 {

@@ -184,8 +184,7 @@ int an_tree_build(const struct an_input *in, const struct an_usage *u, struct an
 		}
 		/* a stack cut at HEAPANN_DEPTH and not stopped at main: a cut node under
 		 * its last frame, so that it is not read as the whole chain */
-		if (nf && in->scan->stacks[s->stack].cut &&
-		    !(fb.v[nf - 1].function && !strcmp(fb.v[nf - 1].function, "main"))) {
+		if (nf && an_fbuf_cut(&fb, nf, in, s)) {
 			node = child_of(out, &tcap, &m, node, NULL, s, (uint32_t)nf);
 			if (node == UINT32_MAX)
 				goto out;

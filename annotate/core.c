@@ -205,14 +205,19 @@ void ha_init(void)
  * hunt6_lib_init; run-hunt6-init runs gcc and libunwind 20 times each), so the
  * unwinder's dlopen never runs beside ld.so's initializers. Not in the static
  * kit: there libc initializes itself before the unwind tables are registered. */
-static void ha_early(void)
+static __attribute__((noinline, cold)) void ha_early(void)
 {
+	/* the caller's errno: loading the unwinder (dlopen) and reading the
+	 * options change it, and a malloc that succeeds must keep it */
+	int saved = errno;
+
 	if (__atomic_load_n(&ha_state, __ATOMIC_ACQUIRE) == 0)
 		ha_options_load();
 #ifndef HEAPANN_STATIC
 	if (program_invocation_name && program_invocation_name[0])
 		ha_init();
 #endif
+	errno = saved;
 }
 
 /* Abort when HEAPANN_ABORT_ON_CORRUPTION=1, so the core shows the moment. */

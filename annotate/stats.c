@@ -210,7 +210,8 @@ static __attribute__((noinline, cold)) int st_ready_slow(void)
 
 		if (__atomic_compare_exchange_n(&st_state, &expect, 1, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
-			int saved = errno;   /* a failed mmap: free counts on errno kept */
+			/* a failed mmap: free counts on errno kept (run-known10) */
+			int saved = errno;
 
 			st_make();
 			errno = saved;

@@ -528,16 +528,21 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		struct cp_scan_options so_scan = { 0 };
 
 		so_scan.nthreads = o->threads;
-		/* a firmware's code and constants (an ET_EXEC at its link addresses)
-		 * in a raw dump or in a core with neither NT_FILE nor NT_AUXV
-		 * (qemu-system's dump of a board holds the flash; a qemu-user or a
-		 * Linux core whose NT_FILE was dropped still has auxv): the kit's
-		 * literals there read as damaged headers */
-		int board = !o->raw && !p->img->nfiles && !p->img->nauxv;
+		/* an ET_EXEC's code and constants (at its link addresses) in a raw
+		 * dump or in a core without NT_FILE: the kit's literals there read as
+		 * damaged headers. A board's core (qemu-system's dump holds the
+		 * flash) has no NT_AUXV either; a qemu-user core has NT_AUXV and no
+		 * NT_FILE, and holds the program's code and constants whenever its
+		 * first executable segment does not start with the ELF header
+		 * (-z separate-code). In a process those sections never hold a heap
+		 * block, so skipping them can only drop false damage. (The rule for
+		 * repeated segments stays for cores with neither: in a process,
+		 * identical mappings are different memory.) */
+		int no_map = !o->raw && !p->img->nfiles;
 
-		if (board && cli_target_read(o->prog, &t, &cerr) < 0)
+		if (no_map && cli_target_read(o->prog, &t, &cerr) < 0)
 			t.type = ET_NONE;
-		if ((o->raw || board) && t.type == ET_EXEC) {
+		if ((o->raw || no_map) && t.type == ET_EXEC) {
 			so_scan.skip = t.ro;
 			so_scan.nskip = t.nro;
 			if (t.ro_dropped && !o->quiet)

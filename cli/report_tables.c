@@ -92,6 +92,8 @@ static void leak_path_text(FILE *f, const struct cli_options *o, const struct cl
 		if (o->call_sites && fr[k].file)
 			fprintf(f, " (%s%s)", fmt_base(fr[k].file), fmt_line(ln, fr[k].line));
 	}
+	if (l->cut)   /* the path ends where HEAPANN_DEPTH cut its stacks */
+		fputs(n ? " <- [more frames: cut at HEAPANN_DEPTH]" : " [more frames: cut at HEAPANN_DEPTH]", f);
 	fputc('\n', f);
 }
 
@@ -171,6 +173,8 @@ static int leaks_json(struct json *j, const struct cli_options *o, const struct 
 				report_frame_json(j, &fr[k]);
 			json_arr_end(j);
 		}
+		json_key(j, "cut");
+		json_bool(j, x->cut);
 		json_key(j, "kept_bytes");
 		json_u64(j, x->kept_bytes);
 		json_key(j, "kept_blocks");
@@ -428,6 +432,9 @@ static int graph_text(FILE *f, const struct cli_options *o, const struct cli_pro
 				fmt_num(a, e->bytes), fmt_num(b, e->calls),
 				gnode_name(p, &g, e->node, 1, name, sizeof(name)), g.v[e->node].index);
 		}
+		if (x->cut_calls)   /* like gprof's <spontaneous>: no known caller */
+			fprintf(f, "%-7s %7s %14s %14s %16s      <cut at HEAPANN_DEPTH>\n", "", "", "",
+				fmt_num(a, x->cut_bytes), fmt_num(b, x->cut_calls));
 		if (x->rcalls)
 			snprintf(calls, sizeof(calls), "%s+%s", fmt_num(a, x->calls), fmt_num(b, x->rcalls));
 		else
@@ -517,6 +524,10 @@ static int graph_json(struct json *j, const struct cli_options *o, const struct 
 		json_u64(j, x->rcalls);
 		json_key(j, "callers");
 		gedges_json(j, p, &g, u, x->callers, x->ncallers);
+		json_key(j, "cut_bytes");
+		json_u64(j, x->cut_bytes);
+		json_key(j, "cut_calls");
+		json_u64(j, x->cut_calls);
 		json_key(j, "callees");
 		gedges_json(j, p, &g, u, x->callees, x->ncallees);
 		json_key(j, "cycle");
@@ -736,8 +747,9 @@ int report_tables_text(FILE *f, const struct cli_options *o, const struct cli_pr
 				"hold (memory not dumped, damaged or cut-off headers): the tables count "
 				"them as freed\n", fmt_num(a, nb), fmt_num(b, nby));
 	} else {
-		fputs("\nstatistics: none in the image (a raw dump of the heap alone, or a program "
-		      "without libheapann's statistics): the tables use the live blocks only\n", f);
+		fputs("\nstatistics: none in the image (a raw dump of the heap alone, HEAPANN_STATS=0, "
+		      "or no memory for the region when the program started): the tables use the "
+		      "live blocks only\n", f);
 	}
 	if (o->reports & REP_TREE)
 		rc |= report_tree_text(f, o, p, &u);

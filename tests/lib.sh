@@ -69,6 +69,46 @@ arm_fw_setup() {
 }
 mark() { grep -n "MARK:$1 " "$src" | cut -d: -f1; }
 
+# arm_fw_run N BOARD QEMU_ARGS CFLAGS...: build $TMP/N.elf from $src (after
+# arm_fw_setup) with the kit in $KIT and the linker script tests/prog/hunt8_m.ld,
+# run it on qemu's BOARD (mps2-an385, mps2-an386) with the extra qemu arguments
+# QEMU_ARGS (one string, split on blanks; "" for none) until it halts (the
+# board's RAM in N.bin, the board in N.core, its output in N.out; the compiler's
+# and qemu's messages in N.cc and N.qerr). Sets N and exe (the ELF); two checks.
+arm_fw_run() {
+	N=$1 fw_board=$2 fw_qargs=$3
+	shift 3
+	exe=$TMP/$N.elf
+	arm-none-eabi-gcc -std=gnu11 $CPU -g "$@" -nostartfiles -specs=nosys.specs -T tests/prog/hunt8_m.ld \
+		-o "$exe" $src $(PKG_CONFIG_PATH="$KIT/arm-none-eabi" pkg-config --cflags --libs heapann-static) \
+		>"$TMP/$N.cc" 2>&1
+	check_eq "$N: links with the kit" 0 $?
+	python3 tests/qemu_fw.py $fw_board "$exe" "$TMP/$N.out" $RAM $RAMLEN "$TMP/$N.bin" "$TMP/$N.core" \
+		$fw_qargs 2>"$TMP/$N.qerr"
+	check_eq "$N: halts on qemu, RAM and core saved" 0 $?
+}
+
+# wait_max PID SECS [ERRFILE]: wait for the background job PID, as wait does,
+# but for at most SECS seconds: a job still running then is killed (SIGKILL),
+# with the program heapann announced in ERRFILE ("runs as pid N"), and the
+# status is 124, so a stuck check fails instead of hanging make check. A job
+# that has ended is a zombie until waited for, hence the look at its State.
+wait_max() {
+	_n=0
+	while [ $_n -lt $(($2 * 20)) ] && grep -q '^State:[[:space:]]*[^Z]' "/proc/$1/status" 2>/dev/null; do
+		sleep 0.05; _n=$((_n + 1))
+	done
+	if grep -q '^State:[[:space:]]*[^Z]' "/proc/$1/status" 2>/dev/null; then
+		echo "# pid $1 still runs after $2 s: killed"
+		_p=$([ -n "${3-}" ] && sed -n 's/.*runs as pid \([0-9]*\);.*/\1/p' "$3")
+		[ -n "$_p" ] && kill -KILL "$_p" 2>/dev/null
+		kill -KILL "$1" 2>/dev/null
+		wait "$1"
+		return 124
+	fi
+	wait "$1"
+}
+
 done_testing() {
 	echo "$T_PASS passed, $T_FAIL failed"
 	[ $T_FAIL -eq 0 ]

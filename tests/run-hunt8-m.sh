@@ -40,14 +40,9 @@ lost_totals() {
 
 # run_fw N CFLAGS...: build, run, dump, report
 run_fw() {
-	N=$1; shift
-	exe=$TMP/$N.elf
-	arm-none-eabi-gcc -std=gnu11 $CPU -g "$@" -nostartfiles -specs=nosys.specs -T tests/prog/hunt8_m.ld \
-		-o "$exe" $src $(PKG_CONFIG_PATH="$KIT/arm-none-eabi" pkg-config --cflags --libs heapann-static) \
-		>"$TMP/$N.cc" 2>&1
-	check_eq "$N: links with the kit" 0 $?
-	python3 tests/qemu_fw.py $BOARD "$exe" "$TMP/$N.out" $RAM $RAMLEN "$TMP/$N.bin" "$TMP/$N.core" 2>"$TMP/$N.qerr"
-	check_eq "$N: halts on qemu, RAM and core saved" 0 $?
+	fw_n=$1
+	shift
+	arm_fw_run "$fw_n" "$BOARD" "" "$@"
 	[ -s "$TMP/$N.bin" ] || return
 	val() { sed -n "s/^$1 //p" "$TMP/$N.out" | head -n 1; }
 	R="--raw $TMP/$N.bin --elf $exe --base $RAM"

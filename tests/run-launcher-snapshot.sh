@@ -62,7 +62,7 @@ check_grep "usr2: heapann names the pid and the signal" "take one now with: kill
 kill -USR2 "$p"
 n=0; while ! grep -q "snapshot written to .*\.$p\.1\.core" "$TMP/w.err" && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
 echo >&9; exec 9>&-
-wait $hp
+wait_max $hp 60 "$TMP/w.err"
 check_eq "usr2: status 0" 0 $?
 check_eq "usr2: the program's output unchanged" "ready" "$(cat "$TMP/w.out")"
 first=$(ls "$TMP/keep" | grep "\.$p\.1\.core\$")

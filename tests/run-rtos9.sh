@@ -67,18 +67,13 @@ for r in sorted(l["records"], key=lambda r: r["bytes"]):
 s=l["totals"]; print(*[s[k + " lost"][x] for k in ("definitely","indirectly","possibly") for x in ("bytes","blocks")])' "$cs_j")"
 }
 
-# fw_run N CFLAGS...: build $TMP/N.elf (exe) with the kit, run it on qemu, its
-# RAM in N.bin, the board in N.core, its output in N.out (val NAME reads it)
+# fw_run N CFLAGS...: build $TMP/N.elf (exe) with the kit, run it on qemu with a
+# deterministic clock (-icount shift=0), its RAM in N.bin, the board in N.core,
+# its output in N.out (val NAME reads it)
 fw_run() {
-	N=$1; shift
-	exe=$TMP/$N.elf
-	arm-none-eabi-gcc -std=gnu11 $CPU -g "$@" -nostartfiles -specs=nosys.specs -T tests/prog/hunt8_m.ld \
-		-o "$exe" $src $(PKG_CONFIG_PATH="$KIT/arm-none-eabi" pkg-config --cflags --libs heapann-static) \
-		>"$TMP/$N.cc" 2>&1
-	check_eq "$N: links with the kit" 0 $?
-	python3 tests/qemu_fw.py mps2-an385 "$exe" "$TMP/$N.out" $RAM $RAMLEN "$TMP/$N.bin" "$TMP/$N.core" \
-		-icount shift=0 2>"$TMP/$N.qerr"
-	check_eq "$N: halts on qemu, RAM and core saved" 0 $?
+	fw_n=$1
+	shift
+	arm_fw_run "$fw_n" mps2-an385 "-icount shift=0" "$@"
 }
 val() { printf %d "$(sed -n "s/^$1 //p" "$TMP/$N.out" | head -n 1)"; }
 

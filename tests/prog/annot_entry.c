@@ -346,7 +346,8 @@ static void test_errno(void)
 	 * saves it (remove the save and this gives 9). Without the preload,
 	 * or with HEAPANN_GUARD=0, the 4 bytes land in the block's padding.
 	 * The other save, st_ready_slow's (the statistics' first mmap failing,
-	 * only on the first call into the allocator), is not tested. */
+	 * only on the first call into the allocator), is tested by run-known10
+	 * (tests/prog/known10_first.c). */
 	{
 		unsigned char *volatile b = malloc(10);   /* no bounds warning */
 		int fd = dup(2);

@@ -385,39 +385,64 @@ static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 					 a->nstack_live * sizeof(*a->stack_live)) == 0);
 }
 
-/* cp_scan_image(img, nthreads, out, err), then the same image scanned again
- * without the fast path for intact headers (check_start8), without AVX2, and
- * without both: one check named after what that all four hold the same result
- * and the same notes of possible addresses. Returns what cp_scan_image
- * returned; *out is the caller's to free when 0. */
-static int scan_cmp(const char *what, const struct cp_image *img, unsigned nthreads,
-		    struct cp_scan *out, struct cp_error *err)
+/* cp_scan_image_opts(img, base, out, err), then the same image scanned again
+ * with base's options and without the fast path for intact headers
+ * (check_start8), without AVX2, and without both. Returns what the first scan
+ * returned (*out is the caller's to free when 0); *same is 1 when all four hold
+ * the same result and the same notes of possible addresses. */
+static int scan_four(const struct cp_image *img, const struct cp_scan_options *base,
+		     struct cp_scan *out, struct cp_error *err, int *same)
 {
-	char name[200];
-	int k, same = 1;
-
-	if (cp_scan_image(img, nthreads, out, err) != 0)
+	*same = 1;
+	if (cp_scan_image_opts(img, base, out, err) != 0)
 		return -1;
-	for (k = 1; k < 4; k++) {
-		struct cp_scan_options o;
+	for (int k = 1; k < 4; k++) {
+		struct cp_scan_options o = *base;
 		struct cp_scan t;
 		struct cp_error e = { 0 };
 
-		memset(&o, 0, sizeof(o));
-		o.nthreads = nthreads;
 		o.no_fast = k & 1;
 		o.no_avx2 = (k & 2) != 0;
 		if (cp_scan_image_opts(img, &o, &t, &e) != 0) {
-			same = 0;
+			*same = 0;
 			continue;
 		}
 		if (!scans_equal(out, &t) || !ptr_notes_equal(img, out, &t))
-			same = 0;
+			*same = 0;
 		cp_scan_free(&t);
 	}
+	return 0;
+}
+
+/* scan_four with base's options (NULL: cp_scan_image's, nthreads threads),
+ * and one check named after what that all four agree. Returns what the first
+ * scan returned; *out is the caller's to free when 0. */
+static int scan_cmp_opts(const char *what, const struct cp_image *img,
+			 const struct cp_scan_options *base, unsigned nthreads,
+			 struct cp_scan *out, struct cp_error *err)
+{
+	struct cp_scan_options o;
+	char name[200];
+	int same;
+
+	if (base) {
+		o = *base;
+	} else {
+		memset(&o, 0, sizeof(o));
+		o.nthreads = nthreads;
+	}
+	if (scan_four(img, &o, out, err, &same) != 0)
+		return -1;
 	snprintf(name, sizeof(name), "%s: the same scan without the fast path, without AVX2", what);
 	CHECK(name, same);
 	return 0;
+}
+
+/* scan_cmp_opts with cp_scan_image's options on nthreads threads. */
+static int scan_cmp(const char *what, const struct cp_image *img, unsigned nthreads,
+		    struct cp_scan *out, struct cp_error *err)
+{
+	return scan_cmp_opts(what, img, NULL, nthreads, out, err);
 }
 
 static unsigned progress_calls, progress_elsewhere;
@@ -964,7 +989,8 @@ static void test_board(unsigned w, int big, int below)
 		img = cp_image_open_core(tpath("core-board"), &err);
 		o.skip = nn == 1 ? skip : NULL;
 		o.nskip = nn == 1 ? 1 : 0;
-		if (img && cp_scan_image_opts(img, &o, &s, &err) == 0) {
+		if (img && scan_cmp_opts(NAME(nn == 1 ? "no NT_FILE" : "NT_FILE"), img, &o, 0, &s,
+					 &err) == 0) {
 			if (nn == 1)
 				CHECK(NAME("no NT_FILE, code skipped: the block once, the RAM's damage only"),
 				      s.nlive == 1 && block_at(&s, u) && s.ndamaged == 1 &&
@@ -1672,7 +1698,7 @@ static void test_mutations(void)
 	struct heap_expect x;
 	struct buf file = { 0 };
 	unsigned char *mut;
-	unsigned round, opened = 0, scanned = 0, fails = 0;
+	unsigned round, opened = 0, scanned = 0, fails = 0, differ = 0;
 	const char *path = tpath("mut");
 
 	core_heap(tpath("mut-src"), 8, 0, EM_X86_64, &x, &file);
@@ -1700,13 +1726,22 @@ static void test_mutations(void)
 			continue;
 		}
 		opened++;
-		if (cp_scan_image(img, 1, &s, &err) == 0) {
-			scanned++;
-			cp_scan_free(&s);
+		/* one thread, as cp_scan_image(img, 1, ...) */
+		{
+			struct cp_scan_options o = { 0 };
+			int same;
+
+			o.nthreads = 1;
+			if (scan_four(img, &o, &s, &err, &same) == 0) {
+				scanned++;
+				differ += !same;
+				cp_scan_free(&s);
+			}
 		}
 		cp_image_free(img);
 	}
 	CHECK("mutations: no crash, every failure names the file", fails == 0 && opened > 0 && scanned == opened);
+	CHECK("mutations: every scan the same without the fast path, without AVX2", differ == 0);
 	free(mut);
 	free(file.p);
 }
