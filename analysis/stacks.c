@@ -430,7 +430,7 @@ int an_stacks_build(const struct an_input *in, const struct an_filter *f, struct
 			continue;
 		}
 		cl = &out->v[c];
-		ov = (uint64_t)b->pad + (b->user - b->hdr) + b->guard_len;
+		ov = (uint64_t)b->pad + (b->user - cp_block_hdr(b)) + b->guard_len;
 		cl->blocks++;
 		cl->bytes += b->size;
 		cl->overhead += ov;

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "heapann_block.h"
+
 /* An error for the caller to print: one line that names the file and the problem. */
 struct cp_error {
 	int code;        /* a CP_E* value, 0 when no error */
@@ -189,14 +191,15 @@ enum cp_block_flag {
 				      * not proven by the check word (guard_len, pad 0) */
 };
 
-/* One valid header found in the image. 48 bytes: a scan of 10M blocks writes
- * 480 MB of them, so the guard's counts and the flags are bytes (a guard is at
- * most HEAPANN_MAX_GUARD = 255 bytes long). */
+/* One valid header found in the image. 40 bytes: a scan of 10M blocks writes
+ * 400 MB of them, so the guard's counts and the flags are bytes (a guard is at
+ * most HEAPANN_MAX_GUARD = 255 bytes long), and the header address H is not
+ * kept: every block's user data follows its header, so H is user less the
+ * header's (7 + depth) words of w bytes (cp_block_hdr()). */
 struct cp_block {
 	uint64_t user;       /* address of the user data */
 	uint64_t size;       /* requested size */
 	uint64_t seq;        /* allocation sequence number */
-	uint64_t hdr;        /* header address H */
 	uint32_t stack;      /* index into cp_scan.stacks */
 	uint16_t depth;      /* frames captured */
 	uint8_t state;       /* enum cp_block_state */
@@ -205,14 +208,21 @@ struct cp_block {
 	uint8_t flags;       /* enum cp_block_flag */
 	uint8_t guard_diff;  /* guard bytes that differ from HEAPANN_GUARD_BYTE */
 	uint8_t overrun;     /* 1 + index of the last differing guard byte, 0 if intact */
-	uint8_t spare;       /* 0 */
+	uint8_t w;           /* the header's word size in bytes, 4 or 8 (the core's) */
 };
+
+/* The header address H of block b: user less (HEAPANN_FIXED_WORDS + 1 + depth)
+ * words of b->w bytes (heapann_header_bytes()). */
+static inline uint64_t cp_block_hdr(const struct cp_block *b)
+{
+	return b->user - heapann_header_bytes(b->depth, b->w);
+}
 
 /* Where block b's memory starts (the raw block, pad included) and ends (one past
  * its guard). */
 static inline uint64_t cp_block_start(const struct cp_block *b)
 {
-	return b->hdr - b->pad;
+	return cp_block_hdr(b) - b->pad;
 }
 
 static inline uint64_t cp_block_end(const struct cp_block *b)

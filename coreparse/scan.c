@@ -23,8 +23,8 @@
 #include "htab.h"
 #include "ncpu.h"
 
-/* the scan writes one per block found (480 MB at 10M blocks): keep it small */
-_Static_assert(sizeof(struct cp_block) == 48, "struct cp_block is 48 bytes");
+/* the scan writes one per block found (400 MB at 10M blocks): keep it small */
+_Static_assert(sizeof(struct cp_block) == 40, "struct cp_block is 40 bytes");
 
 #define CHUNK_BYTES (8u << 20)             /* unit of work for one thread */
 #define SMALL_IMAGE (64ull << 20)          /* below this, one thread */
@@ -419,10 +419,11 @@ static int push_damage(struct worker *wk, struct chunk *c, const struct cp_damag
 	return 0;
 }
 
-/* Block x sorts after block y (by user address, then header: block_cmp > 0). */
+/* Block x sorts after block y (by user address, then header: block_cmp > 0; of
+ * two headers before one user address, the shallower starts later). */
 static inline int block_after(const struct cp_block *x, const struct cp_block *y)
 {
-	return x->user > y->user || (x->user == y->user && x->hdr > y->hdr);
+	return x->user > y->user || (x->user == y->user && x->depth < y->depth);
 }
 
 /* Record a valid header: state, fields trusted by the check word. */
@@ -441,8 +442,8 @@ static void push_block(struct worker *wk, struct chunk *c, const struct cp_segme
 		return;
 	}
 	memset(b, 0, sizeof(*b));
-	b->hdr = hdr;
 	b->user = hdr + heapann_header_bytes(depth, sc->w);
+	b->w = (uint8_t)sc->w;
 	b->size = size;
 	b->seq = seq;
 	b->depth = (uint16_t)depth;
@@ -650,11 +651,11 @@ static inline uint64_t check_start8(struct worker *wk, struct chunk *c, const st
 		return hb - 8 + h;
 	}
 	*b = (struct cp_block){
-		.user = user, .size = size, .seq = hw[HEAPANN_W_SEQ], .hdr = H,
+		.user = user, .size = size, .seq = hw[HEAPANN_W_SEQ],
 		.stack = (uint32_t)st, .depth = (uint16_t)depth,
 		.state = freed ? CP_FREED : CP_LIVE,
 		.guard_len = (uint8_t)heapann_info_guard(info),
-		.pad = (uint32_t)(heapann_info_pad(info) * 8),
+		.pad = (uint32_t)(heapann_info_pad(info) * 8), .w = 8,
 	};
 	if (c->blocks.n > 1 && block_after(b - 1, b))
 		c->unsorted = 1;
@@ -1542,7 +1543,7 @@ static int block_cmp(const void *a, const void *b)
 
 	if (x->user != y->user)
 		return x->user < y->user ? -1 : 1;
-	return x->hdr < y->hdr ? -1 : x->hdr > y->hdr;
+	return x->depth > y->depth ? -1 : x->depth < y->depth;   /* by header address */
 }
 
 static int damage_cmp(const void *a, const void *b)
@@ -1558,7 +1559,8 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 			      struct cp_block *b)
 {
 	const unsigned w = sc->w;
-	const unsigned char *p = cp_image_ptr(sc->img, b->hdr, HEAPANN_FIXED_WORDS * w);
+	const uint64_t hdr = cp_block_hdr(b);
+	const unsigned char *p = cp_image_ptr(sc->img, hdr, HEAPANN_FIXED_WORDS * w);
 	uint64_t chk, dword;
 	size_t i;
 
@@ -1570,7 +1572,7 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 	if (heapann_depth_frames(dword) != b->depth)
 		dword = b->depth;
 	for (i = 0; i < ninfos; i++) {
-		if (heapann_check(b->hdr, b->size, dword, b->seq, infos[i], w) == chk) {
+		if (heapann_check(hdr, b->size, dword, b->seq, infos[i], w) == chk) {
 			b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
 			b->guard_len = (uint8_t)heapann_info_guard(infos[i]);
 			b->pad = (uint32_t)(heapann_info_pad(infos[i]) * w);

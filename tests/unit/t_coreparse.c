@@ -619,7 +619,7 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	b = block_at(s, x->a);
 	CHECK(NAME("A: size, seq, depth, guard intact"), b && b->state == CP_LIVE && b->size == 100 && b->seq == 1 &&
 	      b->depth == 3 && b->guard_len == 8 && b->guard_diff == 0 && b->overrun == 0 && b->flags == 0 &&
-	      b->hdr == HEAP1 + 0x10 && b->pad == 0);
+	      cp_block_hdr(b) == HEAP1 + 0x10 && b->pad == 0);
 	CHECK(NAME("A: frames innermost first"), b && stack_is(s, b->stack, x->s1, 3));
 	CHECK(NAME("B shares A's stack"), b && block_at(s, x->b) && block_at(s, x->b)->stack == b->stack &&
 	      block_at(s, x->b)->seq == 2);
@@ -630,7 +630,7 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	CHECK(NAME("D: freed"), b && b->state == CP_FREED && b->size == 64 && b->seq == 4 && b->flags == 0);
 	b = block_at(s, x->e);
 	CHECK(NAME("E: freed with START/INFO reused, found by its END and verified"), b && b->state == CP_FREED &&
-	      b->size == 48 && b->seq == 5 && b->hdr == HEAP1 + 0x400 && b->guard_len == 8 &&
+	      b->size == 48 && b->seq == 5 && cp_block_hdr(b) == HEAP1 + 0x400 && b->guard_len == 8 &&
 	      !(b->flags & CP_HDR_UNVERIFIED) && stack_is(s, b->stack, x->s1, 3));
 	b = block_at(s, x->u);
 	CHECK(NAME("U: freed, unverified: size and seq as read, no guard"), b && b->state == CP_FREED &&

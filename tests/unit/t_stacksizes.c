@@ -80,7 +80,8 @@ static void ss_block(struct ss *x, uint32_t s, uint64_t size, unsigned n)
 		struct cp_block *b = &x->blocks[x->scan.nblocks++];
 
 		b->user = 0x100000 + 0x1000 * x->scan.nblocks;
-		b->hdr = b->user - 64;
+		b->depth = 1;   /* a header of 8 words of 8 bytes: user - 64 */
+		b->w = 8;
 		b->size = size;
 		b->stack = s;
 		b->state = i < n ? CP_LIVE : CP_FREED;
