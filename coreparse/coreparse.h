@@ -264,13 +264,26 @@ struct cp_damage {
 
 enum { CP_KNOWN_SIZE = 1, CP_KNOWN_SEQ = 2, CP_KNOWN_FRAMES = 4, CP_KNOWN_USER = 8 };
 
-/* The live blocks of one stack: how many, and their requested bytes by the
- * statistics' size class (heapann_stats_class), modulo 2^64. */
+/* The live blocks of one stack: how many, their requested bytes by the
+ * statistics' size class (heapann_stats_class), modulo 2^64, their pad, header
+ * and guard bytes, and their smallest and largest sizes (both 0 when n is 0). */
 struct cp_stack_live {
 	uint64_t n;
 	uint64_t cls_bytes[4];
+	uint64_t overhead;
+	uint64_t min_size, max_size;
 };
-#define CP_STACK_LIVE_MAX (1u << 20)   /* stacks: 40 MB of counts at most */
+#define CP_STACK_LIVE_MAX (1u << 20)   /* stacks: 64 MB of counts at most */
+
+/* How many live blocks of one stack have one size (cp_scan.stack_sizes); an
+ * unused slot of the table has n 0. */
+struct cp_stack_size {
+	uint64_t size;
+	uint64_t n;
+	uint32_t stack;
+	uint32_t spare;      /* 0 */
+};
+#define CP_STACK_SIZES_MAX (1u << 18)  /* (stack, size) pairs: 12 MB of table at most */
 
 /* The result of a scan. All arrays are owned by the scan; free with cp_scan_free(). */
 /* The most bytes the repeated-segment rule compares in full in one scan:
@@ -297,6 +310,13 @@ struct cp_scan {
 				    * statistics' frees (cp_stats_read); NULL when not
 				    * kept (over CP_STACK_LIVE_MAX stacks, a hand-made scan) */
 	size_t nstack_live;
+	struct cp_stack_size *stack_sizes; /* with stack_live: the live blocks per
+				    * (stack, size), in nstack_sizes slots of which the
+				    * used ones have n > 0 (in no useful order), so that a
+				    * report by stack and size need not read the blocks
+				    * again; NULL when stack_live is, or past
+				    * CP_STACK_SIZES_MAX distinct pairs */
+	size_t nstack_sizes;
 	size_t nguard_broken;      /* live blocks with CP_GUARD_BROKEN ... */
 	int guards_counted;        /* ... counted (cp_scan_image sets it; a scan made
 				    * by hand has 0: look at the blocks) */

@@ -570,23 +570,58 @@ static void heap_build(unsigned w, int big, struct mem *m1, struct mem *m2, stru
 	x->o_hdr = HEAP3 + 2 * w - heapann_header_bytes(2, w);
 }
 
-/* 1 when the scan's stack_live holds, per stack, its live blocks and their
- * bytes per statistics size class, as counted from the blocks. */
+/* 1 when the scan's stack_live holds, per stack, its live blocks, their bytes
+ * per statistics size class, overhead and smallest and largest sizes, and its
+ * stack_sizes the live blocks of each (stack, size), as counted from the
+ * blocks. */
 static int stack_live_right(const struct cp_scan *s)
 {
-	int same = s->stack_live && s->nstack_live == s->nstacks;
+	int same = s->stack_live && s->nstack_live == s->nstacks && s->stack_sizes;
+	size_t pairs = 0, used = 0;
 
 	for (size_t k = 0; same && k < s->nstack_live; k++) {
-		struct cp_stack_live want = { 0, { 0 } };
+		struct cp_stack_live want = { 0, { 0 }, 0, 0, 0 };
 
-		for (size_t i = 0; i < s->nblocks; i++)
-			if (s->blocks[i].state == CP_LIVE && s->blocks[i].stack == k) {
-				want.n++;
-				want.cls_bytes[heapann_stats_class(s->blocks[i].size)] += s->blocks[i].size;
-			}
+		for (size_t i = 0; i < s->nblocks; i++) {
+			const struct cp_block *b = &s->blocks[i];
+
+			if (b->state != CP_LIVE || b->stack != k)
+				continue;
+			if (!want.n || b->size < want.min_size)
+				want.min_size = b->size;
+			if (b->size > want.max_size)
+				want.max_size = b->size;
+			want.n++;
+			want.cls_bytes[heapann_stats_class(b->size)] += b->size;
+			want.overhead += b->user - cp_block_start(b) + b->guard_len;
+		}
 		same = !memcmp(&want, &s->stack_live[k], sizeof(want));
 	}
-	return same;
+	/* each used slot: the count of its pair; and one slot for each pair */
+	for (size_t j = 0; same && j < s->nstack_sizes; j++) {
+		const struct cp_stack_size *e = &s->stack_sizes[j];
+		uint64_t n = 0;
+
+		if (!e->n)
+			continue;
+		used++;
+		for (size_t i = 0; i < s->nblocks; i++)
+			n += s->blocks[i].state == CP_LIVE && s->blocks[i].stack == e->stack &&
+			     s->blocks[i].size == e->size;
+		same = n == e->n && e->spare == 0;
+	}
+	for (size_t i = 0; same && i < s->nblocks; i++) {
+		size_t k;
+
+		if (s->blocks[i].state != CP_LIVE)
+			continue;
+		for (k = 0; k < i; k++)
+			if (s->blocks[k].state == CP_LIVE && s->blocks[k].stack == s->blocks[i].stack &&
+			    s->blocks[k].size == s->blocks[i].size)
+				break;
+		pairs += k == i;
+	}
+	return same && used == pairs;
 }
 
 /* Check a scan of the heap above. */
