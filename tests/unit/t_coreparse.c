@@ -367,7 +367,8 @@ static int ptr_notes_equal(const struct cp_image *img, const struct cp_scan *a, 
 	       memcmp(a->ptr_words, b->ptr_words, (nbits / 64 + 1) * sizeof(uint64_t)) == 0;
 }
 
-/* Two scans hold the same result (stack numbers included). */
+/* Two scans hold the same result (stack numbers included, and the (stack,
+ * size) counts slot for slot: the blocks come to the table in one order). */
 static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 {
 	return a->nblocks == b->nblocks && a->ndamaged == b->ndamaged && a->nstacks == b->nstacks &&
@@ -382,7 +383,10 @@ static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 	       a->nguard_broken == b->nguard_broken && a->lead_max == b->lead_max &&
 	       a->nstack_live == b->nstack_live && !a->stack_live == !b->stack_live &&
 	       (!a->stack_live || memcmp(a->stack_live, b->stack_live,
-					 a->nstack_live * sizeof(*a->stack_live)) == 0);
+					 a->nstack_live * sizeof(*a->stack_live)) == 0) &&
+	       a->nstack_sizes == b->nstack_sizes && !a->stack_sizes == !b->stack_sizes &&
+	       (!a->stack_sizes || memcmp(a->stack_sizes, b->stack_sizes,
+					  a->nstack_sizes * sizeof(*a->stack_sizes)) == 0);
 }
 
 /* cp_scan_image(img, nthreads, out, err), then the same image scanned again
