@@ -34,12 +34,14 @@ const char *an_addr_what_name(enum an_addr_what w)
 /* Which part of block b holds addr (b holds it). */
 static void block_part(const struct cp_block *b, uint64_t addr, struct an_addr *out)
 {
-	if (addr < b->hdr) {
+	const uint64_t hdr = cp_block_hdr(b);
+
+	if (addr < hdr) {
 		out->part = AN_PART_PAD;
 		out->offset = addr - cp_block_start(b);
 	} else if (addr < b->user) {
 		out->part = AN_PART_HEADER;
-		out->offset = addr - b->hdr;
+		out->offset = addr - hdr;
 	} else if (addr < b->user + b->size || (b->size == 0 && addr == b->user)) {
 		out->part = AN_PART_DATA;
 		out->offset = addr - b->user;

@@ -245,7 +245,7 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 			const struct cp_block *x = &sc->blocks[a->next];
 
 			fprintf(f, "  after it, %s bytes before its header: %s ",
-				fmt_num(n1, x->hdr - x->pad - a->addr), x->state == CP_LIVE ? "live" : "freed");
+				fmt_num(n1, cp_block_start(x) - a->addr), x->state == CP_LIVE ? "live" : "freed");
 			block_line(f, x);
 			fputs("\n    allocated at:\n", f);
 			report_stack_text(f, p, x->stack, "        ");

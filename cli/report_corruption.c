@@ -294,7 +294,7 @@ void report_block_json_id(struct json *j, const struct cp_block *b)
 	json_key(j, "address");
 	json_hex(j, b->user);
 	json_key(j, "header");
-	json_hex(j, b->hdr);
+	json_hex(j, cp_block_hdr(b));
 	json_key(j, "size");
 	json_u64(j, b->size);
 	json_key(j, "seq");

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "heapann_block.h"
+
 /* An error for the caller to print: one line that names the file and the problem. */
 struct cp_error {
 	int code;        /* a CP_E* value, 0 when no error */
@@ -189,14 +191,15 @@ enum cp_block_flag {
 				      * not proven by the check word (guard_len, pad 0) */
 };
 
-/* One valid header found in the image. 48 bytes: a scan of 10M blocks writes
- * 480 MB of them, so the guard's counts and the flags are bytes (a guard is at
- * most HEAPANN_MAX_GUARD = 255 bytes long). */
+/* One valid header found in the image. 40 bytes: a scan of 10M blocks writes
+ * 400 MB of them, so the guard's counts and the flags are bytes (a guard is at
+ * most HEAPANN_MAX_GUARD = 255 bytes long), and the header address H is not
+ * kept: every block's user data follows its header, so H is user less the
+ * header's (7 + depth) words of w bytes (cp_block_hdr()). */
 struct cp_block {
 	uint64_t user;       /* address of the user data */
 	uint64_t size;       /* requested size */
 	uint64_t seq;        /* allocation sequence number */
-	uint64_t hdr;        /* header address H */
 	uint32_t stack;      /* index into cp_scan.stacks */
 	uint16_t depth;      /* frames captured */
 	uint8_t state;       /* enum cp_block_state */
@@ -205,14 +208,21 @@ struct cp_block {
 	uint8_t flags;       /* enum cp_block_flag */
 	uint8_t guard_diff;  /* guard bytes that differ from HEAPANN_GUARD_BYTE */
 	uint8_t overrun;     /* 1 + index of the last differing guard byte, 0 if intact */
-	uint8_t spare;       /* 0 */
+	uint8_t w;           /* the header's word size in bytes, 4 or 8 (the core's) */
 };
+
+/* The header address H of block b: user less (HEAPANN_FIXED_WORDS + 1 + depth)
+ * words of b->w bytes (heapann_header_bytes()). */
+static inline uint64_t cp_block_hdr(const struct cp_block *b)
+{
+	return b->user - heapann_header_bytes(b->depth, b->w);
+}
 
 /* Where block b's memory starts (the raw block, pad included) and ends (one past
  * its guard). */
 static inline uint64_t cp_block_start(const struct cp_block *b)
 {
-	return b->hdr - b->pad;
+	return cp_block_hdr(b) - b->pad;
 }
 
 static inline uint64_t cp_block_end(const struct cp_block *b)
@@ -254,13 +264,26 @@ struct cp_damage {
 
 enum { CP_KNOWN_SIZE = 1, CP_KNOWN_SEQ = 2, CP_KNOWN_FRAMES = 4, CP_KNOWN_USER = 8 };
 
-/* The live blocks of one stack: how many, and their requested bytes by the
- * statistics' size class (heapann_stats_class), modulo 2^64. */
+/* The live blocks of one stack: how many, their requested bytes by the
+ * statistics' size class (heapann_stats_class), modulo 2^64, their pad, header
+ * and guard bytes, and their smallest and largest sizes (both 0 when n is 0). */
 struct cp_stack_live {
 	uint64_t n;
 	uint64_t cls_bytes[4];
+	uint64_t overhead;
+	uint64_t min_size, max_size;
 };
-#define CP_STACK_LIVE_MAX (1u << 20)   /* stacks: 40 MB of counts at most */
+#define CP_STACK_LIVE_MAX (1u << 20)   /* stacks: 64 MB of counts at most */
+
+/* How many live blocks of one stack have one size (cp_scan.stack_sizes); an
+ * unused slot of the table has n 0. */
+struct cp_stack_size {
+	uint64_t size;
+	uint64_t n;
+	uint32_t stack;
+	uint32_t spare;      /* 0 */
+};
+#define CP_STACK_SIZES_MAX (1u << 18)  /* (stack, size) pairs: 12 MB of table at most */
 
 /* The result of a scan. All arrays are owned by the scan; free with cp_scan_free(). */
 /* The most bytes the repeated-segment rule compares in full in one scan:
@@ -287,6 +310,13 @@ struct cp_scan {
 				    * statistics' frees (cp_stats_read); NULL when not
 				    * kept (over CP_STACK_LIVE_MAX stacks, a hand-made scan) */
 	size_t nstack_live;
+	struct cp_stack_size *stack_sizes; /* with stack_live: the live blocks per
+				    * (stack, size), in nstack_sizes slots of which the
+				    * used ones have n > 0 (in no useful order), so that a
+				    * report by stack and size need not read the blocks
+				    * again; NULL when stack_live is, or past
+				    * CP_STACK_SIZES_MAX distinct pairs */
+	size_t nstack_sizes;
 	size_t nguard_broken;      /* live blocks with CP_GUARD_BROKEN ... */
 	int guards_counted;        /* ... counted (cp_scan_image sets it; a scan made
 				    * by hand has 0: look at the blocks) */

@@ -23,8 +23,8 @@
 #include "htab.h"
 #include "ncpu.h"
 
-/* the scan writes one per block found (480 MB at 10M blocks): keep it small */
-_Static_assert(sizeof(struct cp_block) == 48, "struct cp_block is 48 bytes");
+/* the scan writes one per block found (400 MB at 10M blocks): keep it small */
+_Static_assert(sizeof(struct cp_block) == 40, "struct cp_block is 40 bytes");
 
 #define CHUNK_BYTES (8u << 20)             /* unit of work for one thread */
 #define SMALL_IMAGE (64ull << 20)          /* below this, one thread */
@@ -419,10 +419,116 @@ static int push_damage(struct worker *wk, struct chunk *c, const struct cp_damag
 	return 0;
 }
 
-/* Block x sorts after block y (by user address, then header: block_cmp > 0). */
+/* The live blocks per (stack, size) while scan_merge counts them
+ * (cp_scan.stack_sizes): open addressing in a power-of-two table kept at most
+ * half full; v is NULL once abandoned (past CP_STACK_SIZES_MAX pairs, or out of
+ * memory: the reports then read the blocks). Sizes below SIZE_SMALL of the
+ * first nsmall stacks are counted in place, small[stack * SIZE_SMALL + size]
+ * (a table of a few MB probed at random for every block missed the cache more
+ * than the pass over the blocks it saved), and moved into v at the end. */
+struct size_tab {
+	struct cp_stack_size *v;
+	size_t cap, n;
+	uint64_t *small;
+	size_t nsmall;
+};
+
+#define SIZE_SMALL 512u
+#define SIZE_SMALL_STACKS 2048u
+
+static inline size_t size_slot(uint32_t stack, uint64_t size, size_t mask)
+{
+	uint64_t h = (size ^ (uint64_t)stack << 40) * 0x9E3779B97F4A7C15ULL;
+
+	return (size_t)(h >> 32) & mask;
+}
+
+/* Double t (or abandon it, see struct size_tab). */
+static void size_tab_grow(struct size_tab *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	struct cp_stack_size *v = cap > 2 * (size_t)CP_STACK_SIZES_MAX ? NULL : calloc(cap, sizeof(*v));
+
+	if (v)
+		for (size_t i = 0; i < t->cap; i++) {
+			size_t j = size_slot(t->v[i].stack, t->v[i].size, cap - 1);
+
+			if (!t->v[i].n)
+				continue;
+			while (v[j].n)
+				j = (j + 1) & (cap - 1);
+			v[j] = t->v[i];
+		}
+	free(t->v);
+	t->v = v;
+	t->cap = v ? cap : 0;
+	if (!v)
+		t->n = 0;
+}
+
+/* Count n live blocks of size bytes under stack in t's table. */
+static void size_tab_put(struct size_tab *t, uint32_t stack, uint64_t size, uint64_t n)
+{
+	size_t i;
+
+	if (!t->v)
+		return;
+	for (i = size_slot(stack, size, t->cap - 1); t->v[i].n; i = (i + 1) & (t->cap - 1))
+		if (t->v[i].size == size && t->v[i].stack == stack) {
+			t->v[i].n += n;
+			return;
+		}
+	if (2 * (t->n + 1) > t->cap) {
+		size_tab_grow(t);
+		size_tab_put(t, stack, size, n);
+		return;
+	}
+	t->v[i].size = size;
+	t->v[i].stack = stack;
+	t->v[i].n = n;
+	t->n++;
+}
+
+/* Count one live block of size bytes under stack in t. */
+static inline void size_tab_add(struct size_tab *t, uint32_t stack, uint64_t size)
+{
+	if (size < SIZE_SMALL && stack < t->nsmall)
+		t->small[(size_t)stack * SIZE_SMALL + size]++;
+	else
+		size_tab_put(t, stack, size, 1);
+}
+
+/* Move t's counts in place into its table (and free them). */
+static void size_tab_finish(struct size_tab *t)
+{
+	for (size_t k = 0; t->small && k < t->nsmall * SIZE_SMALL; k++)
+		if (t->small[k])
+			size_tab_put(t, (uint32_t)(k / SIZE_SMALL), k % SIZE_SMALL, t->small[k]);
+	free(t->small);
+	t->small = NULL;
+	t->nsmall = 0;
+}
+
+/* Count live block b, of ovh bytes of pad, header and guard, in its stack's
+ * cp_stack_live *l and in t. */
+static inline void stack_live_add(struct cp_stack_live *l, struct size_tab *t, const struct cp_block *b,
+				  uint64_t ovh)
+{
+	if (!l->n || b->size < l->min_size)
+		l->min_size = b->size;
+	if (b->size > l->max_size)
+		l->max_size = b->size;
+	l->n++;
+	l->cls_bytes[heapann_stats_class(b->size)] += b->size;
+	l->overhead += ovh;
+	size_tab_add(t, b->stack, b->size);
+}
+
+/* Block x sorts after block y (by user address, then header: block_cmp > 0; of
+ * two headers before one user address, the shallower starts later). */
 static inline int block_after(const struct cp_block *x, const struct cp_block *y)
 {
-	return x->user > y->user || (x->user == y->user && x->hdr > y->hdr);
+	return x->user > y->user || (x->user == y->user && x->depth < y->depth);
 }
 
 /* Record a valid header: state, fields trusted by the check word. */
@@ -441,8 +547,8 @@ static void push_block(struct worker *wk, struct chunk *c, const struct cp_segme
 		return;
 	}
 	memset(b, 0, sizeof(*b));
-	b->hdr = hdr;
 	b->user = hdr + heapann_header_bytes(depth, sc->w);
+	b->w = (uint8_t)sc->w;
 	b->size = size;
 	b->seq = seq;
 	b->depth = (uint16_t)depth;
@@ -650,11 +756,11 @@ static inline uint64_t check_start8(struct worker *wk, struct chunk *c, const st
 		return hb - 8 + h;
 	}
 	*b = (struct cp_block){
-		.user = user, .size = size, .seq = hw[HEAPANN_W_SEQ], .hdr = H,
+		.user = user, .size = size, .seq = hw[HEAPANN_W_SEQ],
 		.stack = (uint32_t)st, .depth = (uint16_t)depth,
 		.state = freed ? CP_FREED : CP_LIVE,
 		.guard_len = (uint8_t)heapann_info_guard(info),
-		.pad = (uint32_t)(heapann_info_pad(info) * 8),
+		.pad = (uint32_t)(heapann_info_pad(info) * 8), .w = 8,
 	};
 	if (c->blocks.n > 1 && block_after(b - 1, b))
 		c->unsorted = 1;
@@ -1542,7 +1648,7 @@ static int block_cmp(const void *a, const void *b)
 
 	if (x->user != y->user)
 		return x->user < y->user ? -1 : 1;
-	return x->hdr < y->hdr ? -1 : x->hdr > y->hdr;
+	return x->depth > y->depth ? -1 : x->depth < y->depth;   /* by header address */
 }
 
 static int damage_cmp(const void *a, const void *b)
@@ -1617,7 +1723,8 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 			      struct cp_block *b, uint64_t *budget)
 {
 	const unsigned w = sc->w;
-	const unsigned char *p = cp_image_ptr(sc->img, b->hdr, HEAPANN_FIXED_WORDS * w);
+	const uint64_t hdr = cp_block_hdr(b);
+	const unsigned char *p = cp_image_ptr(sc->img, hdr, HEAPANN_FIXED_WORDS * w);
 	uint64_t chk, dword;
 	size_t i;
 
@@ -1629,7 +1736,7 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 	if (heapann_depth_frames(dword) != b->depth)
 		dword = b->depth;
 	for (i = 0; i < ninfos; i++) {
-		if (heapann_check(b->hdr, b->size, dword, b->seq, infos[i], w) == chk) {
+		if (heapann_check(hdr, b->size, dword, b->seq, infos[i], w) == chk) {
 			b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
 			b->guard_len = (uint8_t)heapann_info_guard(infos[i]);
 			b->pad = (uint32_t)(heapann_info_pad(infos[i]) * w);
@@ -1691,6 +1798,7 @@ static int on_thread_stack(const struct cp_image *img, uint64_t addr)
 static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struct cp_scan *out)
 {
 	struct stab g;
+	struct size_tab szt = { NULL, 0, 0, NULL, 0 };
 	uint32_t **remap, *newid = NULL;
 	uint64_t infos[INFO_SET * 4];
 	/* check words recover_freed_size may try over the whole scan: 0.15-0.2 s
@@ -1768,6 +1876,11 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	_Static_assert(HEAPANN_STATS_NCLASSES == 4, "cp_stack_live.cls_bytes");
 	if (g.stacks.n <= CP_STACK_LIVE_MAX)
 		out->stack_live = calloc(g.stacks.n + 1, sizeof(*out->stack_live));
+	if (out->stack_live)
+		size_tab_grow(&szt);
+	if (szt.v && g.stacks.n <= SIZE_SMALL_STACKS &&
+	    (szt.small = calloc(g.stacks.n * SIZE_SMALL + 1, sizeof(*szt.small))))
+		szt.nsmall = g.stacks.n;
 	out->nstacks = 0;
 	nf = 0;
 	/* blocks already in order (nearly always: chunks are published in address
@@ -1793,14 +1906,14 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 			if (ob->user - cp_block_start(ob) > lead_max)
 				lead_max = ob->user - cp_block_start(ob);
 			if (ob->state == CP_LIVE) {
+				uint64_t ovh = (HEAPANN_FIXED_WORDS + 1u + ob->depth) * hdr_w + ob->pad + ob->guard_len;
+
 				nlive++;
 				live_bytes += ob->size;
-				live_ovh += (HEAPANN_FIXED_WORDS + 1u + ob->depth) * hdr_w + ob->pad + ob->guard_len;
+				live_ovh += ovh;
 				nbroken += (ob->flags & CP_GUARD_BROKEN) != 0;
-				if (sl) {
-					sl[ob->stack].n++;
-					sl[ob->stack].cls_bytes[heapann_stats_class(ob->size)] += ob->size;
-				}
+				if (sl)
+					stack_live_add(&sl[ob->stack], &szt, ob, ovh);
 			}
 		}
 		out->nblocks += c->bn;
@@ -1846,10 +1959,9 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 
 			sp = &out->blocks[i].stack;
 			*sp = stack_number(out, ge, gf, newid, &nf, *sp);
-			if (o->state == CP_LIVE && out->stack_live) {
-				out->stack_live[*sp].n++;
-				out->stack_live[*sp].cls_bytes[heapann_stats_class(o->size)] += o->size;
-			}
+			if (o->state == CP_LIVE && out->stack_live)
+				stack_live_add(&out->stack_live[*sp], &szt, o,
+					       heapann_header_bytes(o->depth, sc->w) + o->pad + o->guard_len);
 			continue;
 		} else {
 			if (!(out->damaged[i - out->nblocks].known & CP_KNOWN_FRAMES))
@@ -1860,6 +1972,12 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	}
 	out->nstack_frames = nf;
 	out->nstack_live = out->stack_live ? out->nstacks : 0;
+	size_tab_finish(&szt);
+	if (out->stack_live && szt.v) {
+		out->stack_sizes = szt.v;
+		out->nstack_sizes = szt.cap;
+		szt.v = NULL;
+	}
 	/* distinct addresses, then frames as indices into them */
 	{
 		uint64_t *chain = malloc((nf ? nf : 1) * sizeof(uint64_t));
@@ -1893,6 +2011,8 @@ out:
 		free(remap[t]);
 	free(remap);
 	free(newid);
+	free(szt.v);
+	free(szt.small);
 	stab_release(&g);
 	return rc;
 }
@@ -2110,6 +2230,7 @@ void cp_scan_free(struct cp_scan *scan)
 	free(scan->ptr_words);
 	free(scan->ptr_seg_bit);
 	free(scan->stack_live);
+	free(scan->stack_sizes);
 	memset(scan, 0, sizeof(*scan));
 }
 

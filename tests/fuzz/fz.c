@@ -94,7 +94,7 @@ static void fz_addr(const struct cp_image *img, const struct cp_scan *scan, cons
 
 	for (size_t k = 0; k < scan->nblocks && k < 16; k++) {
 		const struct cp_block *b = &scan->blocks[k];
-		uint64_t at[] = { cp_block_start(b), b->hdr, b->user - 1, b->user, b->user + b->size,
+		uint64_t at[] = { cp_block_start(b), cp_block_hdr(b), b->user - 1, b->user, b->user + b->size,
 				  cp_block_end(b) - 1, cp_block_end(b) };
 
 		for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)

@@ -367,7 +367,8 @@ static int ptr_notes_equal(const struct cp_image *img, const struct cp_scan *a, 
 	       memcmp(a->ptr_words, b->ptr_words, (nbits / 64 + 1) * sizeof(uint64_t)) == 0;
 }
 
-/* Two scans hold the same result (stack numbers included). */
+/* Two scans hold the same result (stack numbers included, and the (stack,
+ * size) counts slot for slot: the blocks come to the table in one order). */
 static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 {
 	return a->nblocks == b->nblocks && a->ndamaged == b->ndamaged && a->nstacks == b->nstacks &&
@@ -382,7 +383,10 @@ static int scans_equal(const struct cp_scan *a, const struct cp_scan *b)
 	       a->nguard_broken == b->nguard_broken && a->lead_max == b->lead_max &&
 	       a->nstack_live == b->nstack_live && !a->stack_live == !b->stack_live &&
 	       (!a->stack_live || memcmp(a->stack_live, b->stack_live,
-					 a->nstack_live * sizeof(*a->stack_live)) == 0);
+					 a->nstack_live * sizeof(*a->stack_live)) == 0) &&
+	       a->nstack_sizes == b->nstack_sizes && !a->stack_sizes == !b->stack_sizes &&
+	       (!a->stack_sizes || memcmp(a->stack_sizes, b->stack_sizes,
+					  a->nstack_sizes * sizeof(*a->stack_sizes)) == 0);
 }
 
 /* cp_scan_image_opts(img, base, out, err), then the same image scanned again
@@ -595,23 +599,58 @@ static void heap_build(unsigned w, int big, struct mem *m1, struct mem *m2, stru
 	x->o_hdr = HEAP3 + 2 * w - heapann_header_bytes(2, w);
 }
 
-/* 1 when the scan's stack_live holds, per stack, its live blocks and their
- * bytes per statistics size class, as counted from the blocks. */
+/* 1 when the scan's stack_live holds, per stack, its live blocks, their bytes
+ * per statistics size class, overhead and smallest and largest sizes, and its
+ * stack_sizes the live blocks of each (stack, size), as counted from the
+ * blocks. */
 static int stack_live_right(const struct cp_scan *s)
 {
-	int same = s->stack_live && s->nstack_live == s->nstacks;
+	int same = s->stack_live && s->nstack_live == s->nstacks && s->stack_sizes;
+	size_t pairs = 0, used = 0;
 
 	for (size_t k = 0; same && k < s->nstack_live; k++) {
-		struct cp_stack_live want = { 0, { 0 } };
+		struct cp_stack_live want = { 0, { 0 }, 0, 0, 0 };
 
-		for (size_t i = 0; i < s->nblocks; i++)
-			if (s->blocks[i].state == CP_LIVE && s->blocks[i].stack == k) {
-				want.n++;
-				want.cls_bytes[heapann_stats_class(s->blocks[i].size)] += s->blocks[i].size;
-			}
+		for (size_t i = 0; i < s->nblocks; i++) {
+			const struct cp_block *b = &s->blocks[i];
+
+			if (b->state != CP_LIVE || b->stack != k)
+				continue;
+			if (!want.n || b->size < want.min_size)
+				want.min_size = b->size;
+			if (b->size > want.max_size)
+				want.max_size = b->size;
+			want.n++;
+			want.cls_bytes[heapann_stats_class(b->size)] += b->size;
+			want.overhead += b->user - cp_block_start(b) + b->guard_len;
+		}
 		same = !memcmp(&want, &s->stack_live[k], sizeof(want));
 	}
-	return same;
+	/* each used slot: the count of its pair; and one slot for each pair */
+	for (size_t j = 0; same && j < s->nstack_sizes; j++) {
+		const struct cp_stack_size *e = &s->stack_sizes[j];
+		uint64_t n = 0;
+
+		if (!e->n)
+			continue;
+		used++;
+		for (size_t i = 0; i < s->nblocks; i++)
+			n += s->blocks[i].state == CP_LIVE && s->blocks[i].stack == e->stack &&
+			     s->blocks[i].size == e->size;
+		same = n == e->n && e->spare == 0;
+	}
+	for (size_t i = 0; same && i < s->nblocks; i++) {
+		size_t k;
+
+		if (s->blocks[i].state != CP_LIVE)
+			continue;
+		for (k = 0; k < i; k++)
+			if (s->blocks[k].state == CP_LIVE && s->blocks[k].stack == s->blocks[i].stack &&
+			    s->blocks[k].size == s->blocks[i].size)
+				break;
+		pairs += k == i;
+	}
+	return same && used == pairs;
 }
 
 /* Check a scan of the heap above. */
@@ -644,7 +683,7 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	b = block_at(s, x->a);
 	CHECK(NAME("A: size, seq, depth, guard intact"), b && b->state == CP_LIVE && b->size == 100 && b->seq == 1 &&
 	      b->depth == 3 && b->guard_len == 8 && b->guard_diff == 0 && b->overrun == 0 && b->flags == 0 &&
-	      b->hdr == HEAP1 + 0x10 && b->pad == 0);
+	      cp_block_hdr(b) == HEAP1 + 0x10 && b->pad == 0);
 	CHECK(NAME("A: frames innermost first"), b && stack_is(s, b->stack, x->s1, 3));
 	CHECK(NAME("B shares A's stack"), b && block_at(s, x->b) && block_at(s, x->b)->stack == b->stack &&
 	      block_at(s, x->b)->seq == 2);
@@ -655,7 +694,7 @@ static void heap_check(const char *what, unsigned w, const struct cp_scan *s, co
 	CHECK(NAME("D: freed"), b && b->state == CP_FREED && b->size == 64 && b->seq == 4 && b->flags == 0);
 	b = block_at(s, x->e);
 	CHECK(NAME("E: freed with START/INFO reused, found by its END and verified"), b && b->state == CP_FREED &&
-	      b->size == 48 && b->seq == 5 && b->hdr == HEAP1 + 0x400 && b->guard_len == 8 &&
+	      b->size == 48 && b->seq == 5 && cp_block_hdr(b) == HEAP1 + 0x400 && b->guard_len == 8 &&
 	      !(b->flags & CP_HDR_UNVERIFIED) && stack_is(s, b->stack, x->s1, 3));
 	b = block_at(s, x->u);
 	CHECK(NAME("U: freed, unverified: size and seq as read, no guard"), b && b->state == CP_FREED &&

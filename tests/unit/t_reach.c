@@ -59,8 +59,8 @@ static uint32_t block(uint64_t user, uint64_t size, int freed)
 	b->user = user;
 	b->size = size;
 	b->seq = nblocks + 1;
-	b->hdr = h;
 	b->depth = 1;
+	b->w = W;
 	b->state = freed ? CP_FREED : CP_LIVE;
 	return (uint32_t)nblocks++;
 }
@@ -544,7 +544,7 @@ static void test_parallel_mark(const char *path)
 		put(h + 2 * W, size);
 		big[i].user = user;
 		big[i].size = size;
-		big[i].hdr = h;
+		big[i].w = W;   /* h = user - heapann_header_bytes(1, W) */
 		big[i].depth = 1;
 		big[i].seq = i + 1;
 		big[i].state = rnd(20) ? CP_LIVE : CP_FREED;
@@ -1150,7 +1150,7 @@ static void test_random(const char *path, int round)
 			case 0: v = t->user; break;
 			case 1: v = t->user + (t->size ? rnd(t->size) : 0); break;
 			case 2: v = t->user + t->size; break;
-			case 3: v = t->hdr + 8 * rnd(8); break;
+			case 3: v = cp_block_hdr(t) + 8 * rnd(8); break;
 			default: v = rnd(4) ? 0 : rnd(UINT32_MAX); break;
 			}
 			if (rnd(3) == 0)

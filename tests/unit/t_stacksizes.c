@@ -2,13 +2,16 @@
  * most frequent sizes, how many distinct): exact answers on synthetic scans, for
  * sizes counted in place (below 512 bytes, up to 2048 clusters), sizes counted in
  * the hash map, the tie between the two (the larger size wins), and more clusters
- * than are counted in place. No core or symbolizer needed. */
+ * than are counted in place; each from the blocks and from the counts a scan
+ * keeps (cp_scan.stack_live and stack_sizes), which must agree, also with
+ * --ignore-fn. No core or symbolizer needed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "check.h"
+#include "heapann_stats.h"
 
 /* A synthetic scan: nstacks stacks of one frame each (main at line 100 + s, so
  * each is its own cluster), and blocks added by ss_block(). */
@@ -80,7 +83,8 @@ static void ss_block(struct ss *x, uint32_t s, uint64_t size, unsigned n)
 		struct cp_block *b = &x->blocks[x->scan.nblocks++];
 
 		b->user = 0x100000 + 0x1000 * x->scan.nblocks;
-		b->hdr = b->user - 64;
+		b->depth = 1;   /* a header of 8 words of 8 bytes: user - 64 */
+		b->w = 8;
 		b->size = size;
 		b->stack = s;
 		b->state = i < n ? CP_LIVE : CP_FREED;
@@ -91,6 +95,71 @@ static void ss_block(struct ss *x, uint32_t s, uint64_t size, unsigned n)
 			x->scan.nfreed++;
 		}
 	}
+}
+
+/* Fill x's stack_live and stack_sizes from its blocks, as scan_merge counts
+ * them: every (stack, size) pair in its own slot, an empty slot between two. */
+static void ss_count(struct ss *x)
+{
+	size_t ns = x->scan.nstacks, n = 0;
+
+	x->scan.stack_live = calloc(ns, sizeof(*x->scan.stack_live));
+	x->scan.stack_sizes = calloc(2 * x->scan.nblocks + 1, sizeof(*x->scan.stack_sizes));
+	x->scan.nstack_live = ns;
+	for (size_t i = 0; i < x->scan.nblocks; i++) {
+		const struct cp_block *b = &x->blocks[i];
+		struct cp_stack_live *l = &x->scan.stack_live[b->stack];
+		size_t k;
+
+		if (b->state != CP_LIVE)
+			continue;
+		if (!l->n || b->size < l->min_size)
+			l->min_size = b->size;
+		if (b->size > l->max_size)
+			l->max_size = b->size;
+		l->n++;
+		l->cls_bytes[heapann_stats_class(b->size)] += b->size;
+		l->overhead += 64 + b->pad + b->guard_len;   /* depth 1, 8-byte words */
+		for (k = 0; k < n; k += 2)
+			if (x->scan.stack_sizes[k].stack == b->stack && x->scan.stack_sizes[k].size == b->size)
+				break;
+		if (k == n) {
+			x->scan.stack_sizes[k].stack = b->stack;
+			x->scan.stack_sizes[k].size = b->size;
+			n += 2;
+		}
+		x->scan.stack_sizes[k].n++;
+	}
+	x->scan.nstack_sizes = n ? n - 1 : 0;
+}
+
+/* an_stacks_build on x with filter f gives the same from its blocks as from
+ * its counts (ss_count). */
+static int counts_agree(struct ss *x, const struct an_filter *f)
+{
+	struct an_stacks a, b;
+	int ok;
+
+	ss_count(x);
+	ok = an_stacks_build(&x->in, f, &a) == 0;
+	free(x->scan.stack_sizes);
+	x->scan.stack_sizes = NULL;   /* no counts: the blocks are read */
+	x->scan.nstack_sizes = 0;
+	ok = ok && an_stacks_build(&x->in, f, &b) == 0;
+	ok = ok && a.n == b.n && a.blocks == b.blocks && a.bytes == b.bytes && a.overhead == b.overhead &&
+	     a.ignored_blocks == b.ignored_blocks && a.ignored_bytes == b.ignored_bytes &&
+	     !memcmp(a.v, b.v, a.n * sizeof(*a.v)) &&
+	     !memcmp(a.stack_cluster, b.stack_cluster, x->scan.nstacks * sizeof(*a.stack_cluster));
+	if (ok && f->nignore_fns)
+		ok = a.n == 0 && a.ignored_blocks == x->scan.nlive && a.ignored_bytes == x->scan.live_bytes;
+	else if (ok)
+		ok = a.blocks == x->scan.nlive && a.bytes == x->scan.live_bytes && a.overhead == 64 * x->scan.nlive;
+	an_stacks_release(&a);
+	an_stacks_release(&b);
+	free(x->scan.stack_live);
+	x->scan.stack_live = NULL;
+	x->scan.nstack_live = 0;
+	return ok;
 }
 
 /* The cluster of stack s, or NULL. */
@@ -146,6 +215,14 @@ static void test_few_clusters(void)
 	CHECK("both: 1 x4, then 100000, 512, 511 x3 (larger first): 4 distinct, 3 kept",
 	      common_is(c, 1, 4, 100000, 3, 512, 3, 4) && c->min_size == 1 && c->max_size == 100000);
 	an_stacks_release(&st);
+	CHECK("few clusters: the same from the scan's counts", counts_agree(&x, &f));
+	{
+		static const char *const all[] = { "main" };
+		struct an_filter ig = { .ignore_fns = all, .nignore_fns = 1 };
+
+		CHECK("few clusters, --ignore-fn=main: the same from the counts, all left out",
+		      counts_agree(&x, &ig));
+	}
 	ss_release(&x);
 }
 
@@ -172,6 +249,7 @@ static void test_many_clusters(void)
 			bad++;
 	CHECK("2100 clusters: each one's sizes exact", bad == 0);
 	an_stacks_release(&st);
+	CHECK("2100 clusters: the same from the scan's counts", counts_agree(&x, &f));
 	ss_release(&x);
 }
 

@@ -69,7 +69,8 @@ static void fake_block(struct fake *f, uint32_t stack, uint64_t size, int live)
 	struct cp_block *b = &f->blocks[f->scan.nblocks++];
 
 	b->user = 0x100000 + 0x1000 * f->scan.nblocks;
-	b->hdr = b->user - 64;
+	b->depth = 1;   /* a header of 8 words of 8 bytes: user - 64 */
+	b->w = 8;
 	b->size = size;
 	b->stack = stack;
 	b->state = live ? CP_LIVE : CP_FREED;
