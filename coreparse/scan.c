@@ -1674,12 +1674,14 @@ static int damage_cmp(const void *a, const void *b)
 static int recover_try(struct cp_block *b, uint64_t size, uint64_t dword, uint64_t info,
 		       uint64_t chk, unsigned w, uint64_t raw)
 {
-	if (heapann_check(b->hdr, size, dword, b->seq, info, w) != chk)
+	const uint64_t hdr = cp_block_hdr(b);
+
+	if (heapann_check(hdr, size, dword, b->seq, info, w) != chk)
 		return 0;
 	b->size = size;
 	b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
 	b->guard_len = (uint8_t)heapann_info_guard(info);
-	b->pad = (uint32_t)(b->hdr - raw);
+	b->pad = (uint32_t)(hdr - raw);
 	return 1;
 }
 
@@ -1687,13 +1689,14 @@ static int recover_freed_size(const struct scanner *sc, const uint64_t *infos, s
 			      struct cp_block *b, uint64_t chk, uint64_t dword, uint64_t *budget)
 {
 	const unsigned w = sc->w;
+	const uint64_t hdr = cp_block_hdr(b);
 
 	for (size_t i = 0; i < ninfos; i++) {
 		uint64_t pad = heapann_info_pad(infos[i]) * w, g = heapann_info_guard(infos[i]);
-		uint64_t raw = b->hdr - pad, lead = b->user - raw, csz, hi, lo;
+		uint64_t raw = hdr - pad, lead = b->user - raw, csz, hi, lo;
 		const unsigned char *q;
 
-		if (pad > b->hdr || raw < 2 * w || raw % (2 * w) ||
+		if (pad > hdr || raw < 2 * w || raw % (2 * w) ||
 		    (q = cp_image_ptr(sc->img, raw - w, w)) == NULL)
 			continue;
 		csz = cp_decode(q, w, sc->big) & ~(uint64_t)7;
