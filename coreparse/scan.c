@@ -28,6 +28,10 @@ _Static_assert(sizeof(struct cp_block) == 40, "struct cp_block is 40 bytes");
 
 #define CHUNK_BYTES (8u << 20)             /* unit of work for one thread */
 #define SMALL_IMAGE (64ull << 20)          /* below this, one thread */
+/* cp_block.flags while scanning only: a freed header found by its END whose
+ * SIZE or DEPTH word the allocator reused too, dropped (stale) by scan_merge()
+ * unless the check word proves it */
+#define CP_HDR_GUESS (1u << 7)
 #define INFO_SET 64                        /* distinct INFO words kept per worker */
 
 /* A growable array in its own mapping: it never fragments the heap, and its pages
@@ -843,20 +847,27 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 	}
 	if (freed) {
 		/* unverified ones get a second chance in scan_merge() with the INFO words
-		 * of all valid headers (the allocator may have reused INFO too); a size
-		 * past the mapping is no block's */
+		 * of all valid headers (the allocator may have reused INFO too). glibc's
+		 * free of a chunk past the small bins also writes over SIZE and, with
+		 * no pad word before the header (an odd depth), DEPTH: NULL in the
+		 * unsorted bin, heap pointers for the first chunk of its size in a
+		 * large bin. Such a header (a size past the mapping, or a DEPTH word
+		 * not END's) is kept only if scan_merge() proves it (CP_HDR_GUESS) */
 		uint64_t limit = sc->run_end[seg - sc->img->segs], user = H + hb;
+		uint32_t guess;
 
-		if (user > limit || size > limit - user)
+		if (user > limit) {
 			c->nstale++;
-		else if (verified)
+			return;
+		}
+		if (verified && size <= limit - user) {
 			push_block(wk, c, seg, H, info, size, dep, cut, seq, base + h + HEAPANN_W_FRAMES * w,
 				   1, 0);
-		else if (depth == dep)
-			push_block(wk, c, seg, H, 0, size, dep, cut, seq, base + h + HEAPANN_W_FRAMES * w,
-				   1, CP_HDR_UNVERIFIED);
-		else
-			c->nstale++;
+			return;
+		}
+		guess = size > limit - user || depth != dep ? CP_HDR_GUESS : 0;
+		push_block(wk, c, seg, H, 0, size > limit - user ? 0 : size, dep, cut, seq,
+				   base + h + HEAPANN_W_FRAMES * w, 1, CP_HDR_UNVERIFIED | guess);
 		return;
 	}
 	if (!verified && depth != dep) {
@@ -1728,26 +1739,36 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 	const unsigned w = sc->w;
 	const uint64_t hdr = cp_block_hdr(b);
 	const unsigned char *p = cp_image_ptr(sc->img, hdr, HEAPANN_FIXED_WORDS * w);
-	uint64_t chk, dword;
+	uint64_t chk, dword, d0;
 	size_t i;
+	unsigned k, ncut = 2;
 
 	if (!p)
 		return;
 	chk = cp_decode(p + HEAPANN_W_CHECK * w, w, sc->big);
-	/* the whole DEPTH word (its cut flag) when it holds the block's count */
+	/* the whole DEPTH word (its cut flag) when it holds the block's count;
+	 * else (the allocator wrote over it) END's count, with and without the
+	 * cut flag */
 	dword = cp_decode(p + HEAPANN_W_DEPTH * w, w, sc->big);
-	if (heapann_depth_frames(dword) != b->depth)
+	if (heapann_depth_frames(dword) == b->depth)
+		ncut = 1;
+	else
 		dword = b->depth;
-	for (i = 0; i < ninfos; i++) {
-		if (heapann_check(hdr, b->size, dword, b->seq, infos[i], w) == chk) {
-			b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
-			b->guard_len = (uint8_t)heapann_info_guard(infos[i]);
-			b->pad = (uint32_t)(heapann_info_pad(infos[i]) * w);
-			return;
+	d0 = dword;
+	for (k = 0; k < ncut; k++, dword |= HEAPANN_DEPTH_CUT)
+		for (i = 0; i < ninfos; i++) {
+			if (heapann_check(hdr, b->size, dword, b->seq, infos[i], w) == chk) {
+				b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
+				b->guard_len = (uint8_t)heapann_info_guard(infos[i]);
+				b->pad = (uint32_t)(heapann_info_pad(infos[i]) * w);
+				return;
+			}
 		}
-	}
-	if (sc->img->kind == CP_KIND_CORE)
-		recover_freed_size(sc, infos, ninfos, b, chk, dword, budget);
+	if (sc->img->kind != CP_KIND_CORE)
+		return;
+	for (k = 0, dword = d0; k < ncut; k++, dword |= HEAPANN_DEPTH_CUT)
+		if (recover_freed_size(sc, infos, ninfos, b, chk, dword, budget))
+			return;
 }
 
 /* The final number of merged stack old (numbered by first use: the first not
@@ -1807,7 +1828,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	/* check words recover_freed_size may try over the whole scan: 0.15-0.2 s
 	 * at most (doc/performance.md, hunt10) */
 	uint64_t budget = RECOVER_BUDGET;
-	size_t i, nb = 0, nd = 0, nsig = 0, j, ninfos = 0, nf;
+	size_t i, nb = 0, nd = 0, nsig = 0, j, ninfos = 0, nf, rdoff = 0;
 	unsigned t, k;
 	int rc = -1, sorted;
 	const struct stab_entry *ge;
@@ -1896,16 +1917,28 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		 * the compiler load and store each one again for every block */
 		const uint32_t *rm = remap[c->worker];
 		struct cp_stack_live *sl = sorted ? out->stack_live : NULL;
-		struct cp_block *ob = out->blocks + out->nblocks, *oe = ob + c->bn;
+		/* read at rb, kept at ob (a guess not proven is dropped) */
+		struct cp_block *rb = out->blocks + rdoff, *re = rb + c->bn, *ob = out->blocks + out->nblocks;
 		uint64_t lead_max = out->lead_max, nlive = 0, live_bytes = 0, live_ovh = 0;
 		uint64_t nbroken = 0, hdr_w = sc->w;
+		size_t nkept;
 
-		for (; ob < oe; ob++) {
+		for (; rb < re; rb++) {
+			if (rb->flags & CP_HDR_UNVERIFIED) {
+				verify_unverified(sc, infos, ninfos, rb, &budget);
+				if (rb->flags & CP_HDR_GUESS) {
+					if (rb->flags & CP_HDR_UNVERIFIED) {
+						out->nstale++;
+						continue;
+					}
+					rb->flags &= (uint8_t)~CP_HDR_GUESS;
+				}
+			}
+			if (ob != rb)
+				*ob = *rb;
 			ob->stack = rm[ob->stack];
 			if (sorted)
 				ob->stack = stack_number(out, ge, gf, newid, &nf, ob->stack);
-			if (ob->flags & CP_HDR_UNVERIFIED)
-				verify_unverified(sc, infos, ninfos, ob, &budget);
 			if (ob->user - cp_block_start(ob) > lead_max)
 				lead_max = ob->user - cp_block_start(ob);
 			if (ob->state == CP_LIVE) {
@@ -1918,11 +1951,14 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 				if (sl)
 					stack_live_add(&sl[ob->stack], &szt, ob, ovh);
 			}
+			ob++;
 		}
-		out->nblocks += c->bn;
+		nkept = (size_t)(ob - (out->blocks + out->nblocks));
+		rdoff += c->bn;
+		out->nblocks += nkept;
 		out->lead_max = lead_max;
 		out->nlive += nlive;
-		out->nfreed += c->bn - nlive;
+		out->nfreed += nkept - nlive;
 		out->live_bytes += live_bytes;
 		out->live_overhead += live_ovh;
 		out->nguard_broken += nbroken;

@@ -548,13 +548,16 @@ static void heap_build(unsigned w, int big, struct mem *m1, struct mem *m2, stru
 	/* L: a valid header whose size runs past the mapping */
 	x->l_hdr = HEAP1 + 0xB00;
 	mem_block(m1, x->l_hdr, 0x100000, 1, 11, s3, 8, 0, 0);
-	/* a freed header found by its END, START/INFO reused, SIZE past the mapping:
-	 * stale (its size cannot be believed), not a freed block */
+	/* a freed header found by its END, START/INFO reused, SIZE past the mapping
+	 * and the check word gone too: stale (nothing proves a size), not a freed
+	 * block (with the check word intact the scan would try the sizes the word
+	 * before the header allows as glibc's chunk size) */
 	h = HEAP1 + 0x1600;
 	mem_block(m1, h, 8, 1, 16, s3, 8, 0, 1);
 	mem_word(m1, h, 0);
 	mem_word(m1, h + w, 0);
 	mem_word(m1, h + HEAPANN_W_SIZE * w, 0x7FFFFFF0u);
+	mem_word(m1, h + HEAPANN_W_CHECK * w, 0x5A5A5A5Au);
 	/* U: freed, START/INFO reused, and no valid header had its INFO (guard 24):
 	 * a freed block whose size and seq are as read, flagged unverified */
 	h = HEAP1 + 0x1700;
