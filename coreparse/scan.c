@@ -1677,10 +1677,15 @@ static int damage_cmp(const void *a, const void *b)
  * that INFO's pad (glibc aligns it to 2 words), glibc's chunk size is in the
  * word before it, and the size is the one the check word proves among: the 48
  * requests that chunk size allows (16 of rounding, and a realloc in place
- * keeps a rest under MINSIZE, 32 bytes), then, for a chunk merged with free
- * neighbours since (its guard may lie under the old neighbour's chunk header),
- * every size the chunk can hold, while *BUDGET (check words tried, for the
- * whole scan) lasts. B's SEQ and DEPTH must have survived. Returns 1 when
+ * keeps a rest under MINSIZE, 32 bytes); then, for a chunk merged with free
+ * neighbours since, the sizes whose guard bytes stand intact after the data
+ * (recover_guarded: one pass over the chunk); then, on 64-bit only (the guard
+ * may lie under the old neighbour's chunk header), every size the chunk can
+ * hold. A 32-bit check word is too short for that last search: over 2^32
+ * tries sizes collide (w 4, depth 8, seq 1,234: 46,088 and 54,300 give the
+ * same word), so there a size must have its guard. Every check word tried
+ * comes out of *BUDGET (for the whole scan); the search stops when it is
+ * spent. B's SEQ and the DEPTH word's count must have survived. Returns 1 when
  * proven (B is then verified). */
 static int recover_try(struct cp_block *b, uint64_t size, uint64_t dword, uint64_t info,
 		       uint64_t chk, unsigned w, uint64_t raw)
@@ -1696,35 +1701,91 @@ static int recover_try(struct cp_block *b, uint64_t size, uint64_t dword, uint64
 	return 1;
 }
 
+/* The sizes up to MAX whose G guard bytes (G > 0) stand intact at DATA + size,
+ * each tried as recover_try() does, within *BUDGET. Returns 1 when one is
+ * proven. */
+static int recover_guarded(struct cp_block *b, const unsigned char *data, uint64_t max, uint64_t g,
+			   uint64_t dword, uint64_t info, uint64_t chk, unsigned w, uint64_t raw,
+			   uint64_t *budget)
+{
+	uint64_t run = 0;
+
+	/* run: the 0xFD bytes ending at data[i]; a guard of size s ends at s + g - 1 */
+	for (uint64_t i = 0; i < max + g; i++) {
+		if (data[i] != HEAPANN_GUARD_BYTE) {
+			run = 0;
+			continue;
+		}
+		if (++run < g || i + 1 - g == 0)
+			continue;
+		if (!*budget)
+			return 0;
+		--*budget;
+		if (recover_try(b, i + 1 - g, dword, info, chk, w, raw))
+			return 1;
+	}
+	return 0;
+}
+
+/* The 48 requests a glibc chunk of HI usable bytes allows, from HI down, as
+ * recover_try() tries them, within *BUDGET; a request leaving no room for the
+ * block's guard G past LEAD is a 0-byte block (it asks for more than its guard:
+ * ha_alloc), tried once at the end. Returns 1 when one is proven. */
+static int recover_requests(struct cp_block *b, uint64_t hi, uint64_t lead, uint64_t g, uint64_t dword,
+			    uint64_t info, uint64_t chk, unsigned w, uint64_t raw, uint64_t *budget)
+{
+	uint64_t lo = hi > 47 ? hi - 47 : 0, req;
+
+	for (req = hi; req >= lo && req >= lead + g + 1 && *budget; req--, --*budget)
+		if (recover_try(b, req - lead - g, dword, info, chk, w, raw))
+			return 1;
+	if (!*budget)
+		return 0;
+	--*budget;
+	return recover_try(b, 0, dword, info, chk, w, raw);
+}
+
 static int recover_freed_size(const struct scanner *sc, const uint64_t *infos, size_t ninfos,
 			      struct cp_block *b, uint64_t chk, uint64_t dword, uint64_t *budget)
 {
 	const unsigned w = sc->w;
 	const uint64_t hdr = cp_block_hdr(b);
 
-	for (size_t i = 0; i < ninfos; i++) {
-		uint64_t pad = heapann_info_pad(infos[i]) * w, g = heapann_info_guard(infos[i]);
-		uint64_t raw = hdr - pad, lead = b->user - raw, csz, hi, lo;
-		const unsigned char *q;
+	/* pass 0: the requests the chunk size allows and the guarded sizes, for
+	 * every INFO; pass 1 (64-bit): every size, for every INFO */
+	for (unsigned pass = 0; pass < (w == 4 ? 1u : 2u); pass++)
+		for (size_t i = 0; i < ninfos; i++) {
+			uint64_t pad = heapann_info_pad(infos[i]) * w, g = heapann_info_guard(infos[i]);
+			uint64_t raw = hdr - pad, lead = b->user - raw, csz, hi;
+			const unsigned char *q;
 
-		if (pad > hdr || raw < 2 * w || raw % (2 * w) ||
-		    (q = cp_image_ptr(sc->img, raw - w, w)) == NULL)
-			continue;
-		csz = cp_decode(q, w, sc->big) & ~(uint64_t)7;
-		if (csz < 4 * w || csz - w < lead || csz > ((uint64_t)1 << 40))
-			continue;
-		hi = csz - w;
-		lo = hi > 47 ? hi - 47 : 0;
-		/* (a 0-byte block asks for more than its guard: ha_alloc; size 0
-		 * is tried last) */
-		for (uint64_t req = hi + 2; req-- > lo;)
-			if (recover_try(b, req > hi || req < lead + g ? 0 : req - lead - g, dword,
-					infos[i], chk, w, raw))
+			if (pad > hdr || raw < 2 * w || raw % (2 * w) ||
+			    (q = cp_image_ptr(sc->img, raw - w, w)) == NULL)
+				continue;
+			csz = cp_decode(q, w, sc->big) & ~(uint64_t)7;
+			if (csz < 4 * w || csz - w < lead || csz > ((uint64_t)1 << 40))
+				continue;
+			hi = csz - w;
+			if (pass == 1) {
+				for (uint64_t size = 1; size + lead + g <= hi && *budget; size++, --*budget)
+					if (recover_try(b, size, dword, infos[i], chk, w, raw))
+						return 1;
+				continue;
+			}
+			if (recover_requests(b, hi, lead, g, dword, infos[i], chk, w, raw, budget))
 				return 1;
-		for (uint64_t size = 1; size + lead + g <= hi && *budget; size++, --*budget)
-			if (recover_try(b, size, dword, infos[i], chk, w, raw))
+			/* a chunk merged since: glibc wrote the block's own chunk size
+			 * as the next chunk's prev_size (its foot) when it was freed,
+			 * often over the block's guard */
+			if ((q = cp_image_ptr(sc->img, raw - 2 * w, csz)) != NULL)
+				for (uint64_t k = 4 * w; k + w <= csz - w && *budget; k += 2 * w)
+					if (cp_decode(q + k, w, sc->big) == k && k - w >= lead + g + 1 &&
+					    recover_requests(b, k - w, lead, g, dword, infos[i], chk, w, raw, budget))
+						return 1;
+			if (g && hi >= lead + g + 1 && (q = cp_image_ptr(sc->img, b->user, hi - lead)) != NULL &&
+			    recover_guarded(b, q, hi - lead - g, g, dword, infos[i], chk, w, raw, budget))
 				return 1;
-	}
+		}
 	return 0;
 }
 
