@@ -316,7 +316,10 @@ def check_child(c):
             bad.append(("child", i, e and e["size"], ch["size"]))
     check("%s: fork: the child's blocks and the parent's" % c["tag"], not bad, str(bad[:4]))
     snaps = hunt9.snap_cores(c["d"], pid)
-    if len(snaps) < 2:
+    # (the parent's snapshot before the fork: the program takes two signal
+    # snapshots around its middle, the child is forked after them)
+    if not check("%s: fork: the parent's snapshot before the child's" % c["tag"], len(snaps) >= 2,
+                 str(snaps)):
         return
     JP, r = mprof(["--report", "direct", c["exe"], snaps[1]])
     JK2, r2 = mprof(["--report", "direct", c["exe"], kc])
@@ -342,31 +345,12 @@ def extra(c):
     check_diff(c)
 
 
-def main():
-    import argparse
-    import shutil
-    import tempfile
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cc", default="gcc")
-    ap.add_argument("--opt", default="0")
-    ap.add_argument("--pie", action="store_true", default=True)
-    ap.add_argument("--no-pie", dest="pie", action="store_false")
-    ap.add_argument("--depth", type=int, default=0)
-    ap.add_argument("--keep", default=None)
-    ap.add_argument("--cxx", action="store_true")
-    ap.add_argument("seeds", nargs="+", type=int)
-    a = ap.parse_args()
+def setup(a):
     a.h10 = True
-    work = a.keep or tempfile.mkdtemp(prefix="hunt10.")
-    os.makedirs(work, exist_ok=True)
-    try:
-        for s in a.seeds:
-            hunt9.run_seed(s, a, work, more=extra)
-    finally:
-        if not a.keep:
-            shutil.rmtree(work, ignore_errors=True)
-    print("%d passed, %d failed" % (hunt9.npass, hunt9.nfail))
-    sys.exit(1 if hunt9.nfail else 0)
+
+
+def main():
+    hunt9.main(prefix="hunt10.", setup=setup, more=extra)
 
 
 if __name__ == "__main__":
