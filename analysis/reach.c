@@ -191,27 +191,48 @@ static uint64_t stack_end_before_heap(const struct cp_image *img, const struct c
  * at the top of the mapping, the static TLS right below it. */
 #define TCB_SEARCH 16384u
 
+/* tcbhead_t's stack_guard and pointer_guard: glibc copies both into every
+ * thread's TCB */
+#define TCB_STACK_GUARD 0x28u
+#define TCB_POINTER_GUARD 0x30u
+
 /* The TCB of a thread whose fs_base the core lacks (libheapann's snapshots give
  * the threads other than their own only pc, stack pointer and system call
  * arguments: the TLS of a thread at its exit snapshot read as plain stack, in
  * --addr and in --why's roots). glibc's tcbhead_t starts with tcb and self,
- * words 0 and 2, both the TCB's own address, with the DTV pointer in word 1:
- * the highest such word in the last TCB_SEARCH bytes of the segment holding
- * sp, above sp. Returns 0 with *tp, -1 when none is there. */
+ * words 0 and 2, both the TCB's own address, with the DTV pointer in word 1,
+ * and holds the process's stack_guard and pointer_guard at 0x28 and 0x30: the
+ * highest such TCB in the last TCB_SEARCH bytes of the segment holding sp,
+ * above sp, whose guards are those of the TCB of a thread whose fs_base the
+ * core has (a self-referencing object on a stack, {a, 1, a}, is no TCB).
+ * Returns 0 with *tp, -1 when none is there or no thread has its fs_base. */
 static int tcb_on_stack(const struct cp_image *img, uint64_t sp, uint64_t *tp)
 {
 	const struct cp_segment *sg = cp_image_segment(img, sp);
-	uint64_t end, a, v, dtv;
+	uint64_t end, a, v, dtv, sguard = 0, pguard = 0;
+	size_t t;
 
 	/* the segment alone: the next thread's guard and stack, or a library,
 	 * may be mapped right above it */
 	if (!sg)
 		return -1;
+	for (t = 0; t < img->nthreads; t++) {
+		const struct cp_thread *th = &img->threads[t];
+		uint64_t fs = th->nregs > X86_64_FS_BASE ? th->regs[X86_64_FS_BASE] : 0;
+
+		if (fs && cp_image_read_word(img, fs + TCB_STACK_GUARD, &sguard) == 0 &&
+		    cp_image_read_word(img, fs + TCB_POINTER_GUARD, &pguard) == 0)
+			break;
+	}
+	if (t == img->nthreads)
+		return -1;
 	end = sg->vaddr + sg->memsz;
 	for (a = (end - 24) & ~(uint64_t)7; a > sp && end - a <= TCB_SEARCH; a -= 8)
 		if (cp_image_read_word(img, a, &v) == 0 && v == a &&
 		    cp_image_read_word(img, a + 16, &v) == 0 && v == a &&
-		    cp_image_read_word(img, a + 8, &dtv) == 0 && dtv) {
+		    cp_image_read_word(img, a + 8, &dtv) == 0 && dtv &&
+		    cp_image_read_word(img, a + TCB_STACK_GUARD, &v) == 0 && v == sguard &&
+		    cp_image_read_word(img, a + TCB_POINTER_GUARD, &v) == 0 && v == pguard) {
 			*tp = a;
 			return 0;
 		}

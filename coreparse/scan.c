@@ -28,6 +28,10 @@ _Static_assert(sizeof(struct cp_block) == 40, "struct cp_block is 40 bytes");
 
 #define CHUNK_BYTES (8u << 20)             /* unit of work for one thread */
 #define SMALL_IMAGE (64ull << 20)          /* below this, one thread */
+/* cp_block.flags while scanning only: a freed header found by its END whose
+ * SIZE or DEPTH word the allocator reused too, dropped (stale) by scan_merge()
+ * unless the check word proves it */
+#define CP_HDR_GUESS (1u << 7)
 #define INFO_SET 64                        /* distinct INFO words kept per worker */
 
 /* A growable array in its own mapping: it never fragments the heap, and its pages
@@ -843,20 +847,27 @@ static void check_end(struct worker *wk, struct chunk *c, const struct cp_segmen
 	}
 	if (freed) {
 		/* unverified ones get a second chance in scan_merge() with the INFO words
-		 * of all valid headers (the allocator may have reused INFO too); a size
-		 * past the mapping is no block's */
+		 * of all valid headers (the allocator may have reused INFO too). glibc's
+		 * free of a chunk past the small bins also writes over SIZE and, with
+		 * no pad word before the header (an odd depth), DEPTH: NULL in the
+		 * unsorted bin, heap pointers for the first chunk of its size in a
+		 * large bin. Such a header (a size past the mapping, or a DEPTH word
+		 * not END's) is kept only if scan_merge() proves it (CP_HDR_GUESS) */
 		uint64_t limit = sc->run_end[seg - sc->img->segs], user = H + hb;
+		uint32_t guess;
 
-		if (user > limit || size > limit - user)
+		if (user > limit) {
 			c->nstale++;
-		else if (verified)
+			return;
+		}
+		if (verified && size <= limit - user) {
 			push_block(wk, c, seg, H, info, size, dep, cut, seq, base + h + HEAPANN_W_FRAMES * w,
 				   1, 0);
-		else if (depth == dep)
-			push_block(wk, c, seg, H, 0, size, dep, cut, seq, base + h + HEAPANN_W_FRAMES * w,
-				   1, CP_HDR_UNVERIFIED);
-		else
-			c->nstale++;
+			return;
+		}
+		guess = size > limit - user || depth != dep ? CP_HDR_GUESS : 0;
+		push_block(wk, c, seg, H, 0, size > limit - user ? 0 : size, dep, cut, seq,
+				   base + h + HEAPANN_W_FRAMES * w, 1, CP_HDR_UNVERIFIED | guess);
 		return;
 	}
 	if (!verified && depth != dep) {
@@ -1666,10 +1677,15 @@ static int damage_cmp(const void *a, const void *b)
  * that INFO's pad (glibc aligns it to 2 words), glibc's chunk size is in the
  * word before it, and the size is the one the check word proves among: the 48
  * requests that chunk size allows (16 of rounding, and a realloc in place
- * keeps a rest under MINSIZE, 32 bytes), then, for a chunk merged with free
- * neighbours since (its guard may lie under the old neighbour's chunk header),
- * every size the chunk can hold, while *BUDGET (check words tried, for the
- * whole scan) lasts. B's SEQ and DEPTH must have survived. Returns 1 when
+ * keeps a rest under MINSIZE, 32 bytes); then, for a chunk merged with free
+ * neighbours since, the sizes whose guard bytes stand intact after the data
+ * (recover_guarded: one pass over the chunk); then, on 64-bit only (the guard
+ * may lie under the old neighbour's chunk header), every size the chunk can
+ * hold. A 32-bit check word is too short for that last search: over 2^32
+ * tries sizes collide (w 4, depth 8, seq 1,234: 46,088 and 54,300 give the
+ * same word), so there a size must have its guard. Every check word tried
+ * comes out of *BUDGET (for the whole scan); the search stops when it is
+ * spent. B's SEQ and the DEPTH word's count must have survived. Returns 1 when
  * proven (B is then verified). */
 static int recover_try(struct cp_block *b, uint64_t size, uint64_t dword, uint64_t info,
 		       uint64_t chk, unsigned w, uint64_t raw)
@@ -1685,35 +1701,91 @@ static int recover_try(struct cp_block *b, uint64_t size, uint64_t dword, uint64
 	return 1;
 }
 
+/* The sizes up to MAX whose G guard bytes (G > 0) stand intact at DATA + size,
+ * each tried as recover_try() does, within *BUDGET. Returns 1 when one is
+ * proven. */
+static int recover_guarded(struct cp_block *b, const unsigned char *data, uint64_t max, uint64_t g,
+			   uint64_t dword, uint64_t info, uint64_t chk, unsigned w, uint64_t raw,
+			   uint64_t *budget)
+{
+	uint64_t run = 0;
+
+	/* run: the 0xFD bytes ending at data[i]; a guard of size s ends at s + g - 1 */
+	for (uint64_t i = 0; i < max + g; i++) {
+		if (data[i] != HEAPANN_GUARD_BYTE) {
+			run = 0;
+			continue;
+		}
+		if (++run < g || i + 1 - g == 0)
+			continue;
+		if (!*budget)
+			return 0;
+		--*budget;
+		if (recover_try(b, i + 1 - g, dword, info, chk, w, raw))
+			return 1;
+	}
+	return 0;
+}
+
+/* The 48 requests a glibc chunk of HI usable bytes allows, from HI down, as
+ * recover_try() tries them, within *BUDGET; a request leaving no room for the
+ * block's guard G past LEAD is a 0-byte block (it asks for more than its guard:
+ * ha_alloc), tried once at the end. Returns 1 when one is proven. */
+static int recover_requests(struct cp_block *b, uint64_t hi, uint64_t lead, uint64_t g, uint64_t dword,
+			    uint64_t info, uint64_t chk, unsigned w, uint64_t raw, uint64_t *budget)
+{
+	uint64_t lo = hi > 47 ? hi - 47 : 0, req;
+
+	for (req = hi; req >= lo && req >= lead + g + 1 && *budget; req--, --*budget)
+		if (recover_try(b, req - lead - g, dword, info, chk, w, raw))
+			return 1;
+	if (!*budget)
+		return 0;
+	--*budget;
+	return recover_try(b, 0, dword, info, chk, w, raw);
+}
+
 static int recover_freed_size(const struct scanner *sc, const uint64_t *infos, size_t ninfos,
 			      struct cp_block *b, uint64_t chk, uint64_t dword, uint64_t *budget)
 {
 	const unsigned w = sc->w;
 	const uint64_t hdr = cp_block_hdr(b);
 
-	for (size_t i = 0; i < ninfos; i++) {
-		uint64_t pad = heapann_info_pad(infos[i]) * w, g = heapann_info_guard(infos[i]);
-		uint64_t raw = hdr - pad, lead = b->user - raw, csz, hi, lo;
-		const unsigned char *q;
+	/* pass 0: the requests the chunk size allows and the guarded sizes, for
+	 * every INFO; pass 1 (64-bit): every size, for every INFO */
+	for (unsigned pass = 0; pass < (w == 4 ? 1u : 2u); pass++)
+		for (size_t i = 0; i < ninfos; i++) {
+			uint64_t pad = heapann_info_pad(infos[i]) * w, g = heapann_info_guard(infos[i]);
+			uint64_t raw = hdr - pad, lead = b->user - raw, csz, hi;
+			const unsigned char *q;
 
-		if (pad > hdr || raw < 2 * w || raw % (2 * w) ||
-		    (q = cp_image_ptr(sc->img, raw - w, w)) == NULL)
-			continue;
-		csz = cp_decode(q, w, sc->big) & ~(uint64_t)7;
-		if (csz < 4 * w || csz - w < lead || csz > ((uint64_t)1 << 40))
-			continue;
-		hi = csz - w;
-		lo = hi > 47 ? hi - 47 : 0;
-		/* (a 0-byte block asks for more than its guard: ha_alloc; size 0
-		 * is tried last) */
-		for (uint64_t req = hi + 2; req-- > lo;)
-			if (recover_try(b, req > hi || req < lead + g ? 0 : req - lead - g, dword,
-					infos[i], chk, w, raw))
+			if (pad > hdr || raw < 2 * w || raw % (2 * w) ||
+			    (q = cp_image_ptr(sc->img, raw - w, w)) == NULL)
+				continue;
+			csz = cp_decode(q, w, sc->big) & ~(uint64_t)7;
+			if (csz < 4 * w || csz - w < lead || csz > ((uint64_t)1 << 40))
+				continue;
+			hi = csz - w;
+			if (pass == 1) {
+				for (uint64_t size = 1; size + lead + g <= hi && *budget; size++, --*budget)
+					if (recover_try(b, size, dword, infos[i], chk, w, raw))
+						return 1;
+				continue;
+			}
+			if (recover_requests(b, hi, lead, g, dword, infos[i], chk, w, raw, budget))
 				return 1;
-		for (uint64_t size = 1; size + lead + g <= hi && *budget; size++, --*budget)
-			if (recover_try(b, size, dword, infos[i], chk, w, raw))
+			/* a chunk merged since: glibc wrote the block's own chunk size
+			 * as the next chunk's prev_size (its foot) when it was freed,
+			 * often over the block's guard */
+			if ((q = cp_image_ptr(sc->img, raw - 2 * w, csz)) != NULL)
+				for (uint64_t k = 4 * w; k + w <= csz - w && *budget; k += 2 * w)
+					if (cp_decode(q + k, w, sc->big) == k && k - w >= lead + g + 1 &&
+					    recover_requests(b, k - w, lead, g, dword, infos[i], chk, w, raw, budget))
+						return 1;
+			if (g && hi >= lead + g + 1 && (q = cp_image_ptr(sc->img, b->user, hi - lead)) != NULL &&
+			    recover_guarded(b, q, hi - lead - g, g, dword, infos[i], chk, w, raw, budget))
 				return 1;
-	}
+		}
 	return 0;
 }
 
@@ -1728,26 +1800,36 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 	const unsigned w = sc->w;
 	const uint64_t hdr = cp_block_hdr(b);
 	const unsigned char *p = cp_image_ptr(sc->img, hdr, HEAPANN_FIXED_WORDS * w);
-	uint64_t chk, dword;
+	uint64_t chk, dword, d0;
 	size_t i;
+	unsigned k, ncut = 2;
 
 	if (!p)
 		return;
 	chk = cp_decode(p + HEAPANN_W_CHECK * w, w, sc->big);
-	/* the whole DEPTH word (its cut flag) when it holds the block's count */
+	/* the whole DEPTH word (its cut flag) when it holds the block's count;
+	 * else (the allocator wrote over it) END's count, with and without the
+	 * cut flag */
 	dword = cp_decode(p + HEAPANN_W_DEPTH * w, w, sc->big);
-	if (heapann_depth_frames(dword) != b->depth)
+	if (heapann_depth_frames(dword) == b->depth)
+		ncut = 1;
+	else
 		dword = b->depth;
-	for (i = 0; i < ninfos; i++) {
-		if (heapann_check(hdr, b->size, dword, b->seq, infos[i], w) == chk) {
-			b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
-			b->guard_len = (uint8_t)heapann_info_guard(infos[i]);
-			b->pad = (uint32_t)(heapann_info_pad(infos[i]) * w);
-			return;
+	d0 = dword;
+	for (k = 0; k < ncut; k++, dword |= HEAPANN_DEPTH_CUT)
+		for (i = 0; i < ninfos; i++) {
+			if (heapann_check(hdr, b->size, dword, b->seq, infos[i], w) == chk) {
+				b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
+				b->guard_len = (uint8_t)heapann_info_guard(infos[i]);
+				b->pad = (uint32_t)(heapann_info_pad(infos[i]) * w);
+				return;
+			}
 		}
-	}
-	if (sc->img->kind == CP_KIND_CORE)
-		recover_freed_size(sc, infos, ninfos, b, chk, dword, budget);
+	if (sc->img->kind != CP_KIND_CORE)
+		return;
+	for (k = 0, dword = d0; k < ncut; k++, dword |= HEAPANN_DEPTH_CUT)
+		if (recover_freed_size(sc, infos, ninfos, b, chk, dword, budget))
+			return;
 }
 
 /* The final number of merged stack old (numbered by first use: the first not
@@ -1807,7 +1889,7 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	/* check words recover_freed_size may try over the whole scan: 0.15-0.2 s
 	 * at most (doc/performance.md, hunt10) */
 	uint64_t budget = RECOVER_BUDGET;
-	size_t i, nb = 0, nd = 0, nsig = 0, j, ninfos = 0, nf;
+	size_t i, nb = 0, nd = 0, nsig = 0, j, ninfos = 0, nf, rdoff = 0;
 	unsigned t, k;
 	int rc = -1, sorted;
 	const struct stab_entry *ge;
@@ -1896,16 +1978,28 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		 * the compiler load and store each one again for every block */
 		const uint32_t *rm = remap[c->worker];
 		struct cp_stack_live *sl = sorted ? out->stack_live : NULL;
-		struct cp_block *ob = out->blocks + out->nblocks, *oe = ob + c->bn;
+		/* read at rb, kept at ob (a guess not proven is dropped) */
+		struct cp_block *rb = out->blocks + rdoff, *re = rb + c->bn, *ob = out->blocks + out->nblocks;
 		uint64_t lead_max = out->lead_max, nlive = 0, live_bytes = 0, live_ovh = 0;
 		uint64_t nbroken = 0, hdr_w = sc->w;
+		size_t nkept;
 
-		for (; ob < oe; ob++) {
+		for (; rb < re; rb++) {
+			if (rb->flags & CP_HDR_UNVERIFIED) {
+				verify_unverified(sc, infos, ninfos, rb, &budget);
+				if (rb->flags & CP_HDR_GUESS) {
+					if (rb->flags & CP_HDR_UNVERIFIED) {
+						out->nstale++;
+						continue;
+					}
+					rb->flags &= (uint8_t)~CP_HDR_GUESS;
+				}
+			}
+			if (ob != rb)
+				*ob = *rb;
 			ob->stack = rm[ob->stack];
 			if (sorted)
 				ob->stack = stack_number(out, ge, gf, newid, &nf, ob->stack);
-			if (ob->flags & CP_HDR_UNVERIFIED)
-				verify_unverified(sc, infos, ninfos, ob, &budget);
 			if (ob->user - cp_block_start(ob) > lead_max)
 				lead_max = ob->user - cp_block_start(ob);
 			if (ob->state == CP_LIVE) {
@@ -1918,11 +2012,14 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 				if (sl)
 					stack_live_add(&sl[ob->stack], &szt, ob, ovh);
 			}
+			ob++;
 		}
-		out->nblocks += c->bn;
+		nkept = (size_t)(ob - (out->blocks + out->nblocks));
+		rdoff += c->bn;
+		out->nblocks += nkept;
 		out->lead_max = lead_max;
 		out->nlive += nlive;
-		out->nfreed += c->bn - nlive;
+		out->nfreed += nkept - nlive;
 		out->live_bytes += live_bytes;
 		out->live_overhead += live_ovh;
 		out->nguard_broken += nbroken;

@@ -621,7 +621,11 @@ def run_seed(seed, a, work, more=None):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def main():
+def main(prefix="hunt9.", setup=None, more=None):
+    """Parse the command line (usage above), run each seed (run_seed with MORE,
+    after SETUP(args) has adjusted the arguments), print the totals and exit:
+    1 when a check failed. PREFIX names the work directory. hunt10.py runs
+    this with its own setup and checks."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--cc", default="gcc")
     ap.add_argument("--opt", default="0")
@@ -632,11 +636,13 @@ def main():
     ap.add_argument("--cxx", action="store_true")
     ap.add_argument("seeds", nargs="+", type=int)
     a = ap.parse_args()
-    work = a.keep or tempfile.mkdtemp(prefix="hunt9.")
+    if setup:
+        setup(a)
+    work = a.keep or tempfile.mkdtemp(prefix=prefix)
     os.makedirs(work, exist_ok=True)
     try:
         for s in a.seeds:
-            run_seed(s, a, work)
+            run_seed(s, a, work, more=more)
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

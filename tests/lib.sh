@@ -117,6 +117,26 @@ skip_check() {
 	echo "ok $((T_PASS + T_FAIL + T_SKIP)) - $1 # SKIP $2"
 }
 
+# gen_needs: skip unless the build, python3 and gdb are there (the generated
+# programs' tests, run-hunt9-gen and run-hunt10-gen)
+gen_needs() {
+	[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
+	command -v python3 >/dev/null || skip "python3 not installed"
+	command -v gdb >/dev/null || skip "gdb not installed"
+}
+
+# gen_run NAME ARGS...: run tests/NAME.py ARGS (hunt9.py's "ok N - ..." lines
+# and "N passed, N failed" last), show its output and count its ok / not ok
+# lines as ours; one failure more when it did not finish
+gen_run() {
+	gr=$1; shift
+	B=$B TOP=$TOP python3 "tests/$gr.py" "$@" >"$TMP/$gr.out" 2>&1
+	cat "$TMP/$gr.out"
+	p=$(grep -c '^ok ' "$TMP/$gr.out"); f=$(grep -c '^not ok ' "$TMP/$gr.out")
+	T_PASS=$((T_PASS + p)); T_FAIL=$((T_FAIL + f))
+	grep -q ' passed, ' "$TMP/$gr.out" || { T_FAIL=$((T_FAIL + 1)); echo "not ok - $gr.py $* did not finish"; }
+}
+
 done_testing() {
 	if [ $T_SKIP -gt 0 ]; then
 		echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"

@@ -18,9 +18,7 @@
 # neighbours since; 3: a child; 34 at -O2: a register); HUNT10_SEEDS=N runs
 # seeds 1..N in every build below by hand.
 . tests/lib.sh
-[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
-command -v python3 >/dev/null || skip "python3 not installed"
-command -v gdb >/dev/null || skip "gdb not installed"
+gen_needs
 
 if [ -n "${HUNT10_SEEDS:-}" ]; then
 	seeds=$(seq 1 "$HUNT10_SEEDS")
@@ -28,14 +26,7 @@ else
 	seeds="3 7 12 152"
 fi
 few=${HUNT10_SEEDS:+$seeds}
-# hunt10 ARGS...: run tests/hunt10.py, count its ok / not ok lines as ours
-hunt10() {
-	B=$B TOP=$TOP python3 tests/hunt10.py "$@" >"$TMP/h10.out" 2>&1
-	cat "$TMP/h10.out"
-	p=$(grep -c '^ok ' "$TMP/h10.out"); f=$(grep -c '^not ok ' "$TMP/h10.out")
-	T_PASS=$((T_PASS + p)); T_FAIL=$((T_FAIL + f))
-	grep -q ' passed, ' "$TMP/h10.out" || { T_FAIL=$((T_FAIL + 1)); echo "not ok - hunt10.py $* did not finish"; }
-}
+hunt10() { gen_run hunt10 "$@"; }
 hunt10 --opt 0 $seeds
 hunt10 --opt 2 ${few:-20 34}
 command -v clang-14 >/dev/null && hunt10 --cc clang-14 --opt 0 --no-pie ${few:-50}

@@ -13,9 +13,7 @@
 # free, began at its user address: main_arena's bin pointer made it "still
 # reachable"); HUNT9_SEEDS=N runs seeds 1..N in every build below by hand.
 . tests/lib.sh
-[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
-command -v python3 >/dev/null || skip "python3 not installed"
-command -v gdb >/dev/null || skip "gdb not installed"
+gen_needs
 
 if [ -n "${HUNT9_SEEDS:-}" ]; then
 	seeds=$(seq 1 "$HUNT9_SEEDS")
@@ -25,14 +23,7 @@ fi
 # the other builds: three of them (keeping this script near a minute)
 few=${HUNT9_SEEDS:+$seeds}
 few=${few:-5 14 77}
-# hunt9 ARGS...: run tests/hunt9.py, count its ok / not ok lines as ours
-hunt9() {
-	B=$B TOP=$TOP python3 tests/hunt9.py "$@" >"$TMP/h9.out" 2>&1
-	cat "$TMP/h9.out"
-	p=$(grep -c '^ok ' "$TMP/h9.out"); f=$(grep -c '^not ok ' "$TMP/h9.out")
-	T_PASS=$((T_PASS + p)); T_FAIL=$((T_FAIL + f))
-	grep -q ' passed, ' "$TMP/h9.out" || { T_FAIL=$((T_FAIL + 1)); echo "not ok - hunt9.py $* did not finish"; }
-}
+hunt9() { gen_run hunt9 "$@"; }
 hunt9 --opt 0 $seeds
 hunt9 --opt 2 --no-pie $few
 command -v clang-14 >/dev/null && hunt9 --cc clang-14 --opt 2 $few

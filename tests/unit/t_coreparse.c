@@ -548,13 +548,16 @@ static void heap_build(unsigned w, int big, struct mem *m1, struct mem *m2, stru
 	/* L: a valid header whose size runs past the mapping */
 	x->l_hdr = HEAP1 + 0xB00;
 	mem_block(m1, x->l_hdr, 0x100000, 1, 11, s3, 8, 0, 0);
-	/* a freed header found by its END, START/INFO reused, SIZE past the mapping:
-	 * stale (its size cannot be believed), not a freed block */
+	/* a freed header found by its END, START/INFO reused, SIZE past the mapping
+	 * and the check word gone too: stale (nothing proves a size), not a freed
+	 * block (with the check word intact the scan would try the sizes the word
+	 * before the header allows as glibc's chunk size) */
 	h = HEAP1 + 0x1600;
 	mem_block(m1, h, 8, 1, 16, s3, 8, 0, 1);
 	mem_word(m1, h, 0);
 	mem_word(m1, h + w, 0);
 	mem_word(m1, h + HEAPANN_W_SIZE * w, 0x7FFFFFF0u);
+	mem_word(m1, h + HEAPANN_W_CHECK * w, 0x5A5A5A5Au);
 	/* U: freed, START/INFO reused, and no valid header had its INFO (guard 24):
 	 * a freed block whose size and seq are as read, flagged unverified */
 	h = HEAP1 + 0x1700;
@@ -1566,6 +1569,49 @@ static void test_unsorted(unsigned w, int big, int core)
 #undef NAME
 }
 
+/* A freed 32-bit block in a glibc chunk merged since (64 KiB), START, INFO and
+ * SIZE reused (fd, fd_nextsize and bk_nextsize with a pad word before the
+ * header): its size is proven by the check word among the sizes the chunk
+ * holds. 32 bits are too few for every size: at H 0xa1b2cc, seq 1,234, depth
+ * 8, guard 8, pad 1, sizes 46,088 and 54,300 give the same check word. The
+ * block's 54,300 must be found (its guard is intact after it), not 46,088,
+ * the first of the two counting up. */
+static void test_recover_w4(void)
+{
+	struct mem m;
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	const uint64_t H = 0xa1b2cc, f[8] = { 0x401000, 0x401100, 0x401200, 0x401300,
+					      0x401400, 0x401500, 0x401600, 0x401700 };
+	const uint64_t info = heapann_info_make(8, 1);
+	uint64_t user;
+	const struct cp_block *b;
+
+	CHECK("recover w4: 46,088 and 54,300 share a check word (the premise)",
+	      heapann_check(H, 46088, 8, 1234, info, 4) == heapann_check(H, 54300, 8, 1234, info, 4));
+	mem_init(&m, 0xa10000, 0x20000, 4, 0);
+	mem_block(&m, 0xa10008, 16, 1, 1, f, 8, 1, 0);        /* a valid header with that INFO */
+	user = mem_block(&m, H, 54300, 8, 1234, f, 8, 1, 1);
+	mem_word(&m, H - 8, 0x10000 | 1);                     /* glibc's chunk size, merged */
+	mem_word(&m, H - 4, 0xa00100);                        /* fd, bk, fd_nextsize, bk_nextsize */
+	mem_word(&m, H, 0xa00100);
+	mem_word(&m, H + 4, 0);
+	mem_word(&m, H + 8, 0);
+	img = mem_open(tpath("recover4.bin"), &m, m.size, 1, &err);
+	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+		b = block_at(&s, user);
+		CHECK("recover w4: the freed block proven at 54,300 bytes, not 46,088",
+		      b && b->state == CP_FREED && !(b->flags & CP_HDR_UNVERIFIED) && b->size == 54300 &&
+		      b->seq == 1234 && b->guard_len == 8 && b->pad == 4);
+		cp_scan_free(&s);
+	} else {
+		CHECK("recover w4: scan", 0);
+	}
+	cp_image_free(img);
+	free(m.p);
+}
+
 /* ---- build-ids and the exe check ---- */
 
 static void exe_build(struct buf *out, const unsigned char *id, size_t n)
@@ -1817,6 +1863,7 @@ int main(void)
 	test_unsorted(8, 0, 0);
 	test_unsorted(4, 1, 0);
 	test_unsorted(8, 0, 1);
+	test_recover_w4();
 	test_cut(8, 0, 0);
 	test_cut(4, 1, 0);
 	test_cut(8, 0, 1);
