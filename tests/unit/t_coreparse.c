@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "check.h"
 #include "coreparse.h"
 #include "heapann_block.h"
@@ -1340,6 +1341,79 @@ static void test_many_stacks(unsigned w, int big)
 #undef NAME
 }
 
+/* ---- more (stack, size) pairs than the scan counts (CP_STACK_SIZES_MAX) ---- */
+
+/* A raw dump (W=8, little-endian) of nst stacks of one frame each, each with one
+ * live block of every size 1..nsz (nst * nsz pairs, more than
+ * CP_STACK_SIZES_MAX). With more than 2,048 stacks every pair goes to the
+ * scan's table, which is abandoned during the scan; with at most 2,048 the sizes
+ * (all below 512) are counted in place and overflow the table when moved into
+ * it at the end. Either way the scan has no stack_sizes, and an_stacks_build
+ * reads the blocks: each stack its own cluster of nsz blocks, sizes 1..nsz. */
+static struct cp_image *mem_open(const char *path, const struct mem *m, size_t len, int core,
+				 struct cp_error *err);
+
+static void test_size_overflow(const char *what, uint32_t nst, uint32_t nsz)
+{
+	const unsigned w = 8;
+	const uint64_t hb = heapann_header_bytes(1, w);
+	uint64_t nb = (uint64_t)nst * nsz, hdr = HEAP1, f, bytes = 0;
+	size_t len = (size_t)(nb * (hb + 8 + 16) + (uint64_t)nst * nsz * (nsz + 1) / 2 + 4096);
+	struct cp_scan_options o = { 0 };
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	struct mem m;
+	char name[160];
+	unsigned bad = 0;
+
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	mem_init(&m, HEAP1, len, w, 0);
+	/* sizes in the outer loop: every stack's pairs arrive throughout the scan */
+	for (uint32_t j = 1; j <= nsz; j++)
+		for (uint32_t k = 0; k < nst; k++) {
+			uint64_t user;
+
+			f = 0x400000 + 16 * (uint64_t)k;
+			user = mem_block(&m, hdr, j, 1, (uint64_t)j * nst + k, &f, 8, 0, 0);
+			hdr = (user + j + 8 + 15) & ~(uint64_t)15;
+			bytes += j;
+		}
+	img = mem_open(tpath("size-overflow.bin"), &m, (size_t)(hdr - HEAP1), 0, &err);
+	if (img && cp_scan_image_opts(img, &o, &s, &err) == 0) {
+		struct an_input in = { 0 };
+		struct an_filter fl = { 0 };
+		struct an_stacks st;
+
+		CHECK(NAME("every block live, one stack each"), s.nlive == nb && s.live_bytes == bytes &&
+		      s.ndamaged == 0 && s.nstacks == nst);
+		CHECK(NAME("more than CP_STACK_SIZES_MAX pairs: no stack_sizes"),
+		      nb > CP_STACK_SIZES_MAX && s.stack_sizes == NULL && s.nstack_sizes == 0);
+		in.scan = &s;
+		if (an_stacks_build(&in, &fl, &st) == 0) {
+			for (size_t i = 0; i < st.n; i++) {
+				const struct an_stack *c = &st.v[i];
+
+				bad += c->blocks != nsz || c->bytes != (uint64_t)nsz * (nsz + 1) / 2 ||
+				       c->min_size != 1 || c->max_size != nsz || c->ndistinct_sizes != nsz ||
+				       c->ncommon != 3 || c->common[0].size != nsz || c->common[0].count != 1 ||
+				       c->common[2].size != nsz - 2;
+			}
+			CHECK(NAME("an_stacks_build from the blocks: each stack nsz blocks, sizes 1..nsz"),
+			      st.n == nst && st.blocks == nb && st.bytes == bytes && bad == 0);
+			an_stacks_release(&st);
+		} else {
+			CHECK(NAME("an_stacks_build"), 0);
+		}
+		cp_scan_free(&s);
+	} else {
+		CHECK(NAME("scan"), 0);
+	}
+	cp_image_free(img);
+	free(m.p);
+#undef NAME
+}
+
 /* ---- stacks cut at HEAPANN_DEPTH (block format 2) ---- */
 
 /* Rewrite the header at hdr (written by mem_block with DEPTH frames) as format
@@ -1860,6 +1934,8 @@ int main(void)
 	test_guards_fast();
 	test_many_stacks(8, 0);
 	test_many_stacks(4, 1);
+	test_size_overflow("2,100 stacks x 126 sizes (abandoned during the scan)", 2100, 126);
+	test_size_overflow("2,048 stacks x 129 sizes (overflow when the in-place counts move in)", 2048, 129);
 	test_unsorted(8, 0, 0);
 	test_unsorted(4, 1, 0);
 	test_unsorted(8, 0, 1);

@@ -2,9 +2,9 @@
  * most frequent sizes, how many distinct): exact answers on synthetic scans, for
  * sizes counted in place (below 512 bytes, up to 2048 clusters), sizes counted in
  * the hash map, the tie between the two (the larger size wins), and more clusters
- * than are counted in place; each from the blocks and from the counts a scan
- * keeps (cp_scan.stack_live and stack_sizes), which must agree, also with
- * --ignore-fn. No core or symbolizer needed. */
+ * than are counted in place, several stacks merged into one cluster; each from
+ * the blocks and from the counts a scan keeps (cp_scan.stack_live and
+ * stack_sizes), which must agree, also with --ignore-fn. No core or symbolizer needed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,8 +134,9 @@ static void ss_count(struct ss *x)
 }
 
 /* an_stacks_build on x with filter f gives the same from its blocks as from
- * its counts (ss_count). */
-static int counts_agree(struct ss *x, const struct an_filter *f)
+ * its counts (ss_count), and f leaves out ign_blocks live blocks of ign_bytes
+ * bytes (all of them: no cluster left). */
+static int counts_agree(struct ss *x, const struct an_filter *f, uint64_t ign_blocks, uint64_t ign_bytes)
 {
 	struct an_stacks a, b;
 	int ok;
@@ -150,10 +151,9 @@ static int counts_agree(struct ss *x, const struct an_filter *f)
 	     a.ignored_blocks == b.ignored_blocks && a.ignored_bytes == b.ignored_bytes &&
 	     !memcmp(a.v, b.v, a.n * sizeof(*a.v)) &&
 	     !memcmp(a.stack_cluster, b.stack_cluster, x->scan.nstacks * sizeof(*a.stack_cluster));
-	if (ok && f->nignore_fns)
-		ok = a.n == 0 && a.ignored_blocks == x->scan.nlive && a.ignored_bytes == x->scan.live_bytes;
-	else if (ok)
-		ok = a.blocks == x->scan.nlive && a.bytes == x->scan.live_bytes && a.overhead == 64 * x->scan.nlive;
+	ok = ok && a.ignored_blocks == ign_blocks && a.ignored_bytes == ign_bytes &&
+	     a.blocks + ign_blocks == x->scan.nlive && a.bytes + ign_bytes == x->scan.live_bytes &&
+	     a.overhead == 64 * a.blocks && (ign_blocks < x->scan.nlive || a.n == 0);
 	an_stacks_release(&a);
 	an_stacks_release(&b);
 	free(x->scan.stack_live);
@@ -215,13 +215,13 @@ static void test_few_clusters(void)
 	CHECK("both: 1 x4, then 100000, 512, 511 x3 (larger first): 4 distinct, 3 kept",
 	      common_is(c, 1, 4, 100000, 3, 512, 3, 4) && c->min_size == 1 && c->max_size == 100000);
 	an_stacks_release(&st);
-	CHECK("few clusters: the same from the scan's counts", counts_agree(&x, &f));
+	CHECK("few clusters: the same from the scan's counts", counts_agree(&x, &f, 0, 0));
 	{
 		static const char *const all[] = { "main" };
 		struct an_filter ig = { .ignore_fns = all, .nignore_fns = 1 };
 
 		CHECK("few clusters, --ignore-fn=main: the same from the counts, all left out",
-		      counts_agree(&x, &ig));
+		      counts_agree(&x, &ig, x.scan.nlive, x.scan.live_bytes));
 	}
 	ss_release(&x);
 }
@@ -249,13 +249,73 @@ static void test_many_clusters(void)
 			bad++;
 	CHECK("2100 clusters: each one's sizes exact", bad == 0);
 	an_stacks_release(&st);
-	CHECK("2100 clusters: the same from the scan's counts", counts_agree(&x, &f));
+	CHECK("2100 clusters: the same from the scan's counts", counts_agree(&x, &f, 0, 0));
+	ss_release(&x);
+}
+
+/* Several stacks whose frames are the same by line (a call site the compiler
+ * duplicated, or stacks that differ only inside --alloc-fn): one cluster, its
+ * smallest size from one stack, its largest from another, the last stack
+ * neither, and a size below 512 (24, in all three) and one above (700, in two)
+ * counted under more than one stack. Then --ignore-fn leaving out some stacks
+ * (helper's two, themselves one cluster) and not the others. */
+static void test_merged_stacks(void)
+{
+	static const char *const helper[] = { "helper" };
+	struct an_filter f = { 0 }, ig = { .ignore_fns = helper, .nignore_fns = 1 };
+	struct an_stacks st;
+	const struct an_stack *c;
+	struct ss x;
+
+	ss_init(&x, 6, 64);
+	for (uint32_t s = 0; s < 3; s++)
+		x.frames[s].line = 100;   /* stacks 0, 1, 2: main at line 100 */
+	for (uint32_t s = 3; s < 5; s++) {
+		x.frames[s].function = "helper";
+		x.frames[s].line = 200;   /* stacks 3, 4: helper at line 200 */
+	}
+	ss_block(&x, 0, 24, 2);
+	ss_block(&x, 1, 8, 1);        /* the cluster's smallest */
+	ss_block(&x, 3, 16, 2);
+	ss_block(&x, 0, 5000, 1);     /* its largest */
+	ss_block(&x, 2, 24, 1);
+	ss_block(&x, 1, 24, 3);
+	ss_block(&x, 5, 32, 2);       /* main at line 105 */
+	ss_block(&x, 0, 700, 1);
+	ss_block(&x, 4, 16, 1);
+	ss_block(&x, 1, 300, 1);
+	ss_block(&x, 2, 700, 2);
+	ss_block(&x, 3, 1000, 1);
+	ss_block(&x, 0, 48, 1);
+	ss_block(&x, 4, 20, 1);
+	CHECK("merged stacks: builds", an_stacks_build(&x.in, &f, &st) == 0);
+	CHECK("merged stacks: 3 clusters of 20 live blocks", st.n == 3 && st.blocks == 20);
+	c = cluster_of(&st, 0);
+	CHECK("stacks 0, 1, 2 one cluster: 24 x6, 700 x3, 5000 x1; 6 distinct; 8..5000; 13 blocks",
+	      c && st.stack_cluster[1] == st.stack_cluster[0] && st.stack_cluster[2] == st.stack_cluster[0] &&
+	      common_is(c, 24, 6, 700, 3, 5000, 1, 6) && c->min_size == 8 && c->max_size == 5000 &&
+	      c->blocks == 13 && c->bytes == 24 * 6 + 700 * 3 + 8 + 300 + 5000 + 48);
+	c = cluster_of(&st, 3);
+	CHECK("stacks 3, 4 one cluster: 16 x3, 1000 x1, 20 x1; 16..1000",
+	      c && st.stack_cluster[4] == st.stack_cluster[3] && common_is(c, 16, 3, 1000, 1, 20, 1, 3) &&
+	      c->min_size == 16 && c->max_size == 1000);
+	an_stacks_release(&st);
+	CHECK("merged stacks: the same from the scan's counts", counts_agree(&x, &f, 0, 0));
+	CHECK("merged stacks: --ignore-fn=helper builds", an_stacks_build(&x.in, &ig, &st) == 0);
+	c = cluster_of(&st, 0);
+	CHECK("--ignore-fn=helper: 2 clusters left, 5 blocks of 1068 bytes out; main's 8..5000",
+	      st.n == 2 && st.ignored_blocks == 5 && st.ignored_bytes == 16 * 3 + 1000 + 20 && c &&
+	      c->min_size == 8 && c->max_size == 5000 && common_is(c, 24, 6, 700, 3, 5000, 1, 6));
+	an_stacks_release(&st);
+	CHECK("merged stacks, --ignore-fn=helper: the same from the counts, helper's left out",
+	      counts_agree(&x, &ig, 5, 16 * 3 + 1000 + 20));
 	ss_release(&x);
 }
 
 int main(void)
 {
 	test_few_clusters();
+	test_merged_stacks();
 	test_many_clusters();
 	return CHECK_DONE();
 }
