@@ -162,4 +162,43 @@ if [ -x "$cc1" ] && nm -D "$cc1" 2>/dev/null | grep -q ' T _ZN9__gnu_cxx9__freer
 else
 	echo "# no cc1 exporting __gnu_cxx::__freeres: the cc1 part skipped"
 fi
+# 6. programs linked with lld: the exit snapshot looked for __gnu_cxx::__freeres
+# in every 24-byte slot from DT_SYMTAB to DT_STRTAB, where lld puts
+# .gnu.version, .gnu.version_r and .gnu.hash: a garbage st_name and strcmp
+# read unmapped memory, SIGSEGV in exit() (rc 139, output and snapshot lost).
+# The name is now looked up through DT_GNU_HASH or DT_HASH.
+if command -v ld.lld >/dev/null || apt-get install -y lld >/dev/null 2>&1; then
+	for hs in "" sysv gnu; do
+		n=lld${hs:+-$hs}
+		cc -O1 -g -fuse-ld=lld ${hs:+-Wl,--hash-style=$hs} -o "$TMP/$n" tests/prog/real10_lld.c || continue
+		mkdir -p "$TMP/$n.k"
+		HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/$n.k" LD_PRELOAD="$B/libheapann.so" "$TMP/$n" >"$TMP/$n.out" 2>"$TMP/$n.err"
+		check_eq "lld ${hs:-default}: exit 0" 0 $?
+		check_eq "lld ${hs:-default}: the program's output" ok "$(cat "$TMP/$n.out")"
+		"$B/mprof-core" --report=lost --top 0 "$TMP/$n" "$TMP/$n.k"/*.core >"$TMP/$n.txt" 2>/dev/null
+		check_grep "lld ${hs:-default}: the 37 bytes definitely lost" '^   definitely lost: 37 bytes in 1 blocks$' "$TMP/$n.txt"
+		check_grep "lld ${hs:-default}: the 100 bytes of main still reachable" \
+			'^#[0-9]+: 100 bytes in 1 blocks are still reachable$' "$TMP/$n.txt"
+	done
+	if command -v g++ >/dev/null; then
+		for hs in gnu sysv; do
+			n=lldxx-$hs
+			g++ -O1 -g -fuse-ld=lld -Wl,--hash-style=$hs -static-libstdc++ -rdynamic -o "$TMP/$n" tests/prog/real10_lldxx.cc || continue
+			mkdir -p "$TMP/$n.k"
+			HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/$n.k" LD_PRELOAD="$B/libheapann.so" "$TMP/$n" >"$TMP/$n.out" 2>"$TMP/$n.err"
+			check_eq "lld C++ $hs: exit 0" 0 $?
+			check_eq "lld C++ $hs: the program's output" "caught x" "$(cat "$TMP/$n.out")"
+			"$B/mprof-core" --report=lost --top 0 "$TMP/$n" "$TMP/$n.k"/*.core >"$TMP/$n.txt" 2>/dev/null
+			check_grep "lld C++ $hs: the string still reachable" '^#[0-9]+: 201 bytes in 1 blocks are still reachable$' "$TMP/$n.txt"
+			check "lld C++ $hs: no 72,704-byte pool (found through the hash table and freed)" \
+				sh -c "grep -q '^   still reachable: ' '$TMP/$n.txt' && ! grep -q '^#[0-9]*: 72,704 bytes in 1 blocks' '$TMP/$n.txt'"
+		done
+	fi
+	# the launcher too
+	"$B/heapann" --report=lost --top 0 "$TMP/lld" >"$TMP/lld.l.out" 2>"$TMP/lld.l.err"
+	check_eq "lld under the launcher: exit 0" 0 $?
+	check_grep "lld under the launcher: the report" '^   definitely lost: 37 bytes in 1 blocks$' "$TMP/lld.l.out"
+else
+	echo "# lld not installed and not installable: the lld part skipped"
+fi
 done_testing
