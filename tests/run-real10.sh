@@ -201,4 +201,27 @@ if command -v ld.lld >/dev/null || apt-get install -y lld >/dev/null 2>&1; then
 else
 	echo "# lld not installed and not installable: the lld part skipped"
 fi
+# 7. a thread on a stack the program mapped itself (pthread_attr_setstack, no
+# MAP_STACK) directly below a 1 MiB block glibc mmapped alone: the kernel
+# merges the two mappings, and the segment's part outside the chunk was read
+# whole as "other writable mappings", the dead part below the thread's stack
+# pointer too: the 77 bytes whose only pointer lies in a returned frame there
+# read still reachable. That part is now the thread's stack, from sp up.
+cc -g -O1 -pthread -o "$TMP/stk" tests/prog/real10_stk.c
+check_eq "own stack: built" 0 $?
+mkdir -p "$TMP/stk.k"
+HEAPANN_SNAPSHOT=abort HEAPANN_SNAPSHOT_DIR="$TMP/stk.k" LD_PRELOAD="$B/libheapann.so" "$TMP/stk" >"$TMP/stk.out" 2>"$TMP/stk.err"
+if ! grep -q '^no stack below' "$TMP/stk.out"; then
+	"$B/mprof-core" --report=lost --top 0 "$TMP/stk" "$TMP/stk.k"/*.core >"$TMP/stk.txt" 2>"$TMP/stk.rerr"
+	check_grep "own stack: the 77 bytes of the returned frame are lost" \
+		'^#[0-9]+: 77 bytes in 1 blocks are definitely lost$' "$TMP/stk.txt"
+	check_grep "own stack: the 1 MiB block still reachable" \
+		'^#[0-9]+: 1,048,576 bytes in 1 blocks are still reachable$' "$TMP/stk.txt"
+	check_grep "own stack: read as the second thread's stack" '^roots: .*, stacks of 2 threads ' "$TMP/stk.txt"
+	other=$(sed -n 's/^roots: .*, other writable mappings \([0-9,]*\) bytes.*/\1/p' "$TMP/stk.txt" | tr -d ,)
+	check "own stack: not among the other writable mappings (${other:-none} bytes)" \
+		test "${other:-0}" -lt 262144
+else
+	echo "# could not map a stack below the 1 MiB block: the own-stack part skipped"
+fi
 done_testing
