@@ -481,17 +481,26 @@ static int linkmap_roots(const struct cp_image *img, const struct cp_scan *scan,
 	unsigned w = img->wsize;
 	uint64_t rd = r_debug_addr(img), version, lm;
 	unsigned steps = 0;
+	uint64_t seen_rd[LINKMAP_NS_MAX], seen_head[LINKMAP_NS_MAX];
 
 	if (!rd || cp_image_read_word(img, rd, &version) < 0)
 		return 0;
 	/* r_version is an int: the high half of a big-endian 64-bit word */
 	version = img->big_endian && w == 8 ? version >> 32 : version & 0xffffffffu;
 	for (unsigned ns = 0; rd && ns < LINKMAP_NS_MAX; ns++) {
+		uint64_t head;
+
 		if (cp_image_read_word(img, rd + w, &lm) < 0)
 			break;
+		/* a corrupt r_next cycle, or two namespaces sharing a list */
+		for (unsigned k = 0; k < ns; k++)
+			if (seen_rd[k] == rd || (lm && seen_head[k] == lm))
+				return 0;
+		seen_rd[ns] = rd;
+		seen_head[ns] = head = lm;
 		for (; lm && steps < LINKMAP_MAX; steps++) {
 			long s = seg_index(img, lm);
-			uint64_t end = lm + 5 * (uint64_t)w, next;
+			uint64_t end = lm + 5 * (uint64_t)w, next, prev;
 			const struct cp_block *b = block_at(scan, lm);
 			const struct cp_block *e = block_at(scan, end - 1);
 
@@ -502,7 +511,11 @@ static int linkmap_roots(const struct cp_image *img, const struct cp_scan *scan,
 				if (an_roots_add(out, &r) < 0)
 					return -1;
 			}
-			if (cp_image_read_word(img, lm + 3 * (uint64_t)w, &next) < 0)
+			/* a corrupt list: the next map's l_prev is not this one (an
+			 * l_next to itself), or the list comes back to its head (the
+			 * only repeat possible when every l_prev agrees) */
+			if (cp_image_read_word(img, lm + 3 * (uint64_t)w, &next) < 0 || next == head ||
+			    (next && (cp_image_read_word(img, next + 4 * (uint64_t)w, &prev) < 0 || prev != lm)))
 				break;
 			lm = next;
 		}

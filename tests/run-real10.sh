@@ -224,4 +224,17 @@ if ! grep -q '^no stack below' "$TMP/stk.out"; then
 else
 	echo "# could not map a stack below the 1 MiB block: the own-stack part skipped"
 fi
+# 8. a corrupt list of link maps behind r_debug (tests/prog/real10_lmcycle.c:
+# fake maps in a freed block): an l_next to itself or a two-map cycle read
+# 65,536 maps, an r_next to r_debug itself 16 namespaces of the same list,
+# each a duplicate root. Now each map once.
+cc -g -O1 -o "$TMP/lmc" tests/prog/real10_lmcycle.c
+for mc in "1 40 1" "2 80 2" "3 40 1"; do
+	set -- $mc
+	mkdir -p "$TMP/lmc.$1"
+	HEAPANN_SNAPSHOT=abort HEAPANN_SNAPSHOT_DIR="$TMP/lmc.$1" LD_PRELOAD="$B/libheapann.so" "$TMP/lmc" $1 >/dev/null 2>&1
+	"$B/mprof-core" --report=lost --top 0 "$TMP/lmc" "$TMP/lmc.$1"/*.core >"$TMP/lmc.$1.txt" 2>/dev/null
+	check_grep "link map cycle $1: each map read once ($3)" \
+		"^roots: .*, ld.so's link maps outside blocks $2 bytes in $3[;]?( |\$)" "$TMP/lmc.$1.txt"
+done
 done_testing
