@@ -241,4 +241,27 @@ for mc in "1 40 1" "2 80 2" "3 40 1"; do
 	check_grep "link map cycle $1: each map read once ($3)" \
 		"^roots: .*, ld.so's link maps outside blocks $2 bytes in $3[;]?( |\$)" "$TMP/lmc.$1.txt"
 done
+# 9. a script that execs DIR/sqlite3, a leaking program of its own that is
+# not the sqlite3 on PATH: the launcher took the exec'd program by its file
+# name on PATH (/usr/bin/sqlite3): a false "ended as /usr/bin/sqlite3" and a
+# failed report with build-ids, the wrong program's report without. The path
+# is now the core's (NT_FILE at AT_ENTRY), zstd-compressed cores too.
+if command -v bash >/dev/null; then
+	mkdir -p "$TMP/exd/nob"
+	cc -g -O1 -o "$TMP/exd/sqlite3" tests/prog/real10_exec.c
+	cc -g -O1 -Wl,--build-id=none -o "$TMP/exd/nob/sqlite3" tests/prog/real10_exec.c
+	for v in "id $TMP/exd/sqlite3 none" "noid $TMP/exd/nob/sqlite3 none" "zstd $TMP/exd/sqlite3 zstd"; do
+		set -- $v
+		command -v zstd >/dev/null || [ "$3" = none ] || continue
+		printf 'exec %s\n' "$2" >"$TMP/exd/$1.sh"
+		"$B/heapann" --compress "$3" --report=lost --top 0 bash "$TMP/exd/$1.sh" >"$TMP/exd/$1.out" 2>"$TMP/exd/$1.err"
+		check_eq "exec DIR/sqlite3 ($1): exit 0" 0 $?
+		check_grep "exec DIR/sqlite3 ($1): ended as that file" \
+			"^heapann: pid [0-9]+ ended as $2 \\(it exec'd it\\)" "$TMP/exd/$1.err"
+		check_grep "exec DIR/sqlite3 ($1): its 4,321 bytes lost" \
+			'^#[0-9]+: 4,321 bytes in 1 blocks are definitely lost$' "$TMP/exd/$1.out"
+		check_grep "exec DIR/sqlite3 ($1): its frame" '^    leaky_from_dir \(real10_exec\.c:5\) \[sqlite3\]$' "$TMP/exd/$1.out"
+		check "exec DIR/sqlite3 ($1): no failed report" sh -c "! grep -q 'report failed' '$TMP/exd/$1.err'"
+	done
+fi
 done_testing
