@@ -944,35 +944,45 @@ int main(int argc, char **argv)
 
 	/* the program exec'd another (same pid, LD_PRELOAD kept): its last
 	 * snapshot is of that one, named after it. Its file is the one the
-	 * core's NT_FILE note maps at AT_ENTRY (a file of that name on PATH may
-	 * be another: a script's "exec /some/dir/sqlite3"); PATH only when the
-	 * core's path cannot be opened, and only the file the core names. A
-	 * " (deleted)" file is the started program's, replaced since: no exec.
-	 * Else left to the user (mprof-core checks the build-id anyway). */
+	 * core's NT_FILE note maps at AT_ENTRY, when it is not the file started
+	 * (a file of that name on PATH may be another: a script's "exec
+	 * /some/dir/sqlite3"); PATH only when the core's path cannot be opened,
+	 * and only the file the core names. A
+	 * " (deleted)" file is never looked for (another file of that name is
+	 * not it): the snapshot is kept. Else left to the user (mprof-core checks
+	 * the build-id anyway). */
 	{
 		char name[NAME_MAX + 1], found[PATH_MAX], cpath[PATH_MAX], real[PATH_MAX];
 		const char *base = strrchr(prog_exe, '/');
-		int have = core_main_path(core, cpath, sizeof(cpath)) == 0;
+		int have = core_main_path(core, cpath, sizeof(cpath)) == 0, on_path = 0;
 
 		snap_prog_name(snaps[last].name, name, sizeof(name));
 		base = base ? base + 1 : prog_exe;
-		if (have && strstr(cpath, " (deleted)"))
-			have = 0, name[0] = 0;
-		if (name[0] && strcmp(name, base) != 0) {
-			if (have && realpath(cpath, found)) {
+		if (have && !strstr(cpath, " (deleted)") && realpath(cpath, found)) {
+			/* the core's file: another than the one started (which is read
+			 * when the process has started, maybe after the exec) */
+			if (strcmp(found, prog_exe) != 0) {
 				snprintf(prog_exe, sizeof(prog_exe), "%s", found);
 				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it): reporting "
 					"that program's snapshot\n", (long)pid, prog_exe);
+			}
+		} else if (name[0] && strcmp(name, base) != 0) {
+			if (have && strstr(cpath, " (deleted)")) {
+				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it, the file is gone): "
+					"the snapshot is kept: %s\n", (long)pid, cpath, core);
 			} else if (have && resolve_prog(name, found, sizeof(found)) == 0 && realpath(found, real) &&
 				   !strcmp(real, cpath)) {
 				snprintf(prog_exe, sizeof(prog_exe), "%s", real);
 				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it): reporting "
 					"that program's snapshot\n", (long)pid, prog_exe);
+				on_path = 1;
 			} else {
 				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it), whose file %s: "
 					"the snapshot is kept: %s; report it with: mprof-core "
 					"/path/to/%s %s\n", (long)pid, have ? cpath : name,
 					have ? "cannot be opened" : "the core does not name", core, name, core);
+			}
+			if (!on_path) {
 				free(snaps);
 				return prog_status;
 			}

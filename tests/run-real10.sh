@@ -253,7 +253,8 @@ if command -v bash >/dev/null; then
 	for v in "id $TMP/exd/sqlite3 none" "noid $TMP/exd/nob/sqlite3 none" "zstd $TMP/exd/sqlite3 zstd"; do
 		set -- $v
 		command -v zstd >/dev/null || [ "$3" = none ] || continue
-		printf 'exec %s\n' "$2" >"$TMP/exd/$1.sh"
+		# the loop first: the launcher reads the started file once it runs
+		printf 'a=""; for i in $(seq 1 300); do a="$a $i"; done\nexec %s\n' "$2" >"$TMP/exd/$1.sh"
 		"$B/heapann" --compress "$3" --report=lost --top 0 bash "$TMP/exd/$1.sh" >"$TMP/exd/$1.out" 2>"$TMP/exd/$1.err"
 		check_eq "exec DIR/sqlite3 ($1): exit 0" 0 $?
 		check_grep "exec DIR/sqlite3 ($1): ended as that file" \
@@ -263,5 +264,16 @@ if command -v bash >/dev/null; then
 		check_grep "exec DIR/sqlite3 ($1): its frame" '^    leaky_from_dir \(real10_exec\.c:5\) \[sqlite3\]$' "$TMP/exd/$1.out"
 		check "exec DIR/sqlite3 ($1): no failed report" sh -c "! grep -q 'report failed' '$TMP/exd/$1.err'"
 	done
+	# the exec'd file removed before the snapshot ("FILE (deleted)" in the
+	# core): another file of that name on PATH is not it, the snapshot is kept
+	mkdir -p "$TMP/exd/del" "$TMP/exd/decoy"
+	cp "$TMP/exd/sqlite3" "$TMP/exd/del/sqlite3"
+	cp "$TMP/exd/nob/sqlite3" "$TMP/exd/decoy/sqlite3"
+	printf 'a=""; for i in $(seq 1 300); do a="$a $i"; done\nexec %s unlink\n' "$TMP/exd/del/sqlite3" >"$TMP/exd/del.sh"
+	PATH="$TMP/exd/decoy:$PATH" "$B/heapann" --report=lost --top 0 bash "$TMP/exd/del.sh" >"$TMP/exd/del.out" 2>"$TMP/exd/del.err"
+	check_eq "exec DIR/sqlite3, deleted: exit 0" 0 $?
+	check_grep "exec DIR/sqlite3, deleted: the snapshot kept, no file looked for" \
+		"^heapann: pid [0-9]+ ended as $TMP/exd/del/sqlite3 \\(deleted\\) \\(it exec'd it, the file is gone\\): the snapshot is kept: " "$TMP/exd/del.err"
+	check "exec DIR/sqlite3, deleted: no report of the file on PATH" sh -c "! grep -q 'blocks are' '$TMP/exd/del.out'"
 fi
 done_testing
