@@ -353,23 +353,53 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
 #define GLIBC_IS_MMAPPED 2u
 #define PAGE_MIN 4096u
 
+/* One piece [start, end) of an mmapped-only segment outside the chunks. With
+ * out, added as an AN_ROOT_ANON root unless a thread's stack pointer lies in it
+ * (stack_root reads it from there up as that thread's stack: below the
+ * pointer is the dead part of a stack the kernel merged into the mapping, a
+ * thread's made without MAP_STACK). Without out, *plo and *phi are set to the
+ * piece when addr lies in it. Returns 0, or -1 out of memory. */
+static int mmapped_piece(const struct cp_image *img, struct an_roots *out, uint64_t start, uint64_t end,
+			 uint64_t addr, uint64_t *plo, uint64_t *phi)
+{
+	struct an_root r = { start, end, AN_ROOT_ANON, -1, NULL, 0 };
+
+	if (start >= end)
+		return 0;
+	if (!out) {
+		if (addr >= start && addr < end) {
+			*plo = start;
+			*phi = end;
+		}
+		return 0;
+	}
+	for (size_t t = 0; t < img->nthreads; t++)
+		if (img->threads[t].sp >= start && img->threads[t].sp < end)
+			return 0;
+	return an_roots_add(out, &r);
+}
+
 /* Segment i holds blocks, but when every one of them is a live block in a chunk
  * glibc mmapped for it alone (a large block: size word IS_MMAPPED, the mapping
  * [chunk - prev_size, chunk + size) page-aligned and inside the segment) and
  * nothing else of the heap is there (no freed block, no damaged header), the
  * rest of the segment is not heap: the kernel merged the chunks' mappings with
- * an anonymous mapping of the program's own beside them (pymalloc's arenas).
- * Add the parts of the segment outside those mappings as AN_ROOT_ANON roots and
- * return 1; return 0 (nothing added) when the segment is a heap of another
- * kind, or -1 out of memory. */
+ * an anonymous mapping of the program's own beside them (pymalloc's arenas, a
+ * thread's stack mapped without MAP_STACK). With out, add the parts of the
+ * segment outside those mappings as AN_ROOT_ANON roots (but those holding a
+ * thread's stack pointer: see mmapped_piece) and return 1; without, return 1
+ * and set *plo and *phi to the part holding addr ([0, 0) when addr lies in a
+ * chunk). Return 0 (nothing added) when the segment is a heap of another kind,
+ * or -1 out of memory. */
 static int mmapped_only_roots(const struct cp_image *img, const struct cp_scan *scan, size_t i,
-			      struct an_roots *out)
+			      struct an_roots *out, uint64_t addr, uint64_t *plo, uint64_t *phi)
 {
 	const struct cp_segment *sg = &img->segs[i];
 	uint64_t v = sg->vaddr, e = v + sg->memsz, cur = v, w = img->wsize;
-	size_t k = cp_scan_lower(scan, v), n0 = out->n, nchunks = 0;
-	struct an_root r = { 0, 0, AN_ROOT_ANON, -1, NULL, 0 };
+	size_t k = cp_scan_lower(scan, v), n0 = out ? out->n : 0, nchunks = 0;
 
+	if (plo)
+		*plo = *phi = 0;
 	if (e < v || (k > 0 && cp_block_end(&scan->blocks[k - 1]) > v))
 		return 0;
 	for (size_t d = 0; d < scan->ndamaged; d++)
@@ -388,22 +418,21 @@ static int mmapped_only_roots(const struct cp_image *img, const struct cp_scan *
 		if (prev > c || lo < cur || hi < c || hi > e || cp_block_end(b) > hi ||
 		    (lo | hi) % PAGE_MIN)
 			goto heap;
-		r.start = cur;
-		r.end = lo;
-		if (lo > cur && an_roots_add(out, &r) < 0)
+		if (mmapped_piece(img, out, cur, lo, addr, plo, phi) < 0)
 			return -1;
 		cur = hi;
 		nchunks++;
 	}
 	if (!nchunks)
 		goto heap;
-	r.start = cur;
-	r.end = e;
-	if (cur < e && an_roots_add(out, &r) < 0)
+	if (mmapped_piece(img, out, cur, e, addr, plo, phi) < 0)
 		return -1;
 	return 1;
 heap:
-	out->n = n0;   /* what was added for this segment goes again */
+	if (out)
+		out->n = n0;   /* what was added for this segment goes again */
+	if (plo)
+		*plo = *phi = 0;
 	return 0;
 }
 
@@ -473,17 +502,26 @@ static int linkmap_roots(const struct cp_image *img, const struct cp_scan *scan,
 	unsigned w = img->wsize;
 	uint64_t rd = r_debug_addr(img), version, lm;
 	unsigned steps = 0;
+	uint64_t seen_rd[LINKMAP_NS_MAX], seen_head[LINKMAP_NS_MAX];
 
 	if (!rd || cp_image_read_word(img, rd, &version) < 0)
 		return 0;
 	/* r_version is an int: the high half of a big-endian 64-bit word */
 	version = img->big_endian && w == 8 ? version >> 32 : version & 0xffffffffu;
 	for (unsigned ns = 0; rd && ns < LINKMAP_NS_MAX; ns++) {
+		uint64_t head;
+
 		if (cp_image_read_word(img, rd + w, &lm) < 0)
 			break;
+		/* a corrupt r_next cycle, or two namespaces sharing a list */
+		for (unsigned k = 0; k < ns; k++)
+			if (seen_rd[k] == rd || (lm && seen_head[k] == lm))
+				return 0;
+		seen_rd[ns] = rd;
+		seen_head[ns] = head = lm;
 		for (; lm && steps < LINKMAP_MAX; steps++) {
 			long s = seg_index(img, lm);
-			uint64_t end = lm + 5 * (uint64_t)w, next;
+			uint64_t end = lm + 5 * (uint64_t)w, next, prev;
 			const struct cp_block *b = block_at(scan, lm);
 			const struct cp_block *e = block_at(scan, end - 1);
 
@@ -494,7 +532,11 @@ static int linkmap_roots(const struct cp_image *img, const struct cp_scan *scan,
 				if (an_roots_add(out, &r) < 0)
 					return -1;
 			}
-			if (cp_image_read_word(img, lm + 3 * (uint64_t)w, &next) < 0)
+			/* a corrupt list: the next map's l_prev is not this one (an
+			 * l_next to itself), or the list comes back to its head (the
+			 * only repeat possible when every l_prev agrees) */
+			if (cp_image_read_word(img, lm + 3 * (uint64_t)w, &next) < 0 || next == head ||
+			    (next && (cp_image_read_word(img, next + 4 * (uint64_t)w, &prev) < 0 || prev != lm)))
 				break;
 			lm = next;
 		}
@@ -586,6 +628,7 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 		const struct cp_thread *th = &img->threads[t];
 		struct an_root r = { 0, 0, AN_ROOT_REGS, (int32_t)t, NULL, 0 };
 		long s = seg_index(img, th->sp);
+		uint64_t lo, hi;
 
 		if (th->nregs && an_roots_add(out, &r) < 0)
 			goto out;
@@ -607,6 +650,15 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 				 * NT_AUXV: qemu-system's): a firmware's RAM in one
 				 * segment, heap below and the stack above it */
 				r.end = stack_end_before_heap(img, scan, (size_t)s, th->sp);
+			} else if (!cp_image_mapping(img, img->segs[s].vaddr) && (img->segs[s].flags & PF_W) &&
+				   mmapped_only_roots(img, scan, (size_t)s, NULL, th->sp, &lo, &hi) == 1 && hi) {
+				/* a stack the kernel merged with glibc's mmapped chunks
+				 * (mapped without MAP_STACK): from sp (and the red zone)
+				 * to the end of its part outside the chunks, which the
+				 * writable segments' pass leaves to this root */
+				r.end = hi;
+				if (img->machine == EM_X86_64 && th->sp - lo >= X86_64_RED_ZONE)
+					r.start = th->sp - X86_64_RED_ZONE;
 			} else {
 				/* a process's sp in a heap segment outside any block:
 				 * reading up to the next block as roots could hide leaks */
@@ -671,7 +723,7 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 		if (mark[i] & 1) {
 			/* large blocks' own mappings merged with an anonymous one */
 			if (!m) {
-				if (mmapped_only_roots(img, scan, i, out) < 0)
+				if (mmapped_only_roots(img, scan, i, out, 0, NULL, NULL) < 0)
 					goto out;
 				continue;
 			}

@@ -1368,14 +1368,29 @@ static int snap_is_libstdcxx(struct dl_phdr_info *info, size_t size, void *unuse
 
 #define SNAP_CXX_FREERES "_ZN9__gnu_cxx9__freeresEv"
 
+/* Is the symbol at index i of symtab a definition named SNAP_CXX_FREERES? Its
+ * st_name is checked against the string table's size first. */
+static int snap_sym_is_freeres(uintptr_t symtab, uintptr_t syment, uintptr_t strtab, uintptr_t strsz, uint32_t i)
+{
+	const ElfW(Sym) *sym = (const ElfW(Sym) *)(symtab + (uintptr_t)i * syment);
+
+	return sym->st_name && sym->st_name < strsz && sym->st_shndx != SHN_UNDEF && sym->st_value &&
+	       strsz - sym->st_name > sizeof(SNAP_CXX_FREERES) - 1 &&
+	       !strcmp((const char *)strtab + sym->st_name, SNAP_CXX_FREERES);
+}
+
 /* dl_iterate_phdr callback: does the main program (the first object) export
- * __gnu_cxx::__freeres, libstdc++.a linked in (gcc's cc1)? Reads its .dynsym
- * (as many symbols as lie between DT_SYMTAB and DT_STRTAB, where linkers put
- * them) without dlsym, whose failure allocates. Stops after the first object. */
+ * __gnu_cxx::__freeres, libstdc++.a linked in (gcc's cc1)? Looks the name up
+ * through the object's DT_GNU_HASH or DT_HASH table as ld.so does, without
+ * dlsym, whose failure allocates. The slots between DT_SYMTAB and DT_STRTAB
+ * are not all symbols (lld puts .gnu.version, .gnu.version_r and .gnu.hash
+ * there). Returns 1 when found, -1 otherwise (no hash table, no string table):
+ * stops after the first object. */
 static int snap_main_exports_freeres(struct dl_phdr_info *info, size_t size, void *unused)
 {
 	const ElfW(Dyn) *dyn = NULL;
-	uintptr_t symtab = 0, strtab = 0, syment = sizeof(ElfW(Sym));
+	uintptr_t symtab = 0, strtab = 0, strsz = 0, hash = 0, gnuhash = 0, syment = sizeof(ElfW(Sym));
+	const char *name = SNAP_CXX_FREERES;
 
 	(void)size;
 	(void)unused;
@@ -1387,22 +1402,68 @@ static int snap_main_exports_freeres(struct dl_phdr_info *info, size_t size, voi
 			symtab = dyn->d_un.d_ptr;
 		else if (dyn->d_tag == DT_STRTAB)
 			strtab = dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_STRSZ)
+			strsz = dyn->d_un.d_val;
 		else if (dyn->d_tag == DT_SYMENT)
 			syment = dyn->d_un.d_val;
+		else if (dyn->d_tag == DT_HASH)
+			hash = dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_GNU_HASH)
+			gnuhash = dyn->d_un.d_ptr;
 	}
 	/* ld.so relocates these entries in place; not where .dynamic is read-only */
 	if (symtab && symtab < info->dlpi_addr)
 		symtab += info->dlpi_addr;
 	if (strtab && strtab < info->dlpi_addr)
 		strtab += info->dlpi_addr;
-	if (!symtab || strtab <= symtab || syment < sizeof(ElfW(Sym)))
+	if (hash && hash < info->dlpi_addr)
+		hash += info->dlpi_addr;
+	if (gnuhash && gnuhash < info->dlpi_addr)
+		gnuhash += info->dlpi_addr;
+	if (!symtab || !strtab || !strsz || syment < sizeof(ElfW(Sym)))
 		return -1;
-	for (uintptr_t a = symtab; a + sizeof(ElfW(Sym)) <= strtab; a += syment) {
-		const ElfW(Sym) *sym = (const ElfW(Sym) *)a;
+	if (gnuhash) {
+		/* nbuckets, symoffset, bloom words, bloom shift; the bloom filter;
+		 * the buckets; a chain word a symbol from symoffset on, its low bit
+		 * set at a chain's end */
+		const uint32_t *h = (const uint32_t *)gnuhash;
+		uint32_t nbuckets = h[0], symoffset = h[1], nbloom = h[2], hv = 5381;
+		const uint32_t *buckets = (const uint32_t *)(gnuhash + 16 + (uintptr_t)nbloom * sizeof(ElfW(Addr)));
+		const uint32_t *chain = buckets + nbuckets;
 
-		if (sym->st_name && sym->st_shndx != SHN_UNDEF && sym->st_value &&
-		    !strcmp((const char *)strtab + sym->st_name, SNAP_CXX_FREERES))
-			return 1;
+		if (!nbuckets)
+			return -1;
+		for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+			hv = hv * 33 + *c;
+		for (uint32_t i = buckets[hv % nbuckets]; i >= symoffset && i - symoffset < (1u << 24); i++) {
+			uint32_t ch = chain[i - symoffset];
+
+			if ((ch | 1) == (hv | 1) && snap_sym_is_freeres(symtab, syment, strtab, strsz, i))
+				return 1;
+			if (ch & 1)
+				break;
+		}
+		return -1;
+	}
+	if (hash) {
+		/* nbucket, nchain, the buckets, a chain word a symbol (0 ends) */
+		const uint32_t *h = (const uint32_t *)hash;
+		uint32_t nbucket = h[0], nchain = h[1], hv = 0, steps = 0;
+
+		if (!nbucket)
+			return -1;
+		for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+			uint32_t g;
+
+			hv = (hv << 4) + *c;
+			g = hv & 0xf0000000u;
+			if (g)
+				hv ^= g >> 24;
+			hv &= ~g;
+		}
+		for (uint32_t i = h[2 + hv % nbucket]; i && i < nchain && steps++ < nchain; i = h[2 + nbucket + i])
+			if (snap_sym_is_freeres(symtab, syment, strtab, strsz, i))
+				return 1;
 	}
 	return -1;
 }

@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,163 @@ static void snap_prog_name(const char *file, char *out, size_t cap)
 		if (*--end == '.')
 			dots++;
 	snprintf(out, cap, "%.*s", (int)(end - file), file);
+}
+
+/* Read exactly n bytes of f into buf (NULL: skip them). Returns 0 or -1. */
+static int core_read(FILE *f, void *buf, size_t n)
+{
+	char tmp[4096];
+
+	while (n) {
+		size_t k = n < sizeof(tmp) ? n : sizeof(tmp), got = fread(buf ? buf : tmp, 1, k, f);
+
+		if (got != k)
+			return -1;
+		if (buf)
+			buf = (char *)buf + k;
+		n -= k;
+	}
+	return 0;
+}
+
+/* A word of a core's note (8 or 4 bytes, the host's byte order: libheapann's
+ * cores are of the host). */
+static uint64_t core_word(const unsigned char *p, int w8)
+{
+	uint64_t v = 0;
+	uint32_t v32;
+
+	if (w8)
+		memcpy(&v, p, 8);
+	else
+		memcpy(&v32, p, 4), v = v32;
+	return v;
+}
+
+/* The path of the main program of the core at CORE (a ".zst" one through
+ * "zstd -dc"), as the kernel's NT_FILE note names the file mapped at the
+ * auxiliary vector's AT_ENTRY (it may end in " (deleted)"): into out.
+ * Read in one pass (the notes follow the program headers in libheapann's
+ * cores). Returns 0, or -1 when the core does not say. */
+static int core_main_path(const char *core, char *out, size_t cap)
+{
+	size_t len = strlen(core);
+	int zst = len > 4 && !strcmp(core + len - 4, ".zst"), rc = -1, w8;
+	pid_t zp = -1;
+	FILE *f = NULL;
+	unsigned char eh[64], *notes = NULL;
+	uint64_t phoff, pos, noff = 0, nsz = 0, entry = 0;
+	unsigned phnum, phentsize;
+
+	if (zst) {
+		int fds[2];
+
+		if (pipe(fds) < 0)
+			return -1;
+		zp = fork();
+		if (zp == 0) {
+			dup2(fds[1], 1);
+			close(fds[0]);
+			close(fds[1]);
+			execlp("zstd", "zstd", "-dcq", "--", core, (char *)NULL);
+			_exit(127);
+		}
+		close(fds[1]);
+		if (zp < 0 || !(f = fdopen(fds[0], "r"))) {
+			close(fds[0]);
+			goto out;
+		}
+	} else if (!(f = fopen(core, "r"))) {
+		return -1;
+	}
+	if (core_read(f, eh, 16) < 0 || memcmp(eh, "\177ELF", 4) || (eh[4] != 1 && eh[4] != 2))
+		goto out;
+	w8 = eh[4] == 2;
+	if (core_read(f, eh + 16, w8 ? 48 : 36) < 0)
+		goto out;
+	phoff = core_word(eh + (w8 ? 32 : 28), w8);
+	{
+		uint16_t a, b;
+
+		memcpy(&a, eh + (w8 ? 54 : 42), 2);
+		memcpy(&b, eh + (w8 ? 56 : 44), 2);
+		phentsize = a;
+		phnum = b;
+	}
+	pos = w8 ? 64 : 52;
+	if (phoff < pos || phoff - pos > (1u << 20) || core_read(f, NULL, phoff - pos) < 0 ||
+	    phentsize < (w8 ? 56u : 32u) || phnum > 65535)
+		goto out;
+	pos = phoff;
+	for (unsigned i = 0; i < phnum; i++) {
+		unsigned char ph[64];
+		uint32_t type;
+
+		if (phentsize > sizeof(ph) || core_read(f, ph, phentsize) < 0)
+			goto out;
+		pos += phentsize;
+		memcpy(&type, ph, 4);
+		if (type == 4 /* PT_NOTE */ && !nsz) {
+			noff = core_word(ph + (w8 ? 8 : 4), w8);
+			nsz = core_word(ph + (w8 ? 32 : 16), w8);
+		}
+	}
+	if (!nsz || nsz > (64u << 20) || noff < pos || noff - pos > (64u << 20) ||
+	    core_read(f, NULL, noff - pos) < 0 || !(notes = malloc(nsz)) || core_read(f, notes, nsz) < 0)
+		goto out;
+	/* two passes over the notes: AT_ENTRY, then the NT_FILE entry holding it */
+	for (int pass = 0; pass < 2 && rc < 0; pass++) {
+		for (uint64_t o = 0; o + 12 <= nsz;) {
+			uint32_t nn, dn, type;
+			uint64_t d, e;
+			unsigned ws = w8 ? 8 : 4;
+
+			memcpy(&nn, notes + o, 4);
+			memcpy(&dn, notes + o + 4, 4);
+			memcpy(&type, notes + o + 8, 4);
+			d = o + 12 + ((nn + 3ull) & ~3ull);
+			e = d + ((dn + 3ull) & ~3ull);
+			if (d > nsz || e > nsz || d + dn > nsz)
+				break;
+			if (pass == 0 && type == 6 /* NT_AUXV */) {
+				for (uint64_t k = 0; k + 2 * ws <= dn; k += 2 * ws)
+					if (core_word(notes + d + k, w8) == 9 /* AT_ENTRY */)
+						entry = core_word(notes + d + k + ws, w8);
+			} else if (pass == 1 && type == 0x46494c45 /* NT_FILE */ && entry && dn >= 2 * ws) {
+				uint64_t count = core_word(notes + d, w8), names = d + 2 * ws + count * 3 * ws;
+				const char *nm = (const char *)notes + names;
+
+				if (count > dn / (3 * ws) || names > d + dn)
+					break;
+				for (uint64_t k = 0; k < count; k++) {
+					uint64_t start = core_word(notes + d + 2 * ws + k * 3 * ws, w8);
+					uint64_t end = core_word(notes + d + 2 * ws + k * 3 * ws + ws, w8);
+					size_t l = strnlen(nm, (size_t)(notes + d + dn - (const unsigned char *)nm));
+
+					if ((const unsigned char *)nm + l >= notes + d + dn)
+						break;
+					if (entry >= start && entry < end && l < cap) {
+						memcpy(out, nm, l + 1);
+						rc = 0;
+						break;
+					}
+					nm += l + 1;
+				}
+			}
+			o = e;
+		}
+	}
+out:
+	free(notes);
+	if (f)
+		fclose(f);
+	if (zp > 0) {
+		int st;
+
+		while (waitpid(zp, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	return rc;
 }
 
 /* The snapshots in dir: *snaps (malloc'd, the caller frees) sorted by pid then N. */
@@ -785,22 +943,46 @@ int main(int argc, char **argv)
 			" (removed with it: --keep-core keeps them)");
 
 	/* the program exec'd another (same pid, LD_PRELOAD kept): its last
-	 * snapshot is of that one, named after it; found on PATH as the shell
-	 * would, else left to the user (mprof-core checks the build-id anyway) */
+	 * snapshot is of that one, named after it. Its file is the one the
+	 * core's NT_FILE note maps at AT_ENTRY, when it is not the file started
+	 * (a file of that name on PATH may be another: a script's "exec
+	 * /some/dir/sqlite3"); PATH only when the core's path cannot be opened,
+	 * and only the file the core names. A
+	 * " (deleted)" file is never looked for (another file of that name is
+	 * not it): the snapshot is kept. Else left to the user (mprof-core checks
+	 * the build-id anyway). */
 	{
-		char name[NAME_MAX + 1], found[PATH_MAX];
+		char name[NAME_MAX + 1], found[PATH_MAX], cpath[PATH_MAX], real[PATH_MAX];
 		const char *base = strrchr(prog_exe, '/');
+		int have = core_main_path(core, cpath, sizeof(cpath)) == 0, on_path = 0;
 
 		snap_prog_name(snaps[last].name, name, sizeof(name));
 		base = base ? base + 1 : prog_exe;
-		if (name[0] && strcmp(name, base) != 0) {
-			if (resolve_prog(name, found, sizeof(found)) == 0 && realpath(found, prog_exe)) {
+		if (have && !strstr(cpath, " (deleted)") && realpath(cpath, found)) {
+			/* the core's file: another than the one started (which is read
+			 * when the process has started, maybe after the exec) */
+			if (strcmp(found, prog_exe) != 0) {
+				snprintf(prog_exe, sizeof(prog_exe), "%s", found);
 				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it): reporting "
 					"that program's snapshot\n", (long)pid, prog_exe);
+			}
+		} else if (name[0] && strcmp(name, base) != 0) {
+			if (have && strstr(cpath, " (deleted)")) {
+				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it, the file is gone): "
+					"the snapshot is kept: %s\n", (long)pid, cpath, core);
+			} else if (have && resolve_prog(name, found, sizeof(found)) == 0 && realpath(found, real) &&
+				   !strcmp(real, cpath)) {
+				snprintf(prog_exe, sizeof(prog_exe), "%s", real);
+				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it): reporting "
+					"that program's snapshot\n", (long)pid, prog_exe);
+				on_path = 1;
 			} else {
-				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it), not found on "
-					"PATH: the snapshot is kept: %s; report it with: mprof-core "
-					"/path/to/%s %s\n", (long)pid, name, core, name, core);
+				fprintf(stderr, "heapann: pid %ld ended as %s (it exec'd it), whose file %s: "
+					"the snapshot is kept: %s; report it with: mprof-core "
+					"/path/to/%s %s\n", (long)pid, have ? cpath : name,
+					have ? "cannot be opened" : "the core does not name", core, name, core);
+			}
+			if (!on_path) {
 				free(snaps);
 				return prog_status;
 			}

@@ -8,6 +8,8 @@ tests/run-real10.sh (real programs at exit).
       memcheck's: 'X bytes in K blocks are CAT in loss record' and its frames),
       leaving out the records whose stack holds the function SKIP_FN on both
       sides (a block whose category depends on where malloc put it).
+      Exits 1, printing nothing, when OURS_TXT has no loss summary or
+      MEMCHECK_LOG no "in use at exit" line.
 """
 import re
 import sys
@@ -54,6 +56,15 @@ def main(argv):
                  re.compile(r"^==\d+== (?:[\d,]+ \()?([\d,]+)(?: direct, [\d,]+ indirect\))? bytes in ([\d,]+) blocks are "
                             r"(definitely lost|indirectly lost|possibly lost|still reachable) in loss record"),
                  re.compile(r"^==\d+==    (?:at|by) 0x[0-9A-Fa-f]+: (\S+) "))
+    # an empty side (a failed report, memcheck not run) must not compare
+    # equal to another empty one
+    if not any(re.match(r"^   still reachable: [\d,]+ bytes in [\d,]+ blocks$", l)
+               for l in open(argv[1], errors="replace")):
+        sys.stderr.write("real10.py: %s: no loss summary (the report failed?)\n" % argv[1])
+        return 1
+    if not any(re.match(r"^==\d+== +in use at exit: ", l) for l in open(argv[2], errors="replace")):
+        sys.stderr.write("real10.py: %s: no 'in use at exit' line (memcheck did not run?)\n" % argv[2])
+        return 1
     print(sums(ours, skip))
     print(sums(mc, skip))
     return 0
