@@ -753,21 +753,14 @@ static unsigned long ha_cfi_stepped, ha_cfi_copied;
  * built with AddressSanitizer, some of them are in redzones of frames above). */
 #define HA_RAW_STACK __attribute__((no_sanitize_address))
 
-/* Would the previous walk's frames above index I be walked again from there?
- * Every word those steps read must still hold what they read: each return
- * address, and each saved rbp that a later step still uses (an rbp-based CFA
- * before the next reload; code without frame pointers keeps anything in rbp, a
- * loop counter say, and what it held does not change the walk). Which slots
- * those are is known from pv->chk for indices from chk_lo on; below that it is
- * worked out here (outermost first, since whether rbp is still used at a frame
- * depends on the frames above it) and noted for the next time. */
-/* The return addresses of the record's frames above index I, eight frames a
- * round (the loop's own count and test were half of its 8 instructions a
- * frame with one a round), then the listed rbp slots above I: everything ha_prev_verify checks
- * once the slots that matter are known above I (PV->chk_lo <= I + 1), which is
- * the common case of a join (the record was verified there before). Inline in
- * ha_join, whose registers the noting below would otherwise take (issue 15,
- * capture7). Returns the OR of the differences: 0 when all hold. */
+/* The OR of the differences between the record PV and the stack above index
+ * I: the return addresses of its frames above I, eight frames a round (the
+ * loop's own count and test are then a fraction of an instruction a frame),
+ * then the listed rbp slots above I. 0 when all hold. This is everything
+ * ha_prev_verify checks once the slots that matter are known above I
+ * (PV->chk_lo <= I + 1), the common case of a join (the record was verified
+ * there before). Inline in ha_join, whose registers the noting in
+ * ha_prev_verify would otherwise take (issue 15, capture7). Reads only. */
 static inline __attribute__((always_inline)) HA_RAW_STACK
 uintptr_t ha_prev_check_above(const struct ha_prev *pv, unsigned i)
 {
@@ -795,33 +788,29 @@ uintptr_t ha_prev_check_above(const struct ha_prev *pv, unsigned i)
 	return bad;
 }
 
-/* ha_prev_verify is the way of a join below chk_lo - 1, out of line: noting
- * the frames takes registers that the common way needs. */
+/* Would the previous walk's frames above index I be walked again from there?
+ * Every word those steps read must still hold what they read: each return
+ * address, and each saved rbp that a later step still uses (an rbp-based CFA
+ * before the next reload; code without frame pointers keeps anything in rbp, a
+ * loop counter say, and what it held does not change the walk). Which slots
+ * those are is known from pv->chk for indices from chk_lo on; below that it is
+ * worked out here (outermost first, since whether rbp is still used at a frame
+ * depends on the frames above it) and noted for the next time.
+ * The way of a join below chk_lo - 1, out of line: noting the frames takes
+ * registers that the common way needs. Notes the slots of frames I+1 ..
+ * chk_lo-1 in PV and sets chk_lo to I + 1. Returns 1 when the frames above I
+ * would be walked again, 0 when not. */
 static __attribute__((noinline)) HA_RAW_STACK int ha_prev_verify(struct ha_prev *pv, unsigned i)
 {
 	const uintptr_t *ip = pv->c.ip, *sp = pv->c.sp, *bp = pv->c.bp, *bps = pv->c.bps;
-	uintptr_t *chk = pv->chk, bad = 0;
+	uintptr_t *chk = pv->chk, bad;
 	unsigned j, lo = pv->chk_lo, used, stop = lo - 1 > i ? lo - 1 : i;
-	const struct ha_slot *e = pv->sl, *end = e + pv->nsl;
 
-	/* the slots that matter are known above stop: the return addresses in a
-	 * straight loop (four frames a round: the loop's own count and test
-	 * were half of its 8 instructions a frame), then the listed rbp slots
-	 * above i */
-	{
-		const uintptr_t *const *spp = (const uintptr_t *const *)sp + stop + 1;
-		const uintptr_t *ipp = ip + stop + 1;
-		unsigned n = pv->cap - 1 - stop;
-
-		for (; n >= 4; n -= 4, spp += 4, ipp += 4)
-			bad |= (spp[0][-1] ^ ipp[0]) | (spp[1][-1] ^ ipp[1]) |
-			       (spp[2][-1] ^ ipp[2]) | (spp[3][-1] ^ ipp[3]);
-		for (; n; n--, spp++, ipp++)
-			bad |= spp[0][-1] ^ ipp[0];
-		j = stop;
-	}
-	for (; e < end && e->idx > i; e++)
-		bad |= *(const uintptr_t *)e->slot ^ e->val;
+	/* the slots that matter are known above stop (the listed rbp slots are
+	 * all at chk_lo or above, so those above stop are those above i); none
+	 * when the record was never checked (chk_lo = cap, the common case) */
+	bad = lo < pv->cap ? ha_prev_check_above(pv, stop) : 0;
+	j = stop;
 	if (stop == i)
 		return bad == 0;
 	/* is bp[j+1] used? (past the end: a walk resumes from the last frame) */

@@ -76,7 +76,7 @@ static unsigned long ck_env(const char *name, unsigned long def)
 
 /* Read the options and map the table. A constructor: blocks handed out before it
  * runs (by the loader, by libc's start-up) are not verified. */
-__attribute__((constructor))
+HA_CONSTRUCTOR(HA_PRIO_CHECK)
 static void ck_init(void)
 {
 	unsigned long slots, n = 1;

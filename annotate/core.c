@@ -174,7 +174,7 @@ static void ha_options_warn(void)
  * from libc's own start-up in a static binary, before the unwind tables are
  * registered), and those only read the options and get blocks without frames.
  * Done once, by whichever call claims it first. */
-__attribute__((constructor))
+HA_CONSTRUCTOR(HA_PRIO_INIT)
 void ha_init(void)
 {
 	if (__atomic_load_n(&ha_state, __ATOMIC_ACQUIRE) == 2 ||

@@ -27,6 +27,32 @@
 #ifndef PATH_MAX
 #define PATH_MAX 256   /* newlib defines none */
 #endif
+
+/* ---- the library's constructors, in a fixed order ----
+ * libheapann.so's three constructors run in the order of these priorities:
+ * ck_init (HEAPANN_CHECK_INTERVAL's table: the blocks ha_init's unwinder
+ * loading allocates are then verified too), ha_init (the options and the
+ * unwinder: done before snap_init, so that no malloc of a later constructor
+ * is the first, which would run it from inside that call, and so that a
+ * crash or signal from there on finds the unwinder loaded), snap_init (reads
+ * its own options and installs handlers, allocates nothing). Without
+ * priorities the order is the link's: alphabetical (check.c, core.c,
+ * snapshot.c) in a plain build, but the -flto build merged them into one
+ * function in the reverse order. Priorities 101-103 run before the
+ * constructors of no priority in the same object only: in the .so, those are
+ * none of ours (crtbeginS's frame_dummy registers no unwind tables on glibc).
+ * The static kit keeps plain constructors: there a priority would run them
+ * before the program's own frame_dummy, which registers the unwind tables.
+ * A function declared before its definition takes the attribute on the
+ * declaration (ha_init, below). */
+#ifdef HEAPANN_STATIC
+#define HA_CONSTRUCTOR(prio) __attribute__((constructor))
+#else
+#define HA_CONSTRUCTOR(prio) __attribute__((constructor(prio)))
+#endif
+#define HA_PRIO_CHECK 101
+#define HA_PRIO_INIT 102
+#define HA_PRIO_SNAPSHOT 103
 #include "hdr.h"   /* HA_MIN_ALIGN */
 
 /* ---- the real allocator (real_libc.c for the .so, real_wrap.c for the kit) ----
@@ -194,7 +220,10 @@ void ha_report_unwind_mismatch(unsigned k, uintptr_t a, uintptr_t b, unsigned na
  * address with the CFI walker but the entry point's frame address (see
  * HA_CALLER); only ha_caller_ra() turns it into the return address into the
  * program ---- */
-void ha_init(void);
+/* The constructor (core.c), also called by the first allocation once libc is
+ * ready. Its priority is on this declaration too: gcc 12 puts a constructor
+ * declared before without one in the plain .init_array, priority ignored. */
+HA_CONSTRUCTOR(HA_PRIO_INIT) void ha_init(void);
 /* ha_malloc and ha_free are inline (below, after HA_CALLER): the exported
  * malloc and free reach the annotating code in one call, not two (issue 15). */
 void *ha_malloc_slow(size_t size, uintptr_t caller);

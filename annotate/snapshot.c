@@ -1677,7 +1677,7 @@ static void snap_install(int sig, void (*fn)(int, siginfo_t *, void *), int flag
 
 /* Read the options and install the handlers. A constructor of its own, so the
  * allocator's start-up is untouched when HEAPANN_SNAPSHOT is unset. */
-__attribute__((constructor))
+HA_CONSTRUCTOR(HA_PRIO_SNAPSHOT)
 static void snap_init(void)
 {
 	static const int crash[] = { SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };

@@ -243,6 +243,58 @@ static NOINLINE void lvl40_each(struct cap **cs, const int *sw, int n, unsigned 
 	}
 }
 
+/* A recursion N levels deep whose level SW calls the next one from a second
+ * call site of the same function: the same frames at the same sp as with
+ * SW = 0, one return address other (that of level SW - 1's frame). The asm
+ * before and after each call differs, so that the compiler keeps two calls. */
+static NOINLINE void two_sites(struct cap *c, int n, int sw)
+{
+	if (n <= 0) {
+		probe(c);
+	} else if (n == sw) {
+		__asm__ volatile("nop");
+		two_sites(c, n - 1, sw);
+		__asm__ volatile("nop; nop");
+	} else {
+		__asm__ volatile("nop; nop; nop");
+		two_sites(c, n - 1, sw);
+		__asm__ volatile("nop; nop; nop; nop");
+	}
+}
+
+/* >= 0: before the third capture of two_sites_each, the return address that
+ * the thread's record holds for the frame FLIP_ABOVE frames above its checked
+ * join (chk_lo - 1) is changed, the stack left as it is; FLIPPED tells whether
+ * there was such a frame. CHECKED: the record had been checked below its end
+ * (chk_lo < cap) before the third capture. */
+static int flip_above = -1, flipped, checked;
+
+/* two_sites at depth N for each of 3 captures CS[t] with SW[t], from one call
+ * site; the frames each stepped and copied in ST[t] and CP[t]. */
+static NOINLINE void two_sites_each(struct cap **cs, const int *sw, int n, unsigned long *st,
+				    int *cp)
+{
+	for (volatile int t = 0; t < 3; t++) {   /* not unrolled: one call site */
+		unsigned long s0, c0;
+
+		if (t == 2) {
+			struct ha_prev *pv = ha_prev_mine;
+			unsigned at = pv->chk_lo + (unsigned)flip_above;
+
+			checked = pv->chk_lo < pv->cap;
+			flipped = flip_above >= 0 && at < pv->cap;
+			if (flipped)
+				pv->c.ip[at] ^= 0x10;
+		}
+		s0 = ha_cfi_stepped;
+		c0 = ha_cfi_copied;
+
+		two_sites(cs[t], n, sw[t]);
+		st[t] = ha_cfi_stepped - s0;
+		cp[t] = (int)(ha_cfi_copied - c0);
+	}
+}
+
 /* A capture of probe_from with c->max set: backtrace()'s stack truncated to
  * max, frame for frame and as many (fewer when the stack is shorter). */
 static int same_cut(const struct cap *c)
@@ -503,6 +555,73 @@ int main(void)
 			CHECK("a join cut at 30 frames: 9 of 9 right", cut_ok == 9);
 			CHECK("... and a full capture joining the cut record: 9 of 9 whole", whole == 9);
 		}
+	}
+
+	/* one return address above a join changed on a record already checked
+	 * there (ha_prev_check_above, the eight-a-round loop): the same stack
+	 * twice (the second capture joins at its first frame and verifies the
+	 * record: chk_lo moves down to the join), then the same stack but for the
+	 * return address of one frame at depth P of N, at the same sp. The join
+	 * is found at the same frame and must be refused: every frame stepped,
+	 * none copied, backtrace()'s stack. N = 1..40 and every P put the changed
+	 * word at every distance above the join, in every lane of the rounds of
+	 * eight, four and one */
+	{
+		static struct cap a, a2, b;
+		struct cap *cs[3] = { &a, &a2, &b };
+		int total = 0, right = 0, one = 0, refused = 0, reused = 0, sw[3] = { 0, 0, 0 }, cp[3];
+		unsigned long st[3];
+
+		for (int n = 1; n <= 40; n++) {
+			for (int p = 1; p <= n; p++) {
+				int diff = 0;
+
+				sw[2] = p;
+				two_sites_each(cs, sw, n, st, cp);
+				total++;
+				right += same_stack(&a) && same_stack(&a2) && same_stack(&b);
+				/* the second capture reused the first */
+				reused += cp[1] == a2.n - (int)st[1] && cp[1] > n;
+				if (b.n == a.n)
+					for (int i = 1; i < a.n; i++)
+						diff += a.f[i] != b.f[i];
+				one += diff == 1;
+				refused += cp[2] == 0 && st[2] == (unsigned long)b.n && checked;
+			}
+		}
+		CHECK("one return address changed above a checked join, at each depth 1..40 of "
+		      "stacks 1..40 deep: 820 of 820 stacks equal backtrace()",
+		      total == 820 && right == total);
+		CHECK("... the same stack captured again was reused each time (820 of 820)",
+		      reused == total);
+		CHECK("... each changed stack differs from the straight one in one frame "
+		      "(820 of 820)", one == total);
+		CHECK("... and its join, on a record checked there, was refused: every frame "
+		      "stepped, none copied (820 of 820)", refused == total);
+
+		/* the same through the record: the stack as it was, the return
+		 * address the record holds for one frame above the checked join
+		 * changed, at every distance up to the outermost frame (the
+		 * straight stack's frames above two_sites too, so the last
+		 * lanes of the rounds of four and one as well) */
+		total = right = refused = 0;
+		sw[2] = 0;
+		for (int n = 0; n <= 40; n++) {
+			for (flip_above = 0;; flip_above++) {
+				two_sites_each(cs, sw, n, st, cp);
+				if (!flipped)
+					break;
+				total++;
+				right += same_stack(&b) && b.n == a.n &&
+					 memcmp(b.f + 1, a.f + 1, (size_t)(a.n - 1) * sizeof(a.f[0])) == 0;
+				refused += cp[2] == 0 && st[2] == (unsigned long)b.n && checked;
+			}
+		}
+		flip_above = -1;
+		CHECK("a record's return address changed at each frame above its checked join, "
+		      "stacks 0..40 deep: the stack as backtrace() has it every time",
+		      total > 41 * 6 && right == total);
+		CHECK("... every join refused: every frame stepped, none copied", refused == total);
 	}
 
 	/* a capture limited to 4 frames, then a full one from the same chain:
