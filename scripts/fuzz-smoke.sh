@@ -16,7 +16,7 @@ corpus() {
 	case $1 in
 	raw) echo tests/fuzz/corpus/raw ;;
 	mi) echo fixtures/mi ;;
-	symdw) echo tests/fuzz/corpus/symdw ;;
+	symdw) echo tests/fuzz/corpus/symdw tests/fuzz/regress-symdw ;;
 	symcache) echo tests/fuzz/corpus/symcache tests/fuzz/regress-symcache ;;
 	*) echo tests/fuzz/corpus/image tests/fuzz/regress ;;
 	esac

@@ -2013,6 +2013,13 @@ static int dw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modn
 			     GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	struct dw_symbolizer *s = dw_current;
+	/* libdwfl 0.188 asks again after a debug file it was given failed to open
+	 * as ELF, into the same field (mod->debug.name), without freeing the
+	 * name of that failed file: it is ours to free, or it leaks */
+	if (*debuginfo_file_name) {
+		free(*debuginfo_file_name);
+		*debuginfo_file_name = NULL;
+	}
 	if (s && !s->reference && !dw_ptrmap_get(&s->dbg_asked, mod) &&
 	    dw_ptrmap_put(&s->dbg_asked, mod, mod) == 0 && !dw_call_is_for_alt(file_name, debuglink_file)) {
 		int fd = dw_debuginfo_inflated(s, mod, debuginfo_file_name);

@@ -88,6 +88,27 @@ else
 	echo "# clang-14 not installed: the libFuzzer replay is left out (make fuzz installs it)"
 fi
 
+# fuzz_symdw's findings (tests/fuzz/regress-symdw): mutated program ELFs through
+# fzrun --symdw, then through the libFuzzer build, whose leak check runs per input.
+RS=tests/fuzz/regress-symdw
+check_eq "every symdw regression input has an expectation" \
+	"$(ls "$RS" | grep -v '^EXPECT$' | sort)" "$(grep -v '^#' "$RS/EXPECT" | cut -d' ' -f1 | sort)"
+for name in $(grep -v '^#' "$RS/EXPECT" | cut -d' ' -f1); do
+	t0=$(ms_now)
+	"$B/tests/tools/fzrun" --symdw "$RS/$name" >"$TMP/fz" 2>&1
+	rc=$?
+	t=$(( $(ms_now) - t0 ))
+	check "symdw $name: fzrun --symdw exits 0, no sanitizer report" sh -c "[ $rc -eq 0 ] && ! grep -Eq '$SAN_RE' '$TMP/fz'"
+	check "symdw $name: fzrun --symdw under a second (${t} ms)" test "$t" -lt 1000
+done
+if [ -x "$B/fuzz/fuzz_symdw" ]; then
+	"$B/fuzz/fuzz_symdw" -timeout=1 -rss_limit_mb=2048 -detect_leaks=1 $(grep -v '^#' "$RS/EXPECT" | cut -d' ' -f1 | sed "s|^|$RS/|") >"$TMP/fs" 2>&1
+	rc=$?
+	check_eq "fuzz_symdw (clang ASan+UBSan+LSan): every symdw regression input, exit 0" 0 "$rc"
+	check_eq "fuzz_symdw: ran them all" "$(grep -vc '^#' "$RS/EXPECT")" "$(grep -c '^Executed ' "$TMP/fs")"
+	[ $rc -eq 0 ] || grep -E "$SAN_RE|^SUMMARY|^    #" "$TMP/fs" | head -12
+fi
+
 # A real core with a huge p_memsz on its last writable PT_LOAD.
 [ -f "$B/libheapann.so" ] || { done_testing; }
 cc -g -O2 -pthread -o "$TMP/lost_prog" tests/prog/lost_prog.c || skip "cannot compile lost_prog.c"
