@@ -4,7 +4,9 @@
 # slower than a second is a finding) and leak detection. New inputs go to a scratch
 # directory, findings to FUZZ_OUT (default: a scratch directory, kept when there is
 # one). Prints the executions per target; exits 1 on any crash, leak, sanitizer
-# report or time-out. FUZZ_TARGETS narrows the list ("scan reach").
+# report or time-out. FUZZ_TARGETS narrows the list ("scan reach"). FUZZ_SEED fixes
+# libFuzzer's random seed (CI sets it, so that a clean clone explores the same
+# inputs each time, as far as its speed lets it; without it each run is new).
 B=${B:-build}
 SECS=${FUZZ_SECS:-25}
 F=$B/fuzz
@@ -26,7 +28,7 @@ failed=0 total=0
 for t in $targets; do
 	mkdir -p "$WORK/$t"
 	# shellcheck disable=SC2046
-	"$F/fuzz_$t" -max_total_time="$SECS" -timeout=1 -rss_limit_mb=2048 -detect_leaks=1 \
+	"$F/fuzz_$t" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} -max_total_time="$SECS" -timeout=1 -rss_limit_mb=2048 -detect_leaks=1 \
 		-print_final_stats=1 -artifact_prefix="$OUT/$t-" "$WORK/$t" $(corpus "$t") \
 		>"$WORK/$t.log" 2>&1
 	rc=$?
