@@ -10,8 +10,17 @@
       under valgrind RUNNING_ON_VALGRIND is then 0 and VALGRIND_MALLOCLIKE_BLOCK
       does nothing: memcheck sees the program as it runs without valgrind.
       Exits 1 when a SRC holds no request.
+
+  real11.py catsdiff OURS_TXT MEMCHECK_LOG
+      prints "CATEGORY BYTES BLOCKS;" four times: ours less memcheck's, the
+      sums of tests/real10.py cats (exit 1 as there when a side is empty).
 """
+import os
+import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import real10  # noqa: E402
 
 PREAMBLE = bytes.fromhex("48c1c70348c1c70d48c1c73d48c1c733")
 REQUEST = PREAMBLE + bytes.fromhex("4887db")
@@ -31,7 +40,28 @@ def nocr(src, dst):
     return n
 
 
+def catsdiff(ours_txt, mc_log):
+    """The four categories' bytes and blocks, ours less memcheck's, or None."""
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        if real10.main(["cats", ours_txt, mc_log]) != 0:
+            return None
+    lines = out.getvalue().splitlines()
+    num = re.compile(r"([a-z ]+) (\d+) (\d+);")
+    ours, mc = num.findall(lines[0]), num.findall(lines[1])
+    return "".join("%s %d %d;" % (o[0], int(o[1]) - int(m[1]), int(o[2]) - int(m[2]))
+                   for o, m in zip(ours, mc))
+
+
 def main(argv):
+    if len(argv) == 3 and argv[0] == "catsdiff":
+        d = catsdiff(argv[1], argv[2])
+        if d is None:
+            return 1
+        print(d)
+        return 0
     if len(argv) < 3 or argv[0] != "nocr" or len(argv) % 2 != 1:
         sys.stderr.write(__doc__)
         return 2
