@@ -34,7 +34,8 @@ if pkg-config --exists gobject-2.0 2>/dev/null &&
 	cc -g -O1 -o "$TMP/gobj" tests/prog/real11_gobj.c $(pkg-config --cflags --libs gobject-2.0); then
 	"$TMP/gobj" >"$TMP/gobj.out"
 	check_eq "GLib: the program ran" 0 $?
-	osz=$(sed -n 's/^objects \([0-9]*\) 3$/\1/p' "$TMP/gobj.out")
+	osz=$(sed -n 's/^objects \([0-9]*\) 3 line [0-9]*$/\1/p' "$TMP/gobj.out")
+	oline=$(sed -n 's/^objects [0-9]* 3 line \([0-9]*\)$/\1/p' "$TMP/gobj.out")
 	nsz=$(sed -n 's/^list \([0-9]*\) 4$/\1/p' "$TMP/gobj.out")
 	# the program's own figures: 3 objects and the list's first node lost,
 	# the 3 other nodes and the 4 strings "x" (2 bytes) through them
@@ -44,6 +45,9 @@ if pkg-config --exists gobject-2.0 2>/dev/null &&
 	check_eq "GLib under the launcher: exit 0" 0 $?
 	check_grep "GLib under the launcher: the 3 objects definitely lost" \
 		"^#[0-9]+: $((3 * osz)) bytes in 3 blocks are definitely lost\$" "$TMP/g.txt"
+	check_eq "GLib under the launcher: their stack, main's line as the program says" \
+		"    main (real11_gobj.c:$oline) [gobj]" \
+		"$(grep -A8 "^#[0-9]*: $((3 * osz)) bytes in 3 blocks are definitely lost\$" "$TMP/g.txt" | grep '^    main ')"
 	check_grep "GLib under the launcher: $dl" "^   $dl\$" "$TMP/g.txt"
 	check_grep "GLib under the launcher: $il" "^   $il\$" "$TMP/g.txt"
 	# libglib and libgobject without valgrind's client requests

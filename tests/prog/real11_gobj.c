@@ -3,7 +3,8 @@
  * objects of a type with private data leaked, and a leaked GList of four
  * nodes, each holding a 2-byte string. Prints the sizes the test expects
  * (GLib knows them at run time):
- *   objects OBJ_BYTES LEAKED      a leaked object's block (private + instance)
+ *   objects OBJ_BYTES LEAKED line N   a leaked object's block (private +
+ *                                     instance), allocated at line N
  *   list NODE_BYTES NODES         the leaked list's nodes */
 #include <glib-object.h>
 #include <stdio.h>
@@ -62,18 +63,18 @@ __attribute__((noinline)) static void scrub_stack(void)
 int main(void)
 {
 	GTypeQuery q;
-	int i;
+	int i, line = 0;
 
 	kept = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
 	for (i = 0; i < 5; i++)
 		g_hash_table_insert(kept, g_strdup_printf("k%d", i), g_object_new(R11_TYPE_THING, NULL));
 	kept_priv = g_object_new(R11_TYPE_PRIV, NULL);
 	for (i = 0; i < 3; i++)
-		(void)g_object_new(R11_TYPE_PRIV, NULL);	/* leaked */
+		(void)g_object_new(R11_TYPE_PRIV, NULL), line = __LINE__;	/* leaked */
 	leak_list(4);
 	g_type_query(R11_TYPE_PRIV, &q);
 	/* the private data sits before the instance, in the same block */
-	printf("objects %d 3\n", (int)q.instance_size - R11Priv_private_offset);
+	printf("objects %d 3 line %d\n", (int)q.instance_size - R11Priv_private_offset, line);
 	printf("list %d 4\n", (int)sizeof(GList));
 	fflush(stdout);
 	scrub_stack();
