@@ -67,6 +67,25 @@ if pkg-config --exists gobject-2.0 2>/dev/null &&
 	# in GSlice's slabs no leak is seen, by either
 	check_grep "GLib, GSlice's magazines: the leaks hidden in its slabs (memcheck too)" \
 		'^==[0-9]+== +definitely lost: 0 bytes in 0 blocks$' "$TMP/g.magazines.vg"
+	# a real GLib program: glib-compile-schemas (libglib2.0-bin) compiling a
+	# schema, under the launcher
+	if command -v glib-compile-schemas >/dev/null; then
+		mkdir -p "$TMP/sch"
+		cat >"$TMP/sch/org.real11.test.gschema.xml" <<'XML'
+<schemalist>
+  <schema id="org.real11.test" path="/org/real11/test/">
+    <key name="count" type="i"><default>42</default></key>
+    <key name="names" type="as"><default>['a','b','c']</default></key>
+  </schema>
+</schemalist>
+XML
+		LD_LIBRARY_PATH=$TMP/nocr "$B/heapann" --report=lost --top 0 glib-compile-schemas --strict \
+			--targetdir="$TMP/sch" "$TMP/sch" >"$TMP/gcs.txt" 2>"$TMP/gcs.err"
+		check_eq "glib-compile-schemas: exit 0, the schema compiled" "0 yes" "$? $([ -s "$TMP/sch/gschemas.compiled" ] && echo yes)"
+		G_SLICE=always-malloc LD_LIBRARY_PATH=$TMP/nocr $VG --aspace-minaddr=0x200000000 glib-compile-schemas --strict \
+			--targetdir="$TMP/sch" "$TMP/sch" >/dev/null 2>"$TMP/gcs.vg"
+		check_cats "glib-compile-schemas without client requests: the four categories are memcheck's" "$TMP/gcs.txt" "$TMP/gcs.vg"
+	fi
 	# the libraries as they are: memcheck is told of blocks inside blocks
 	$VG "$TMP/gobj" >/dev/null 2>"$TMP/g.vg"
 	check_grep "GLib under valgrind: GObject instances are blocks libgobject tells memcheck of" \
