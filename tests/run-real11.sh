@@ -4,8 +4,8 @@
 # 1. a GLib/GObject program (tests/prog/real11_gobj.c). Under valgrind libglib
 #    and libgobject change what they allocate (RUNNING_ON_VALGRIND): GSlice
 #    takes malloc for each chunk, and GObject instances with private data,
-#    fundamental type nodes, GAtomicArrays and closures are told to memcheck as
-#    blocks of their own (VALGRIND_MALLOCLIKE_BLOCK) inside the malloc'd one,
+#    fundamental type nodes and closures are told to memcheck as blocks of
+#    their own (VALGRIND_MALLOCLIKE_BLOCK) inside the malloc'd one,
 #    so memcheck says "possibly lost" 0 blocks where we say 88. With the client
 #    requests taken out of copies of the two libraries (tests/real11.py nocr)
 #    and memcheck's heap above 4 GiB (--aspace-minaddr: GHashTable keeps
