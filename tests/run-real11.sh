@@ -144,8 +144,27 @@ for how in exit abort; do
 	check_eq "dlclose ($how): the unloaded library's 2 frames bare, as memcheck's ???" \
 		"2 $vfr" "$(echo "$ofr" | wc -w) $ofr"
 	check_grep "dlclose ($how): then main's frame" \
-		'^    main \(real11_dl\.c:26\) \[dl\]$' "$TMP/dl.$how.txt"
+		'^    main \(real11_dl\.c:29\) \[dl\]$' "$TMP/dl.$how.txt"
 done
+# another library loaded since where the first one was: its frames fall in
+# that one's range but in none of its sections; they were all named after
+# its last function symbol, sizeless, "_fini [libr11dl2.so]" (memcheck: "???
+# (in libr11dl2.so)"); now module+offset
+cc -g -O1 -fPIC -shared -o "$TMP/libr11dl2.so" tests/prog/real11_dlib2.c
+mkdir -p "$TMP/dl.other"
+HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/dl.other" LD_PRELOAD="$B/libheapann.so" \
+	"$TMP/dl" "$TMP/libr11dl.so" "$TMP/libr11dl2.so" >"$TMP/dl.other.out" 2>/dev/null
+check_eq "dlclose, another library loaded: the program's output" "kept 321 lost 1321" "$(cat "$TMP/dl.other.out")"
+"$B/mprof-core" --report=lost --top 0 "$TMP/dl" "$TMP/dl.other"/*.core >"$TMP/dl.other.txt" 2>/dev/null
+grep -A3 '^#[0-9]*: 1,321 bytes in 1 blocks are definitely lost$' "$TMP/dl.other.txt" | sed 1d >"$TMP/dl.other.fr"
+if grep -q 'libr11dl2\.so' "$TMP/dl.other.fr"; then
+	check_eq "dlclose, another library at its address: its frames module+offset, no function" 2 \
+		"$(grep -cE '^    0x[0-9a-f]+ \[libr11dl2\.so\+0x[0-9a-f]+\]$' "$TMP/dl.other.fr")"
+	check_grep "dlclose, another library at its address: then main's frame" \
+		'^    main \(real11_dl\.c:29\) \[dl\]$' "$TMP/dl.other.fr"
+else
+	echo "# the second library was not mapped over the first one: that check skipped"
+fi
 
 # 4. vim running a script in Ex mode (-es) and quitting, one environment on
 # both sides. vim's signal stack is a block of sysconf(_SC_SIGSTKSZ) bytes,
