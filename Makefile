@@ -76,7 +76,7 @@ BUILD_DEPS += zlib:zlib1g-dev libzstd:libzstd-dev liblzma:liblzma-dev
 BUILD_DEPS += libdeflate:libdeflate-dev
 # What `make deps` installs besides them, and what `make check-deps` installs.
 BUILD_TOOLS_DEB := gcc make pkg-config libc6-dev binutils
-TEST_DEPS_DEB := g++ file gdb valgrind python3 perl libunwind-dev man-db libc6-dbg sqlite3 lld
+TEST_DEPS_DEB := g++ file gdb valgrind python3 perl libunwind-dev man-db libc6-dbg sqlite3 lld libglib2.0-dev vim
 $(B)/.deps-ok: scripts/check-build-deps.sh Makefile
 	@mkdir -p $(B)
 	@CC="$(CC)" sh scripts/check-build-deps.sh $(BUILD_DEPS)

@@ -50,6 +50,9 @@ struct dw_module {
 	struct dw_fsym *labels;   /* code labels (dw_module_labels), sorted by addr */
 	size_t nlabels;
 	int labels_done;          /* labels above looked for */
+	struct dw_xsec { uint64_t lo, hi; } *xsecs; /* executable sections (bias applied), by lo */
+	size_t nxsecs;
+	int xsecs_done;           /* xsecs above looked for */
 	struct dw_cutab cus;      /* scope indexes of the CUs used so far */
 	struct dw_cutable cutable; /* CUs by their own ranges, for files without .debug_aranges */
 	int secs_state;           /* 0 not looked up, 1 secs below found, -1 none */
@@ -507,13 +510,54 @@ static const struct dw_fsym *dw_fsym_at(const struct dw_fsym *a, size_t n, uint6
 	return lo ? &a[lo - 1] : NULL;
 }
 
+/* Index m's executable sections, once (none without its ELF). */
+static void dw_module_xsecs(struct dw_module *m)
+{
+	m->xsecs_done = 1;
+	Dwarf_Addr bias;
+	Elf *elf = m->has_elf ? dwfl_module_getelf(m->mod, &bias) : NULL;
+	size_t cap = 0;
+	for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
+		    (SHF_ALLOC | SHF_EXECINSTR) || !sh.sh_size)
+			continue;
+		if (m->nxsecs == cap) {
+			cap = cap ? 2 * cap : 8;
+			struct dw_xsec *t = realloc(m->xsecs, cap * sizeof *t);
+			if (!t)
+				return;
+			m->xsecs = t;
+		}
+		m->xsecs[m->nxsecs++] = (struct dw_xsec){ sh.sh_addr + bias, sh.sh_addr + bias + sh.sh_size };
+	}
+}
+
+/* Whether a sizeless function symbol at addr may cover pc (pc >= addr): when
+ * both lie in one executable section of m, or m's sections are unknown. Past
+ * its section's end a sizeless symbol (_fini, the last of a library) names
+ * nothing: a return address of a library dlclose'd before the core, where
+ * another one was loaded since, lands there ("_fini" for every frame). */
+static int dw_sizeless_covers(struct dw_module *m, uint64_t addr, uint64_t pc)
+{
+	if (!m->xsecs_done)
+		dw_module_xsecs(m);
+	if (!m->nxsecs)
+		return 1;
+	for (size_t i = 0; i < m->nxsecs; i++)
+		if (addr >= m->xsecs[i].lo && addr < m->xsecs[i].hi)
+			return pc < m->xsecs[i].hi;
+	return 0;
+}
+
 /* The function symbol covering pc; else the code label covering it when no
  * function symbol starts between the two or covers the label (gdb's 'info
- * symbol' and eu-addr2line -f name such code so); else NULL. */
+ * symbol' and eu-addr2line -f name such code so); else NULL. A sizeless
+ * function symbol covers up to its section's end (dw_sizeless_covers). */
 static const struct dw_fsym *dw_module_lookup(struct dw_module *m, uint64_t pc)
 {
 	const struct dw_fsym *f = dw_fsym_at(m->syms, m->nsyms, pc);
-	if (f && (!f->size || pc < f->addr + f->size))
+	if (f && (f->size ? pc < f->addr + f->size : dw_sizeless_covers(m, f->addr, pc)))
 		return f;
 	if (!m->labels_done)
 		dw_module_labels(m);
@@ -1864,6 +1908,7 @@ static void dw_free(struct symbolizer *base)
 		struct dw_module *next = m->next;
 		free(m->syms);
 		free(m->labels);
+		free(m->xsecs);
 		dw_cutab_release(&m->cus);
 		dw_cutable_release(&m->cutable);
 		dw_ptrmap_release(&m->onames);

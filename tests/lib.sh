@@ -137,6 +137,31 @@ gen_run() {
 	grep -q ' passed, ' "$TMP/$gr.out" || { T_FAIL=$((T_FAIL + 1)); echo "not ok - $gr.py $* did not finish"; }
 }
 
+# check_cats NAME OURS MEMCHECK [SKIP_FN]: --report=lost's four categories
+# (OURS) are memcheck's (its log MEMCHECK), summed by tests/real10.py; fails
+# when either side is empty
+check_cats() {
+	cats_out=$(python3 tests/real10.py cats "$2" "$3" $4) || { check_eq "$1" "both sides read" "a side empty"; return; }
+	check_eq "$1" "$(echo "$cats_out" | sed -n 2p)" "$(echo "$cats_out" | sed -n 1p)"
+}
+
+# env_like_memcheck BASE: the environment valgrind gives a program started as
+# "env -i BASE valgrind PROG", for a run under the preload alone: sets VG_ENV
+# (valgrind's variables but LD_PRELOAD, with BASE's), PAD_OURS and PAD_VG (the
+# values of a variable PAD for each run, LD_PRELOAD's difference in length
+# made up). Programs that copy their environment into blocks (python, perl)
+# then allocate the same bytes on both sides. Each PAD is 8 characters at
+# least: perl gives a string of 7 characters or less a 10-byte buffer, so a
+# shorter PAD on one side only was 7 bytes more there.
+env_like_memcheck() {
+	elm_pre=$(env -i $1 valgrind -q /usr/bin/printenv LD_PRELOAD)
+	VG_ENV=$(env -i $1 valgrind -q /usr/bin/env | grep -v '^LD_PRELOAD=' | tr '\n' ' ')
+	elm_ours=$TOP/$B/libheapann.so
+	PAD_OURS=pppppppp PAD_VG=pppppppp
+	while [ $((${#elm_ours} + ${#PAD_OURS})) -lt $((${#elm_pre} + ${#PAD_VG})) ]; do PAD_OURS=${PAD_OURS}p; done
+	while [ $((${#elm_ours} + ${#PAD_OURS})) -gt $((${#elm_pre} + ${#PAD_VG})) ]; do PAD_VG=${PAD_VG}p; done
+}
+
 done_testing() {
 	if [ $T_SKIP -gt 0 ]; then
 		echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"

@@ -17,12 +17,6 @@
 command -v python3 >/dev/null || skip "python3 not installed"
 [ -f /usr/lib/x86_64-linux-gnu/libz.so.1 ] || [ -f /lib/x86_64-linux-gnu/libz.so.1 ] || skip "no libz.so.1"
 
-# cats OURS MEMCHECK [SKIP_FN]: check_eq of the two lines of tests/real10.py
-cats() {
-	cats_out=$(python3 tests/real10.py cats "$2" "$3" $4) || { check_eq "$1" "both sides read" "a side empty"; return; }
-	check_eq "$1" "$(echo "$cats_out" | sed -n 2p)" "$(echo "$cats_out" | sed -n 1p)"
-}
-
 # the category line of the link_map record: '#N: ... are CAT' above
 # '_dl_new_object (dl-object.c:92)' (libc6-dbg names ld.so's frames)
 mapcat() { grep -B1 '^    _dl_new_object (dl-object.c:92) ' "$1" | sed -n 's/^#[0-9]*: .* blocks are //p' | head -n 1; }
@@ -46,7 +40,7 @@ if command -v valgrind >/dev/null; then
 	check_eq "dlopen: memcheck says still reachable too" "still reachable" \
 		"$(grep -A4 'in loss record' "$TMP/dl.vg" | grep -B3 '_dl_new_object (dl-object.c:92)' |
 			sed -n 's/^==[0-9]*== .* blocks are \(.*\) in loss record.*/\1/p' | head -n 1)"
-	cats "dlopen: the four categories are memcheck's (but _dl_find_object's table)" \
+	check_cats "dlopen: the four categories are memcheck's (but _dl_find_object's table)" \
 		"$TMP/dl.16" "$TMP/dl.vg" _dlfo_mappings_segment_allocate
 else
 	echo "# valgrind not installed: the memcheck comparisons skipped"
@@ -65,7 +59,7 @@ if [ -x $py ] && $py -I -S -c 'import _json' 2>/dev/null && command -v valgrind 
 		PYTHONMALLOC=malloc valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
 			--run-libc-freeres=no $py $how -c 'import _json; print("ok")' >/dev/null 2>"$TMP/py.vg"
 		check_eq "python3 $how: _json's link_map still reachable" "still reachable" "$(mapcat "$TMP/py.txt")"
-		cats "python3 $how: the four categories are memcheck's (but _dl_find_object's table)" \
+		check_cats "python3 $how: the four categories are memcheck's (but _dl_find_object's table)" \
 			"$TMP/py.txt" "$TMP/py.vg" _dlfo_mappings_segment_allocate
 		check_eq "python3 $how: in use at exit as memcheck" \
 			"$(sed -n 's/^==[0-9]*== *in use at exit: \(.*\)$/\1/p' "$TMP/py.vg")" \
@@ -95,20 +89,15 @@ EOF
 	# (Debian's valgrind wrapper adds variables), LD_PRELOAD's difference in
 	# length made up by a variable PAD
 	base="PATH=/usr/bin:/bin HEAPANN_SNAPSHOT=abort HEAPANN_SNAPSHOT_DIR=$TMP/bigk"
-	vgpre=$(env -i $base valgrind -q /usr/bin/printenv LD_PRELOAD)
-	vgenv=$(env -i $base valgrind -q /usr/bin/env | grep -v '^LD_PRELOAD=' | tr '\n' ' ')
-	ours=$TOP/$B/libheapann.so
-	pado=p padv=p
-	while [ $((${#ours} + ${#pado})) -lt $((${#vgpre} + ${#padv})) ]; do pado=${pado}p; done
-	while [ $((${#ours} + ${#pado})) -gt $((${#vgpre} + ${#padv})) ]; do padv=${padv}p; done
-	sh -c "env -i $vgenv PAD=$pado LD_PRELOAD='$ours' $py -I -S '$TMP/big.py'" >"$TMP/big.out" 2>/dev/null
+	env_like_memcheck "$base"
+	sh -c "env -i $VG_ENV PAD=$PAD_OURS LD_PRELOAD='$TOP/$B/libheapann.so' $py -I -S '$TMP/big.py'" >"$TMP/big.out" 2>/dev/null
 	check_eq "python3 big: the program's bytes" 41943820 "$(cat "$TMP/big.out")"
 	"$B/mprof-core" --report=lost --top 0 $py "$TMP"/bigk/*.core >"$TMP/big.txt" 2>/dev/null
 	check_grep "python3 big: the 40 bytearrays (+1 byte each) still reachable" \
 		'^#[0-9]+: 41,943,860 bytes in 40 blocks are still reachable$' "$TMP/big.txt"
-	sh -c "env -i $base PAD=$padv valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
+	sh -c "env -i $base PAD=$PAD_VG valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
 		--run-libc-freeres=no $py -I -S '$TMP/big.py'" >/dev/null 2>"$TMP/big.vg"
-	cats "python3 big: the four categories are memcheck's" "$TMP/big.txt" "$TMP/big.vg"
+	check_cats "python3 big: the four categories are memcheck's" "$TMP/big.txt" "$TMP/big.vg"
 fi
 command -v sqlite3 >/dev/null || apt-get install -y sqlite3 >/dev/null 2>&1
 if command -v sqlite3 >/dev/null && command -v valgrind >/dev/null; then
@@ -123,7 +112,7 @@ EOF
 	check_grep "sqlite3: its answer" '^2000[|]14893$' "$TMP/sq.txt"
 	valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none --run-libc-freeres=no \
 		sqlite3 :memory: <"$TMP/q.sql" >/dev/null 2>"$TMP/sq.vg"
-	cats "sqlite3: the four categories are memcheck's" "$TMP/sq.txt" "$TMP/sq.vg"
+	check_cats "sqlite3: the four categories are memcheck's" "$TMP/sq.txt" "$TMP/sq.vg"
 else
 	echo "# sqlite3 or valgrind missing: the sqlite3 part skipped"
 fi
@@ -161,7 +150,7 @@ if [ -x "$cc1" ] && nm -D "$cc1" 2>/dev/null | grep -q ' T _ZN9__gnu_cxx9__freer
 	if [ "${REAL10_SLOW:-0}" = 1 ] && command -v valgrind >/dev/null; then
 		valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none --run-libc-freeres=no \
 			"$cc1" -quiet "$TMP/x.i" -O2 -o "$TMP/x2.s" >/dev/null 2>"$TMP/cc1.vg"
-		cats "cc1: the four categories are memcheck's" "$TMP/cc1.txt" "$TMP/cc1.vg"
+		check_cats "cc1: the four categories are memcheck's" "$TMP/cc1.txt" "$TMP/cc1.vg"
 	fi
 else
 	echo "# no cc1 exporting __gnu_cxx::__freeres: the cc1 part skipped"

@@ -71,6 +71,16 @@ off=$(fld "$TMP/pie2.res" "$a" 4 | sed 's/.*+//')
 fc=$(nm "$TMP/pie2" | awk '$3 == "first_caller" { print $1 }')
 check "pie2: module offset lies in first_caller (nm)" \
 	test $((off)) -gt $((0x$fc)) -a $((off)) -lt $((0x$fc + 64))
+# past the last function symbol's section: _fini has no size, and named
+# every address after it (a return address of a library dlclose'd before the
+# core, another one loaded there since: run-real11); now only past .fini's
+# end in the same page, no function, module+offset
+fe=$(readelf -SW "$TMP/pie2" | awk '$2 == ".fini" { print $4, $6 }')
+past=$(printf '0x%x' $((a - off + 0x${fe% *} + 0x${fe#* } + 4)))
+"$SYMDW" "$TMP/pie2" "$TMP/pie2.core" "$past" >"$TMP/past.res" 2>/dev/null
+check_eq "pie2: 4 bytes past .fini's end: no function (was _fini)" "?" "$(fld "$TMP/past.res" "$past" 2)"
+check_eq "pie2: 4 bytes past .fini's end: module+offset" "$TMP/pie2+$(printf '0x%x' $((0x${fe% *} + 0x${fe#* } + 4)))" \
+	"$(fld "$TMP/past.res" "$past" 4)"
 # an address in no module
 "$SYMDW" "$TMP/pie2" "$TMP/pie2.core" 0x10 >"$TMP/nomod.res" 2>/dev/null
 check_eq "address in no module flagged" nomodule "$(fld "$TMP/nomod.res" 0x10 5)"
