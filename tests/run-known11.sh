@@ -18,6 +18,13 @@
 #     allocations in ha_init are the real allocator's (unannotated, ha_busy),
 #     so there is no block for ck_init's table to miss, and snap_init
 #     allocates nothing; the order is the one the code documents.
+#  5. the exit snapshot lists every thread blocked on a condition variable:
+#     tests/prog/snap_condwait.c's four waiters, woken by each other's
+#     broadcasts, read "running" for a moment: 20 to 80 of 100 snapshots left
+#     one or more out when /proc was read once. Each of KNOWN11_RUNS (100)
+#     snapshots must have 5 NT_PRSTATUS notes; with a fifth thread spinning for
+#     good, 5 (the spinner left out, after snap_others' 50 ms) and the
+#     snapshot written.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 [ "$(uname -m)" = x86_64 ] || skip "x86-64 only (a non-PIE's link addresses)"
@@ -112,5 +119,28 @@ check_eq "constructors: ck_init, ha_init, snap_init, in that order, one entry ea
 	"$(tr ' ' '\n' <"$TMP/init" | grep -Ex 'ck_init|ha_init|snap_init' | tr '\n' ' ' | sed 's/ $//')"
 check_eq "constructors: the three first in .init_array" "ck_init ha_init snap_init" \
 	"$(cut -d' ' -f1-3 "$TMP/init")"
+
+# ---- 5. the exit snapshot and threads waiting on a condition variable ----
+cc -O1 -g -pthread -o "$TMP/condwait" tests/prog/snap_condwait.c ||
+	skip "cannot compile tests/prog/snap_condwait.c"
+mkdir -p "$TMP/snaps"
+runs=${KNOWN11_RUNS:-100}
+i=0
+while [ $i -lt "$runs" ]; do
+	HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/snaps" LD_PRELOAD="$TOP/$B/libheapann.so" \
+		"$TMP/condwait" 2>/dev/null
+	i=$((i + 1))
+done
+for c in "$TMP"/snaps/condwait.*.core; do
+	[ -f "$c" ] && readelf -n "$c" | grep -c NT_PRSTATUS
+done | sort -n | uniq -c | sed 's/^ *//' >"$TMP/nthreads"
+check_eq "condition variable: all $runs snapshots list the 5 threads" "$runs 5" "$(cat "$TMP/nthreads")"
+rm -f "$TMP"/snaps/*
+HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/snaps" LD_PRELOAD="$TOP/$B/libheapann.so" \
+	"$TMP/condwait" spin 2>/dev/null
+check_eq "a thread spinning for good: exit 0" 0 $?
+c=$(ls "$TMP"/snaps/condwait.*.core 2>/dev/null | head -n 1)
+check_eq "a thread spinning for good: the snapshot lists the other 5" 5 \
+	"$([ -n "$c" ] && readelf -n "$c" | grep -c NT_PRSTATUS)"
 
 done_testing
