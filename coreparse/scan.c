@@ -226,6 +226,8 @@ struct chunk {
 	int scanned;           /* scanned, waiting to be published (under pub_lock) */
 	struct vec damage;     /* struct cp_damage, same */
 	struct vec sigs;       /* uint64_t: statistics region signatures */
+	struct vec unver;      /* uint32_t: the indices in blocks of the unverified
+				* ones, for prove_unverified() */
 	unsigned worker;       /* which worker's stack table the indices refer to */
 	int unsorted;          /* a block came before the one pushed ahead of it */
 	size_t nstale;
@@ -559,6 +561,15 @@ static void push_block(struct worker *wk, struct chunk *c, const struct cp_segme
 	b->stack = (uint32_t)st;
 	b->state = freed ? CP_FREED : CP_LIVE;
 	b->flags = (uint8_t)flags;
+	if (flags & CP_HDR_UNVERIFIED) {
+		uint32_t *u = vec_push(&c->unver, sizeof(*u));
+
+		if (!u) {
+			wk->failed = 1;
+			return;
+		}
+		*u = (uint32_t)(c->blocks.n - 1);
+	}
 	if (c->blocks.n > 1 && block_after(b - 1, b))
 		c->unsorted = 1;
 	if (!(flags & CP_HDR_UNVERIFIED)) {
@@ -1848,17 +1859,19 @@ static int prove_unverified(const struct scanner *sc, struct worker *wks, const 
 	uint64_t f[HEAPANN_MAX_DEPTH];
 	size_t i, off = 0;
 
+	/* only the blocks each chunk listed: no pass over all of them */
 	for (i = 0; i < sc->nchunks && off + sc->chunks[i].bn <= sc->out_n; off += sc->chunks[i++].bn) {
-		const struct chunk *c = &sc->chunks[i];
+		struct chunk *c = &sc->chunks[i];
 		struct stab *t = &wks[c->worker].stacks;
-		struct cp_block *b = sc->out + off, *e = b + c->bn;
+		const uint32_t *u = (const uint32_t *)c->unver.p;
 
-		for (; b < e; b++) {
+		for (size_t x = 0; x < c->unver.n; x++) {
+			struct cp_block *b = sc->out + off + u[x];
 			const struct stab_entry *se;
 			int cut;
 			int64_t id;
 
-			if (!(b->flags & CP_HDR_UNVERIFIED))
+			if (u[x] >= c->bn || !(b->flags & CP_HDR_UNVERIFIED))
 				continue;
 			cut = verify_unverified(sc, infos, ninfos, b, budget);
 			se = (const struct stab_entry *)t->stacks.p + b->stack;
@@ -1872,6 +1885,7 @@ static int prove_unverified(const struct scanner *sc, struct worker *wks, const 
 				return -1;
 			b->stack = (uint32_t)id;
 		}
+		vec_release(&c->unver, sizeof(uint32_t));
 	}
 	return 0;
 }
@@ -2339,6 +2353,7 @@ out:
 		vec_release(&sc.chunks[i].blocks, sizeof(struct cp_block));
 		vec_release(&sc.chunks[i].damage, sizeof(struct cp_damage));
 		vec_release(&sc.chunks[i].sigs, sizeof(uint64_t));
+		vec_release(&sc.chunks[i].unver, sizeof(uint32_t));
 	}
 	free(sc.chunks);
 	free(sc.run_end);
