@@ -30,8 +30,9 @@
 
 /* ---- the library's constructors, in a fixed order ----
  * libheapann.so's three constructors run in the order of these priorities:
- * ck_init (HEAPANN_CHECK_INTERVAL's table: the blocks ha_init's unwinder
- * loading allocates are then verified too), ha_init (the options and the
+ * ck_init (HEAPANN_CHECK_INTERVAL's table; the unwinder's own allocations
+ * in ha_init are the real allocator's, made under ha_busy, not blocks, so
+ * this order is a convention no behaviour shows), ha_init (the options and the
  * unwinder: done before snap_init, so that no malloc of a later constructor
  * is the first, which would run it from inside that call, and so that a
  * crash or signal from there on finds the unwinder loaded), snap_init (reads
@@ -44,7 +45,8 @@
  * The static kit keeps plain constructors: there a priority would run them
  * before the program's own frame_dummy, which registers the unwind tables.
  * A function declared before its definition takes the attribute on the
- * declaration (ha_init, below). */
+ * declaration (ha_init, below). tests/run-known11.sh checks the order in
+ * .init_array of libheapann.so. */
 #ifdef HEAPANN_STATIC
 #define HA_CONSTRUCTOR(prio) __attribute__((constructor))
 #else

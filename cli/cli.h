@@ -103,6 +103,7 @@ struct cli_target {
 	int big_endian;
 	uint16_t machine;   /* e_machine */
 	int type;           /* e_type */
+	uint64_t entry;     /* e_entry */
 	struct { uint64_t start, end; } text[CLI_MAX_TEXT]; /* executable PT_LOADs */
 	unsigned ntext;
 	/* the allocated sections that are neither writable nor NOBITS (code,

@@ -537,11 +537,25 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		 * (-z separate-code). In a process those sections never hold a heap
 		 * block, so skipping them can only drop false damage. (The rule for
 		 * repeated segments stays for cores with neither: in a process,
-		 * identical mappings are different memory.) */
+		 * identical mappings are different memory.) A core with AT_ENTRY
+		 * tells whether the ET_EXEC is its program (loaded at its link
+		 * addresses, no bias: the entry points are equal): another
+		 * program's sections may cover the heap, so they are then scanned,
+		 * and said so. */
 		int no_map = !o->raw && !p->img->nfiles;
+		uint64_t entry;
 
 		if (no_map && cli_target_read(o->prog, &t, &cerr) < 0)
 			t.type = ET_NONE;
+		if (no_map && t.type == ET_EXEC && cp_image_auxv(p->img, AT_ENTRY, &entry) == 0 &&
+		    entry != t.entry) {
+			if (!o->quiet)
+				fprintf(stderr, "mprof-core: %s: its entry point 0x%llx is not the core's "
+					"(AT_ENTRY 0x%llx): another program? Its read-only sections are "
+					"scanned\n", o->prog, (unsigned long long)t.entry,
+					(unsigned long long)entry);
+			t.type = ET_NONE;
+		}
 		if ((o->raw || no_map) && t.type == ET_EXEC) {
 			so_scan.skip = t.ro;
 			so_scan.nskip = t.nro;

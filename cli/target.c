@@ -90,6 +90,7 @@ int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err
 	t->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	t->machine = eh.e_machine;
 	t->type = eh.e_type;
+	t->entry = eh.e_entry;
 	t->ntext = 0;
 	{
 		size_t nph = 0;

@@ -226,6 +226,8 @@ struct chunk {
 	int scanned;           /* scanned, waiting to be published (under pub_lock) */
 	struct vec damage;     /* struct cp_damage, same */
 	struct vec sigs;       /* uint64_t: statistics region signatures */
+	struct vec unver;      /* uint32_t: the indices in blocks of the unverified
+				* ones, for prove_unverified() */
 	unsigned worker;       /* which worker's stack table the indices refer to */
 	int unsorted;          /* a block came before the one pushed ahead of it */
 	size_t nstale;
@@ -559,6 +561,15 @@ static void push_block(struct worker *wk, struct chunk *c, const struct cp_segme
 	b->stack = (uint32_t)st;
 	b->state = freed ? CP_FREED : CP_LIVE;
 	b->flags = (uint8_t)flags;
+	if (flags & CP_HDR_UNVERIFIED) {
+		uint32_t *u = vec_push(&c->unver, sizeof(*u));
+
+		if (!u) {
+			wk->failed = 1;
+			return;
+		}
+		*u = (uint32_t)(c->blocks.n - 1);
+	}
 	if (c->blocks.n > 1 && block_after(b - 1, b))
 		c->unsorted = 1;
 	if (!(flags & CP_HDR_UNVERIFIED)) {
@@ -1793,8 +1804,11 @@ static int recover_freed_size(const struct scanner *sc, const uint64_t *infos, s
 
 /* A freed block found by its END alone whose INFO word was reused: if the check
  * word verifies with the INFO of some valid header, its fields are proven
- * (recover_freed_size, within *BUDGET, when its SIZE word was reused too). */
-static void verify_unverified(const struct scanner *sc, const uint64_t *infos, size_t ninfos,
+ * (recover_freed_size, within *BUDGET, when its SIZE word was reused too).
+ * Returns the cut flag (0 or 1) of the DEPTH word the check word was proven
+ * with, which may differ from the one B's stack was interned with (a guess when
+ * the allocator wrote over DEPTH), or -1 when B stays unproven. */
+static int verify_unverified(const struct scanner *sc, const uint64_t *infos, size_t ninfos,
 			      struct cp_block *b, uint64_t *budget)
 {
 	const unsigned w = sc->w;
@@ -1805,7 +1819,7 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 	unsigned k, ncut = 2;
 
 	if (!p)
-		return;
+		return -1;
 	chk = cp_decode(p + HEAPANN_W_CHECK * w, w, sc->big);
 	/* the whole DEPTH word (its cut flag) when it holds the block's count;
 	 * else (the allocator wrote over it) END's count, with and without the
@@ -1822,14 +1836,58 @@ static void verify_unverified(const struct scanner *sc, const uint64_t *infos, s
 				b->flags &= (uint8_t)~CP_HDR_UNVERIFIED;
 				b->guard_len = (uint8_t)heapann_info_guard(infos[i]);
 				b->pad = (uint32_t)(heapann_info_pad(infos[i]) * w);
-				return;
+				return heapann_depth_cut(dword) != 0;
 			}
 		}
 	if (sc->img->kind != CP_KIND_CORE)
-		return;
+		return -1;
 	for (k = 0, dword = d0; k < ncut; k++, dword |= HEAPANN_DEPTH_CUT)
 		if (recover_freed_size(sc, infos, ninfos, b, chk, dword, budget))
-			return;
+			return heapann_depth_cut(dword) != 0;
+	return -1;
+}
+
+/* Try to prove every unverified freed block of the published chunks
+ * (verify_unverified, in address order, within *BUDGET). A block proven with a
+ * DEPTH word whose cut flag is not its stack's (check_end() guessed it from a
+ * DEPTH word the allocator wrote over) moves to the stack with the same frames
+ * and the proven flag, added to its worker's table. Runs before the workers'
+ * tables are merged. Returns 0, or -1 when out of memory. */
+static int prove_unverified(const struct scanner *sc, struct worker *wks, const uint64_t *infos,
+			    size_t ninfos, uint64_t *budget)
+{
+	uint64_t f[HEAPANN_MAX_DEPTH];
+	size_t i, off = 0;
+
+	/* only the blocks each chunk listed: no pass over all of them */
+	for (i = 0; i < sc->nchunks && off + sc->chunks[i].bn <= sc->out_n; off += sc->chunks[i++].bn) {
+		struct chunk *c = &sc->chunks[i];
+		struct stab *t = &wks[c->worker].stacks;
+		const uint32_t *u = (const uint32_t *)c->unver.p;
+
+		for (size_t x = 0; x < c->unver.n; x++) {
+			struct cp_block *b = sc->out + off + u[x];
+			const struct stab_entry *se;
+			int cut;
+			int64_t id;
+
+			if (u[x] >= c->bn || !(b->flags & CP_HDR_UNVERIFIED))
+				continue;
+			cut = verify_unverified(sc, infos, ninfos, b, budget);
+			se = (const struct stab_entry *)t->stacks.p + b->stack;
+			if (cut < 0 || se->cut == (unsigned)cut || se->depth > HEAPANN_MAX_DEPTH)
+				continue;
+			/* a copy: interning may move the frames it reads */
+			if (se->depth)
+				memcpy(f, (const uint64_t *)t->frames.p + se->first, se->depth * sizeof(*f));
+			id = stab_intern(t, f, se->depth, (unsigned)cut);
+			if (id < 0)
+				return -1;
+			b->stack = (uint32_t)id;
+		}
+		vec_release(&c->unver, sizeof(uint32_t));
+	}
+	return 0;
 }
 
 /* The final number of merged stack old (numbered by first use: the first not
@@ -1896,6 +1954,17 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 	const uint64_t *gf;
 
 	memset(&g, 0, sizeof(g));
+	for (t = 0; t < nw; t++)
+		for (k = 0; k < wks[t].ninfos; k++) {
+			for (j = 0; j < ninfos && infos[j] != wks[t].infos[k]; j++)
+				;
+			if (j == ninfos && ninfos < sizeof(infos) / sizeof(infos[0]))
+				infos[ninfos++] = wks[t].infos[k];
+		}
+	/* before the tables are merged: a block proven with the other cut flag
+	 * gets its stack in its worker's table */
+	if (sc->published != sc->nchunks || prove_unverified(sc, wks, infos, ninfos, &budget) < 0)
+		return -1;
 	remap = calloc(nw, sizeof(*remap));
 	if (!remap)
 		return -1;
@@ -1917,12 +1986,6 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 			remap[t][i] = (uint32_t)id;
 		}
 		stab_release(&wks[t].stacks);
-		for (k = 0; k < wks[t].ninfos; k++) {
-			for (j = 0; j < ninfos && infos[j] != wks[t].infos[k]; j++)
-				;
-			if (j == ninfos && ninfos < sizeof(infos) / sizeof(infos[0]))
-				infos[ninfos++] = wks[t].infos[k];
-		}
 	}
 	for (i = 0; i < sc->nchunks; i++) {
 		nb += sc->chunks[i].bn;
@@ -1985,15 +2048,13 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		size_t nkept;
 
 		for (; rb < re; rb++) {
-			if (rb->flags & CP_HDR_UNVERIFIED) {
-				verify_unverified(sc, infos, ninfos, rb, &budget);
-				if (rb->flags & CP_HDR_GUESS) {
-					if (rb->flags & CP_HDR_UNVERIFIED) {
-						out->nstale++;
-						continue;
-					}
-					rb->flags &= (uint8_t)~CP_HDR_GUESS;
+			/* a guess prove_unverified() did not prove is dropped */
+			if (rb->flags & CP_HDR_GUESS) {
+				if (rb->flags & CP_HDR_UNVERIFIED) {
+					out->nstale++;
+					continue;
 				}
+				rb->flags &= (uint8_t)~CP_HDR_GUESS;
 			}
 			if (ob != rb)
 				*ob = *rb;
@@ -2292,6 +2353,7 @@ out:
 		vec_release(&sc.chunks[i].blocks, sizeof(struct cp_block));
 		vec_release(&sc.chunks[i].damage, sizeof(struct cp_damage));
 		vec_release(&sc.chunks[i].sigs, sizeof(uint64_t));
+		vec_release(&sc.chunks[i].unver, sizeof(uint32_t));
 	}
 	free(sc.chunks);
 	free(sc.run_end);

@@ -5,7 +5,10 @@
 # first chunk of its size holds heap pointers there. With an even depth the
 # header has a pad word before it (INFO and SIZE overwritten), with an odd one
 # none (SIZE and DEPTH overwritten). Each freed block must read as freed with
-# its size, at depths 8 (the frame chain cut: the DEPTH word's flag) and 9.
+# its size, at depths 8 (a pad word) and 9 (none), the chain whole. At depths
+# 2 and 3 the chain (main, two frames of libc's start, _start) is cut: the
+# DEPTH word's flag, which glibc wrote over in some blocks, is proven with the
+# size, and each block's stack must say it was cut, in text and in JSON.
 # Then 20,000 pairs of adjacent freed blocks merged by glibc
 # (tests/prog/freed_pairs.c): the last pairs' first blocks read 1,024 bytes.
 . tests/lib.sh
@@ -14,7 +17,7 @@ command -v gdb >/dev/null || skip "gdb not installed"
 
 exe=$TMP/freed_large
 cc -g -O0 -o "$exe" tests/prog/freed_large.c
-for d in 8 9; do
+for d in 8 9 2 3; do
 	HEAPANN_DEPTH=$d gcore_waiting "$TMP/core$d" "$exe"
 	check "depth $d: gcore written" test -s "$TMP/core$d"
 	set -- $(cat "$TMP/out")
@@ -23,6 +26,12 @@ for d in 8 9; do
 		"$B/mprof-core" -q --addr "$a" "$exe" "$TMP/core$d" >"$TMP/a" 2>&1
 		check_grep "depth $d: freed $n-byte block $a" \
 			"^address $a: 0 bytes into freed block $a \\(${n%???},${n#?} bytes, seq [0-9]+\\)\$" "$TMP/a"
+		[ $d -gt 3 ] && continue
+		check_grep "depth $d: freed block $a's stack is cut" \
+			"^ +\\(More stack frames follow: cut at HEAPANN_DEPTH=$d\\)\$" "$TMP/a"
+		"$B/mprof-core" -q --format json --addr "$a" "$exe" "$TMP/core$d" >"$TMP/j" 2>&1
+		check_grep "depth $d: freed block $a's stack is cut (JSON)" \
+			"\"address\":\"$a\".*\"state\":\"freed\".*\"cut\":true" "$TMP/j"
 	done
 done
 # 20,000 merged pairs: proving each first block's size by trying every size

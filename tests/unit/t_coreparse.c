@@ -1686,6 +1686,70 @@ static void test_recover_w4(void)
 	free(m.p);
 }
 
+/* Freed 64-bit blocks in glibc chunks merged since, whose size only the
+ * search of every size the chunk holds proves (recover_freed_size's last pass,
+ * 64-bit only): START, INFO and SIZE reused, the chunk's size word a merged 64
+ * KiB (none of its 48 requests is the block's), no prev_size word naming the
+ * old chunk, the guard written over. A: 3,000 bytes, depth 8 with a pad word
+ * (fd over the pad, bk, fd_nextsize, bk_nextsize over START, INFO, SIZE).
+ * B: 5,000 bytes, depth 3, no pad, its chain cut (DEPTH 3 | HEAPANN_DEPTH_CUT
+ * in the check word), fd to bk_nextsize over START, INFO, SIZE and DEPTH: its
+ * stack must come out cut, the frames A's three first. */
+static void test_recover_w8(void)
+{
+	struct mem m;
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	const uint64_t f[8] = { 0x401000, 0x401100, 0x401200, 0x401300,
+				0x401400, 0x401500, 0x401600, 0x401700 };
+	const uint64_t ha = 0xa10108, hb = 0xa28000;
+	const uint64_t infob = heapann_info_make(8, 0);
+	uint64_t ua, ub;
+	const struct cp_block *a, *b;
+
+	mem_init(&m, 0xa10000, 0x30000, 8, 0);
+	mem_block(&m, 0xa10008, 16, 1, 1, f, 8, 1, 0);        /* valid headers with both INFOs */
+	mem_block(&m, 0xa10070, 16, 1, 2, f, 8, 0, 0);
+	ua = mem_block(&m, ha, 3000, 8, 1234, f, 8, 1, 1);
+	mem_word(&m, ha - 16, 0x10000 | 1);                   /* glibc's chunk size, merged */
+	mem_word(&m, ha - 8, 0xa00100);                       /* fd, bk, fd_nextsize, bk_nextsize */
+	mem_word(&m, ha, 0xa00100);
+	mem_word(&m, ha + 8, 0);
+	mem_word(&m, ha + 16, 0);
+	mem_word(&m, ua + 3000, 0);                           /* the guard, written over */
+	ub = mem_block(&m, hb, 5000, 3, 4321, f, 8, 0, 1);
+	mem_word(&m, hb + HEAPANN_W_CHECK * 8,
+		 heapann_check(hb, 5000, 3 | HEAPANN_DEPTH_CUT, 4321, infob, 8));
+	mem_word(&m, hb - 8, 0x8000 | 1);
+	mem_word(&m, hb, 0xa00100);
+	mem_word(&m, hb + 8, 0xa00100);
+	mem_word(&m, hb + 16, 0);
+	mem_word(&m, hb + 24, 0);
+	mem_word(&m, ub + 5000, 0);
+	CHECK("recover w8: no request of a 64 KiB or 32 KiB chunk is 3,000 or 5,000 (the premise)",
+	      0x10000 - 8 - 47 > ua - (ha - 8) + 3000 + 8 && 0x8000 - 8 - 47 > ub - hb + 5000 + 8);
+	img = mem_open(tpath("recover8.bin"), &m, m.size, 1, &err);
+	if (img && cp_scan_image(img, 1, &s, &err) == 0) {
+		a = block_at(&s, ua);
+		b = block_at(&s, ub);
+		CHECK("recover w8: A proven at 3,000 bytes by the search of every size",
+		      a && a->state == CP_FREED && !(a->flags & CP_HDR_UNVERIFIED) && a->size == 3000 &&
+		      a->seq == 1234 && a->depth == 8 && a->guard_len == 8 && a->pad == 8 &&
+		      stack_is(&s, a->stack, f, 8) && s.stacks[a->stack].cut == 0);
+		CHECK("recover w8: B proven at 5,000 bytes, its stack cut",
+		      b && b->state == CP_FREED && !(b->flags & CP_HDR_UNVERIFIED) && b->size == 5000 &&
+		      b->seq == 4321 && b->depth == 3 && b->guard_len == 8 && b->pad == 0 &&
+		      stack_is(&s, b->stack, f, 3) && s.stacks[b->stack].cut == 1);
+		CHECK("recover w8: 2 live, 2 freed", s.nlive == 2 && s.nfreed == 2 && s.ndamaged == 0);
+		cp_scan_free(&s);
+	} else {
+		CHECK("recover w8: scan", 0);
+	}
+	cp_image_free(img);
+	free(m.p);
+}
+
 /* ---- build-ids and the exe check ---- */
 
 static void exe_build(struct buf *out, const unsigned char *id, size_t n)
@@ -1940,6 +2004,7 @@ int main(void)
 	test_unsorted(4, 1, 0);
 	test_unsorted(8, 0, 1);
 	test_recover_w4();
+	test_recover_w8();
 	test_cut(8, 0, 0);
 	test_cut(4, 1, 0);
 	test_cut(8, 0, 1);

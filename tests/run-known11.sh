@@ -1,0 +1,146 @@
+#!/bin/sh
+# run-known11.sh - defects an earlier session noticed and left:
+#  3. a core without NT_FILE gets the read-only skip of an ET_EXEC's sections
+#     only when the core's AT_ENTRY is the program's e_entry (an ET_EXEC has
+#     no load bias). A gcore of a non-PIE tests/prog/freed_large.c, its NT_FILE
+#     note's type written over and a would-be header (zeros, then a live END
+#     of depth 0) planted in .dynstr: with the program, 13 blocks and no
+#     damage; with another program of the same name (hunt_allocs.c, another
+#     entry point, sections over the same page), the skip is not taken and
+#     said so: the planted header reads as damage (before: skipped silently,
+#     no damage, no line).
+#  4. libheapann.so's constructors run in the order of their priorities
+#     (HA_CONSTRUCTOR, annotate/internal.h): ck_init, ha_init, snap_init, each
+#     an entry of .init_array of its own (R_X86_64_RELATIVE relocations read
+#     with readelf, named with nm). Without the priorities the -flto build
+#     merges them into one function that runs them in the reverse order
+#     (capture7fix). No behaviour tells the orders apart today: the unwinder's
+#     allocations in ha_init are the real allocator's (unannotated, ha_busy),
+#     so there is no block for ck_init's table to miss, and snap_init
+#     allocates nothing; the order is the one the code documents.
+#  5. the exit snapshot lists every thread blocked on a condition variable:
+#     tests/prog/snap_condwait.c's four waiters, woken by each other's
+#     broadcasts, read "running" for a moment: 20 to 80 of 100 snapshots left
+#     one or more out when /proc was read once. Each of KNOWN11_RUNS (100)
+#     snapshots must have 5 NT_PRSTATUS notes; with a fifth thread spinning for
+#     good, 5 (the spinner left out, after snap_others' 50 ms) and the
+#     snapshot written.
+. tests/lib.sh
+[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
+[ "$(uname -m)" = x86_64 ] || skip "x86-64 only (a non-PIE's link addresses)"
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v gdb >/dev/null || skip "gdb not installed"
+M="$B/mprof-core"
+
+# ---- 3. the read-only skip of a core without NT_FILE: AT_ENTRY must agree ----
+mkdir -p "$TMP/right" "$TMP/wrong"
+exe=$TMP/right/known11_prog
+cc -g -O0 -no-pie -o "$exe" tests/prog/freed_large.c &&
+	cc -g -O0 -no-pie -o "$TMP/wrong/known11_prog" tests/prog/hunt_allocs.c ||
+	skip "cannot link non-PIE programs"
+gcore_waiting "$TMP/np.core" "$exe"
+check "no NT_FILE: gcore written" test -s "$TMP/np.core"
+e_right=$(readelf -hW "$exe" | sed -n 's/^ *Entry point address: *//p')
+e_wrong=$(readelf -hW "$TMP/wrong/known11_prog" | sed -n 's/^ *Entry point address: *//p')
+check "no NT_FILE: the two programs' entry points differ ($e_right, $e_wrong)" \
+	test -n "$e_right" -a -n "$e_wrong" -a "$e_right" != "$e_wrong"
+# the planted header lies in .dynstr, in the first page the kernel and gdb dump
+dynstr=$(readelf -SW "$exe" | sed 's/\[ /[/' | awk '$2 == ".dynstr" { print "0x" $4 }')
+python3 - "$TMP/np.core" "$TMP/nf.core" "$dynstr" >"$TMP/patch.out" <<'PY'
+import struct, sys
+core, out, at = sys.argv[1], sys.argv[2], (int(sys.argv[3], 16) + 0x40) & ~7
+d = bytearray(open(core, "rb").read())
+phoff, = struct.unpack_from("<Q", d, 0x20)
+phentsize, phnum = struct.unpack_from("<HH", d, 0x36)
+dropped = planted = 0
+for i in range(phnum):
+    typ, _fl, off, va, _pa, fsz = struct.unpack_from("<IIQQQQ", d, phoff + i * phentsize)
+    if typ == 4:                                   # PT_NOTE: NT_FILE's type written over
+        o = off
+        while o + 12 <= off + fsz:
+            nsz, dsz, nt = struct.unpack_from("<III", d, o)
+            if nt == 0x46494c45:
+                struct.pack_into("<I", d, o + 8, 0x4b4e3131)
+                dropped += 1
+            o += 12 + ((nsz + 3) & ~3) + ((dsz + 3) & ~3)
+    elif typ == 1 and va <= at - 48 and at + 8 <= va + fsz:
+        o = off + at - va
+        d[o - 48:o] = bytes(48)
+        struct.pack_into("<Q", d, o, 0xE4DB10C7A11E0000)
+        planted += 1
+open(out, "wb").write(d)
+print("dropped %d planted %d" % (dropped, planted))
+PY
+check_eq "no NT_FILE: the note dropped, the header planted" "dropped 1 planted 1" "$(cat "$TMP/patch.out")"
+check_eq "no NT_FILE: readelf sees NT_AUXV and no NT_FILE" "auxv 1 file 0" \
+	"auxv $(readelf -n "$TMP/nf.core" | grep -c NT_AUXV) file $(readelf -n "$TMP/nf.core" | grep -c NT_FILE)"
+npjson() {   # PROG: "BLOCKS DAMAGED" of the patched core read with PROG, its stderr in $TMP/np.err
+	"$M" --format json "$1" "$TMP/nf.core" 2>"$TMP/np.err" |
+		python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["blocks"], d["damaged_headers"])'
+}
+check_eq "no NT_FILE, the program: 13 blocks, the planted header skipped" "13 0" "$(npjson "$exe")"
+check_eq "no NT_FILE, the program: no line about the entry point" 0 "$(grep -c 'entry point' "$TMP/np.err")"
+check_eq "no NT_FILE, another program: not skipped, the planted header is damage" "13 1" \
+	"$(npjson "$TMP/wrong/known11_prog")"
+check_grep "no NT_FILE, another program: said so" \
+	"^mprof-core: $TMP/wrong/known11_prog: its entry point $e_wrong is not the core's \\(AT_ENTRY $e_right\\): another program\\? Its read-only sections are scanned\$" \
+	"$TMP/np.err"
+"$M" -q --format json "$TMP/wrong/known11_prog" "$TMP/nf.core" >/dev/null 2>"$TMP/q.err"
+check_eq "no NT_FILE, another program, -q: no line" 0 "$(grep -c 'entry point' "$TMP/q.err")"
+
+# ---- 4. the constructors' order in .init_array ----
+lib=$B/libheapann.so
+readelf -SW "$lib" >"$TMP/sec" && readelf -rW "$lib" >"$TMP/rel" && nm "$lib" >"$TMP/nm" ||
+	skip "readelf or nm failed on $lib"
+python3 - "$TMP/sec" "$TMP/rel" "$TMP/nm" >"$TMP/init" <<'PY'
+import sys
+sec, rel, nm = (open(f).read().splitlines() for f in sys.argv[1:4])
+lo = hi = None
+for l in sec:
+    f = l.replace("[ ", "[").split()
+    if len(f) > 5 and f[1] == ".init_array":
+        lo = int(f[3], 16)
+        hi = lo + int(f[5], 16)
+names = {}
+for l in nm:
+    f = l.split()
+    if len(f) == 3 and f[1] in "tT":
+        names.setdefault(int(f[0], 16), f[2].split(".")[0])   # ck_init.lto_priv.0 too
+ents = []
+for l in rel:
+    f = l.split()
+    if lo is not None and len(f) >= 4 and f[2] == "R_X86_64_RELATIVE" and lo <= int(f[0], 16) < hi:
+        ents.append((int(f[0], 16), names.get(int(f[-1], 16), "?%s" % f[-1])))
+print(" ".join(n for _, n in sorted(ents)))
+PY
+echo "# .init_array of $lib: $(cat "$TMP/init")"
+check_eq "constructors: ck_init, ha_init, snap_init, in that order, one entry each" \
+	"ck_init ha_init snap_init" \
+	"$(tr ' ' '\n' <"$TMP/init" | grep -Ex 'ck_init|ha_init|snap_init' | tr '\n' ' ' | sed 's/ $//')"
+check_eq "constructors: the three first in .init_array" "ck_init ha_init snap_init" \
+	"$(cut -d' ' -f1-3 "$TMP/init")"
+
+# ---- 5. the exit snapshot and threads waiting on a condition variable ----
+cc -O1 -g -pthread -o "$TMP/condwait" tests/prog/snap_condwait.c ||
+	skip "cannot compile tests/prog/snap_condwait.c"
+mkdir -p "$TMP/snaps"
+runs=${KNOWN11_RUNS:-100}
+i=0
+while [ $i -lt "$runs" ]; do
+	HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/snaps" LD_PRELOAD="$TOP/$B/libheapann.so" \
+		"$TMP/condwait" 2>/dev/null
+	i=$((i + 1))
+done
+for c in "$TMP"/snaps/condwait.*.core; do
+	[ -f "$c" ] && readelf -n "$c" | grep -c NT_PRSTATUS
+done | sort -n | uniq -c | sed 's/^ *//' >"$TMP/nthreads"
+check_eq "condition variable: all $runs snapshots list the 5 threads" "$runs 5" "$(cat "$TMP/nthreads")"
+rm -f "$TMP"/snaps/*
+HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/snaps" LD_PRELOAD="$TOP/$B/libheapann.so" \
+	"$TMP/condwait" spin 2>/dev/null
+check_eq "a thread spinning for good: exit 0" 0 $?
+c=$(ls "$TMP"/snaps/condwait.*.core 2>/dev/null | head -n 1)
+check_eq "a thread spinning for good: the snapshot lists the other 5" 5 \
+	"$([ -n "$c" ] && readelf -n "$c" | grep -c NT_PRSTATUS)"
+
+done_testing
