@@ -34,6 +34,8 @@ static ha_gcc_backtrace_fn ha_gcc_bt;
 static ha_gcc_getip_fn ha_gcc_getip;
 /* Set once the chosen unwinder is loaded; before that no frames are taken. */
 int ha_stack_ready;
+/* The CFI walk's inline way may be taken (internal.h). */
+int ha_cfi_ready;
 
 /* libunwind's per-architecture names (unw_set_caching_policy and
  * unw_local_addr_space are macros over these). */
@@ -584,6 +586,9 @@ void ha_stack_init(void)
 	pthread_atfork(ha_fork_prepare, ha_fork_parent, ha_fork_child);
 #endif
 	ha_stack_ready = 1;
+#if HA_HAVE_CFI
+	ha_cfi_ready = ha_opt.unwind == HA_UNWIND_CFI && ha_opt.walk;
+#endif
 	/* Prime the unwinder (its first-call allocations and table look-ups happen
 	 * now, under the guard the caller holds). */
 	ha_stack_capture_slow(prime, 4, 0, &first, 0);
