@@ -601,8 +601,11 @@ counted:
  * its free was counted). Only what the size tells: the global BYTES_FREED (one
  * atomic add), this thread's copy of the bin and the timeline. The block's stack
  * is not looked up: per-stack frees are derived by the reader from the live
- * blocks of the image (heapann_stats.h), so the header is never read here. */
-static void st_free(size_t size, int sign)
+ * blocks of the image (heapann_stats.h), so the header is never read here.
+ * Inline in its two callers: each is the function free calls, with SIGN a
+ * constant (a call of its own cost every free a register save and the sign's
+ * test, issue 15, capture8). */
+static inline __attribute__((always_inline)) void st_free(size_t size, int sign)
 {
 	uintptr_t *c, *b, a, f;
 	unsigned sh, bin = size <= 1024 ? (unsigned)size : HEAPANN_STATS_BIN_LARGE;
