@@ -483,12 +483,23 @@ static inline uintptr_t *st_bin(unsigned *sh, unsigned bin)
 
 HA_TLS uintptr_t *ha_stats_calls_mine;
 
+/* A thread's call counts when there is no region, for good (HEAPANN_STATS=0,
+ * or no memory for it): counted here and never read, so that the entry
+ * points' inline add (hook.h) takes the place of a call to ha_stats_call,
+ * which found nothing to do on every malloc and free (issue 15, capture8). */
+static HA_TLS uintptr_t st_calls_void[HEAPANN_NCALLS];
+
 void ha_stats_call(unsigned entry)
 {
 	unsigned sh;
 	uintptr_t *w;
 
-	if (ST_UNLIKELY(!st_ready()) || entry >= HEAPANN_NCALLS)
+	if (ST_UNLIKELY(!st_ready())) {
+		if (__atomic_load_n(&st_state, __ATOMIC_ACQUIRE) == 3)
+			ha_stats_calls_mine = st_calls_void;
+		return;
+	}
+	if (entry >= HEAPANN_NCALLS)
 		return;
 	sh = st_my_shard();
 	w = st_counters + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS;
