@@ -469,15 +469,17 @@ static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller)
 }
 
 __attribute__((noinline))
-unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first,
-			       int cfi_failed)
+/* ha_stack_capture_slow's walk, once there is one to do (MAX not 0, the
+ * unwinder loaded): out of line, so that the way without one (HEAPANN_DEPTH=0,
+ * the first allocations) returns before its register saves (issue 15,
+ * capture8: 26 instructions a call at HEAPANN_DEPTH=0). */
+static __attribute__((noinline)) unsigned ha_stack_unwind(uintptr_t *buf, unsigned max,
+							  uintptr_t caller, unsigned *first,
+							  int cfi_failed)
 {
 	uintptr_t caller_ra = ha_caller_ra(caller);
 	unsigned n = 0, start;
 
-	*first = 0;
-	if (max == 0 || !ha_stack_ready)
-		return 0;
 	switch (ha_opt.unwind) {
 	case HA_UNWIND_CFI:
 #if HA_HAVE_CFI
@@ -534,6 +536,18 @@ unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, u
 	n -= start;
 	*first = start;
 	return n > max ? max : n;
+}
+
+/* noinline: the -flto build would put it in ha_alloc, whose registers and
+ * spills then cost the default way more than the call saves */
+__attribute__((noinline))
+unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first,
+			       int cfi_failed)
+{
+	*first = 0;
+	if (max == 0 || !ha_stack_ready)
+		return 0;
+	return ha_stack_unwind(buf, max, caller, first, cfi_failed);
 }
 
 void ha_stack_init(void)
