@@ -470,9 +470,9 @@ static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller)
 
 __attribute__((noinline))
 /* ha_stack_capture_slow's walk, once there is one to do (MAX not 0, the
- * unwinder loaded): out of line, so that the way without one (HEAPANN_DEPTH=0,
- * the first allocations) returns before its register saves (issue 15,
- * capture8: 26 instructions a call at HEAPANN_DEPTH=0). */
+ * unwinder loaded, one chosen): out of line, so that the way without one
+ * (HEAPANN_DEPTH=0, HEAPANN_UNWIND=none, the first allocations) returns before
+ * its register saves (issue 15, capture8: 26 instructions a call). */
 static __attribute__((noinline)) unsigned ha_stack_unwind(uintptr_t *buf, unsigned max,
 							  uintptr_t caller, unsigned *first,
 							  int cfi_failed)
@@ -545,7 +545,7 @@ unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, u
 			       int cfi_failed)
 {
 	*first = 0;
-	if (max == 0 || !ha_stack_ready)
+	if (max == 0 || !ha_stack_ready || ha_opt.unwind == HA_UNWIND_NONE)
 		return 0;
 	return ha_stack_unwind(buf, max, caller, first, cfi_failed);
 }
