@@ -468,7 +468,6 @@ static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller)
 #endif
 }
 
-__attribute__((noinline))
 /* ha_stack_capture_slow's walk, once there is one to do (MAX not 0, the
  * unwinder loaded, one chosen): out of line, so that the way without one
  * (HEAPANN_DEPTH=0, HEAPANN_UNWIND=none, the first allocations) returns before
@@ -538,8 +537,8 @@ static __attribute__((noinline)) unsigned ha_stack_unwind(uintptr_t *buf, unsign
 	return n > max ? max : n;
 }
 
-/* noinline: the -flto build would put it in ha_alloc, whose registers and
- * spills then cost the default way more than the call saves */
+/* noinline as before: the -flto build would put it in ha_alloc, whose
+ * registers and spills then cost the default way more than the call saves */
 __attribute__((noinline))
 unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first,
 			       int cfi_failed)
