@@ -28,8 +28,10 @@ void ha_stats_damage(int guard, uintptr_t seq);
  * functions call it first (through ha_stats_call_fast). */
 void ha_stats_call(unsigned entry);
 /* This thread's own call counts in the region (HEAPANN_SC_CALLS words of its
- * shard), set by ha_stats_call once the thread has a shard of its own; NULL
- * before, with the statistics off, and for threads that share the last shard. */
+ * shard), set by ha_stats_call once the thread has a shard of its own, or
+ * words of its own that nothing reads once ha_stats_call has found no region
+ * (the statistics off); NULL before, and for threads that share the last
+ * shard. */
 extern HA_TLS uintptr_t *ha_stats_calls_mine;
 /* ha_stats_call inline: a plain add to the thread's own word, without the
  * call, the region test and the shard arithmetic (issue 15: some 25

@@ -128,7 +128,7 @@ void ha_stack_init(void);
  * first): small, so malloc stays light on the caller's stack. */
 #define HA_FRAMES_ROOM(max) ((max) + HA_SKIP_MAX)
 
-/* ha_stack_capture (below, after HA_CALLER): up to MAX return addresses,
+/* ha_stack_capture (below, after HA_CALLER): up to MAX (ha_opt.walk) return addresses,
  * innermost first, starting at the caller of the exported entry point (CALLER,
  * from HA_CALLER(); 0: from wherever the unwinder starts), so no wrapper frame
  * is kept. BUF (HA_FRAMES_ROOM(MAX) words) is the room the unwinders use;
@@ -143,6 +143,11 @@ unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, u
 			       int cfi_failed);
 /* 1 once the chosen unwinder is loaded (stack.c); no frames are taken before. */
 extern int ha_stack_ready;
+/* 1 once ha_stack_init is done with the CFI walker as the unwinder and
+ * HEAPANN_DEPTH not 0 (stack.c): ha_stack_capture's inline way, one load and
+ * test where the three it stands for were three loads and tests on every
+ * capture (issue 15, capture8). Neither changes after ha_stack_init. */
+extern int ha_cfi_ready;
 
 /* Fork safety (stack.c): code that may take a lock of an unwinder's (libgcc's
  * object mutex, dl_iterate_phdr's lock, the CFI walker's table reads) runs
@@ -282,8 +287,7 @@ static inline unsigned ha_stack_capture(uintptr_t *buf, unsigned max, uintptr_t 
 	unsigned first, n;
 
 #if HA_HAVE_CFI
-	if (__builtin_expect(ha_opt.unwind == HA_UNWIND_CFI && caller && max && ha_stack_ready,
-			     1)) {
+	if (__builtin_expect(ha_cfi_ready && caller, 1)) {   /* max is ha_opt.walk: not 0 */
 		int got = ha_cfi_walk_caller(buf, max, caller, frames);
 
 		if (__builtin_expect(got >= 0, 1))

@@ -34,6 +34,8 @@ static ha_gcc_backtrace_fn ha_gcc_bt;
 static ha_gcc_getip_fn ha_gcc_getip;
 /* Set once the chosen unwinder is loaded; before that no frames are taken. */
 int ha_stack_ready;
+/* The CFI walk's inline way may be taken (internal.h). */
+int ha_cfi_ready;
 
 /* libunwind's per-architecture names (unw_set_caching_policy and
  * unw_local_addr_space are macros over these). */
@@ -466,16 +468,17 @@ static unsigned ha_cfi_verify(uintptr_t *buf, unsigned max, uintptr_t caller)
 #endif
 }
 
-__attribute__((noinline))
-unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first,
-			       int cfi_failed)
+/* ha_stack_capture_slow's walk, once there is one to do (MAX not 0, the
+ * unwinder loaded, one chosen): out of line, so that the way without one
+ * (HEAPANN_DEPTH=0, HEAPANN_UNWIND=none, the first allocations) returns before
+ * its register saves (issue 15, capture8: 26 instructions a call). */
+static __attribute__((noinline)) unsigned ha_stack_unwind(uintptr_t *buf, unsigned max,
+							  uintptr_t caller, unsigned *first,
+							  int cfi_failed)
 {
 	uintptr_t caller_ra = ha_caller_ra(caller);
 	unsigned n = 0, start;
 
-	*first = 0;
-	if (max == 0 || !ha_stack_ready)
-		return 0;
 	switch (ha_opt.unwind) {
 	case HA_UNWIND_CFI:
 #if HA_HAVE_CFI
@@ -534,6 +537,18 @@ unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, u
 	return n > max ? max : n;
 }
 
+/* noinline as before: the -flto build would put it in ha_alloc, whose
+ * registers and spills then cost the default way more than the call saves */
+__attribute__((noinline))
+unsigned ha_stack_capture_slow(uintptr_t *buf, unsigned max, uintptr_t caller, unsigned *first,
+			       int cfi_failed)
+{
+	*first = 0;
+	if (max == 0 || !ha_stack_ready || ha_opt.unwind == HA_UNWIND_NONE)
+		return 0;
+	return ha_stack_unwind(buf, max, caller, first, cfi_failed);
+}
+
 void ha_stack_init(void)
 {
 	uintptr_t prime[HA_FRAMES_ROOM(4)];
@@ -584,6 +599,9 @@ void ha_stack_init(void)
 	pthread_atfork(ha_fork_prepare, ha_fork_parent, ha_fork_child);
 #endif
 	ha_stack_ready = 1;
+#if HA_HAVE_CFI
+	ha_cfi_ready = ha_opt.unwind == HA_UNWIND_CFI && ha_opt.walk;
+#endif
 	/* Prime the unwinder (its first-call allocations and table look-ups happen
 	 * now, under the guard the caller holds). */
 	ha_stack_capture_slow(prime, 4, 0, &first, 0);

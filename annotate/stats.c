@@ -397,16 +397,12 @@ static uintptr_t *st_slot(const uintptr_t *frames, unsigned depth, int cut)
 	return NULL;
 }
 
-/* Take a timeline sample when TIME has reached the next one; a thread that finds
- * the try-lock taken skips it (the next event samples instead). When the samples
- * fill up, every other one is dropped and the interval doubles, as Massif does. */
-static void st_sample(uintptr_t time, uintptr_t live)
+/* st_sample's way when TIME has reached the next sample (C is st_counters). */
+static __attribute__((noinline)) void st_sample_take(uintptr_t *c, uintptr_t time,
+						     uintptr_t live)
 {
-	uintptr_t *c = st_counters;
 	uintptr_t n;
 
-	if (ST_LIKELY(time < LOAD(c[HEAPANN_SC_TL_NEXT])))
-		return;
 	if (__atomic_exchange_n(&c[HEAPANN_SC_TL_LOCK], 1, __ATOMIC_ACQUIRE))
 		return;
 	if (time >= c[HEAPANN_SC_TL_NEXT]) {
@@ -426,6 +422,18 @@ static void st_sample(uintptr_t time, uintptr_t live)
 				 __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&c[HEAPANN_SC_TL_LOCK], 0, __ATOMIC_RELEASE);
+}
+
+/* Take a timeline sample when TIME has reached the next one; a thread that finds
+ * the try-lock taken skips it (the next event samples instead). When the samples
+ * fill up, every other one is dropped and the interval doubles, as Massif does.
+ * C is st_counters. The test inline: it is all that 98% of the calls do, where
+ * a call cost python's allocations and frees a jump, a reload of st_counters
+ * and a return each (issue 15, capture8). */
+static inline void st_sample(uintptr_t *c, uintptr_t time, uintptr_t live)
+{
+	if (ST_UNLIKELY(time >= LOAD(c[HEAPANN_SC_TL_NEXT])))
+		st_sample_take(c, time, live);
 }
 
 /* This thread's shard of the call counts, 1-based; 0 until its first call. */
@@ -475,12 +483,23 @@ static inline uintptr_t *st_bin(unsigned *sh, unsigned bin)
 
 HA_TLS uintptr_t *ha_stats_calls_mine;
 
+/* A thread's call counts when there is no region, for good (HEAPANN_STATS=0,
+ * or no memory for it): counted here and never read, so that the entry
+ * points' inline add (hook.h) takes the place of a call to ha_stats_call,
+ * which found nothing to do on every malloc and free (issue 15, capture8). */
+static HA_TLS uintptr_t st_calls_void[HEAPANN_NCALLS];
+
 void ha_stats_call(unsigned entry)
 {
 	unsigned sh;
 	uintptr_t *w;
 
-	if (ST_UNLIKELY(!st_ready()) || entry >= HEAPANN_NCALLS)
+	if (ST_UNLIKELY(!st_ready())) {
+		if (__atomic_load_n(&st_state, __ATOMIC_ACQUIRE) == 3)
+			ha_stats_calls_mine = st_calls_void;
+		return;
+	}
+	if (entry >= HEAPANN_NCALLS)
 		return;
 	sh = st_my_shard();
 	w = st_counters + HEAPANN_SC_CALLS + (sh - 1) * HEAPANN_STATS_CALL_SHARD_WORDS;
@@ -586,15 +605,18 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 		ADD(c[HEAPANN_SC_UNREC_BYTES], size);
 	}
 counted:
-	st_sample(a + f, a - f);
+	st_sample(c, a + f, a - f);
 }
 
 /* Count a free (sign 1) or take one back (sign -1: a realloc that failed after
  * its free was counted). Only what the size tells: the global BYTES_FREED (one
  * atomic add), this thread's copy of the bin and the timeline. The block's stack
  * is not looked up: per-stack frees are derived by the reader from the live
- * blocks of the image (heapann_stats.h), so the header is never read here. */
-static void st_free(size_t size, int sign)
+ * blocks of the image (heapann_stats.h), so the header is never read here.
+ * Inline in its two callers: each is the function free calls, with SIGN a
+ * constant (a call of its own cost every free a register save and the sign's
+ * test, issue 15, capture8). */
+static inline __attribute__((always_inline)) void st_free(size_t size, int sign)
 {
 	uintptr_t *c, *b, a, f;
 	unsigned sh, bin = size <= 1024 ? (unsigned)size : HEAPANN_STATS_BIN_LARGE;
@@ -615,7 +637,7 @@ static void st_free(size_t size, int sign)
 	st_bin_add(sh, &b[2], 1);
 	if (bin == HEAPANN_STATS_BIN_LARGE)
 		st_bin_add(sh, &b[3], size);
-	st_sample(a + f, a - f);
+	st_sample(c, a + f, a - f);
 }
 
 void ha_stats_free(const void *user, size_t size, uintptr_t seq)
