@@ -1200,10 +1200,14 @@ static long snap_ns_since(const struct timespec *t0)
  * another, on its way back to sleep, reads "running" for a moment (read once,
  * 20 to 80 of 100 exit snapshots of tests/prog/snap_condwait.c's four left one
  * or more out); one still running when SNAP_OTHERS_BUDGET_NS have passed is
- * left out. System calls only, and
+ * left out. Each round records every thread afresh: a thread recorded in an
+ * early round runs on while later rounds wait, and its stack pointer of then
+ * would hide the frames it has pushed since (a block held there read
+ * "definitely lost": 6 of 60 exit snapshots of tests/prog/snap_stale.c when
+ * the first record was kept). System calls only, and
  * little stack (this may run on a small sigaltstack); DBUF (DLEN bytes) is the
- * directory buffer. A thread that returns from its call before the clone is
- * recorded where it was. */
+ * directory buffer. A thread that returns from its call between the last
+ * round and the clone is recorded where it was. */
 static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, size_t dlen)
 {
 	unsigned cap = (unsigned)(room / sizeof(struct snap_thread));
@@ -1219,6 +1223,7 @@ static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, 
 
 		if (dfd < 0)
 			return;
+		j->nothers = 0;   /* this round's records only: the latest stack pointers */
 		while ((n = syscall(SYS_getdents64, dfd, dbuf, dlen)) > 0) {
 			for (long off = 0; off < n;) {
 				/* struct linux_dirent64: ino, off, reclen (u16), type (u8), name */
@@ -1237,7 +1242,7 @@ static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, 
 				for (k = 0; k < j->nothers && j->others[k].tid != tid; k++)
 					;
 				if (k < j->nothers)
-					continue;   /* recorded in an earlier round */
+					continue;   /* listed twice by one pass of getdents */
 				if (snap_other(j, tid, name, (size_t)(p - name)) == 0)
 					running++;
 			}

@@ -25,6 +25,12 @@
 #     snapshots must have 5 NT_PRSTATUS notes; with a fifth thread spinning for
 #     good, 5 (the spinner left out, after snap_others' 50 ms) and the
 #     snapshot written.
+#  6. ...and records each thread as the last of those rounds found it:
+#     tests/prog/snap_stale.c's napper, shallow in the first rounds (a spinner
+#     keeps them going 50 ms) and deep from 25 ms before the last, had its deep
+#     frames cut off when its first record was kept (the first version of 5),
+#     and the 100-byte block they hold read "definitely lost". None of
+#     KNOWN11_RUNS/5 (20) snapshots may call it lost, each must hold it.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 [ "$(uname -m)" = x86_64 ] || skip "x86-64 only (a non-PIE's link addresses)"
@@ -142,5 +148,25 @@ check_eq "a thread spinning for good: exit 0" 0 $?
 c=$(ls "$TMP"/snaps/condwait.*.core 2>/dev/null | head -n 1)
 check_eq "a thread spinning for good: the snapshot lists the other 5" 5 \
 	"$([ -n "$c" ] && readelf -n "$c" | grep -c NT_PRSTATUS)"
+
+# ---- 6. a thread recorded where it was at the last round ----
+cc -O1 -g -pthread -o "$TMP/snap_stale" tests/prog/snap_stale.c ||
+	skip "cannot compile tests/prog/snap_stale.c"
+rm -f "$TMP"/snaps/*
+i=0 held=0 lost=0 n6=$((runs / 5))
+while [ $i -lt $n6 ]; do
+	HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/snaps" LD_PRELOAD="$TOP/$B/libheapann.so" \
+		"$TMP/snap_stale" spin 2>/dev/null
+	c=$(ls "$TMP"/snaps/snap_stale.*.core 2>/dev/null | head -n 1)
+	if [ -n "$c" ]; then
+		"$M" --report=lost "$TMP/snap_stale" "$c" >"$TMP/stale.out" 2>&1
+		grep -q '^ *deeper (snap_stale.c:' "$TMP/stale.out" && held=$((held + 1))
+		grep -A1 'definitely lost' "$TMP/stale.out" | grep -q 'deeper (snap_stale.c:' && lost=$((lost + 1))
+		rm -f "$c"
+	fi
+	i=$((i + 1))
+done
+check_eq "a thread deep at the clone: the block its deep frame holds lost in none of $n6 snapshots" 0 "$lost"
+check_eq "...and held in each" "$n6" "$held"
 
 done_testing
