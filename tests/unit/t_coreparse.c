@@ -1742,6 +1742,25 @@ static void test_recover_w8(void)
 		      b->seq == 4321 && b->depth == 3 && b->guard_len == 8 && b->pad == 0 &&
 		      stack_is(&s, b->stack, f, 3) && s.stacks[b->stack].cut == 1);
 		CHECK("recover w8: 2 live, 2 freed", s.nlive == 2 && s.nfreed == 2 && s.ndamaged == 0);
+		/* the proof's move of B to its cut stack, in the worker table of the
+		 * chunk that found it: 2 threads, chunks of 24 bytes, 20 times */
+		struct cp_scan_options o;
+		int same = 1;
+
+		memset(&o, 0, sizeof(o));
+		o.nthreads = 2;
+		o.chunk_bytes = 24;
+		for (int k = 0; k < 20 && same; k++) {
+			struct cp_scan s2;
+
+			if (cp_scan_image_opts(img, &o, &s2, &err) < 0) {
+				same = 0;
+				break;
+			}
+			same = scans_equal(&s, &s2);
+			cp_scan_free(&s2);
+		}
+		CHECK("recover w8: the same in tiny chunks on 2 threads (20 scans)", same);
 		cp_scan_free(&s);
 	} else {
 		CHECK("recover w8: scan", 0);
