@@ -530,9 +530,8 @@ static __attribute__((noinline)) void ha_realloc_clear_rest(char *raw, const str
  * OFF) lies word for word where the old one was: same depth, same offset, the
  * common realloc (python: 75,590 of 75,711). ha_hdr_write then rewrites every
  * word of it, START first (zeroed), and until then the old header is the
- * freed one ha_hdr_mark_freed left before the real realloc (only
- * ha_realloc_ours, which marks it so, calls this): no stale START can stay
- * behind. The clear zeroed the whole header only for it to be written
+ * freed one ha_hdr_mark_freed left (both callers mark it so first, before
+ * the real realloc or memalign): no stale START can stay behind. The clear zeroed the whole header only for it to be written
  * again (a call to memset of some 300 bytes on every such realloc, issue 15,
  * capture8). */
 static inline void ha_realloc_clear_old(char *raw, const struct ha_hdr_view *v, size_t off,
@@ -563,21 +562,21 @@ static void *ha_realloc_aligned(void *p, const struct ha_hdr_view *v, size_t siz
 		return 0;
 	}
 	ha_hook_free(p, v->size, v->seq);   /* while the old header is intact */
+	/* marked freed at once, as ha_realloc_ours does before the real realloc:
+	 * a core taken from here on holds no live block whose free the statistics
+	 * have counted (the moved way's window held the memalign and the copy) */
+	ha_hdr_mark_freed(p, v);
 	if (off == v->offset && ha_real_usable_size(v->raw) >= total) {
 		raw = v->raw;
-		/* the old header still says live here (not marked freed, its
-		 * free already counted): always cleared, so that a core taken
-		 * before the new one is written holds no block the statistics
-		 * count as freed */
-		ha_realloc_clear_rest(raw, v, off, keep);
+		ha_realloc_clear_old(raw, v, off, keep, depth);
 	} else {
 		raw = ha_real_memalign(align, total);
 		if (!raw) {
+			ha_hdr_mark_live(p, v);
 			ha_hook_free_undo(p, v->size, v->seq);
 			return 0;
 		}
 		memcpy(raw + off, p, keep);
-		ha_hdr_mark_freed(p, v);
 		ha_real_free(v->raw);
 	}
 	seq = __atomic_add_fetch(&ha_seq, 1, __ATOMIC_RELAXED);

@@ -6,6 +6,10 @@
 # with their sizes and no damaged header, and mprof-core must exit
 # 0. Then the issue's reproducer (a posix_memalign'd block reallocated in place one
 # frame shallower, then abort()) in a kernel core: no damaged header, exit 0.
+# Last, a gcore taken inside the aligned family's moved realloc (glibc's memalign
+# of the new block, tests/prog/realloc_aligned_window.c under gdb): the image's
+# live blocks must be the statistics' (the old block read live, its free
+# already counted, until its header was marked freed up front).
 . tests/lib.sh
 SO=$TOP/$B/libheapann.so
 [ -f "$SO" ] && [ -x "$B/tests/tools/cpdump" ] || skip "build first"
@@ -44,5 +48,21 @@ if [ -s "$TMP/core" ]; then
 	check_grep "... cpdump: the 90-byte block live" '^block live .* size=90 ' "$TMP/fp.scan"
 else
 	echo "# no kernel core written (core_pattern: $(cat /proc/sys/kernel/core_pattern)): reproducer left out"
+fi
+
+# The aligned family's moved realloc, caught in glibc's memalign for the new
+# block: the old block's free is counted by then, so the core must hold it
+# freed, not live (the image's live blocks = the statistics' live blocks).
+if command -v gdb >/dev/null 2>&1; then
+	cc $CFLAGS -o "$TMP/raw_win" tests/prog/realloc_aligned_window.c || skip "cannot compile realloc_aligned_window.c"
+	gdb -batch -nx -ex "set startup-with-shell off" -ex "set environment LD_PRELOAD=$SO" \
+		-ex "break mark" -ex run -ex "break __libc_memalign" -ex continue \
+		-ex "gcore $TMP/raw_win.core" -ex kill "$TMP/raw_win" >"$TMP/raw_win.gdb" 2>&1
+	check "aligned realloc, moved: gcore written in the new block's memalign" test -s "$TMP/raw_win.core"
+	"$B/mprof-core" --report=bins "$TMP/raw_win" "$TMP/raw_win.core" >"$TMP/raw_win.txt" 2>&1
+	img=$(sed -n 's/^live blocks: \([0-9,]*\),.*/\1/p' "$TMP/raw_win.txt")
+	st=$(sed -n 's/.*live: [0-9,]* bytes in \([0-9,]*\) blocks.*/\1/p' "$TMP/raw_win.txt" | head -n 1)
+	check_eq "aligned realloc, moved, in memalign: the image's live blocks are the statistics' ($st)" \
+		"${st:-none}" "${img:-none}"
 fi
 done_testing
