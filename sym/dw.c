@@ -50,7 +50,7 @@ struct dw_module {
 	struct dw_fsym *labels;   /* code labels (dw_module_labels), sorted by addr */
 	size_t nlabels;
 	int labels_done;          /* labels above looked for */
-	struct dw_xsec { uint64_t lo, hi; } *xsecs; /* executable sections (bias applied), by lo */
+	struct dw_xsec { uint64_t lo, hi; } *xsecs; /* executable sections (bias applied) */
 	size_t nxsecs;
 	int xsecs_done;           /* xsecs above looked for */
 	struct dw_cutab cus;      /* scope indexes of the CUs used so far */
@@ -534,7 +534,9 @@ static void dw_module_xsecs(struct dw_module *m)
 }
 
 /* Whether a sizeless function symbol at addr may cover pc (pc >= addr): when
- * both lie in one executable section of m, or m's sections are unknown. Past
+ * both lie in one executable section of m, or m's sections are unknown, or the
+ * symbol lies in none of them (code in a section not marked executable: a
+ * firmware's, or an old -z noseparate-code link's; as before the bound). Past
  * its section's end a sizeless symbol (_fini, the last of a library) names
  * nothing: a return address of a library dlclose'd before the core, where
  * another one was loaded since, lands there ("_fini" for every frame). */
@@ -542,12 +544,10 @@ static int dw_sizeless_covers(struct dw_module *m, uint64_t addr, uint64_t pc)
 {
 	if (!m->xsecs_done)
 		dw_module_xsecs(m);
-	if (!m->nxsecs)
-		return 1;
 	for (size_t i = 0; i < m->nxsecs; i++)
 		if (addr >= m->xsecs[i].lo && addr < m->xsecs[i].hi)
 			return pc < m->xsecs[i].hi;
-	return 0;
+	return 1;
 }
 
 /* The function symbol covering pc; else the code label covering it when no

@@ -81,6 +81,21 @@ past=$(printf '0x%x' $((a - off + 0x${fe% *} + 0x${fe#* } + 4)))
 check_eq "pie2: 4 bytes past .fini's end: no function (was _fini)" "?" "$(fld "$TMP/past.res" "$past" 2)"
 check_eq "pie2: 4 bytes past .fini's end: module+offset" "$TMP/pie2+$(printf '0x%x' $((0x${fe% *} + 0x${fe#* } + 4)))" \
 	"$(fld "$TMP/past.res" "$past" 4)"
+# ...but a sizeless function symbol in a section not marked executable (a
+# firmware's code, an old -z noseparate-code link) still covers what follows
+# it, as before that bound: rofn, in an allocated, non-executable section
+printf '\t.section .rodata.rofn,"a"\n\t.globl rofn\n\t.type rofn,@function\nrofn:\n\t.quad 0, 0\n' >"$TMP/rofn.s"
+if gcc -g -O2 "$P/sym_basic.c" "$TMP/rofn.s" -o "$TMP/rofn" 2>/dev/null &&
+	run_core "$TMP/rofn.out" "$TMP/rofn.core" "$TMP/rofn"; then
+	ra=$(addr_of first_caller "$TMP/rofn.out")
+	"$SYMDW" "$TMP/rofn" "$TMP/rofn.core" "$ra" >"$TMP/rofn1.res" 2>/dev/null
+	roff=$(fld "$TMP/rofn1.res" "$ra" 4 | sed 's/.*+//')
+	rq=$(printf '0x%x' $((ra - roff + 0x$(nm "$TMP/rofn" | awk '$3 == "rofn" { print $1 }') + 2)))
+	"$SYMDW" "$TMP/rofn" "$TMP/rofn.core" "$rq" >"$TMP/rofn.res" 2>/dev/null
+	check_eq "sizeless rofn in a non-executable section: rofn+2 named rofn" rofn "$(fld "$TMP/rofn.res" "$rq" 2)"
+else
+	check "rofn program and its gcore" false
+fi
 # an address in no module
 "$SYMDW" "$TMP/pie2" "$TMP/pie2.core" 0x10 >"$TMP/nomod.res" 2>/dev/null
 check_eq "address in no module flagged" nomodule "$(fld "$TMP/nomod.res" 0x10 5)"
