@@ -120,6 +120,18 @@ struct cli_target {
  * problem") when it is missing, not an ELF, or a core rather than a program. */
 int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err);
 
+/* Rebuild t->ro from the read-only sections of the ET_EXEC path (as
+ * cli_target_read() lists them) whose bytes img holds equal the file's at the
+ * same addresses (an ET_EXEC is not moved; bytes img does not hold are not
+ * compared): those are the program's own code and constants, never heap,
+ * whichever build was named. A section that differs (another build of the
+ * program, memory written over) is left out, so scanned. Writes "NAME at 0xADDR"
+ * of the first that differs into first (cap bytes, "" when none). Returns the
+ * number of sections that differ, or -1 with err filled ("PATH: problem") when
+ * path cannot be read; t->ro is left alone then. img is only read. */
+int cli_target_ro_verify(const char *path, struct cli_target *t, const struct cp_image *img,
+			 char *first, size_t cap, struct cp_error *err);
+
 /* Why a core holds no annotated block, no damaged header and no statistics region
  * (the program ran without libheapann): fills msg with one line, "CORE: no block
  * annotated ...: CAUSE", the likely cause found in the core (an LD_PRELOAD that was

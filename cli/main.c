@@ -537,11 +537,14 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		 * (-z separate-code). In a process those sections never hold a heap
 		 * block, so skipping them can only drop false damage. (The rule for
 		 * repeated segments stays for cores with neither: in a process,
-		 * identical mappings are different memory.) A core with AT_ENTRY
-		 * tells whether the ET_EXEC is its program (loaded at its link
-		 * addresses, no bias: the entry points are equal): another
-		 * program's sections may cover the heap, so they are then scanned,
-		 * and said so. */
+		 * identical mappings are different memory.) The program named may
+		 * not be the core's: another program's, or another build's,
+		 * sections may cover the heap. A core with AT_ENTRY whose entry is
+		 * not the program's gets no skip; otherwise only the sections whose
+		 * dumped bytes equal the file's are skipped (an ET_EXEC is not
+		 * moved): those are code and constants, whichever build was named
+		 * (two builds of one toolchain often share an entry point). What
+		 * differs is scanned, and said so. */
 		int no_map = !o->raw && !p->img->nfiles;
 		uint64_t entry;
 
@@ -555,6 +558,17 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 					"scanned\n", o->prog, (unsigned long long)t.entry,
 					(unsigned long long)entry);
 			t.type = ET_NONE;
+		}
+		if (no_map && t.type == ET_EXEC) {
+			char first[96];
+			int nd = cli_target_ro_verify(o->prog, &t, p->img, first, sizeof(first), &cerr);
+
+			if (nd < 0)
+				goto cerror;
+			if (nd > 0 && !o->quiet)
+				fprintf(stderr, "mprof-core: %s: %d of its read-only sections (the first: %s) "
+					"differ from the core's bytes: another build? They are scanned\n",
+					o->prog, nd, first);
 		}
 		if ((o->raw || no_map) && t.type == ET_EXEC) {
 			so_scan.skip = t.ro;

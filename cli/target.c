@@ -46,6 +46,92 @@ static void ro_merge(struct cli_target *t)
 	t->nro = n;
 }
 
+/* Add [lo, hi) to t->ro, merging the list when it is full; counted in
+ * t->ro_dropped when merging leaves no room. */
+static void ro_add(struct cli_target *t, uint64_t lo, uint64_t hi)
+{
+	if (t->nro == CLI_MAX_RO)
+		ro_merge(t);
+	if (t->nro == CLI_MAX_RO) {
+		t->ro_dropped++;
+		return;
+	}
+	t->ro[2 * t->nro] = lo;
+	t->ro[2 * t->nro + 1] = hi;
+	t->nro++;
+}
+
+/* Whether the bytes of [addr, addr + len) that img holds equal file's bytes at
+ * off, off + len (bytes img does not hold are not compared). */
+static int ro_same(const struct cp_image *img, uint64_t addr, uint64_t len,
+		   const unsigned char *file)
+{
+	for (size_t k = 0; k < img->nsegs; k++) {
+		const struct cp_segment *g = &img->segs[k];
+		uint64_t lo = addr > g->vaddr ? addr : g->vaddr;
+		uint64_t hi = addr + len < g->vaddr + g->avail ? addr + len : g->vaddr + g->avail;
+
+		if (lo < hi && memcmp(img->map + g->offset + (lo - g->vaddr), file + (lo - addr),
+				      hi - lo))
+			return 0;
+	}
+	return 1;
+}
+
+int cli_target_ro_verify(const char *path, struct cli_target *t, const struct cp_image *img,
+			 char *first, size_t cap, struct cp_error *err)
+{
+	struct stat sb;
+	Elf *e = NULL;
+	size_t shstrndx = 0, fsize = 0;
+	const unsigned char *raw;
+	int fd, ndiff = 0;
+
+	if (cap)
+		first[0] = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return fail(err, CP_EIO, path, strerror(errno));
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return fail(err, CP_EIO, path, "not a regular file, not an ELF file");
+	}
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	raw = e ? (const unsigned char *)elf_rawfile(e, &fsize) : NULL;
+	if (!raw || elf_getshdrstrndx(e, &shstrndx) < 0) {
+		if (e)
+			elf_end(e);
+		close(fd);
+		return fail(err, CP_EFORMAT, path, "not an ELF file");
+	}
+	t->nro = 0;
+	t->ro_dropped = 0;
+	for (Elf_Scn *scn = elf_nextscn(e, NULL); scn; scn = elf_nextscn(e, scn)) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    (sh.sh_flags & SHF_WRITE) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		/* a non-NOBITS section's bytes are at sh_offset in the file */
+		if (sh.sh_offset <= fsize && sh.sh_size <= fsize - sh.sh_offset &&
+		    ro_same(img, sh.sh_addr, sh.sh_size, raw + sh.sh_offset)) {
+			ro_add(t, sh.sh_addr, sh.sh_addr + sh.sh_size);
+			continue;
+		}
+		if (!ndiff++ && cap) {
+			const char *name = elf_strptr(e, shstrndx, sh.sh_name);
+
+			snprintf(first, cap, "%s at 0x%llx", name && *name ? name : "?",
+				 (unsigned long long)sh.sh_addr);
+		}
+	}
+	ro_merge(t);
+	elf_end(e);
+	close(fd);
+	return ndiff;
+}
+
 int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err)
 {
 	struct stat sb;
@@ -117,15 +203,7 @@ int cli_target_read(const char *path, struct cli_target *t, struct cp_error *err
 			if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
 			    (sh.sh_flags & SHF_WRITE) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
 				continue;
-			if (t->nro == CLI_MAX_RO)
-				ro_merge(t);
-			if (t->nro == CLI_MAX_RO) {
-				t->ro_dropped++;
-				continue;
-			}
-			t->ro[2 * t->nro] = sh.sh_addr;
-			t->ro[2 * t->nro + 1] = sh.sh_addr + sh.sh_size;
-			t->nro++;
+			ro_add(t, sh.sh_addr, sh.sh_addr + sh.sh_size);
 		}
 		ro_merge(t);
 	}

@@ -25,10 +25,13 @@
 #     NT_PRPSINFO, NT_AUXV), and holds an executable segment that does not
 #     start with the ELF header, so an ARM program linked -z separate-code has
 #     its code and constants in the core. The ET_EXEC's read-only sections are
-#     skipped there as in a board's core (a would-be header planted in .rodata,
-#     as a kit literal would read: 1 damaged header before, 0 now); the rule for
-#     repeated segments stays for cores with neither (t_coreparse: "board many,
-#     NT_AUXV"). Needs arm-linux-gnueabihf-gcc and qemu-arm, else said so.
+#     skipped there as in a board's core where the core's bytes are the
+#     file's (a would-be header planted in .rodata of the core and of a copy of
+#     the program, as a kit literal would read: 1 damaged header before, 0
+#     now; planted in the core alone, .rodata differs and is scanned: 1, and
+#     said so); the rule for repeated segments stays for cores with neither
+#     (t_coreparse: "board many, NT_AUXV"). Needs arm-linux-gnueabihf-gcc and
+#     qemu-arm, else said so.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 [ "$(uname -m)" = x86_64 ] || skip "x86-64 only (frame counts of glibc's start code)"
@@ -163,15 +166,22 @@ check "qemu-user: qemu-arm wrote a core" test -n "$qcore"
 check_eq "qemu-user: its notes: NT_AUXV, no NT_FILE" "auxv 1 file 0" \
 	"auxv $(readelf -n "$qcore" | grep -c NT_AUXV) file $(readelf -n "$qcore" | grep -c NT_FILE)"
 # the would-be header: zero words, then a live END of depth 0, 0x100 into .rodata
-python3 - "$qexe" "$qcore" "$TMP/planted.core" >"$TMP/plant.out" <<'PY'
+# (and at the same place in a copy of the program, $TMP/lit/ha_arm_sc)
+mkdir -p "$TMP/lit"
+python3 - "$qexe" "$qcore" "$TMP/planted.core" "$TMP/lit/ha_arm_sc" >"$TMP/plant.out" <<'PY'
 import struct, subprocess, sys
-elf, core, out = sys.argv[1:4]
+elf, core, out, copy = sys.argv[1:5]
 addr = None
 for l in subprocess.run(["readelf", "-SW", elf], capture_output=True, text=True).stdout.splitlines():
     f = l.replace("[ ", "[").split()
     if len(f) > 4 and f[1] == ".rodata":
-        addr = int(f[3], 16)
+        addr, foff = int(f[3], 16), int(f[4], 16)
 at = (addr + 0x100) & ~3
+prog = bytearray(open(elf, "rb").read())
+o = foff + at - addr
+prog[o - 32:o] = bytes(32)
+prog[o:o + 4] = struct.pack("<I", 0xE4DB1000)
+open(copy, "wb").write(prog)
 data = bytearray(open(core, "rb").read())
 for l in subprocess.run(["readelf", "-lW", core], capture_output=True, text=True).stdout.splitlines():
     f = l.split()
@@ -187,9 +197,18 @@ for l in subprocess.run(["readelf", "-lW", core], capture_output=True, text=True
 print("not dumped")
 PY
 check_eq "qemu-user: .rodata is in the core (a would-be header planted there)" planted "$(cat "$TMP/plant.out")"
-qjson() { "$M" --format json "$qexe" "$1" 2>/dev/null |
+qjson() {   # CORE [PROG]: "BLOCKS DAMAGED", the stderr in $TMP/q.err
+	"$M" --format json "${2:-$qexe}" "$1" 2>"$TMP/q.err" |
 	python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["blocks"], d["damaged_headers"])'; }
 check_eq "qemu-user: the core as written: 19 blocks, no damage" "19 0" "$(qjson "$qcore")"
-check_eq "qemu-user: .rodata not scanned: the planted header is no damage" "19 0" "$(qjson "$TMP/planted.core")"
+check_eq "qemu-user: the core as written: its read-only bytes are the program's, no line" 0 \
+	"$(grep -c 'mprof-core' "$TMP/q.err")"
+check_eq "qemu-user: .rodata not scanned: the planted header, the program's literal, is no damage" "19 0" \
+	"$(qjson "$TMP/planted.core" "$TMP/lit/ha_arm_sc")"
+check_eq "qemu-user: planted in the core alone: .rodata differs, scanned, the header is damage" "19 1" \
+	"$(qjson "$TMP/planted.core")"
+check_grep "qemu-user: planted in the core alone: said so, .rodata named" \
+	"^mprof-core: $qexe: 1 of its read-only sections \\(the first: \\.rodata at 0x[0-9a-f]+\\) differ from the core's bytes" \
+	"$TMP/q.err"
 
 done_testing

@@ -2,13 +2,17 @@
 # run-known11.sh - defects an earlier session noticed and left:
 #  3. a core without NT_FILE gets the read-only skip of an ET_EXEC's sections
 #     only when the core's AT_ENTRY is the program's e_entry (an ET_EXEC has
-#     no load bias). A gcore of a non-PIE tests/prog/freed_large.c, its NT_FILE
+#     no load bias), and then only for the sections whose dumped bytes equal
+#     the file's. A gcore of a non-PIE tests/prog/freed_large.c, its NT_FILE
 #     note's type written over and a would-be header (zeros, then a live END
-#     of depth 0) planted in .dynstr: with the program, 13 blocks and no
-#     damage; with another program of the same name (hunt_allocs.c, another
-#     entry point, sections over the same page), the skip is not taken and
-#     said so: the planted header reads as damage (before: skipped silently,
-#     no damage, no line).
+#     of depth 0) planted in .dynstr: with a copy of the program holding the
+#     same bytes at the same place (its literal), 13 blocks and no damage;
+#     with the program as built (.dynstr differs), and with another build of
+#     freed_large.c (two sizes changed: the same entry point, another
+#     build-id) the differing sections are scanned and said so: the planted
+#     header reads as damage (before: skipped silently, no damage, no line);
+#     with another program of the same name (hunt_allocs.c, another entry
+#     point, sections over the same page), the skip is not taken and said so.
 #  4. libheapann.so's constructors run in the order of their priorities
 #     (HA_CONSTRUCTOR, annotate/internal.h): ck_init, ha_init, snap_init, each
 #     an entry of .init_array of its own (R_X86_64_RELATIVE relocations read
@@ -39,10 +43,12 @@ command -v gdb >/dev/null || skip "gdb not installed"
 M="$B/mprof-core"
 
 # ---- 3. the read-only skip of a core without NT_FILE: AT_ENTRY must agree ----
-mkdir -p "$TMP/right" "$TMP/wrong"
+mkdir -p "$TMP/right" "$TMP/wrong" "$TMP/lit" "$TMP/build2"
 exe=$TMP/right/known11_prog
+sed 's/2049, 1024, 1200/2050, 1024, 1300/' tests/prog/freed_large.c >"$TMP/freed_large2.c"
 cc -g -O0 -no-pie -o "$exe" tests/prog/freed_large.c &&
-	cc -g -O0 -no-pie -o "$TMP/wrong/known11_prog" tests/prog/hunt_allocs.c ||
+	cc -g -O0 -no-pie -o "$TMP/wrong/known11_prog" tests/prog/hunt_allocs.c &&
+	cc -g -O0 -no-pie -o "$TMP/build2/known11_prog" "$TMP/freed_large2.c" ||
 	skip "cannot link non-PIE programs"
 gcore_waiting "$TMP/np.core" "$exe"
 check "no NT_FILE: gcore written" test -s "$TMP/np.core"
@@ -84,8 +90,35 @@ npjson() {   # PROG: "BLOCKS DAMAGED" of the patched core read with PROG, its st
 	"$M" --format json "$1" "$TMP/nf.core" 2>"$TMP/np.err" |
 		python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["blocks"], d["damaged_headers"])'
 }
-check_eq "no NT_FILE, the program: 13 blocks, the planted header skipped" "13 0" "$(npjson "$exe")"
-check_eq "no NT_FILE, the program: no line about the entry point" 0 "$(grep -c 'entry point' "$TMP/np.err")"
+# the copy holding the planted bytes: .dynstr's offset in the file for its address
+dynoff=$(readelf -SW "$exe" | sed 's/\[ /[/' | awk '$2 == ".dynstr" { print "0x" $5 }')
+python3 - "$exe" "$TMP/lit/known11_prog" "$dynstr" "$dynoff" <<'PY'
+import struct, sys
+src, out, addr, off = sys.argv[1], sys.argv[2], int(sys.argv[3], 16), int(sys.argv[4], 16)
+at = (addr + 0x40) & ~7
+o = off + at - addr
+d = bytearray(open(src, "rb").read())
+d[o - 48:o] = bytes(48)
+struct.pack_into("<Q", d, o, 0xE4DB10C7A11E0000)
+open(out, "wb").write(d)
+PY
+check_eq "no NT_FILE, the program holding the planted bytes: 13 blocks, its literal skipped" "13 0" \
+	"$(npjson "$TMP/lit/known11_prog")"
+check_eq "no NT_FILE, the program holding the planted bytes: no line" 0 "$(grep -c 'mprof-core' "$TMP/np.err")"
+check_eq "no NT_FILE, the program as built: .dynstr differs, the planted header is damage" "13 1" "$(npjson "$exe")"
+check_grep "no NT_FILE, the program as built: said so, .dynstr named" \
+	"^mprof-core: $exe: 1 of its read-only sections \\(the first: \\.dynstr at $(printf '0x%x' "$dynstr")\\) differ from the core's bytes: another build\\? They are scanned\$" \
+	"$TMP/np.err"
+check_eq "no NT_FILE, the program as built: no line about the entry point" 0 "$(grep -c 'entry point' "$TMP/np.err")"
+e_b2=$(readelf -hW "$TMP/build2/known11_prog" | sed -n 's/^ *Entry point address: *//p')
+check_eq "no NT_FILE, another build of freed_large.c: the same entry point" "$e_right" "$e_b2"
+check_eq "no NT_FILE, another build, the same entry: its differing sections scanned, the planted header is damage" \
+	"13 1" "$(npjson "$TMP/build2/known11_prog")"
+check_grep "no NT_FILE, another build: said so, the build-id note first" \
+	"^mprof-core: $TMP/build2/known11_prog: 2 of its read-only sections \\(the first: \\.note\\.gnu\\.build-id at 0x[0-9a-f]+\\) differ from the core's bytes: another build\\? They are scanned\$" \
+	"$TMP/np.err"
+"$M" -q --format json "$TMP/build2/known11_prog" "$TMP/nf.core" >/dev/null 2>"$TMP/q.err"
+check_eq "no NT_FILE, another build, -q: no line" 0 "$(grep -c 'differ' "$TMP/q.err")"
 check_eq "no NT_FILE, another program: not skipped, the planted header is damage" "13 1" \
 	"$(npjson "$TMP/wrong/known11_prog")"
 check_grep "no NT_FILE, another program: said so" \
