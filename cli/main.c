@@ -563,9 +563,14 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 			char first[96];
 			int nd = cli_target_ro_verify(o->prog, &t, p->img, first, sizeof(first), &cerr);
 
-			if (nd < 0)
-				goto cerror;
-			if (nd > 0 && !o->quiet)
+			if (nd < 0) {
+				/* read once already (cli_target_read): changed or
+				 * damaged since; then nothing is skipped, all is scanned */
+				if (!o->quiet)
+					fprintf(stderr, "mprof-core: %s; its read-only sections are "
+						"scanned\n", cerr.msg);
+				t.type = ET_NONE;
+			} else if (nd > 0 && !o->quiet)
 				fprintf(stderr, "mprof-core: %s: %d of its read-only sections (the first: %s) "
 					"differ from the core's bytes: another build? They are scanned\n",
 					o->prog, nd, first);

@@ -66,6 +66,8 @@ static void ro_add(struct cli_target *t, uint64_t lo, uint64_t hi)
 static int ro_same(const struct cp_image *img, uint64_t addr, uint64_t len,
 		   const unsigned char *file)
 {
+	if (len > UINT64_MAX - addr)
+		return 0;   /* past the address space: no such bytes, scanned */
 	for (size_t k = 0; k < img->nsegs; k++) {
 		const struct cp_segment *g = &img->segs[k];
 		uint64_t lo = addr > g->vaddr ? addr : g->vaddr;
@@ -99,12 +101,14 @@ int cli_target_ro_verify(const char *path, struct cli_target *t, const struct cp
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	raw = e ? (const unsigned char *)elf_rawfile(e, &fsize) : NULL;
-	if (!raw || elf_getshdrstrndx(e, &shstrndx) < 0) {
+	if (!raw) {
 		if (e)
 			elf_end(e);
 		close(fd);
 		return fail(err, CP_EFORMAT, path, "not an ELF file");
 	}
+	if (elf_getshdrstrndx(e, &shstrndx) < 0)
+		shstrndx = 0;   /* a damaged index (SHN_XINDEX, no sections): names read "?" */
 	t->nro = 0;
 	t->ro_dropped = 0;
 	for (Elf_Scn *scn = elf_nextscn(e, NULL); scn; scn = elf_nextscn(e, scn)) {
