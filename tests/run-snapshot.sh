@@ -175,7 +175,13 @@ while [ $i -le 100 ]; do
 		"$B/mprof-core" -q --format=json --top 1 "$TMP/snap_threads" "$f" >"$TMP/t.json" 2>/dev/null
 		rc=$?
 		[ $rc -eq 0 ] && read_ok=$((read_ok + 1))
-		[ $rc -eq 3 ] && read_damaged=$((read_damaged + 1))
+		if [ $rc -eq 3 ]; then
+			read_damaged=$((read_damaged + 1))
+			# what was read as damage, for the log (a rare failure to diagnose)
+			"$B/mprof-core" --report=corruption --top 5 "$TMP/snap_threads" "$f" 2>&1 |
+				head -n 40 | sed "s/^/# core $i: /"
+			readelf -n "$f" 2>/dev/null | grep -c NT_PRSTATUS | sed "s/^/# core $i: threads recorded: /"
+		fi
 	fi
 	rm -f "$f"
 	i=$((i + 1))
