@@ -20,6 +20,7 @@
  */
 #include "snapshot.h"
 #include "internal.h"
+#include "heapann_note.h"
 
 #if HA_HAVE_SNAPSHOT
 #include "signame.h"
@@ -85,6 +86,15 @@ struct snap_job {
 	uintptr_t skip_lo, skip_hi; /* the writer's own stack: left out of the core */
 	struct snap_thread *others; /* the other threads blocked in a system call */
 	unsigned nothers;
+	struct snap_hint *hints;    /* the threads that were running: where their stacks are */
+	unsigned nhints;
+};
+
+/* A thread that was running (not blocked in a system call) when a snapshot was
+ * taken: no registers of it are known, only an address inside its stack from
+ * the registry below (HEAPANN_NT_STACKS, include/heapann_note.h). */
+struct snap_hint {
+	uint64_t tid, at;
 };
 
 /* Another thread of the process, blocked in a system call when the snapshot was
@@ -97,6 +107,25 @@ struct snap_thread {
 	unsigned long sp, pc;
 };
 #define SNAP_THREADS_ROOM (64u << 10)  /* bytes of the writer's stack mapping for them */
+#define SNAP_HINTS_ROOM (16u << 10)    /* of which the running threads' hints take these */
+
+/* ---- the registry of threads' stacks ----
+ * Each thread, at its first call of libheapann once snapshots are on, claims a
+ * slot with its tid and an address in its own stack; the slot is given back when
+ * the thread exits (a key's destructor). A snapshot looks up the threads it found
+ * running, so that mprof-core knows their stacks for stacks: a header magic that
+ * malloc left in a register spill there is no damaged header (run-snapshot's
+ * threads section read 1 in 10 of such cores as damaged). Threads past
+ * SNAP_STACKS at once go without. */
+#define SNAP_STACKS 1024
+static struct {
+	int tid;            /* 0: free; -1: being claimed */
+	uintptr_t at;
+} snap_stacks[SNAP_STACKS];
+static unsigned snap_stacks_hi;          /* slots [0, hi) have been used */
+static int snap_stacks_on;               /* set by snap_init: snapshots are on */
+static pthread_key_t snap_stacks_key;
+static HA_TLS int snap_stack_mine;       /* 1 + this thread's slot; -1: none free */
 
 extern char **environ;
 
@@ -453,15 +482,21 @@ next:
 }
 
 /* Append one note (name "CORE") to w->notes. */
-static void snap_note(struct snap_work *w, uint32_t type, const void *desc, size_t len)
+static void snap_note_named(struct snap_work *w, const char name[8], uint32_t namesz,
+			    uint32_t type, const void *desc, size_t len)
 {
-	Elf64_Nhdr h = { 5, (Elf64_Word)len, type };
+	Elf64_Nhdr h = { namesz, (Elf64_Word)len, type };
 	unsigned char *p = w->notes + w->notes_len;
 
 	memcpy(p, &h, sizeof(h));
-	memcpy(p + sizeof(h), "CORE\0\0\0", 8);
+	memcpy(p + sizeof(h), name, 8);
 	memcpy(p + sizeof(h) + 8, desc, len);
 	w->notes_len += sizeof(h) + 8 + ((len + 3) & ~(size_t)3);
+}
+
+static void snap_note(struct snap_work *w, uint32_t type, const void *desc, size_t len)
+{
+	snap_note_named(w, "CORE\0\0\0", 5, type, desc, len);
 }
 
 /* Bytes one note of LEN bytes of desc takes. */
@@ -488,7 +523,8 @@ static int snap_build_notes(struct snap_work *w, const struct snap_job *j)
 	w->notes_cap = snap_note_size(sizeof(st)) + snap_note_size(sizeof(ps)) +
 		       snap_note_size(sizeof(siginfo_t)) + snap_note_size(w->auxv_len) +
 		       snap_note_size(filesz) + snap_note_size(sizeof(elf_fpregset_t)) + 2 * filesz +
-		       j->nothers * snap_note_size(sizeof(st));
+		       j->nothers * snap_note_size(sizeof(st)) +
+		       snap_note_size(j->nhints * sizeof(struct snap_hint));
 	w->notes_cap = (w->notes_cap + SNAP_PAGE - 1) & ~(size_t)(SNAP_PAGE - 1);
 	w->notes = snap_mmap(w->notes_cap);
 	if (!w->notes)
@@ -576,6 +612,12 @@ static int snap_build_notes(struct snap_work *w, const struct snap_job *j)
 		st.pr_reg[19] = o->sp;
 		st.pr_reg[20] = 0x2b;
 		snap_note(w, NT_PRSTATUS, &st, sizeof(st));
+	}
+	/* the threads that were running: an address in each one's stack */
+	if (j->nhints) {
+		_Static_assert(sizeof(HEAPANN_NOTE_NAME) == 8, "the note's name takes 8 bytes");
+		snap_note_named(w, HEAPANN_NOTE_NAME, 8, HEAPANN_NT_STACKS, j->hints,
+				j->nhints * sizeof(struct snap_hint));
 	}
 	return 0;
 }
@@ -1124,6 +1166,62 @@ static unsigned long snap_ulong(const char **s)
 	return v;
 }
 
+/* Claim a registry slot for the calling thread, AT an address in its stack. */
+static void snap_stack_claim(uintptr_t at)
+{
+	int tid = (int)syscall(SYS_gettid);
+
+	snap_stack_mine = -1;   /* first: pthread_setspecific may call calloc */
+	for (unsigned i = 0; i < SNAP_STACKS; i++) {
+		int z = 0;
+
+		if (__atomic_load_n(&snap_stacks[i].tid, __ATOMIC_RELAXED) != 0 ||
+		    !__atomic_compare_exchange_n(&snap_stacks[i].tid, &z, -1, 0, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		snap_stacks[i].at = at;
+		__atomic_store_n(&snap_stacks[i].tid, tid, __ATOMIC_RELEASE);
+		{
+			unsigned hi = __atomic_load_n(&snap_stacks_hi, __ATOMIC_RELAXED);
+
+			while (hi <= i && !__atomic_compare_exchange_n(&snap_stacks_hi, &hi, i + 1, 1,
+								      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				;
+		}
+		snap_stack_mine = (int)i + 1;
+		pthread_setspecific(snap_stacks_key, (void *)(uintptr_t)(i + 1));
+		return;
+	}
+}
+
+/* A thread exits (snap_stacks_key's destructor): its slot is free again. */
+static void snap_stack_release(void *v)
+{
+	uintptr_t i = (uintptr_t)v - 1;
+
+	if (i < SNAP_STACKS)
+		__atomic_store_n(&snap_stacks[i].tid, 0, __ATOMIC_RELEASE);
+}
+
+void ha_snap_thread_first(void)
+{
+	if (__builtin_expect(snap_stack_mine != 0, 1) ||
+	    !__atomic_load_n(&snap_stacks_on, __ATOMIC_ACQUIRE))
+		return;
+	snap_stack_claim((uintptr_t)__builtin_frame_address(0));
+}
+
+/* The address in thread TID's stack that the registry holds, or 0. */
+static uintptr_t snap_stack_of(pid_t tid)
+{
+	unsigned hi = __atomic_load_n(&snap_stacks_hi, __ATOMIC_RELAXED);
+
+	for (unsigned i = 0; i < hi && i < SNAP_STACKS; i++)
+		if (__atomic_load_n(&snap_stacks[i].tid, __ATOMIC_ACQUIRE) == tid)
+			return snap_stacks[i].at;
+	return 0;
+}
+
 /* Record thread TID (its /proc/self/task name NAME, NLEN digits) in J's next
  * slot when /proc/self/task/TID/syscall shows it blocked. Returns 1 when
  * recorded, 0 when the file says "running", -1 when it cannot be read (the
@@ -1210,11 +1308,14 @@ static long snap_ns_since(const struct timespec *t0)
  * round and the clone is recorded where it was. */
 static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, size_t dlen)
 {
-	unsigned cap = (unsigned)(room / sizeof(struct snap_thread));
+	unsigned cap;
 	struct timespec t0;
 
 	j->others = tab;
 	j->nothers = 0;
+	j->hints = (struct snap_hint *)((char *)tab + room - SNAP_HINTS_ROOM);
+	j->nhints = 0;
+	cap = (unsigned)((room - SNAP_HINTS_ROOM) / sizeof(struct snap_thread));
 	if (clock_gettime(CLOCK_MONOTONIC, &t0) < 0)
 		t0.tv_sec = t0.tv_nsec = 0;
 	for (unsigned round = 0;; round++) {
@@ -1224,6 +1325,7 @@ static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, 
 		if (dfd < 0)
 			return;
 		j->nothers = 0;   /* this round's records only: the latest stack pointers */
+		j->nhints = 0;
 		while ((n = syscall(SYS_getdents64, dfd, dbuf, dlen)) > 0) {
 			for (long off = 0; off < n;) {
 				/* struct linux_dirent64: ino, off, reclen (u16), type (u8), name */
@@ -1243,8 +1345,15 @@ static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, 
 					;
 				if (k < j->nothers)
 					continue;   /* listed twice by one pass of getdents */
-				if (snap_other(j, tid, name, (size_t)(p - name)) == 0)
+				if (snap_other(j, tid, name, (size_t)(p - name)) == 0) {
+					uintptr_t at = snap_stack_of(tid);
+
 					running++;
+					if (at && j->nhints < SNAP_HINTS_ROOM / sizeof(struct snap_hint)) {
+						j->hints[j->nhints].tid = (uint64_t)tid;
+						j->hints[j->nhints++].at = at;
+					}
+				}
 			}
 		}
 		close(dfd);
@@ -1719,7 +1828,16 @@ static void snap_prog_init(void)
 /* A fork()ed child of the program counts its own snapshots from 1 again. */
 static void snap_atfork_child(void)
 {
+	int mine = snap_stack_mine;
+
 	snap_count = 0;
+	/* the registry: the other threads are not in the child; this one has a
+	 * new tid */
+	for (unsigned i = 0; i < SNAP_STACKS; i++)
+		if (snap_stacks[i].tid && (int)i + 1 != mine)
+			snap_stacks[i].tid = 0;
+	if (mine > 0)
+		snap_stacks[mine - 1].tid = (int)syscall(SYS_gettid);
 }
 
 static void snap_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags)
@@ -1754,6 +1872,12 @@ static void snap_init(void)
 	snap_prog_init();
 	snap_compress_init();
 	pthread_atfork(0, 0, snap_atfork_child);
+	/* the registry of stacks, from this thread (the main one, as a rule) on */
+	if (pthread_key_create(&snap_stacks_key, snap_stack_release) == 0) {
+		__atomic_store_n(&snap_stacks_on, 1, __ATOMIC_RELEASE);
+		if (!snap_stack_mine)
+			snap_stack_claim((uintptr_t)__builtin_frame_address(0));
+	}
 	for (int i = 0; i < snap_nsignals; i++)
 		snap_install(snap_signals[i], snap_on_signal, 0);
 	if (snap_on_abort)

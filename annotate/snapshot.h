@@ -18,6 +18,12 @@
  * .core.zst with HEAPANN_SNAPSHOT_COMPRESS=zstd) and waits for the writer. Returns 0 when the core was written, -1 otherwise (a line on
  * stderr says why). Keeps errno. Allocates nothing. */
 int ha_snapshot_now(void);
+/* The calling thread's first call of libheapann (ha_stats_call, before the
+ * thread has its call counts): once snapshots are on, it notes where the
+ * thread's stack is, for the snapshots that find it running. No allocation
+ * of its own (pthread_setspecific may allocate once: that call returns at
+ * once). */
+void ha_snap_thread_first(void);
 #endif
 
 #endif /* HA_SNAPSHOT_H */

@@ -18,6 +18,7 @@
 #include "hdr.h"
 #include "heapann_stats.h"
 #include "hook.h"
+#include "snapshot.h"
 #include "internal.h"
 #if !HA_BARE
 #include <sys/mman.h>
@@ -493,6 +494,10 @@ void ha_stats_call(unsigned entry)
 {
 	unsigned sh;
 	uintptr_t *w;
+
+#if HA_HAVE_SNAPSHOT
+	ha_snap_thread_first();
+#endif
 
 	if (ST_UNLIKELY(!st_ready())) {
 		if (__atomic_load_n(&st_state, __ATOMIC_ACQUIRE) == 3)

@@ -77,6 +77,12 @@ struct cp_image {
 	size_t nfiles;
 	struct cp_thread *threads;
 	size_t nthreads;
+	/* HEAPANN_NT_STACKS (include/heapann_note.h, libheapann's snapshots only):
+	 * an address inside the stack of each thread that was running when the
+	 * snapshot was taken and has no NT_PRSTATUS. Not a stack pointer: where
+	 * its live frames begin is not known. */
+	uint64_t *stack_hints;
+	size_t nstack_hints;
 	uint64_t *auxv;           /* NT_AUXV as (type, value) pairs */
 	size_t nauxv;
 	char prpsinfo_fname[17];  /* NT_PRPSINFO pr_fname, "" when absent */

@@ -402,6 +402,7 @@ void cp_image_free(struct cp_image *img)
 	free(img->files);
 	free(img->segs);
 	free(img->threads);
+	free(img->stack_hints);
 	free(img->auxv);
 	free(img->path);
 	free(img);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cp_priv.h"
+#include "heapann_note.h"
 
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
@@ -215,6 +216,25 @@ static int parse_auxv(struct cp_image *img, const struct note *n, struct cp_erro
 	return 0;
 }
 
+/* HEAPANN_NT_STACKS: (tid, address in its stack) word pairs; the addresses are
+ * kept (a core with several such notes, which libheapann never writes, keeps
+ * its first). */
+static int parse_stacks(struct cp_image *img, const struct note *n, struct cp_error *err)
+{
+	unsigned w = img->wsize;
+	size_t i, count = n->descsz / (2 * w);
+
+	if (img->stack_hints || count == 0)
+		return 0;
+	img->stack_hints = calloc(count, sizeof(uint64_t));
+	if (!img->stack_hints)
+		return cp_error_set(err, CP_ENOMEM, img->path, "out of memory");
+	for (i = 0; i < count; i++)
+		img->stack_hints[i] = cp_decode(n->desc + (2 * i + 1) * w, w, img->big_endian);
+	img->nstack_hints = count;
+	return 0;
+}
+
 int cp_notes_parse(struct cp_image *img, const unsigned char *p, size_t len, struct cp_error *err)
 {
 	size_t off = 0;
@@ -223,6 +243,11 @@ int cp_notes_parse(struct cp_image *img, const unsigned char *p, size_t len, str
 	while (note_next(p, len, img->big_endian, &off, &n)) {
 		int rc = 0;
 
+		if (n.type == HEAPANN_NT_STACKS && note_named(&n, HEAPANN_NOTE_NAME)) {
+			if (parse_stacks(img, &n, err) < 0)
+				return -1;
+			continue;
+		}
 		if (!note_named(&n, "CORE"))
 			continue;
 		switch (n.type) {

@@ -1910,28 +1910,112 @@ static inline uint32_t stack_number(struct cp_scan *out, const struct stab_entry
 	return newid[old];
 }
 
-/* Whether addr lies in a segment of a Linux process's core that holds one of its
- * threads' stack pointers: that thread's stack (its dead part below the pointer
- * as well as its live frames). No allocator of a Linux process puts a block
+/* One thread stack of a Linux process's core: [lo, hi). */
+struct stack_range {
+	uint64_t lo, hi;
+};
+
+static int stack_range_cmp(const void *a, const void *b)
+{
+	const struct stack_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The index of the first of the NB blocks B (sorted by user address) whose user
+ * address is at least ADDR (NB when none). */
+static size_t block_from(const struct cp_block *b, size_t nb, uint64_t addr)
+{
+	size_t lo = 0, hi = nb;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b[mid].user < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Add to R (at *N) the stack that holds ADDR, a thread's stack pointer or an
+ * address libheapann's snapshot gave for a running thread's stack
+ * (HEAPANN_NT_STACKS): the anonymous segment holding it, when no block of the
+ * NB blocks B (sorted) lies there; when blocks do (a stack the program took
+ * from the heap: a coroutine's, or a thread's made with pthread_attr_setstack),
+ * only the user bytes of the live block holding ADDR, so that a damaged header
+ * in the rest of that heap still counts. */
+static void stack_range_add(const struct cp_image *img, const struct cp_block *b, size_t nb,
+			    uint64_t addr, struct stack_range *r, size_t *n)
+{
+	const struct cp_segment *seg = cp_image_segment(img, addr);
+	uint64_t lo, hi;
+	size_t k;
+
+	if (!seg || cp_image_mapping(img, seg->vaddr))
+		return;
+	lo = seg->vaddr;
+	hi = seg->vaddr + seg->memsz < lo ? UINT64_MAX : seg->vaddr + seg->memsz;
+	k = block_from(b, nb, lo);
+	if (k < nb && b[k].user < hi) {
+		k = block_from(b, nb, addr + 1);
+		if (!k || b[k - 1].state != CP_LIVE || addr - b[k - 1].user >= b[k - 1].size)
+			return;
+		lo = b[k - 1].user;
+		hi = lo + b[k - 1].size;
+	}
+	r[*n].lo = lo;
+	r[(*n)++].hi = hi;
+}
+
+/* Drop from out's damaged headers (sorted) those that lie in one of the threads'
+ * stacks (its dead part below the stack pointer as well as its live frames),
+ * counting them in nstack_copies. No allocator of a Linux process puts a block
  * there, while registers spilled there (the lazy resolver's, a callee's saves,
  * uninitialized locals) may still hold a header magic malloc had in them: such a
  * word is no damaged header. A Linux process's core is one with NT_FILE (the
- * kernel's and gdb's); the stack is an anonymous mapping. Raw dumps, and cores
- * without NT_FILE (a QEMU or debugger dump of a firmware's RAM, where stack and
- * heap may share a segment; qemu-user's), never. */
-static int on_thread_stack(const struct cp_image *img, uint64_t addr)
+ * kernel's, gdb's and libheapann's); a stack is an anonymous mapping. Raw dumps,
+ * and cores without NT_FILE (a QEMU or debugger dump of a firmware's RAM, where
+ * stack and heap may share a segment; qemu-user's), never. Returns 0, or -1 out
+ * of memory. */
+static int drop_stack_copies(const struct cp_image *img, struct cp_scan *out)
 {
-	const struct cp_segment *seg;
-	size_t t;
+	size_t nr = 0, i, j, k, cap = img->nthreads + img->nstack_hints;
+	struct stack_range *r;
 
-	if (img->kind != CP_KIND_CORE || !img->nthreads || !img->nfiles)
+	if (img->kind != CP_KIND_CORE || !cap || !img->nfiles || !out->ndamaged)
 		return 0;
-	seg = cp_image_segment(img, addr);
-	if (!seg || cp_image_mapping(img, seg->vaddr))
-		return 0;
-	for (t = 0; t < img->nthreads; t++)
-		if (cp_image_segment(img, img->threads[t].sp) == seg)
-			return 1;
+	r = malloc(cap * sizeof(*r));
+	if (!r)
+		return -1;
+	for (i = 0; i < img->nthreads; i++)
+		stack_range_add(img, out->blocks, out->nblocks, img->threads[i].sp, r, &nr);
+	for (i = 0; i < img->nstack_hints; i++)
+		stack_range_add(img, out->blocks, out->nblocks, img->stack_hints[i], r, &nr);
+	qsort(r, nr, sizeof(*r), stack_range_cmp);
+	/* their union, disjoint and in order (two threads may share a segment) */
+	for (i = 0, k = 0; i < nr; i++)
+		if (k && r[i].lo <= r[k - 1].hi) {
+			if (r[i].hi > r[k - 1].hi)
+				r[k - 1].hi = r[i].hi;
+		} else {
+			r[k++] = r[i];
+		}
+	nr = k;
+	for (i = j = k = 0; i < out->ndamaged; i++) {
+		uint64_t h = out->damaged[i].hdr;
+
+		while (k < nr && r[k].hi <= h)   /* both in order: one pass */
+			k++;
+		if (k < nr && r[k].lo <= h) {
+			out->nstack_copies++;
+			continue;
+		}
+		out->damaged[j++] = out->damaged[i];
+	}
+	out->ndamaged = j;
+	free(r);
 	return 0;
 }
 
@@ -2085,13 +2169,8 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 		out->live_overhead += live_ovh;
 		out->nguard_broken += nbroken;
 		for (j = 0; j < c->damage.n; j++) {
-			struct cp_damage *o;
+			struct cp_damage *o = &out->damaged[out->ndamaged++];
 
-			if (on_thread_stack(sc->img, d[j].hdr)) {
-				out->nstack_copies++;
-				continue;
-			}
-			o = &out->damaged[out->ndamaged++];
 			*o = d[j];
 			if (o->known & CP_KNOWN_FRAMES)
 				o->stack = remap[c->worker][o->stack];
@@ -2109,6 +2188,8 @@ static int scan_merge(struct scanner *sc, struct worker *wks, unsigned nw, struc
 			break;
 	if (i < out->ndamaged)
 		qsort(out->damaged, out->ndamaged, sizeof(*out->damaged), damage_cmp);
+	if (drop_stack_copies(sc->img, out) < 0)
+		goto out;
 
 	/* number the stacks by first use: blocks (done above when they were in
 	 * order), then damaged headers */

@@ -9,7 +9,8 @@
 #    interrupted, waitpid(-1) sees no child); again with HEAPANN_SNAPSHOT_WAIT=0
 #    (no child left behind), signal:SIGUSR1 and signal:SIGRTMIN+3;
 #  - threads: 100 snapshots of tests/prog/snap_threads.c (8 threads allocating), no
-#    deadlock, then one of the settled process finds every block it holds, and
+#    deadlock; every 10th core reads without damage and records or names (the
+#    HEAPANN stacks note, for a thread running) the stacks of all 9 threads; then one of the settled process finds every block it holds, and
 #    has the 8 waiting threads (pc and stack pointer) for gdb and the lost report;
 #  - abort: an overflow caught by HEAPANN_CHECK_INTERVAL (SIGABRT) and one that
 #    crashes (SIGSEGV) leave our core, whose corruption report names the culprit,
@@ -164,7 +165,7 @@ wait_for "$TMP/thr.out" '^running'
 # the program runs under timeout: its pid is timeout's child
 ppid_prog=$(ps -o pid= --ppid $tpid | tr -d ' ')
 t0=$(date +%s)
-done_n=0 read_ok=0 read_damaged=0
+done_n=0 read_ok=0 read_damaged=0 all9=0
 i=1
 while [ $i -le 100 ]; do
 	kill -USR2 "$ppid_prog" 2>/dev/null || break
@@ -175,6 +176,9 @@ while [ $i -le 100 ]; do
 		"$B/mprof-core" -q --format=json --top 1 "$TMP/snap_threads" "$f" >"$TMP/t.json" 2>/dev/null
 		rc=$?
 		[ $rc -eq 0 ] && read_ok=$((read_ok + 1))
+		# each of the 9 threads recorded, or named running by its stack
+		[ "$("$B/tests/tools/cpdump" "$f" 2>/dev/null | grep -Ec '^(thread|stack_hint) ')" = 9 ] &&
+			all9=$((all9 + 1))
 		if [ $rc -eq 3 ]; then
 			read_damaged=$((read_damaged + 1))
 			# what was read as damage, for the log (a rare failure to diagnose)
@@ -189,6 +193,7 @@ done
 t1=$(date +%s)
 check_eq "threads: 100 snapshots in a row" 100 $done_n
 check_eq "threads: every 10th core reads without damage (no header caught mid-write)" "10 0" "$read_ok $read_damaged"
+check_eq "threads: each of those 10 records or names the stack of all 9 threads" 10 $all9
 echo "# threads: 100 snapshots in $((t1 - t0)) s; of 10 cores read, $read_damaged showed a header caught mid-write"
 echo stop >&9
 wait_for "$TMP/thr.out" '^settled'

@@ -100,6 +100,8 @@ int main(int argc, char **argv)
 		printf("thread tid=%d signo=%d pc=0x%llx sp=0x%llx\n", img->threads[k].tid,
 		       img->threads[k].signo, (unsigned long long)img->threads[k].pc,
 		       (unsigned long long)img->threads[k].sp);
+	for (k = 0; k < img->nstack_hints; k++)
+		printf("stack_hint 0x%llx\n", (unsigned long long)img->stack_hints[k]);
 	for (k = 0; k < img->nfiles; k++) {
 		unsigned char id[64];
 		size_t n = 0, j;

@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "check.h"
+#include "heapann_note.h"
 #include "coreparse.h"
 #include "heapann_block.h"
 #include "heapann_stats.h"
@@ -905,19 +906,20 @@ static void mem_stray_end0(struct mem *m, uint64_t hdr)
 }
 
 /* A core with a heap and a thread stack (the segment holding the thread's stack
- * pointer), each with one valid block and one would-be damaged header: the one on
- * the stack, below and above the pointer alike, is counted in nstack_copies,
- * the heap's is damage; the stack's valid block is a block. The same core without
- * NT_FILE (not a Linux process's: firmware RAM may hold stack and heap in one
- * segment) and the same stack bytes as a raw dump (no threads) report the stack
- * ones as damage. */
+ * pointer), the heap with one valid block and one would-be damaged header, the
+ * stack with two would-be damaged headers, below and above the pointer: those on
+ * the stack are counted in nstack_copies, the heap's is damage. The same with the
+ * thread named only by libheapann's HEAPANN_NT_STACKS note (a snapshot's running
+ * thread: no NT_PRSTATUS). The same core without NT_FILE (not a Linux process's:
+ * firmware RAM may hold stack and heap in one segment) and the same stack bytes
+ * as a raw dump (no threads) report the stack ones as damage. */
 static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 {
 	const uint64_t heap = 0x600000, stack = 0x7f0000, sp = stack + 0x800;
 	struct mem mh, ms;
-	struct buf prs = { 0 }, fil = { 0 }, file = { 0 };
+	struct buf prs = { 0 }, fil = { 0 }, hint = { 0 }, file = { 0 };
 	struct file_map fm[1] = { { 0x400000, 0x401000, 0, "/usr/bin/stackprog" } };
-	uint64_t regs[45] = { 0 }, f[2] = { 0x401111, 0x402222 }, hu, su;
+	uint64_t regs[45] = { 0 }, f[2] = { 0x401111, 0x402222 }, hu;
 	unsigned nregs = machine == EM_X86_64 ? 27 : machine == EM_ARM ? 18 : 45;
 	struct nt notes[2];
 	struct seg segs[2];
@@ -932,32 +934,42 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 	mem_init(&ms, stack, 0x1000, w, big);
 	hu = mem_block(&mh, heap + 0x40, 24, 2, 7, f, 8, 0, 0);
 	mem_stray_end0(&mh, heap + 0x200);
-	su = mem_block(&ms, stack + 0x900, 16, 2, 8, f, 8, 0, 0);   /* a copy of a whole header */
 	mem_stray_end0(&ms, stack + 0x400);   /* below the stack pointer: dead */
 	mem_stray_end0(&ms, stack + 0xC00);   /* above it: a live frame */
 	regs[sp_idx] = sp;
 	nt_prstatus(&prs, w, big, 4343, 11, regs, nregs);
 	nt_file(&fil, w, big, fm, 1, 4096);
-	notes[0] = (struct nt){ "CORE", NT_PRSTATUS, prs.p, (uint32_t)prs.n };
-	notes[1] = (struct nt){ "CORE", NT_FILE, fil.p, (uint32_t)fil.n };
+	buf_int(&hint, 4344, w, big);
+	buf_int(&hint, sp + 0x100, w, big);
 	segs[0] = (struct seg){ heap, mh.p, 0x1000, 0x1000, PF_R | PF_W };
 	segs[1] = (struct seg){ stack, ms.p, 0x1000, 0x1000, PF_R | PF_W };
-	for (unsigned nn = 2; nn >= 1; nn--) {
+	/* 0: NT_FILE and NT_PRSTATUS; 1: NT_FILE and the HEAPANN note; 2: NT_PRSTATUS only */
+	for (unsigned mode = 0; mode < 3; mode++) {
+		notes[0] = (struct nt){ "CORE", NT_FILE, fil.p, (uint32_t)fil.n };
+		notes[1] = mode == 1 ? (struct nt){ HEAPANN_NOTE_NAME, HEAPANN_NT_STACKS, hint.p, (uint32_t)hint.n }
+				     : (struct nt){ "CORE", NT_PRSTATUS, prs.p, (uint32_t)prs.n };
 		file.n = 0;
-		elf_build(&file, w, big, ET_CORE, machine, notes, nn, segs, 2);
+		elf_build(&file, w, big, ET_CORE, machine, notes + (mode == 2), 2 - (mode == 2), segs, 2);
 		write_file(tpath("core-stack"), file.p, file.n);
 		img = cp_image_open_core(tpath("core-stack"), &err);
-		CHECK(NAME("core opens, the thread's sp in the stack segment"), img && img->nthreads == 1 &&
-		      img->threads[0].sp == sp && img->nfiles == nn - 1);
+		if (mode == 1)
+			CHECK(NAME("core opens, no thread, the note's stack address"), img &&
+			      img->nthreads == 0 && img->nstack_hints == 1 &&
+			      img->stack_hints[0] == sp + 0x100 && img->nfiles == 1);
+		else
+			CHECK(NAME("core opens, the thread's sp in the stack segment"), img &&
+			      img->nthreads == 1 && img->threads[0].sp == sp &&
+			      img->nfiles == (mode == 0) && img->nstack_hints == 0);
 		if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
-			if (nn == 2)
-				CHECK(NAME("core: both blocks live, the heap's damage only, 2 stack copies"),
-				      s.nlive == 2 && block_at(&s, hu) && block_at(&s, su) && s.ndamaged == 1 &&
+			if (mode < 2)
+				CHECK(NAME(mode ? "core, HEAPANN note: the heap's damage only, 2 stack copies"
+						: "core: the heap's damage only, 2 stack copies"),
+				      s.nlive == 1 && block_at(&s, hu) && s.ndamaged == 1 &&
 				      s.damaged[0].hdr == heap + 0x200 && s.damaged[0].kind == CP_DMG_START &&
 				      s.nstack_copies == 2);
 			else
-				CHECK(NAME("core without NT_FILE: both blocks live, all 3 are damage"),
-				      s.nlive == 2 && block_at(&s, su) && s.ndamaged == 3 && s.nstack_copies == 0 &&
+				CHECK(NAME("core without NT_FILE: all 3 are damage"),
+				      s.nlive == 1 && s.ndamaged == 3 && s.nstack_copies == 0 &&
 				      s.damaged[0].hdr == heap + 0x200 && s.damaged[1].hdr == stack + 0x400 &&
 				      s.damaged[2].hdr == stack + 0xC00);
 			cp_scan_free(&s);
@@ -970,7 +982,7 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 	img = cp_image_open_raw(tpath("raw-stack"), stack, w, big, machine, &err);
 	if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
 		CHECK(NAME("raw dump of the same bytes: no threads, both are damage"),
-		      s.nlive == 1 && block_at(&s, su) && s.ndamaged == 2 && s.nstack_copies == 0 &&
+		      s.nlive == 0 && s.ndamaged == 2 && s.nstack_copies == 0 &&
 		      s.damaged[0].hdr == stack + 0x400 && s.damaged[1].hdr == stack + 0xC00);
 		cp_scan_free(&s);
 	} else {
@@ -979,6 +991,71 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 	cp_image_free(img);
 	free(mh.p);
 	free(ms.p);
+	free(prs.p);
+	free(fil.p);
+	free(hint.p);
+	free(file.p);
+#undef NAME
+}
+
+/* A thread's stack inside a live block of the heap (a coroutine's, or one made
+ * with pthread_attr_setstack): would-be damaged headers inside that block, below
+ * and above the stack pointer, are stack copies; one elsewhere in the heap is
+ * damage, and so are all three when the stack pointer lies outside every block
+ * (the segment holds blocks: it is no stack as a whole). */
+static void test_stack_in_block(unsigned w, int big, uint16_t machine, int sp_idx)
+{
+	const uint64_t heap = 0x600000;
+	struct mem mh;
+	struct buf prs = { 0 }, fil = { 0 }, file = { 0 };
+	struct file_map fm[1] = { { 0x400000, 0x401000, 0, "/usr/bin/stackprog" } };
+	uint64_t regs[45] = { 0 }, f[2] = { 0x401111, 0x402222 }, bu, other;
+	unsigned nregs = machine == EM_X86_64 ? 27 : machine == EM_ARM ? 18 : 45;
+	struct nt notes[2];
+	struct seg segs[1];
+	struct cp_error err = { 0 };
+	struct cp_image *img;
+	struct cp_scan s;
+	char name[160], what[48];
+
+	snprintf(what, sizeof(what), "stack in a block W=%u %s", w, big ? "big" : "little");
+#define NAME(t) (snprintf(name, sizeof(name), "%s: %s", what, t), name)
+	mem_init(&mh, heap, 0x2000, w, big);
+	bu = mem_block(&mh, heap + 0x40, 0x1000, 2, 7, f, 8, 0, 0);   /* the stack */
+	other = mem_block(&mh, heap + 0x1400, 32, 2, 8, f, 8, 0, 0);
+	mem_stray_end0(&mh, bu + 0x100);    /* in the stack block, below the pointer */
+	mem_stray_end0(&mh, bu + 0xC00);    /* above it */
+	mem_stray_end0(&mh, heap + 0x1800); /* in the heap, past the blocks */
+	nt_file(&fil, w, big, fm, 1, 4096);
+	segs[0] = (struct seg){ heap, mh.p, 0x2000, 0x2000, PF_R | PF_W };
+	for (unsigned inside = 1; inside <= 1; inside--) {
+		regs[sp_idx] = inside ? bu + 0x800 : heap + 0x1300;
+		prs.n = 0;
+		nt_prstatus(&prs, w, big, 4343, 11, regs, nregs);
+		notes[0] = (struct nt){ "CORE", NT_PRSTATUS, prs.p, (uint32_t)prs.n };
+		notes[1] = (struct nt){ "CORE", NT_FILE, fil.p, (uint32_t)fil.n };
+		file.n = 0;
+		elf_build(&file, w, big, ET_CORE, machine, notes, 2, segs, 1);
+		write_file(tpath("core-stackblk"), file.p, file.n);
+		img = cp_image_open_core(tpath("core-stackblk"), &err);
+		if (img && scan_cmp(__func__, img, 1, &s, &err) == 0) {
+			if (inside)
+				CHECK(NAME("sp in the block: 2 stack copies, the heap's damage only"),
+				      s.nlive == 2 && block_at(&s, bu) && block_at(&s, other) &&
+				      s.ndamaged == 1 && s.damaged[0].hdr == heap + 0x1800 &&
+				      s.nstack_copies == 2);
+			else
+				CHECK(NAME("sp outside every block: all 3 are damage"),
+				      s.nlive == 2 && s.ndamaged == 3 && s.nstack_copies == 0 &&
+				      s.damaged[0].hdr == bu + 0x100 && s.damaged[1].hdr == bu + 0xC00 &&
+				      s.damaged[2].hdr == heap + 0x1800);
+			cp_scan_free(&s);
+		} else {
+			CHECK(NAME("core: opens and scans"), 0);
+		}
+		cp_image_free(img);
+	}
+	free(mh.p);
 	free(prs.p);
 	free(fil.p);
 	free(file.p);
@@ -2009,6 +2086,8 @@ int main(void)
 	test_raw(4, 1);
 	test_stack_copies(8, 0, EM_X86_64, 19);
 	test_stack_copies(4, 1, EM_MIPS, 35);
+	test_stack_in_block(8, 0, EM_X86_64, 19);
+	test_stack_in_block(4, 1, EM_MIPS, 35);
 	test_board(4, 0, 0);
 	test_board(8, 1, 0);
 	test_board(4, 0, 1);
