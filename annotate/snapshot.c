@@ -107,11 +107,16 @@ struct snap_thread {
 	unsigned long sp, pc;
 };
 #define SNAP_THREADS_ROOM (64u << 10)  /* bytes of the writer's stack mapping for them */
-#define SNAP_HINTS_ROOM (16u << 10)    /* of which the running threads' hints take these */
+#define SNAP_HINTS_ROOM (16u << 10)    /* and for the running threads' hints, after them */
 
 /* ---- the registry of threads' stacks ----
  * Each thread, at its first call of libheapann once snapshots are on, claims a
- * slot with its tid and an address in its own stack; the slot is given back when
+ * slot with its tid and an address in its own stack: its thread pointer (glibc
+ * keeps the thread's struct pthread at the top of its stack mapping, of a stack
+ * given by pthread_attr_setstack too; the frame of that first call might be on a
+ * sigaltstack or a coroutine's stack, memory the program may later unmap and
+ * reuse for heap), or for the main thread (whose TLS ld.so allocates elsewhere)
+ * a frame of libheapann's constructor. The slot is given back when
  * the thread exits (a key's destructor). A snapshot looks up the threads it found
  * running, so that mprof-core knows their stacks for stacks: a header magic that
  * malloc left in a register spill there is no damaged header (run-snapshot's
@@ -481,7 +486,8 @@ next:
 	return 0;
 }
 
-/* Append one note (name "CORE") to w->notes. */
+/* Append one note to w->notes: NAME (8 bytes with its padding, NAMESZ of them
+ * counted), TYPE, LEN bytes of DESC. */
 static void snap_note_named(struct snap_work *w, const char name[8], uint32_t namesz,
 			    uint32_t type, const void *desc, size_t len)
 {
@@ -494,6 +500,7 @@ static void snap_note_named(struct snap_work *w, const char name[8], uint32_t na
 	w->notes_len += sizeof(h) + 8 + ((len + 3) & ~(size_t)3);
 }
 
+/* Append one note named "CORE" to w->notes. */
 static void snap_note(struct snap_work *w, uint32_t type, const void *desc, size_t len)
 {
 	snap_note_named(w, "CORE\0\0\0", 5, type, desc, len);
@@ -1166,11 +1173,10 @@ static unsigned long snap_ulong(const char **s)
 	return v;
 }
 
-/* Claim a registry slot for the calling thread, AT an address in its stack. */
-static void snap_stack_claim(uintptr_t at)
+/* Claim a registry slot for the calling thread (TID), AT an address in its
+ * stack. */
+static void snap_stack_claim(int tid, uintptr_t at)
 {
-	int tid = (int)syscall(SYS_gettid);
-
 	snap_stack_mine = -1;   /* first: pthread_setspecific may call calloc */
 	for (unsigned i = 0; i < SNAP_STACKS; i++) {
 		int z = 0;
@@ -1179,7 +1185,7 @@ static void snap_stack_claim(uintptr_t at)
 		    !__atomic_compare_exchange_n(&snap_stacks[i].tid, &z, -1, 0, __ATOMIC_ACQUIRE,
 						 __ATOMIC_RELAXED))
 			continue;
-		snap_stacks[i].at = at;
+		__atomic_store_n(&snap_stacks[i].at, at, __ATOMIC_RELAXED);
 		__atomic_store_n(&snap_stacks[i].tid, tid, __ATOMIC_RELEASE);
 		{
 			unsigned hi = __atomic_load_n(&snap_stacks_hi, __ATOMIC_RELAXED);
@@ -1203,12 +1209,25 @@ static void snap_stack_release(void *v)
 		__atomic_store_n(&snap_stacks[i].tid, 0, __ATOMIC_RELEASE);
 }
 
+/* The calling thread's thread pointer (x86-64: the TCB's self pointer at %fs:0). */
+static uintptr_t snap_thread_pointer(void)
+{
+	uintptr_t tp;
+
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+
 void ha_snap_thread_first(void)
 {
+	int tid;
+
 	if (__builtin_expect(snap_stack_mine != 0, 1) ||
 	    !__atomic_load_n(&snap_stacks_on, __ATOMIC_ACQUIRE))
 		return;
-	snap_stack_claim((uintptr_t)__builtin_frame_address(0));
+	tid = (int)syscall(SYS_gettid);
+	snap_stack_claim(tid, tid == (int)getpid() ? (uintptr_t)__builtin_frame_address(0)
+						    : snap_thread_pointer());
 }
 
 /* The address in thread TID's stack that the registry holds, or 0. */
@@ -1217,8 +1236,14 @@ static uintptr_t snap_stack_of(pid_t tid)
 	unsigned hi = __atomic_load_n(&snap_stacks_hi, __ATOMIC_RELAXED);
 
 	for (unsigned i = 0; i < hi && i < SNAP_STACKS; i++)
-		if (__atomic_load_n(&snap_stacks[i].tid, __ATOMIC_ACQUIRE) == tid)
-			return snap_stacks[i].at;
+		if (__atomic_load_n(&snap_stacks[i].tid, __ATOMIC_ACQUIRE) == tid) {
+			uintptr_t at = __atomic_load_n(&snap_stacks[i].at, __ATOMIC_RELAXED);
+
+			/* still TID's: the slot was not given back and claimed again
+			 * between the two loads */
+			if (__atomic_load_n(&snap_stacks[i].tid, __ATOMIC_ACQUIRE) == tid)
+				return at;
+		}
 	return 0;
 }
 
@@ -1289,7 +1314,8 @@ static long snap_ns_since(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
 }
 
-/* Fill J's table (ROOM bytes at TAB) with the threads other than the caller that
+/* Fill J's table (ROOM bytes at TAB, then SNAP_HINTS_ROOM bytes for the hints of
+ * the threads found running) with the threads other than the caller that
  * are blocked in a system call: their stack pointer and pc tell mprof-core and
  * gdb where their stacks are live. Read from /proc/self/task/TID/syscall (a
  * thread of the same process may read it: no ptrace permission involved). A
@@ -1313,9 +1339,9 @@ static void snap_others(struct snap_job *j, void *tab, size_t room, char *dbuf, 
 
 	j->others = tab;
 	j->nothers = 0;
-	j->hints = (struct snap_hint *)((char *)tab + room - SNAP_HINTS_ROOM);
+	j->hints = (struct snap_hint *)((char *)tab + room);
 	j->nhints = 0;
-	cap = (unsigned)((room - SNAP_HINTS_ROOM) / sizeof(struct snap_thread));
+	cap = (unsigned)(room / sizeof(struct snap_thread));
 	if (clock_gettime(CLOCK_MONOTONIC, &t0) < 0)
 		t0.tv_sec = t0.tv_nsec = 0;
 	for (unsigned round = 0;; round++) {
@@ -1393,7 +1419,8 @@ static int snap_take(struct snap_job *j, int wait)
 	 * holds the other threads' table, and is the directory buffer meanwhile. */
 	j->skip_lo = (uintptr_t)stack;
 	j->skip_hi = (uintptr_t)stack + SNAP_CHILD_STACK;
-	snap_others(j, stack, SNAP_THREADS_ROOM, stack + SNAP_THREADS_ROOM, 32u << 10);
+	snap_others(j, stack, SNAP_THREADS_ROOM, stack + SNAP_THREADS_ROOM + SNAP_HINTS_ROOM,
+		    32u << 10);
 	if (wait)
 		pid = clone(snap_writer, stack + SNAP_CHILD_STACK, 0, j);
 	else
@@ -1876,7 +1903,8 @@ static void snap_init(void)
 	if (pthread_key_create(&snap_stacks_key, snap_stack_release) == 0) {
 		__atomic_store_n(&snap_stacks_on, 1, __ATOMIC_RELEASE);
 		if (!snap_stack_mine)
-			snap_stack_claim((uintptr_t)__builtin_frame_address(0));
+			snap_stack_claim((int)syscall(SYS_gettid),
+					 (uintptr_t)__builtin_frame_address(0));
 	}
 	for (int i = 0; i < snap_nsignals; i++)
 		snap_install(snap_signals[i], snap_on_signal, 0);

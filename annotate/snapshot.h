@@ -19,8 +19,9 @@
  * stderr says why). Keeps errno. Allocates nothing. */
 int ha_snapshot_now(void);
 /* The calling thread's first call of libheapann (ha_stats_call, before the
- * thread has its call counts): once snapshots are on, it notes where the
- * thread's stack is, for the snapshots that find it running. No allocation
+ * thread has its call counts): once snapshots are on, it notes the thread's
+ * tid and thread pointer (inside its stack mapping under glibc), for the
+ * snapshots that find it running. No allocation
  * of its own (pthread_setspecific may allocate once: that call returns at
  * once). */
 void ha_snap_thread_first(void);

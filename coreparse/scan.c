@@ -1922,34 +1922,19 @@ static int stack_range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The index of the first of the NB blocks B (sorted by user address) whose user
- * address is at least ADDR (NB when none). */
-static size_t block_from(const struct cp_block *b, size_t nb, uint64_t addr)
-{
-	size_t lo = 0, hi = nb;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b[mid].user < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Add to R (at *N) the stack that holds ADDR, a thread's stack pointer or an
  * address libheapann's snapshot gave for a running thread's stack
- * (HEAPANN_NT_STACKS): the anonymous segment holding it, when no block of the
- * NB blocks B (sorted) lies there; when blocks do (a stack the program took
- * from the heap: a coroutine's, or a thread's made with pthread_attr_setstack),
- * only the user bytes of the live block holding ADDR, so that a damaged header
- * in the rest of that heap still counts. */
-static void stack_range_add(const struct cp_image *img, const struct cp_block *b, size_t nb,
-			    uint64_t addr, struct stack_range *r, size_t *n)
+ * (HEAPANN_NT_STACKS): the anonymous segment holding it, when no block of OUT
+ * (sorted) lies there; when blocks do (a stack the program took from the heap: a
+ * coroutine's, or a thread's made with pthread_attr_setstack), only the user
+ * bytes of the live block holding ADDR (stale freed headers inside it do not
+ * count), so that a damaged header in the rest of that heap still counts, and
+ * nothing when no live block holds ADDR. */
+static void stack_range_add(const struct cp_image *img, const struct cp_scan *out, uint64_t addr,
+			    struct stack_range *r, size_t *n)
 {
 	const struct cp_segment *seg = cp_image_segment(img, addr);
+	const struct cp_block *b;
 	uint64_t lo, hi;
 	size_t k;
 
@@ -1957,13 +1942,13 @@ static void stack_range_add(const struct cp_image *img, const struct cp_block *b
 		return;
 	lo = seg->vaddr;
 	hi = seg->vaddr + seg->memsz < lo ? UINT64_MAX : seg->vaddr + seg->memsz;
-	k = block_from(b, nb, lo);
-	if (k < nb && b[k].user < hi) {
-		k = block_from(b, nb, addr + 1);
-		if (!k || b[k - 1].state != CP_LIVE || addr - b[k - 1].user >= b[k - 1].size)
+	k = cp_scan_lower(out, lo);
+	if (k < out->nblocks && out->blocks[k].user < hi) {
+		b = cp_scan_find(out, addr);
+		if (!b || b->state != CP_LIVE || addr < b->user || addr - b->user >= b->size)
 			return;
-		lo = b[k - 1].user;
-		hi = lo + b[k - 1].size;
+		lo = b->user;
+		hi = lo + b->size;
 	}
 	r[*n].lo = lo;
 	r[(*n)++].hi = hi;
@@ -1990,9 +1975,9 @@ static int drop_stack_copies(const struct cp_image *img, struct cp_scan *out)
 	if (!r)
 		return -1;
 	for (i = 0; i < img->nthreads; i++)
-		stack_range_add(img, out->blocks, out->nblocks, img->threads[i].sp, r, &nr);
+		stack_range_add(img, out, img->threads[i].sp, r, &nr);
 	for (i = 0; i < img->nstack_hints; i++)
-		stack_range_add(img, out->blocks, out->nblocks, img->stack_hints[i], r, &nr);
+		stack_range_add(img, out, img->stack_hints[i], r, &nr);
 	qsort(r, nr, sizeof(*r), stack_range_cmp);
 	/* their union, disjoint and in order (two threads may share a segment) */
 	for (i = 0, k = 0; i < nr; i++)

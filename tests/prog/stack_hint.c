@@ -21,6 +21,13 @@
  *                        gcore), then lets the worker go and exits 0. Live
  *                        blocks in the core: 2 (65,536 and 100 bytes), one of
  *                        them damaged: the reader must report exactly that one.
+ *   stack_hint coro      The worker's first call of malloc runs on a coroutine's
+ *                        stack (1 MiB, mmap, swapcontext); the worker unmaps it,
+ *                        takes a 512 KiB block (glibc maps it, often where that
+ *                        stack was), damages its header, prints "damaged HEADER"
+ *                        on stderr and spins; main raises SIGUSR1 as in spin.
+ *                        The worker's stack is not where its first call ran:
+ *                        the snapshot must not take that memory for its stack.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -29,6 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "heapann_block.h"
@@ -73,6 +82,42 @@ static void *waiter(void *a)
 	return a;
 }
 
+#define CORO_STACK (1u << 20)
+static ucontext_t uc_worker, uc_coro;
+
+static void coro_first_call(void)
+{
+	void *volatile p = malloc(16);
+
+	free(p);
+	swapcontext(&uc_coro, &uc_worker);
+}
+
+static void *damage(char *user);
+
+static void *coro_worker(void *a)
+{
+	char *stk = mmap(NULL, CORO_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *volatile big;
+
+	if (stk == MAP_FAILED)
+		exit(1);
+	getcontext(&uc_coro);
+	uc_coro.uc_stack.ss_sp = stk;
+	uc_coro.uc_stack.ss_size = CORO_STACK;
+	uc_coro.uc_link = NULL;
+	makecontext(&uc_coro, coro_first_call, 0);
+	swapcontext(&uc_worker, &uc_coro);
+	munmap(stk, CORO_STACK);
+	big = malloc(512 << 10);
+	memset(big, 3, 512 << 10);
+	fprintf(stderr, "damaged %p\n", damage(big));
+	__atomic_store_n(&planted, 1, __ATOMIC_RELEASE);
+	while (!stop)
+		;
+	return a;
+}
+
 /* Damage the INFO word of the header in front of USER (END holds its depth).
  * Returns the header's address. */
 static void *damage(char *user)
@@ -95,8 +140,8 @@ int main(int argc, char **argv)
 	pthread_t t;
 	char line[16];
 
-	if (argc > 1 && strcmp(argv[1], "spin") == 0) {
-		pthread_create(&t, NULL, spinner, NULL);
+	if (argc > 1 && (strcmp(argv[1], "spin") == 0 || strcmp(argv[1], "coro") == 0)) {
+		pthread_create(&t, NULL, argv[1][0] == 's' ? spinner : coro_worker, NULL);
 		while (!__atomic_load_n(&planted, __ATOMIC_ACQUIRE))
 			;
 		raise(SIGUSR1);
@@ -129,6 +174,6 @@ int main(int argc, char **argv)
 		/* the damaged block stays: free() would report it */
 		return 0;
 	}
-	fprintf(stderr, "usage: stack_hint spin|heap\n");
+	fprintf(stderr, "usage: stack_hint spin|heap|coro\n");
 	return 2;
 }

@@ -999,8 +999,9 @@ static void test_stack_copies(unsigned w, int big, uint16_t machine, int sp_idx)
 }
 
 /* A thread's stack inside a live block of the heap (a coroutine's, or one made
- * with pthread_attr_setstack): would-be damaged headers inside that block, below
- * and above the stack pointer, are stack copies; one elsewhere in the heap is
+ * with pthread_attr_setstack, its memory still holding a freed header from an
+ * earlier use): would-be damaged headers inside that block, below and above the
+ * stack pointer, are stack copies; one elsewhere in the heap is
  * damage, and so are all three when the stack pointer lies outside every block
  * (the segment holds blocks: it is no stack as a whole). */
 static void test_stack_in_block(unsigned w, int big, uint16_t machine, int sp_idx)
@@ -1023,6 +1024,9 @@ static void test_stack_in_block(unsigned w, int big, uint16_t machine, int sp_id
 	mem_init(&mh, heap, 0x2000, w, big);
 	bu = mem_block(&mh, heap + 0x40, 0x1000, 2, 7, f, 8, 0, 0);   /* the stack */
 	other = mem_block(&mh, heap + 0x1400, 32, 2, 8, f, 8, 0, 0);
+	/* a freed header the stack block's memory still holds from before, below
+	 * the pointer: the live block around it is still the stack */
+	mem_block(&mh, bu + 0x600, 16, 2, 5, f, 8, 0, 1);
 	mem_stray_end0(&mh, bu + 0x100);    /* in the stack block, below the pointer */
 	mem_stray_end0(&mh, bu + 0xC00);    /* above it */
 	mem_stray_end0(&mh, heap + 0x1800); /* in the heap, past the blocks */
