@@ -626,7 +626,24 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	if (!o->no_cache && sym_cache_dir(cache_dir, sizeof(cache_dir)) == 0)
 		so.cache_dir = cache_dir;   /* libdw's per-module index files (symcache) */
 	so.nthreads = o->threads;   /* 0: $MPROF_THREADS, else every CPU */
+	/* libraries dlclose unloaded before the core (libheapann's table) */
+	struct sym_unloaded *ul = NULL;
+	if (so.core && p->have_stats && p->stats.unload.n) {
+		ul = calloc(p->stats.unload.n, sizeof(*ul));
+		if (!ul) {
+			fprintf(stderr, "mprof-core: out of memory\n");
+			return -1;
+		}
+		for (size_t i = 0; i < p->stats.unload.n; i++) {
+			const struct cp_unloaded *u = &p->stats.unload.v[i];
+
+			ul[i] = (struct sym_unloaded){ u->path, u->bias, u->lo, u->hi, u->id, u->idlen };
+		}
+		so.unloaded = ul;
+		so.nunloaded = p->stats.unload.n;
+	}
 	p->sym = !strcmp(o->symbolizer, "gdb") ? sym_gdb_open(&so, &serr) : sym_dw_open(&so, &serr);
+	free(ul);
 	if (!p->sym) {
 		fprintf(stderr, "mprof-core: %s\n", serr.msg);
 		return -1;
