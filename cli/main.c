@@ -714,6 +714,12 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 	if (st->ignored_blocks)
 		fprintf(f, "left out by --ignore-fn: %s blocks, %s bytes\n",
 			fmt_num(a, st->ignored_blocks), fmt_num(b, st->ignored_bytes));
+	if (p->have_stats && p->stats.unload.n) {   /* libheapann's dlclose records */
+		fprintf(f, "libraries unloaded before the core (dlclose): %zu:", p->stats.unload.n);
+		for (size_t i = 0; i < p->stats.unload.n; i++)
+			fprintf(f, " %s", fmt_base(p->stats.unload.v[i].path));
+		fputc('\n', f);
+	}
 	{
 		size_t nwr = 0;
 		uint64_t wr = cli_missing_writable(img, &nwr);
