@@ -7,8 +7,9 @@
 # 1. exit snapshot, abort snapshot, kernel core (abort), gcore: every frame in
 #    the two libraries is their function at the line the program printed, in
 #    [libdlmod.so] or [libdlmod_dep.so]; the summary lists both; no note.
+#    With --symbolizer=gdb too (exit snapshot).
 # 2. libdlmod.so rebuilt since (another build-id): its frames stay addresses,
-#    one note says why; the dependency's frames still named.
+#    one note says why (both symbolizers); the dependency's frames still named.
 # 3. dlopen'ed twice and closed once: not unloaded, no record (no summary line),
 #    its frames named from the load map as always.
 # 4. another library loaded over the range since (tests/prog/real11_dlib2.c):
@@ -79,6 +80,15 @@ else
 	echo "# gdb not installed: the gcore part skipped"
 fi
 
+# the gdb backend: the same frames (add-symbol-file at the recorded bias)
+if command -v gdb >/dev/null 2>&1; then
+	"$B/mprof-core" --symbolizer=gdb --report=lost --top 0 "$TMP/dlmod" "$TMP/s.exit"/*.core \
+		>"$TMP/gdb.txt" 2>"$TMP/gdb.err"
+	check_eq "gdb backend: mprof-core exit 0" 0 $?
+	frames "gdb backend" "$TMP/s.exit.out" "$TMP/gdb.txt"
+	check "gdb backend: no note on stderr" sh -c "! grep -q . '$TMP/gdb.err'"
+fi
+
 # 2. the library rebuilt since the run: another build-id
 cp "$TMP/libdlmod.so" "$TMP/libdlmod.so.orig"
 cc -g -O1 -fPIC -shared -DDM_VARIANT -o "$TMP/libdlmod.so" tests/prog/dlmod_lib.c -L"$TMP" -ldlmod_dep \
@@ -96,6 +106,15 @@ check_eq "rebuilt: the note, once" \
 	"$(cat "$TMP/chg.err")"
 "$B/mprof-core" -q --report=lost --top 0 "$TMP/dlmod" "$TMP/s.exit"/*.core >/dev/null 2>"$TMP/chg.q.err"
 check "rebuilt: no note with -q" sh -c "! grep -q . '$TMP/chg.q.err'"
+if command -v gdb >/dev/null 2>&1; then
+	"$B/mprof-core" --symbolizer=gdb --report=lost --top 0 "$TMP/dlmod" "$TMP/s.exit"/*.core \
+		>"$TMP/chg.gdb.txt" 2>"$TMP/chg.gdb.err"
+	check_eq "rebuilt, gdb backend: the 1,321 bytes: two bare addresses" 2 \
+		"$(grep -A3 '^#[0-9]*: 1,321 bytes in 1 blocks are definitely lost$' "$TMP/chg.gdb.txt" | grep -cE '^    0x[0-9a-f]+$')"
+	check_eq "rebuilt, gdb backend: the note, once" \
+		"libdlmod.so: library unloaded before the core: file changed since ($TMP/libdlmod.so), its frames stay addresses" \
+		"$(cat "$TMP/chg.gdb.err")"
+fi
 cp "$TMP/libdlmod.so.orig" "$TMP/libdlmod.so"
 
 # 3. opened twice, closed once: still loaded
