@@ -194,7 +194,8 @@ static void ul_init(void)
 }
 
 /* Record object O, unloaded after allocation SEQ: claim a slot, fill it,
- * then mark it READY. */
+ * then mark it READY; or, when a READY record is the same object at the same
+ * place, set its SEQ to this one. */
 static void ul_record(const struct ul_obj *o, uintptr_t seq)
 {
 	uintptr_t i;
@@ -204,6 +205,20 @@ static void ul_record(const struct ul_obj *o, uintptr_t seq)
 	if (o->too_long) {
 		__atomic_add_fetch(&ul_table.hdr[HEAPANN_UH_DROPPED], 1, __ATOMIC_RELAXED);
 		return;
+	}
+	/* the same library unloaded again at the same place (a plugin loaded
+	 * and unloaded in a loop): its record takes the later SEQ, the table
+	 * does not fill up with copies */
+	i = __atomic_load_n(&ul_table.hdr[HEAPANN_UH_CLAIMED], __ATOMIC_ACQUIRE);
+	for (uintptr_t k = 0; k < i && k < UL_CAP; k++) {
+		r = &ul_table.rec[k];
+		if (__atomic_load_n(&r->w[HEAPANN_UR_READY], __ATOMIC_ACQUIRE) &&
+		    r->w[HEAPANN_UR_BIAS] == o->bias && r->w[HEAPANN_UR_LO] == o->lo &&
+		    r->w[HEAPANN_UR_HI] == o->hi && r->w[HEAPANN_UR_IDLEN] == o->idlen &&
+		    !memcmp(r->id, o->id, o->idlen) && !strcmp(r->path, o->path)) {
+			__atomic_store_n(&r->w[HEAPANN_UR_SEQ], seq, __ATOMIC_RELAXED);
+			return;
+		}
 	}
 	i = __atomic_fetch_add(&ul_table.hdr[HEAPANN_UH_CLAIMED], 1, __ATOMIC_ACQ_REL);
 	if (i >= UL_CAP) {

@@ -31,7 +31,9 @@
  *   READY     1 once every other word of the record is written (a release
  *             store, the last one); 0: being written (or its writer died).
  *   SEQ       the last allocation sequence number handed out when the library
- *             was unloaded: blocks with a higher SEQ were allocated after.
+ *             was unloaded: blocks with a higher SEQ were allocated after. The
+ *             same file unloaded again from the same place (same BIAS, LO, HI,
+ *             build-id and path) updates SEQ instead of taking a record.
  *   BIAS      the library's load bias (l_addr); LO HI its PT_LOAD span [LO, HI).
  *   IDLEN     bytes of its GNU build-id in BUILD_ID (0: none; <= ID_MAX).
  *   PATH      the file as ld.so named it (made absolute with the working

@@ -11,7 +11,14 @@
 # 2. libdlmod.so rebuilt since (another build-id): its frames stay addresses,
 #    one note says why (both symbolizers); the dependency's frames still named.
 # 3. dlopen'ed twice and closed once: not unloaded, no record (no summary line),
-#    its frames named from the load map as always.
+#    its frames named from the load map as always. Opened and closed 3 times
+#    more (the same place each time): still one record of each library.
+# 3b. unloaded 3 times more from the same place: one record each
+snap again again
+check_grep "unloaded 4 times from the same place: one record of each library" \
+	'^libraries unloaded before the core \(dlclose\): 2: libdlmod\.so libdlmod_dep\.so$' "$TMP/again.txt"
+frames "unloaded 4 times" "$TMP/s.again.out" "$TMP/again.txt"
+
 # 4. another library loaded over the range since (tests/prog/real11_dlib2.c):
 #    the frames are that library's module+offset, as before.
 . tests/lib.sh
@@ -49,6 +56,16 @@ report() {
 	check_grep "$1: the summary lists both libraries" \
 		'^libraries unloaded before the core \(dlclose\): 2: libdlmod\.so libdlmod_dep\.so$' "$TMP/$1.txt"
 	check "$1: no note on stderr" sh -c "! grep -q . '$TMP/$1.err'"
+}
+
+# snap NAME MODE [OTHER]: run the program at an exit snapshot ($TMP/s.NAME.out),
+# then mprof-core's lost report of it ($TMP/NAME.txt and .err)
+snap() {
+	mkdir -p "$TMP/s.$1"
+	HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/s.$1" LD_PRELOAD="$B/libheapann.so" \
+		"$TMP/dlmod" "$TMP/libdlmod.so" "$2" ${3:+"$3"} >"$TMP/s.$1.out" 2>/dev/null
+	"$B/mprof-core" --report=lost --top 0 "$TMP/dlmod" "$TMP/s.$1"/*.core >"$TMP/$1.txt" 2>"$TMP/$1.err"
+	check_eq "$1: mprof-core exit 0" 0 $?
 }
 
 # 1. snapshots at exit and at abort
@@ -118,23 +135,21 @@ fi
 cp "$TMP/libdlmod.so.orig" "$TMP/libdlmod.so"
 
 # 3. opened twice, closed once: still loaded
-mkdir -p "$TMP/s.twice"
-HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/s.twice" LD_PRELOAD="$B/libheapann.so" \
-	"$TMP/dlmod" "$TMP/libdlmod.so" twice >"$TMP/s.twice.out" 2>/dev/null
-"$B/mprof-core" --report=lost --top 0 "$TMP/dlmod" "$TMP/s.twice"/*.core >"$TMP/twice.txt" 2>"$TMP/twice.err"
-check_eq "opened twice, closed once: mprof-core exit 0" 0 $?
+snap twice twice
 check "opened twice, closed once: nothing recorded (no summary line)" \
 	sh -c "! grep -q '^libraries unloaded' '$TMP/twice.txt'"
 check_grep "opened twice, closed once: the block the program keeps is still reachable" \
 	'^#[0-9]+: 321 bytes in 1 blocks are still reachable$' "$TMP/twice.txt"
 frames "opened twice, closed once (named from the load map)" "$TMP/s.twice.out" "$TMP/twice.txt"
 
+# 3b. unloaded 3 times more from the same place: one record each
+snap again again
+check_grep "unloaded 4 times from the same place: one record of each library" \
+	'^libraries unloaded before the core \(dlclose\): 2: libdlmod\.so libdlmod_dep\.so$' "$TMP/again.txt"
+frames "unloaded 4 times" "$TMP/s.again.out" "$TMP/again.txt"
+
 # 4. another library loaded over the range since
-mkdir -p "$TMP/s.other"
-HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/s.other" LD_PRELOAD="$B/libheapann.so" \
-	"$TMP/dlmod" "$TMP/libdlmod.so" exit "$TMP/libr11dl2.so" >"$TMP/s.other.out" 2>/dev/null
-"$B/mprof-core" --report=lost --top 0 "$TMP/dlmod" "$TMP/s.other"/*.core >"$TMP/other.txt" 2>"$TMP/other.err"
-check_eq "another library over the range: mprof-core exit 0" 0 $?
+snap other exit "$TMP/libr11dl2.so"
 grep -A2 '^#[0-9]*: 1,321 bytes in 1 blocks are definitely lost$' "$TMP/other.txt" | sed 1d >"$TMP/other.fr"
 if grep -q 'libr11dl2\.so' "$TMP/other.fr"; then
 	check_eq "another library over the range: the frames there its module+offset" 2 \

@@ -5,7 +5,9 @@
  * dlopen another library (mapped where LIB was, tests/prog/real11_dlib2.c),
  * print "closed", then by MODE: exit; abort; wait (for a line on stdin, for
  * gcore, then exit); twice (LIB was dlopen'ed twice and closed once: it stays
- * loaded; then exit). */
+ * loaded; then exit); again (LIB dlopen'ed and dlclose'd 3 times more, the
+ * same library unloaded from the same place: libheapann keeps one record of
+ * each; then exit). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,11 @@ int main(int argc, char **argv)
 	if (argc > 3 && !dlopen(argv[3], RTLD_NOW)) {
 		fprintf(stderr, "%s\n", dlerror());
 		return 1;
+	}
+	for (int i = 0; !strcmp(argv[2], "again") && i < 3; i++) {
+		h = dlopen(argv[1], RTLD_NOW);
+		if (!h || dlclose(h) != 0)
+			return 1;
 	}
 	printf("closed\n");
 	fflush(stdout);
