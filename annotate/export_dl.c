@@ -41,7 +41,8 @@ struct ul_obj {
 	unsigned idlen;
 	unsigned char id[HEAPANN_UNLOAD_ID_MAX];
 	char path[HEAPANN_UNLOAD_PATH_MAX];
-	int too_long;    /* its path did not fit */
+	int too_long;    /* its path did not fit (or, relative, could not be made
+			  * absolute) */
 	int seen;        /* found again after the dlclose */
 };
 
@@ -130,19 +131,14 @@ static int ul_list_cb(struct dl_phdr_info *info, size_t size, void *data)
 	o->hi = hi;
 	o->seen = 0;
 	o->too_long = 0;
-	if (info->dlpi_name[0] == '/') {
+	{
+		/* a relative name (dlopen("./x.so")) is made absolute only if the
+		 * object goes (ul_record): not for the vdso at every dlclose */
 		size_t n = strlen(info->dlpi_name);
 
 		o->too_long = n >= sizeof(o->path);
 		if (!o->too_long)
 			memcpy(o->path, info->dlpi_name, n + 1);
-	} else {
-		/* relative (dlopen("./x.so")): as the working directory says now */
-		char buf[PATH_MAX];
-
-		o->too_long = !realpath(info->dlpi_name, buf) || strlen(buf) >= sizeof(o->path);
-		if (!o->too_long)
-			strcpy(o->path, buf);
 	}
 	o->idlen = ul_build_id(info, o->id);
 	l->n++;
@@ -196,12 +192,21 @@ static void ul_init(void)
 /* Record object O, unloaded after allocation SEQ: claim a slot, fill it,
  * then mark it READY; or, when a READY record is the same object at the same
  * place, set its SEQ to this one. */
-static void ul_record(const struct ul_obj *o, uintptr_t seq)
+static void ul_record(struct ul_obj *o, uintptr_t seq)
 {
 	uintptr_t i;
 	struct ul_rec *r;
 
 	ul_init();
+	if (!o->too_long && o->path[0] != '/') {
+		/* relative: as the working directory says now */
+		char buf[PATH_MAX];
+
+		if (!realpath(o->path, buf) || strlen(buf) >= sizeof(o->path))
+			o->too_long = 1;
+		else
+			strcpy(o->path, buf);
+	}
 	if (o->too_long) {
 		__atomic_add_fetch(&ul_table.hdr[HEAPANN_UH_DROPPED], 1, __ATOMIC_RELAXED);
 		return;

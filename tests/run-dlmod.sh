@@ -12,7 +12,7 @@
 #    one note says why (both symbolizers); the dependency's frames still named.
 #    The dependency's file gone, a library without a build-id: the same with
 #    their notes. The table's signature damaged in the core: one line, frames
-#    addresses, no crash.
+#    addresses, no crash. dlopen'ed by a relative path: named from elsewhere.
 # 3. dlopen'ed twice and closed once: not unloaded, no record (no summary line),
 #    its frames named from the load map as always. Opened and closed 3 times
 #    more (the same place each time): still one record of each library.
@@ -168,6 +168,16 @@ check_grep "no build-id: the note" \
 check_eq "no build-id: the 1,321 bytes: two bare addresses" 2 \
 	"$(grep -A3 '^#[0-9]*: 1,321 bytes in 1 blocks are definitely lost$' "$TMP/noid.txt" | grep -cE '^    0x[0-9a-f]+$')"
 cp "$TMP/libdlmod.so.orig" "$TMP/libdlmod.so"
+
+# 2e. dlopen'ed by a relative path ("./libdlmod.so", the working directory
+# $TMP): recorded absolute, read from another directory
+mkdir -p "$TMP/s.rel"
+(cd "$TMP" && HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/s.rel" LD_PRELOAD="$TOP/$B/libheapann.so" \
+	./dlmod ./libdlmod.so exit >"$TMP/s.rel.out" 2>/dev/null)
+(cd / && "$TOP/$B/mprof-core" --report=lost --top 0 "$TMP/dlmod" "$TMP/s.rel"/*.core) >"$TMP/rel.txt" 2>"$TMP/rel.err"
+check_eq "relative path: mprof-core exit 0" 0 $?
+frames "relative path" "$TMP/s.rel.out" "$TMP/rel.txt"
+check "relative path: no note" sh -c "! grep -q . '$TMP/rel.err'"
 
 # 3. opened twice, closed once: still loaded
 snap twice twice
