@@ -796,6 +796,31 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_key(j, "notes_cut");
 	json_bool(j, img->notes_cut);
 	json_obj_end(j);
+	json_key(j, "unloaded_libraries");   /* libheapann's dlclose records */
+	json_arr_begin(j);
+	for (size_t i = 0; p->have_stats && i < p->stats.unload.n; i++) {
+		const struct cp_unloaded *u = &p->stats.unload.v[i];
+		char id[2 * HEAPANN_UNLOAD_ID_MAX + 1];
+
+		for (unsigned k = 0; k < u->idlen; k++)
+			snprintf(id + 2 * k, 3, "%02x", u->id[k]);
+		id[2 * u->idlen] = '\0';
+		json_obj_begin(j);
+		json_key(j, "path");
+		json_str(j, u->path);
+		json_key(j, "bias");
+		json_hex(j, u->bias);
+		json_key(j, "low");
+		json_hex(j, u->lo);
+		json_key(j, "high");
+		json_hex(j, u->hi);
+		json_key(j, "build_id");
+		json_str(j, u->idlen ? id : NULL);
+		json_key(j, "seq");
+		json_u64(j, u->seq);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 }
 
 /* Is A long option NAME ("--name") as getopt_long reads it: the whole name or a

@@ -94,6 +94,18 @@ else
 	echo "# gdb not installed: the gcore part skipped"
 fi
 
+# the JSON member: both records, with each file's build-id, one SEQ (one dlclose)
+"$B/mprof-core" --format json "$TMP/dlmod" "$TMP/s.exit"/*.core >"$TMP/j.json" 2>/dev/null
+want=""
+for l in libdlmod libdlmod_dep; do
+	id=$(readelf -n "$TMP/$l.so" | sed -n 's/^ *Build ID: \([0-9a-f]*\)$/\1/p')
+	want="$want$TMP/$l.so $id;"
+done
+check_eq "JSON unloaded_libraries: the two files and their build-ids" "$want" \
+	"$(python3 -c 'import json,sys; print("".join("%s %s;" % (u["path"], u["build_id"]) for u in json.load(open(sys.argv[1]))["unloaded_libraries"]))' "$TMP/j.json")"
+check_eq "JSON unloaded_libraries: one SEQ, not 0" "1 1" \
+	"$(python3 -c 'import json,sys; u = json.load(open(sys.argv[1]))["unloaded_libraries"]; print(len(set(x["seq"] for x in u)), int(u[0]["seq"] > 0))' "$TMP/j.json")"
+
 # the gdb backend: the same frames (add-symbol-file at the recorded bias)
 if command -v gdb >/dev/null 2>&1; then
 	"$B/mprof-core" --symbolizer=gdb --report=lost --top 0 "$TMP/dlmod" "$TMP/s.exit"/*.core \
@@ -183,6 +195,9 @@ check "relative path: no note" sh -c "! grep -q . '$TMP/rel.err'"
 snap twice twice
 check "opened twice, closed once: nothing recorded (no summary line)" \
 	sh -c "! grep -q '^libraries unloaded' '$TMP/twice.txt'"
+check_eq "opened twice, closed once: JSON unloaded_libraries empty" "[]" \
+	"$("$B/mprof-core" --format json "$TMP/dlmod" "$TMP/s.twice"/*.core 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["unloaded_libraries"])')"
 check_grep "opened twice, closed once: the block the program keeps is still reachable" \
 	'^#[0-9]+: 321 bytes in 1 blocks are still reachable$' "$TMP/twice.txt"
 frames "opened twice, closed once (named from the load map)" "$TMP/s.twice.out" "$TMP/twice.txt"
