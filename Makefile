@@ -34,7 +34,7 @@ HA_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -ftls-model=initial-exec
 	-fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc \
 	-fno-stack-protector -fno-omit-frame-pointer -pthread
 HA_COMMON := $(filter-out annotate/real_%.c annotate/export_%.c,$(wildcard annotate/*.c))
-HA_SO_SRC := $(HA_COMMON) annotate/real_libc.c annotate/export_preload.c
+HA_SO_SRC := $(HA_COMMON) annotate/real_libc.c annotate/export_preload.c annotate/export_dl.c
 HA_A_SRC  := $(HA_COMMON) annotate/real_wrap.c annotate/export_wrap.c
 HA_SO_OBJ := $(patsubst %.c,$(B)/obj/so/%.o,$(HA_SO_SRC))
 HA_A_OBJ  := $(patsubst %.c,$(B)/obj/a/%.o,$(HA_A_SRC))

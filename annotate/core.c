@@ -41,6 +41,11 @@ static struct {
 } ha_seq_line __attribute__((aligned(64)));
 #define ha_seq (ha_seq_line.last)
 
+uintptr_t ha_seq_last(void)
+{
+	return __atomic_load_n(&ha_seq, __ATOMIC_RELAXED);
+}
+
 extern char **environ;
 
 /* Value of environment variable NAME, or NULL. Walks environ itself: getenv

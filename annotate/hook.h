@@ -24,6 +24,11 @@ void ha_stats_free_undo(const void *user, size_t size, uintptr_t seq);
  * realloc of a freed block or of one whose header is damaged, SEQ unused): the
  * block is gone by the time a core is taken, so only these counters tell. */
 void ha_stats_damage(int guard, uintptr_t seq);
+/* Store the address of the table of unloaded libraries (include/heapann_unload.h)
+ * in the region's HEAPANN_SC_UNLOAD_TABLE word, making the region if it is not
+ * made yet; nothing when there is none (HEAPANN_STATS=0). Called outside malloc
+ * (export_dl.c, at a dlclose that unloaded something). */
+void ha_stats_unload_table(uintptr_t table);
 /* Count one call of entry point ENTRY (enum heapann_call); the exported
  * functions call it first (through ha_stats_call_fast). */
 void ha_stats_call(unsigned entry);

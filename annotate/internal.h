@@ -231,6 +231,8 @@ void ha_report_unwind_mismatch(unsigned k, uintptr_t a, uintptr_t b, unsigned na
  * ready. Its priority is on this declaration too: gcc 12 puts a constructor
  * declared before without one in the plain .init_array, priority ignored. */
 HA_CONSTRUCTOR(HA_PRIO_INIT) void ha_init(void);
+/* The last allocation sequence number handed out (0 before the first). */
+uintptr_t ha_seq_last(void);
 /* ha_malloc and ha_free are inline (below, after HA_CALLER): the exported
  * malloc and free reach the annotating code in one call, not two (issue 15). */
 void *ha_malloc_slow(size_t size, uintptr_t caller);

@@ -670,3 +670,9 @@ void ha_stats_damage(int guard, uintptr_t seq)
 		ADD(st_counters[HEAPANN_SC_BAD_FREES], 1);
 	}
 }
+
+void ha_stats_unload_table(uintptr_t table)
+{
+	if (st_ready())
+		__atomic_store_n(&st_counters[HEAPANN_SC_UNLOAD_TABLE], table, __ATOMIC_RELEASE);
+}

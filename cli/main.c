@@ -626,7 +626,24 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	if (!o->no_cache && sym_cache_dir(cache_dir, sizeof(cache_dir)) == 0)
 		so.cache_dir = cache_dir;   /* libdw's per-module index files (symcache) */
 	so.nthreads = o->threads;   /* 0: $MPROF_THREADS, else every CPU */
+	/* libraries dlclose unloaded before the core (libheapann's table) */
+	struct sym_unloaded *ul = NULL;
+	if (so.core && p->have_stats && p->stats.unload.n) {
+		ul = calloc(p->stats.unload.n, sizeof(*ul));
+		if (!ul) {
+			fprintf(stderr, "mprof-core: out of memory\n");
+			return -1;
+		}
+		for (size_t i = 0; i < p->stats.unload.n; i++) {
+			const struct cp_unloaded *u = &p->stats.unload.v[i];
+
+			ul[i] = (struct sym_unloaded){ u->path, u->bias, u->lo, u->hi, u->id, u->idlen };
+		}
+		so.unloaded = ul;
+		so.nunloaded = p->stats.unload.n;
+	}
 	p->sym = !strcmp(o->symbolizer, "gdb") ? sym_gdb_open(&so, &serr) : sym_dw_open(&so, &serr);
+	free(ul);
 	if (!p->sym) {
 		fprintf(stderr, "mprof-core: %s\n", serr.msg);
 		return -1;
@@ -697,6 +714,12 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 	if (st->ignored_blocks)
 		fprintf(f, "left out by --ignore-fn: %s blocks, %s bytes\n",
 			fmt_num(a, st->ignored_blocks), fmt_num(b, st->ignored_bytes));
+	if (p->have_stats && p->stats.unload.n) {   /* libheapann's dlclose records */
+		fprintf(f, "libraries unloaded before the core (dlclose): %zu:", p->stats.unload.n);
+		for (size_t i = 0; i < p->stats.unload.n; i++)
+			fprintf(f, " %s", fmt_base(p->stats.unload.v[i].path));
+		fputc('\n', f);
+	}
 	{
 		size_t nwr = 0;
 		uint64_t wr = cli_missing_writable(img, &nwr);
@@ -773,6 +796,31 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_key(j, "notes_cut");
 	json_bool(j, img->notes_cut);
 	json_obj_end(j);
+	json_key(j, "unloaded_libraries");   /* libheapann's dlclose records */
+	json_arr_begin(j);
+	for (size_t i = 0; p->have_stats && i < p->stats.unload.n; i++) {
+		const struct cp_unloaded *u = &p->stats.unload.v[i];
+		char id[2 * HEAPANN_UNLOAD_ID_MAX + 1];
+
+		for (unsigned k = 0; k < u->idlen; k++)
+			snprintf(id + 2 * k, 3, "%02x", u->id[k]);
+		id[2 * u->idlen] = '\0';
+		json_obj_begin(j);
+		json_key(j, "path");
+		json_str(j, u->path);
+		json_key(j, "bias");
+		json_hex(j, u->bias);
+		json_key(j, "low");
+		json_hex(j, u->lo);
+		json_key(j, "high");
+		json_hex(j, u->hi);
+		json_key(j, "build_id");
+		json_str(j, u->idlen ? id : NULL);
+		json_key(j, "seq");
+		json_u64(j, u->seq);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 }
 
 /* Is A long option NAME ("--name") as getopt_long reads it: the whole name or a

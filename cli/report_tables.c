@@ -22,6 +22,13 @@ int cli_stats_load(const struct cli_options *o, struct cli_profile *p)
 
 	if (rc > 0) {
 		p->have_stats = 1;
+		if (p->stats.unload_err[0] && !o->quiet)
+			fprintf(stderr, "mprof-core: %s; its libraries' frames stay addresses\n",
+				p->stats.unload_err);
+		if (p->stats.unload.dropped && !o->quiet)
+			fprintf(stderr, "mprof-core: %s: %llu libraries unloaded before the core are not "
+				"in libheapann's table (full, or a path too long): their frames stay "
+				"addresses\n", p->image_path, (unsigned long long)p->stats.unload.dropped);
 		return 0;
 	}
 	if (rc < 0 && err.code == CP_ENOMEM) {

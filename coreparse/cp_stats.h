@@ -14,6 +14,25 @@
 
 #include "coreparse.h"
 #include "heapann_stats.h"
+#include "heapann_unload.h"
+
+/* A library libheapann saw dlclose unload (include/heapann_unload.h). */
+struct cp_unloaded {
+	uint64_t seq;                    /* last allocation sequence number before it */
+	uint64_t bias, lo, hi;           /* load bias, PT_LOAD span [lo, hi) */
+	unsigned idlen;                  /* bytes of build-id in id (0: none) */
+	unsigned char id[HEAPANN_UNLOAD_ID_MAX];
+	char path[HEAPANN_UNLOAD_PATH_MAX]; /* absolute, NUL-terminated */
+};
+
+/* The decoded table of unloaded libraries. v is owned (free() it, or
+ * cp_stats_free() for the one in struct cp_stats). */
+struct cp_unload_table {
+	struct cp_unloaded *v;           /* the READY, well-formed records, in table order */
+	size_t n;
+	size_t skipped;                  /* records being written or malformed */
+	uint64_t dropped;                /* unloads the full table had no room for */
+};
 
 /* One stack of the region's table. frees, bytes_freed and cls_freed are derived
  * by cp_stats_read() (allocations minus the scan's live blocks under the stack):
@@ -55,6 +74,9 @@ struct cp_stats {
 	size_t nsamples;
 	uint64_t tl_interval;            /* time between samples when the core was taken */
 	size_t skipped_entries;          /* slots being written, or with bad depth */
+	struct cp_unload_table unload;   /* libraries unloaded before the core */
+	char unload_err[256];            /* "" or one line: why the table was refused
+					  * (its libraries' frames stay addresses) */
 };
 
 /* Look for the statistics region in every dumped byte of img (word-aligned) and
@@ -68,6 +90,18 @@ struct cp_stats {
  * fields are out of bounds. Release *out with cp_stats_free() in every case. */
 int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_stats *out,
 		  struct cp_error *err);
+
+/* Decode the table of unloaded libraries at target address addr, whose first
+ * avail bytes (words of w bytes, byte order big) are at p. A pure function: the
+ * header's signature, version, capacity, record size and check word are
+ * checked, then each of the min(CLAIMED, CAP) records: taken when READY, its
+ * path NUL-terminated, absolute and non-empty, its build-id no longer than
+ * ID_MAX and its span not empty; counted in out->skipped otherwise. Returns 0
+ * with *out filled (owned by the caller), -1 with why (one line, no file
+ * name) when the table is garbage or not all of it is within avail, -2 when out
+ * of memory. *out is zeroed on failure. */
+int cp_unload_decode(const unsigned char *p, uint64_t avail, uint64_t addr, unsigned w, int big,
+		     struct cp_unload_table *out, char *why, size_t whycap);
 
 /* Release what cp_stats_read() allocated; *st is zeroed. */
 void cp_stats_free(struct cp_stats *st);

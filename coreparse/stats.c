@@ -5,6 +5,7 @@
  * the check word (tied to the region's own address) are all checked before any
  * count is believed, and the whole region must be in the dumped memory.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ void cp_stats_free(struct cp_stats *st)
 		return;
 	free(st->stacks);
 	free(st->samples);
+	free(st->unload.v);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -483,6 +485,49 @@ out:
 	return rc;
 }
 
+/* Read the table of unloaded libraries at target address u into out->unload;
+ * a table that is garbage, damaged or not all in the image leaves it empty and
+ * says why in out->unload_err. Returns 0, or -1 when out of memory. */
+static int unload_read(const struct cp_image *img, uint64_t u, struct cp_stats *out)
+{
+	unsigned w = img->wsize;
+	uint64_t hdr = (uint64_t)HEAPANN_UNLOAD_HDR_WORDS * w, avail = 0;
+	unsigned char *copy = NULL, *copy2 = NULL;
+	const unsigned char *p;
+	char why[160];
+	int nomem = 0, rc;
+
+	p = bytes_at(img, u, hdr, &copy, &nomem);
+	if (p) {
+		uint64_t cap = cp_image_word(img, p + (uint64_t)HEAPANN_UH_CAP * w);
+		uint64_t total = hdr + cap * heapann_unload_rec_bytes(w);
+		const unsigned char *all;
+
+		avail = hdr;
+		/* the whole table when its capacity is sane and it is all there */
+		if (cap && cap <= HEAPANN_UNLOAD_MAX_CAP &&
+		    (all = bytes_at(img, u, total, &copy2, &nomem)) != NULL) {
+			p = all;
+			avail = total;
+		}
+	}
+	if (nomem) {
+		free(copy);
+		free(copy2);
+		return -1;
+	}
+	rc = cp_unload_decode(p, avail, u, w, img->big_endian, &out->unload, why, sizeof(why));
+	free(copy);
+	free(copy2);
+	if (rc == -2)
+		return -1;
+	if (rc < 0)
+		snprintf(out->unload_err, sizeof(out->unload_err),
+			 "%s: table of unloaded libraries at 0x%llx skipped: %s", img->path,
+			 (unsigned long long)u, why);
+	return 0;
+}
+
 int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_stats *out,
 		  struct cp_error *err)
 {
@@ -511,6 +556,9 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	out->guard_breaks = WORD(c, HEAPANN_SC_GUARD_BREAKS);
 	out->bad_frees = WORD(c, HEAPANN_SC_BAD_FREES);
 	out->last_guard_seq = WORD(c, HEAPANN_SC_LAST_GUARD_SEQ);
+	if (WORD(c, HEAPANN_SC_UNLOAD_TABLE) &&
+	    unload_read(img, WORD(c, HEAPANN_SC_UNLOAD_TABLE), out) < 0)
+		goto nomem;
 	for (unsigned sh = 0; sh < HEAPANN_STATS_CALL_SHARDS; sh++) {
 		uint64_t base = HEAPANN_SC_CALLS + (uint64_t)sh * HEAPANN_STATS_CALL_SHARD_WORDS;
 		uint64_t slot = WORD(c, base + HEAPANN_SP_SLOT);

@@ -59,6 +59,9 @@
  * TIME is BYTES + BYTES_FREED (no counter words of their own); allocation and
  * free counts are the sums of the bins.
  *
+ * libheapann.so records the libraries dlclose unloaded in a table of its own
+ * (include/heapann_unload.h) and stores its address in counter UNLOAD_TABLE.
+ *
  * Damage libheapann finds while the program runs (a broken guard at free or
  * realloc, a second free) is counted in GUARD_BREAKS and BAD_FREES: the block is
  * gone by the time a core is taken, so the core holds no other trace of it.
@@ -132,7 +135,9 @@ enum heapann_stats_hdr {
 
 /* Counter word indices (from OFF_COUNTERS). */
 enum heapann_stats_counter {
-	HEAPANN_SC_ALLOCS = 0,        /* reserved (0): the sum of the bins' ALLOCS */
+	HEAPANN_SC_UNLOAD_TABLE = 0,  /* address of the table of unloaded libraries
+				       * (include/heapann_unload.h), 0: none; once
+				       * ALLOCS, reserved and 0, so no new version */
 	HEAPANN_SC_FREES = 1,         /* reserved (0): the sum of the bins' FREES */
 	HEAPANN_SC_BYTES = 2,         /* bytes requested */
 	HEAPANN_SC_BYTES_FREED = 3,   /* requested bytes of the blocks freed */

@@ -99,6 +99,9 @@ struct dw_symbolizer {
 	int cache_evict_noted;        /* a failure to keep it under the limit was noted */
 	unsigned nthreads;            /* threads it may use (dw_pool_threads) */
 	struct dw_ptrmap dbg_asked;   /* Dwfl_Module -> itself once its debug file was sought */
+	struct dw_ptrmap unloaded;    /* Dwfl_Module -> itself for a library unloaded before
+				       * the core (sym_unloaded): its build-id was checked
+				       * against the record, the core has none of its bytes */
 };
 
 /* libdwfl's callbacks carry no user pointer: the symbolizer being driven is
@@ -760,7 +763,7 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 		 * core lacks the note's page: read the core's bytes where the file's
 		 * note would be loaded and compare those. */
 		unsigned char mem_id[64];
-		int mem_idlen = s->core_elf && file_idlen > 0 ?
+		int mem_idlen = s->core_elf && file_idlen > 0 && !dw_ptrmap_get(&s->unloaded, mod) ?
 			dw_core_build_id(s, elf, bias, (size_t)file_idlen, mem_id) : -1;
 		int lib_differs = core_idlen > 0 && file_idlen > 0 &&
 			(file_idlen != core_idlen || memcmp(file_id, core_copy, (size_t)core_idlen) != 0);
@@ -1922,6 +1925,7 @@ static void dw_free(struct symbolizer *base)
 	dw_arena_release(&s->arena);
 	dw_ptrmap_release(&s->names);
 	dw_ptrmap_release(&s->dbg_asked);
+	dw_ptrmap_release(&s->unloaded);
 	free(s->table.locs);
 	free(s->table.frames);
 	free(s->notes);
@@ -2170,6 +2174,82 @@ int sym_dwfl_report_exe_at_entry(struct Dwfl *dwfl, struct Elf *core, const char
 	return dw_report_exe_at_entry(dwfl, exe, have_entry, entry);
 }
 
+/* dwfl_getmodules callback: does the module overlap the span arg points at
+ * (two words, [lo, hi))? Stops at the first that does. */
+static int dw_overlap_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+			 void *arg)
+{
+	uint64_t *span = arg;
+	Dwarf_Addr lo, hi;
+
+	(void)userdata;
+	(void)name;
+	(void)start;
+	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+	if (lo < span[1] && span[0] < hi) {
+		span[2] = 1;
+		return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+/* After the core's modules: report each library unloaded before the core
+ * (opt->unloaded, newest first) whose span no module has, when its file is
+ * there with the recorded build-id; else a note says why its frames stay
+ * addresses. A span that a module covers (a library loaded there since, or
+ * the same one again) is left to that module. Returns 0, or -1 with err filled
+ * when libdwfl fails. */
+static int dw_report_unloaded(struct dw_symbolizer *s, const struct sym_options *opt,
+			      struct sym_error *err)
+{
+	int began = 0;
+
+	for (size_t k = opt->nunloaded; k-- > 0;) {
+		const struct sym_unloaded *u = &opt->unloaded[k];
+		uint64_t span[3] = { u->lo, u->hi, 0 };
+		const char *base = strrchr(u->path, '/') ? strrchr(u->path, '/') + 1 : u->path;
+		unsigned char id[64];
+		char *host = NULL;
+		int fd, idlen;
+
+		if (began && dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+			return dw_error(err, SYM_EBACKEND, "%s: libdwfl: %s", opt->core, dwfl_errmsg(-1));
+		began = 0;
+		dwfl_getmodules(s->dwfl, dw_overlap_cb, span, 0);
+		if (span[2])
+			continue;   /* named after what is there now */
+		if (!u->idlen) {
+			dw_note(s, "%s: library unloaded before the core, without a build-id to check "
+				"its file against: its frames stay addresses", base);
+			continue;
+		}
+		fd = sym_module_open(s->sysroot, u->path, &host);
+		if (fd < 0) {
+			dw_note(s, "%s: library unloaded before the core, and its file %s%s is gone: "
+				"its frames stay addresses", base, s->sysroot ? s->sysroot : "", u->path);
+			continue;
+		}
+		close(fd);
+		idlen = dw_file_build_id(host, id, sizeof id, NULL);
+		if (idlen < 0 || (size_t)idlen != u->idlen || memcmp(id, u->build_id, u->idlen)) {
+			dw_note(s, "%s: library unloaded before the core: file changed since (%s), "
+				"its frames stay addresses", base, host);
+			free(host);
+			continue;
+		}
+		dwfl_report_begin_add(s->dwfl);
+		began = 1;
+		Dwfl_Module *mod = dwfl_report_elf(s->dwfl, u->path, host, -1, u->bias, false);
+		if (!mod || dw_ptrmap_put(&s->unloaded, mod, mod) != 0)
+			dw_note(s, "%s: library unloaded before the core: libdwfl cannot place it (%s), "
+				"its frames stay addresses", base, mod ? "out of memory" : dwfl_errmsg(-1));
+		free(host);
+	}
+	if (began && dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+		return dw_error(err, SYM_EBACKEND, "%s: libdwfl: %s", opt->core, dwfl_errmsg(-1));
+	return 0;
+}
+
 /* Report the modules of a core (load map from the core, program from opt->exe). */
 static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, struct sym_error *err)
 {
@@ -2213,7 +2293,7 @@ static int dw_open_core(struct dw_symbolizer *s, const struct sym_options *opt, 
 		return dw_error(err, SYM_EBACKEND, "%s: libdwfl: %s", opt->core, dwfl_errmsg(-1));
 	if (have_entry)
 		s->main_mod = dwfl_addrmodule(s->dwfl, entry);
-	return 0;
+	return dw_report_unloaded(s, opt, err);
 }
 
 struct symbolizer *sym_dw_open(const struct sym_options *opt, struct sym_error *err)

@@ -595,6 +595,80 @@ static void gdb_check_loaded(struct gdb_symbolizer *s, const struct cp_image *im
 	mi_reply_release(&r);
 }
 
+/* Libraries unloaded before the core (opt->unloaded, newest first) whose span
+ * no module has: loaded into gdb with add-symbol-file at their bias, and added
+ * to the module list, when the file has the recorded build-id; else a note.
+ * Failures are notes, never errors. Once one is added, gdb reads read-only
+ * sections from the files (trust-readonly-sections), the core's copy of them
+ * no more. */
+static void gdb_add_unloaded(struct gdb_symbolizer *s, const struct sym_options *opt)
+{
+	int trusted = 0;
+
+	for (size_t k = opt->nunloaded; k-- > 0;) {
+		const struct sym_unloaded *u = &opt->unloaded[k];
+		const char *base = strrchr(u->path, '/') ? strrchr(u->path, '/') + 1 : u->path;
+		struct gdb_file_info fi;
+		struct gdb_module *m;
+		const char *why = NULL;
+		char file[4096], cmd[8192 + 64], q[8192];
+		int taken = 0;
+
+		for (size_t i = 0; i < s->nmods; i++)
+			if (s->mods[i].start < u->hi && u->lo < s->mods[i].end)
+				taken = 1;
+		if (taken)
+			continue;   /* named after what is there now */
+		if ((size_t)snprintf(file, sizeof file, "%s%s", opt->sysroot ? opt->sysroot : "",
+				     u->path) >= sizeof file)
+			continue;
+		if (!u->idlen) {
+			gdb_note(s, "%s: library unloaded before the core, without a build-id to check "
+				 "its file against: its frames stay addresses", base);
+			continue;
+		}
+		if (gdb_file_read(file, &fi, &why) < 0) {
+			gdb_note(s, "%s: library unloaded before the core, and its file %s is gone: "
+				 "its frames stay addresses", base, file);
+			continue;
+		}
+		if (fi.idlen != u->idlen || memcmp(fi.id, u->build_id, u->idlen) != 0) {
+			gdb_note(s, "%s: library unloaded before the core: file changed since (%s), "
+				 "its frames stay addresses", base, file);
+			continue;
+		}
+		snprintf(cmd, sizeof cmd, "add-symbol-file %s -o 0x%llx", file, (unsigned long long)u->bias);
+		m = realloc(s->mods, (s->nmods + 1) * sizeof *s->mods);
+		if (!m || mi_quote(q, sizeof q, cmd) >= sizeof q) {
+			if (m)
+				s->mods = m;
+			continue;
+		}
+		s->mods = m;
+		/* the library's code is in no memory of the core: gdb's line lookup
+		 * (a disassembly) reads it from the file's read-only sections */
+		if (!trusted && gdb_exec_ok(s, "-gdb-set trust-readonly-sections on", file, NULL) == 0)
+			trusted = 1;
+		snprintf(cmd, sizeof cmd, "-interpreter-exec console %s", q);
+		if (gdb_exec_ok(s, cmd, file, NULL) < 0) {
+			gdb_note(s, "%s: library unloaded before the core: gdb cannot load %s, "
+				 "its frames stay addresses", base, file);
+			continue;
+		}
+		m = &s->mods[s->nmods];
+		memset(m, 0, sizeof *m);
+		m->path = gdb_str(s, u->path);
+		m->file = gdb_str(s, file);
+		m->start = u->lo;
+		m->end = u->hi;
+		m->bias = u->bias;
+		m->state = GM_OK;
+		if (m->path && m->file)
+			s->nmods++;
+		qsort(s->mods, s->nmods, sizeof *s->mods, gdb_module_cmp);
+	}
+}
+
 static void gdb_free(struct symbolizer *base)
 {
 	struct gdb_symbolizer *s = (struct gdb_symbolizer *)base;
@@ -1057,6 +1131,7 @@ struct symbolizer *sym_gdb_open(const struct sym_options *opt, struct sym_error 
 		if (gdb_exec_ok(s, cmd, opt->core, err) < 0)
 			goto fail;
 		gdb_check_loaded(s, img);
+		gdb_add_unloaded(s, opt);
 	}
 	gdb_debuglink_load(s, opt);
 	free(dbg);

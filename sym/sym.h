@@ -61,6 +61,17 @@ struct sym_table {
 	size_t nframes;
 };
 
+/* A library unloaded before the core was taken (libheapann's table,
+ * include/heapann_unload.h). The libdw backend reports it where no module of
+ * the core's load map is, when its file still has the recorded build-id, so
+ * that frames in it get names; the gdb backend ignores it. */
+struct sym_unloaded {
+	const char *path;              /* absolute, as the target named it */
+	uint64_t bias, lo, hi;         /* load bias, span [lo, hi) */
+	const unsigned char *build_id; /* idlen bytes */
+	size_t idlen;                  /* 0: none recorded (then it is not reported) */
+};
+
 /* Options common to the backends. All strings are borrowed for the call to open. */
 struct sym_options {
 	const char *exe;          /* program (or firmware ELF) path; required */
@@ -74,6 +85,9 @@ struct sym_options {
 				   * (sym_cache_dir()), or NULL for none */
 	unsigned nthreads;        /* libdw backend: threads it may use; 0: $MPROF_THREADS,
 				   * else every CPU it may run on (1: none but the caller's) */
+	const struct sym_unloaded *unloaded; /* libdw backend, cores: libraries unloaded
+				   * before the core, oldest first (borrowed) */
+	size_t nunloaded;
 };
 
 enum sym_option_flag {

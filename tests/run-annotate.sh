@@ -29,11 +29,11 @@ passes() {
 	fi
 }
 
-# ---- the library exports the malloc family and nothing else ----
+# ---- the library exports the malloc family and dlclose, nothing else ----
 nm -D --defined-only "$SO" | awk '{print $3}' | sort > "$TMP/exports"
-printf '%s\n' aligned_alloc calloc free malloc malloc_usable_size memalign posix_memalign \
+printf '%s\n' aligned_alloc calloc dlclose free malloc malloc_usable_size memalign posix_memalign \
 	pvalloc realloc reallocarray valloc > "$TMP/exports.want"
-check "exports exactly the malloc family" cmp -s "$TMP/exports" "$TMP/exports.want"
+check "exports exactly the malloc family and dlclose" cmp -s "$TMP/exports" "$TMP/exports.want"
 
 # ---- the header reads back (proves the preload is active) ----
 LD_PRELOAD=$SO $TO "$TMP/header" > "$TMP/h.out" 2>&1

@@ -626,6 +626,47 @@ static void test_region(void)
 	      strstr(err.msg, "not fully in the image") != NULL);
 	cp_stats_free(&st);
 	cp_scan_free(&scan);
+
+	/* the table of unloaded libraries the region points at (counter word
+	 * UNLOAD_TABLE): 2 records claimed of 4, one READY */
+	memset(img, 0, len);
+	region_build(img);
+	{
+		uint64_t u = RG_BASE + 0xD0000, rb = heapann_unload_rec_bytes(8);
+		uint64_t r0 = u + HEAPANN_UNLOAD_HDR_WORDS * 8, r1 = r0 + rb;
+
+		put64(img, RG_BASE + RG_OFF + 128 + HEAPANN_SC_UNLOAD_TABLE * 8, u);
+		put64(img, u + HEAPANN_UH_MAGIC * 8, HEAPANN_UNLOAD_MAGIC_64);
+		put64(img, u + HEAPANN_UH_VERSION * 8, HEAPANN_UNLOAD_VERSION);
+		put64(img, u + HEAPANN_UH_CAP * 8, 4);
+		put64(img, u + HEAPANN_UH_REC_BYTES * 8, rb);
+		put64(img, u + HEAPANN_UH_CLAIMED * 8, 2);
+		put64(img, u + HEAPANN_UH_CHECK * 8, heapann_unload_check(u, 4, rb, 8));
+		put64(img, r0 + HEAPANN_UR_READY * 8, 1);
+		put64(img, r0 + HEAPANN_UR_SEQ * 8, 6);
+		put64(img, r0 + HEAPANN_UR_BIAS * 8, 0x7f0000000000);
+		put64(img, r0 + HEAPANN_UR_LO * 8, 0x7f0000000000);
+		put64(img, r0 + HEAPANN_UR_HI * 8, 0x7f0000005000);
+		memcpy(img + (r0 + HEAPANN_UNLOAD_REC_WORDS * 8 + HEAPANN_UNLOAD_ID_MAX - RG_BASE),
+		       "/tmp/libgone.so", 16);
+		put64(img, r1 + HEAPANN_UR_SEQ * 8, 7);   /* not READY */
+		rc = region_read(img, len, &scan, &st, &err);
+		CHECK("unload table: read through the region, one record of two",
+		      rc == 1 && st.unload.n == 1 && st.unload.skipped == 1 && st.unload.v[0].seq == 6 &&
+		      st.unload.v[0].hi == 0x7f0000005000 && !strcmp(st.unload.v[0].path, "/tmp/libgone.so") &&
+		      st.unload_err[0] == '\0');
+		cp_stats_free(&st);
+		cp_scan_free(&scan);
+		/* pointing past the image: the region is still read, the table is not */
+		put64(img, RG_BASE + RG_OFF + 128 + HEAPANN_SC_UNLOAD_TABLE * 8, RG_BASE + len - 16);
+		rc = region_read(img, len, &scan, &st, &err);
+		CHECK("unload table past the image: the region read, the table skipped with a line",
+		      rc == 1 && st.nstacks == 3 && st.unload.n == 0 &&
+		      strstr(st.unload_err, "table of unloaded libraries at 0x200ffff0 skipped: "
+				     "its header is not in the image") != NULL);
+		cp_stats_free(&st);
+		cp_scan_free(&scan);
+	}
 	free(img);
 }
 
