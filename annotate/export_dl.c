@@ -263,8 +263,8 @@ HA_EXPORT int dlclose(void *handle)
 		__atomic_store_n(&ul_real, real, __ATOMIC_RELEASE);
 	}
 	dl_iterate_phdr(ul_list_cb, &l);
-	seq = ha_seq_last();
 	rc = real(handle);
+	seq = ha_seq_last();   /* after: the library's destructors' blocks are its own */
 	if (rc == 0 && l.n) {
 		dl_iterate_phdr(ul_mark_cb, &l);
 		for (size_t i = 0; i < l.n; i++)

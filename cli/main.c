@@ -473,6 +473,18 @@ static int elf_file_is_core(const char *path)
 	return elf_file_kind(path, &type, &machine) == 0 && type == ET_CORE;
 }
 
+/* qsort order of pointers to unload records: the latest unload (highest SEQ)
+ * first, records of one dlclose in table order. */
+static int cli_unload_cmp(const void *a, const void *b)
+{
+	const struct cp_unloaded *x = *(const struct cp_unloaded *const *)a;
+	const struct cp_unloaded *y = *(const struct cp_unloaded *const *)b;
+
+	if (x->seq != y->seq)
+		return x->seq > y->seq ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 {
 	struct cp_error cerr = { 0 };
@@ -634,11 +646,23 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 			fprintf(stderr, "mprof-core: out of memory\n");
 			return -1;
 		}
+		const struct cp_unloaded **by = calloc(p->stats.unload.n, sizeof(*by));
+		if (!by) {
+			free(ul);
+			fprintf(stderr, "mprof-core: out of memory\n");
+			return -1;
+		}
+		for (size_t i = 0; i < p->stats.unload.n; i++)
+			by[i] = &p->stats.unload.v[i];
+		/* the latest unload first: where two records share a span, the code
+		 * there last is the one most blocks' frames point into */
+		qsort(by, p->stats.unload.n, sizeof(*by), cli_unload_cmp);
 		for (size_t i = 0; i < p->stats.unload.n; i++) {
-			const struct cp_unloaded *u = &p->stats.unload.v[i];
+			const struct cp_unloaded *u = by[i];
 
 			ul[i] = (struct sym_unloaded){ u->path, u->bias, u->lo, u->hi, u->id, u->idlen };
 		}
+		free(by);
 		so.unloaded = ul;
 		so.nunloaded = p->stats.unload.n;
 	}

@@ -30,8 +30,9 @@
  *             are counted in DROPPED only (the oldest are kept).
  *   READY     1 once every other word of the record is written (a release
  *             store, the last one); 0: being written (or its writer died).
- *   SEQ       the last allocation sequence number handed out when the library
- *             was unloaded: blocks with a higher SEQ were allocated after. The
+ *   SEQ       the last allocation sequence number handed out when the dlclose
+ *             that unloaded the library returned: blocks with a higher SEQ were
+ *             allocated after (those of its destructors are below). The
  *             same file unloaded again from the same place (same BIAS, LO, HI,
  *             build-id and path) updates SEQ instead of taking a record.
  *   BIAS      the library's load bias (l_addr); LO HI its PT_LOAD span [LO, HI).

@@ -2194,7 +2194,8 @@ static int dw_overlap_cb(Dwfl_Module *mod, void **userdata, const char *name, Dw
 }
 
 /* After the core's modules: report each library unloaded before the core
- * (opt->unloaded, newest first) whose span no module has, when its file is
+ * (opt->unloaded, in the order given: the latest unload first) whose span no
+ * module has, nor an unload reported before it, when its file is
  * there with the recorded build-id; else a note says why its frames stay
  * addresses. A span that a module covers (a library loaded there since, or
  * the same one again) is left to that module. Returns 0, or -1 with err filled
@@ -2204,7 +2205,7 @@ static int dw_report_unloaded(struct dw_symbolizer *s, const struct sym_options 
 {
 	int began = 0;
 
-	for (size_t k = opt->nunloaded; k-- > 0;) {
+	for (size_t k = 0; k < opt->nunloaded; k++) {
 		const struct sym_unloaded *u = &opt->unloaded[k];
 		uint64_t span[3] = { u->lo, u->hi, 0 };
 		const char *base = strrchr(u->path, '/') ? strrchr(u->path, '/') + 1 : u->path;
@@ -2239,7 +2240,7 @@ static int dw_report_unloaded(struct dw_symbolizer *s, const struct sym_options 
 		}
 		dwfl_report_begin_add(s->dwfl);
 		began = 1;
-		Dwfl_Module *mod = dwfl_report_elf(s->dwfl, u->path, host, -1, u->bias, false);
+		Dwfl_Module *mod = dwfl_report_elf(s->dwfl, u->path, host, -1, u->bias, true);
 		if (!mod || dw_ptrmap_put(&s->unloaded, mod, mod) != 0)
 			dw_note(s, "%s: library unloaded before the core: libdwfl cannot place it (%s), "
 				"its frames stay addresses", base, mod ? "out of memory" : dwfl_errmsg(-1));

@@ -595,8 +595,8 @@ static void gdb_check_loaded(struct gdb_symbolizer *s, const struct cp_image *im
 	mi_reply_release(&r);
 }
 
-/* Libraries unloaded before the core (opt->unloaded, newest first) whose span
- * no module has: loaded into gdb with add-symbol-file at their bias, and added
+/* Libraries unloaded before the core (opt->unloaded, in the order given: the
+ * latest unload first) whose span no module has, nor one added before it: loaded into gdb with add-symbol-file at their bias, and added
  * to the module list, when the file has the recorded build-id; else a note.
  * Failures are notes, never errors. Once one is added, gdb reads read-only
  * sections from the files (trust-readonly-sections), the core's copy of them
@@ -605,7 +605,7 @@ static void gdb_add_unloaded(struct gdb_symbolizer *s, const struct sym_options 
 {
 	int trusted = 0;
 
-	for (size_t k = opt->nunloaded; k-- > 0;) {
+	for (size_t k = 0; k < opt->nunloaded; k++) {
 		const struct sym_unloaded *u = &opt->unloaded[k];
 		const char *base = strrchr(u->path, '/') ? strrchr(u->path, '/') + 1 : u->path;
 		struct gdb_file_info fi;
@@ -635,6 +635,11 @@ static void gdb_add_unloaded(struct gdb_symbolizer *s, const struct sym_options 
 		if (fi.idlen != u->idlen || memcmp(fi.id, u->build_id, u->idlen) != 0) {
 			gdb_note(s, "%s: library unloaded before the core: file changed since (%s), "
 				 "its frames stay addresses", base, file);
+			continue;
+		}
+		if (strpbrk(file, " \t\n'\"\\")) {   /* add-symbol-file splits its arguments */
+			gdb_note(s, "%s: library unloaded before the core: gdb cannot be given its file %s "
+				 "(a space or quote in the path), its frames stay addresses", base, file);
 			continue;
 		}
 		snprintf(cmd, sizeof cmd, "add-symbol-file %s -o 0x%llx", file, (unsigned long long)u->bias);

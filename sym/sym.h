@@ -62,9 +62,9 @@ struct sym_table {
 };
 
 /* A library unloaded before the core was taken (libheapann's table,
- * include/heapann_unload.h). The libdw backend reports it where no module of
- * the core's load map is, when its file still has the recorded build-id, so
- * that frames in it get names; the gdb backend ignores it. */
+ * include/heapann_unload.h). Both backends report it where no module of the
+ * core's load map is, nor an unloaded library given before it, when its file
+ * still has the recorded build-id, so that frames in it get names. */
 struct sym_unloaded {
 	const char *path;              /* absolute, as the target named it */
 	uint64_t bias, lo, hi;         /* load bias, span [lo, hi) */
@@ -85,8 +85,8 @@ struct sym_options {
 				   * (sym_cache_dir()), or NULL for none */
 	unsigned nthreads;        /* libdw backend: threads it may use; 0: $MPROF_THREADS,
 				   * else every CPU it may run on (1: none but the caller's) */
-	const struct sym_unloaded *unloaded; /* libdw backend, cores: libraries unloaded
-				   * before the core, oldest first (borrowed) */
+	const struct sym_unloaded *unloaded; /* cores: libraries unloaded before the
+				   * core, the latest unload first (borrowed) */
 	size_t nunloaded;
 };
 

@@ -17,7 +17,10 @@
 #    its frames named from the load map as always. Opened and closed 3 times
 #    more (the same place each time): still one record of each library.
 # 4. another library loaded over the range since (tests/prog/real11_dlib2.c):
-#    the frames are that library's module+offset, as before.
+#    the frames are that library's module+offset, as before. That one unloaded
+#    and the first loaded and unloaded again: the frames are the first one's.
+# 5. linked at 0x40000000 (a bias that is not its base): the same frames; in a
+#    directory with a space: gdb's add-symbol-file cannot take it, a note.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 [ "$(uname -m)" = x86_64 ] || skip "x86-64 only (the default unwinder's frames)"
@@ -217,6 +220,70 @@ if grep -q 'libr11dl2\.so' "$TMP/other.fr"; then
 	check "another library over the range: no note" sh -c "! grep -q . '$TMP/other.err'"
 else
 	echo "# the other library was not mapped over the first one: that check skipped"
+fi
+
+# 4b. the other library unloaded from that range, then the first one loaded
+# there again and unloaded: its record is the latest unload of the range, and
+# the frames there are its own (records are taken by SEQ, not table order)
+snap swap swap "$TMP/libr11dl2.so"
+"$B/mprof-core" --format json "$TMP/dlmod" "$TMP/s.swap"/*.core >"$TMP/swap.json" 2>/dev/null
+python3 - "$TMP/swap.json" >"$TMP/swap.chk" <<'PYEOF'
+import json, sys
+u = json.load(open(sys.argv[1]))["unloaded_libraries"]
+a = [x for x in u if x["path"].endswith("/libdlmod.so")]
+b = [x for x in u if x["path"].endswith("/libr11dl2.so")]
+ok = len(a) == 1 and len(b) == 1 and int(a[0]["low"], 16) < int(b[0]["high"], 16) and \
+	int(b[0]["low"], 16) < int(a[0]["high"], 16)
+print("overlap" if ok else "apart")
+print("order", u.index(a[0]) < u.index(b[0]) if ok else "", a[0]["seq"] > b[0]["seq"] if ok else "")
+PYEOF
+if grep -q '^overlap$' "$TMP/swap.chk"; then
+	check_eq "swap: the first library's record in the table first, its SEQ the later" "order True True" \
+		"$(sed -n 2p "$TMP/swap.chk")"
+	frames "swap" "$TMP/s.swap.out" "$TMP/swap.txt"
+	check "swap: no note" sh -c "! grep -q . '$TMP/swap.err'"
+	if command -v gdb >/dev/null 2>&1; then
+		"$B/mprof-core" --symbolizer=gdb --report=lost --top 0 "$TMP/dlmod" "$TMP/s.swap"/*.core \
+			>"$TMP/swap.gdb.txt" 2>"$TMP/swap.gdb.err"
+		frames "swap, gdb backend" "$TMP/s.swap.out" "$TMP/swap.gdb.txt"
+	fi
+else
+	echo "# the other library was not mapped over the first one, or the first came back elsewhere: swap skipped"
+	cat "$TMP/swap.chk"
+fi
+
+# 5. a library linked at 0x40000000 (-Ttext-segment): its load bias is not
+# where its first segment is; and one in a directory with a space in its name
+# (gdb's add-symbol-file cannot take that path: a note, the frames addresses)
+mkdir -p "$TMP/tseg" "$TMP/sp ace"
+cp "$TMP/libdlmod_dep.so" "$TMP/tseg/" && cp "$TMP/libdlmod_dep.so" "$TMP/libdlmod.so" "$TMP/sp ace/" &&
+	cc -g -O1 -fPIC -shared -Wl,-Ttext-segment=0x40000000 -o "$TMP/tseg/libdlmod.so" tests/prog/dlmod_lib.c \
+		-L"$TMP" -ldlmod_dep -Wl,-rpath,'$ORIGIN'
+check_eq "text segment at 0x40000000: built" 0 $?
+check_grep "text segment at 0x40000000: its first PT_LOAD there" \
+	'^  LOAD +0x0+ 0x0*40000000 ' "$(readelf -lW "$TMP/tseg/libdlmod.so" >"$TMP/tseg.ph"; echo "$TMP/tseg.ph")"
+for d in tseg "sp ace"; do
+	mkdir -p "$TMP/s.$d"
+	HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR="$TMP/s.$d" LD_PRELOAD="$B/libheapann.so" \
+		"$TMP/dlmod" "$TMP/$d/libdlmod.so" exit >"$TMP/s.$d.out" 2>/dev/null
+	"$B/mprof-core" --report=lost --top 0 "$TMP/dlmod" "$TMP/s.$d"/*.core >"$TMP/$d.txt" 2>"$TMP/$d.err"
+	check_eq "$d: mprof-core exit 0" 0 $?
+	frames "$d" "$TMP/s.$d.out" "$TMP/$d.txt"
+	check "$d: no note" sh -c "! grep -q . '$TMP/$d.err'"
+done
+if command -v gdb >/dev/null 2>&1; then
+	"$B/mprof-core" --symbolizer=gdb --report=lost --top 0 "$TMP/dlmod" "$TMP/s.tseg"/*.core \
+		>"$TMP/tseg.gdb.txt" 2>"$TMP/tseg.gdb.err"
+	check_eq "tseg, gdb backend: mprof-core exit 0" 0 $?
+	frames "tseg, gdb backend" "$TMP/s.tseg.out" "$TMP/tseg.gdb.txt"
+	"$B/mprof-core" --symbolizer=gdb --report=lost --top 0 "$TMP/dlmod" "$TMP/s.sp ace"/*.core \
+		>"$TMP/sp.gdb.txt" 2>"$TMP/sp.gdb.err"
+	check_eq "space in the path, gdb backend: exit 0" 0 $?
+	check_eq "space in the path, gdb backend: a note for each library" \
+		"libdlmod.so: library unloaded before the core: gdb cannot be given its file $TMP/sp ace/libdlmod.so (a space or quote in the path), its frames stay addresses|libdlmod_dep.so: library unloaded before the core: gdb cannot be given its file $TMP/sp ace/libdlmod_dep.so (a space or quote in the path), its frames stay addresses" \
+		"$(sort "$TMP/sp.gdb.err" | paste -sd'|')"
+	check_eq "space in the path, gdb backend: the 1,321 bytes: two bare addresses" 2 \
+		"$(grep -A3 '^#[0-9]*: 1,321 bytes in 1 blocks are definitely lost$' "$TMP/sp.gdb.txt" | grep -cE '^    0x[0-9a-f]+$')"
 fi
 
 done_testing

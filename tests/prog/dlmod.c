@@ -7,7 +7,9 @@
  * gcore, then exit); twice (LIB was dlopen'ed twice and closed once: it stays
  * loaded; then exit); again (LIB dlopen'ed and dlclose'd 3 times more, the
  * same library unloaded from the same place: libheapann keeps one record of
- * each; then exit). */
+ * each; then exit); swap (OTHER dlopen'ed and dlclose'd after LIB, mapped
+ * where LIB was, then LIB dlopen'ed and dlclose'd again: LIB's record is the
+ * latest unload of that range; then exit). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,10 +41,13 @@ int main(int argc, char **argv)
 	printf("main %d\n", mline);
 	if (dlclose(h) != 0)
 		return 1;
-	if (argc > 3 && !dlopen(argv[3], RTLD_NOW)) {
+	if (argc > 3 && !(h = dlopen(argv[3], RTLD_NOW))) {
 		fprintf(stderr, "%s\n", dlerror());
 		return 1;
 	}
+	if (!strcmp(argv[2], "swap") &&
+	    (dlclose(h) != 0 || !(h = dlopen(argv[1], RTLD_NOW)) || dlclose(h) != 0))
+		return 1;
 	for (int i = 0; !strcmp(argv[2], "again") && i < 3; i++) {
 		h = dlopen(argv[1], RTLD_NOW);
 		if (!h || dlclose(h) != 0)
