@@ -596,8 +596,9 @@ static void gdb_check_loaded(struct gdb_symbolizer *s, const struct cp_image *im
 }
 
 /* Libraries unloaded before the core (opt->unloaded, in the order given: the
- * latest unload first) whose span no module has, nor one added before it: loaded into gdb with add-symbol-file at their bias, and added
- * to the module list, when the file has the recorded build-id; else a note.
+ * latest unload first) whose span no module has, nor one added before it:
+ * loaded into gdb with add-symbol-file at their bias, and added to the module
+ * list, when the file has the recorded build-id; else a note.
  * Failures are notes, never errors. Once one is added, gdb reads read-only
  * sections from the files (trust-readonly-sections), the core's copy of them
  * no more. */
