@@ -9,16 +9,18 @@
 # offset, inside the function nm gives in the unstripped copy), code without
 # unwind tables (the stack ends at malloc's caller, never a wrong frame), and
 # the static kit in a -static and a -static-pie program. Both symbolizers where
-# gdb's answer is the same (-O0: no inline chains); then one generated program
-# of tests/hunt13.py per build kind (clang -O2 and -O3, gcc -O3, -flto,
-# -gsplit-dwarf). Exact blocks, bytes, functions and lines.
+# gdb's answer is the same (-O0: no inline chains); then a few generated
+# programs of tests/hunt13.py per build kind (clang -O2 and -O3, gcc -O3,
+# -flto, -gsplit-dwarf with gcc and clang, DWARF 5 and 4; HUNT13_SEEDS="1 2 .."
+# runs those seeds in each instead). Exact blocks, bytes, functions and lines.
 . tests/lib.sh
 gen_needs
 command -v objcopy >/dev/null || skip "objcopy not installed"
+command -v clang >/dev/null || apt-get install -y clang >/dev/null 2>&1
 src=$TOP/tests/prog/hunt13.c
 mark() { grep -n "MARK:$1 " "$src" | cut -d: -f1; }
 IN2=$(mark in2) IN1=$(mark in1) OUTER=$(mark outer) PLAIN=$(mark plain)
-M1=$(mark main1) M2=$(mark main2)
+SPLIT=$(mark split) M1=$(mark main1) M2=$(mark main2) M3=$(mark main3)
 MP=$TOP/$B/mprof-core
 
 # chains EXE CORE [OPTIONS]: per stack of the program's (first frame h13_*),
@@ -46,7 +48,7 @@ for s in J["stacks"]:
 print("; ".join(sorted(out)))' "$ch_exe"
 }
 
-W1="303/3 h13_in2:$IN2 h13_in1:$IN1 h13_outer:$OUTER main:$M1; 400/2 h13_plain:$PLAIN main:$M2"
+W1="303/3 h13_in2:$IN2 h13_in1:$IN1 h13_outer:$OUTER main:$M1; 400/2 h13_plain:$PLAIN main:$M2; 57/1 h13_in2:$IN2 h13_split:$SPLIT main:$M3"
 
 # snap NAME CC FLAGS...: build tests/prog/hunt13.c as $TMP/NAME and write its
 # exit snapshot under libheapann to $TMP/NAME.core
@@ -66,6 +68,8 @@ for v in "gcc5 gcc -gdwarf-5" "gcc4 gcc -gdwarf-4" "clang5 clang -gdwarf-5"; do
 	n=split-$1 c=$2 f=$3
 	command -v "$c" >/dev/null || { skip_check "$n" "no $c"; continue; }
 	if snap "$n" "$c" -g -O2 -gsplit-dwarf "$f"; then
+		[ "$c" != gcc ] || check "$n: gcc put the rare path in h13_split.cold" \
+			sh -c "nm '$TMP/$n' | grep -q ' h13_split.cold\$'"
 		check_eq "$n -O2: the inline chain from the .dwo files" "$W1" "$(chains "$TMP/$n" "$TMP/$n.core")"
 		check_eq "$n -O2: the same from the symbol cache" "$W1" "$(chains "$TMP/$n" "$TMP/$n.core")"
 		check_eq "$n -O2: without the cache" "$W1" "$(chains "$TMP/$n" "$TMP/$n.core" --no-cache)"
@@ -73,16 +77,17 @@ for v in "gcc5 gcc -gdwarf-5" "gcc4 gcc -gdwarf-4" "clang5 clang -gdwarf-5"; do
 		check "$n: builds and snapshots" false
 	fi
 done
-# the .dwo files gone: names and lines from the skeleton, no inlines (as gdb)
+# the .dwo files gone: lines from the skeleton, names from the symbol table
+# (the rare path's part h13_split.cold), no inlines
 ls "$TMP"/split-gcc5*.dwo >/dev/null 2>&1 || ls "$TMP/split-gcc5.d"/*.dwo >/dev/null 2>&1 ||
 	check "split DWARF: .dwo files written" false
 rm -f "$TMP"/split-gcc5*.dwo "$TMP/split-gcc5.d"/*.dwo
 check_eq "split DWARF without its .dwo files: lines of the skeleton, no inlines" \
-	"303/3 h13_outer:$IN2 main:$M1; 400/2 h13_plain:$PLAIN main:$M2" \
+	"303/3 h13_outer:$IN2 main:$M1; 400/2 h13_plain:$PLAIN main:$M2; 57/1 h13_split.cold:$IN2 main:$M3" \
 	"$(chains "$TMP/split-gcc5" "$TMP/split-gcc5.core" --no-cache)"
 
 # ---- -O0 (no inlining): both symbolizers ---------------------------------------
-W0="303/3 h13_in2:$IN2 h13_in1:$IN1 h13_outer:$OUTER main:$M1; 400/2 h13_plain:$PLAIN main:$M2"
+W0=$W1
 if snap dl gcc -g -O0; then
 	cp "$TMP/dl" "$TMP/dl.full"
 	objcopy --only-keep-debug "$TMP/dl" "$TMP/dl.debug"
@@ -119,14 +124,14 @@ for st in sys.stdin.read().strip().split("; "):
     out.append(" ".join([w[0]] + fr))
 print("; ".join(out))' "$TMP/dl.full")
 	check_eq "stripped entirely: module+offset, in the right functions" \
-		"303/3 h13_in2 h13_in1 h13_outer main; 400/2 h13_plain main" "$got"
+		"303/3 h13_in2 h13_in1 h13_outer main; 400/2 h13_plain main; 57/1 h13_in2 h13_split main" "$got"
 else
 	check "-O0 build and snapshot" false
 fi
 if snap g0 gcc -O0 -g0; then
 	for s in dw gdb; do
 		check_eq "no -g: names from the symbol table, no lines ($s)" \
-			"303/3 h13_in2:- h13_in1:- h13_outer:- main:-; 400/2 h13_plain:- main:-" \
+			"303/3 h13_in2:- h13_in1:- h13_outer:- main:-; 400/2 h13_plain:- main:-; 57/1 h13_in2:- h13_split:- main:-" \
 			"$(chains "$TMP/g0" "$TMP/g0.core" --symbolizer $s)"
 	done
 fi
@@ -135,9 +140,10 @@ fi
 # (README, Known limits: the cfi walker and libgcc stop at code no FDE covers;
 # libunwind goes on through the frame pointers at -O0. Never a wrong frame.)
 for o in 0 2; do
-	# (at -O2 malloc's caller is h13_outer with the two inlined into it)
-	w="303/3 h13_in2:$IN2; 400/2 h13_plain:$PLAIN"
-	[ $o = 0 ] || w="303/3 h13_in2:$IN2 h13_in1:$IN1 h13_outer:$OUTER; 400/2 h13_plain:$PLAIN"
+	# (at -O0 h13_in2's two callers' blocks make one stack; at -O2 malloc's
+	# callers are h13_outer and h13_split, with what is inlined into them)
+	w="360/4 h13_in2:$IN2; 400/2 h13_plain:$PLAIN"
+	[ $o = 0 ] || w="303/3 h13_in2:$IN2 h13_in1:$IN1 h13_outer:$OUTER; 400/2 h13_plain:$PLAIN; 57/1 h13_in2:$IN2 h13_split:$SPLIT"
 	if snap na$o gcc -g -O$o -fno-asynchronous-unwind-tables; then
 		check_eq "-O$o -fno-asynchronous-unwind-tables: malloc's caller only, not marked cut" \
 			"$w" "$(chains "$TMP/na$o" "$TMP/na$o.core")"
@@ -174,9 +180,13 @@ done
 
 # ---- generated programs, one per build kind --------------------------------------
 hunt13() { gen_run hunt13 "$@"; }
-command -v clang >/dev/null && hunt13 --cc clang --opt 2 ${HUNT13_SEEDS:-5}
-command -v clang >/dev/null && hunt13 --cc clang --opt 3 ${HUNT13_SEEDS:-7}
-hunt13 --opt 3 ${HUNT13_SEEDS:-12}
-hunt13 --opt 2 --cflags -flto ${HUNT13_SEEDS:-20}
-hunt13 --opt 2 --cflags -gsplit-dwarf ${HUNT13_SEEDS:-1}
+if command -v clang >/dev/null; then
+	hunt13 --cc clang --opt 2 ${HUNT13_SEEDS:-5 6}
+	hunt13 --cc clang --opt 3 ${HUNT13_SEEDS:-7 8}
+	hunt13 --cc clang --opt 2 --cflags -gsplit-dwarf ${HUNT13_SEEDS:-4}
+fi
+hunt13 --opt 3 ${HUNT13_SEEDS:-12 13}
+hunt13 --opt 2 --cflags -flto ${HUNT13_SEEDS:-20 21}
+hunt13 --opt 2 --cflags -gsplit-dwarf ${HUNT13_SEEDS:-1 2 3}
+hunt13 --opt 2 --cflags "-gsplit-dwarf -gdwarf-4" ${HUNT13_SEEDS:-5}
 done_testing

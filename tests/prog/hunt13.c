@@ -1,6 +1,7 @@
 /* hunt13.c - tests/run-hunt13.sh's program: allocation sites behind a chain of
- * two static inline functions and behind a plain call, at lines the MARK
- * comments name. With H13_WAIT set it prints "ready" and waits for a line on
+ * two static inline functions, behind a plain call, and on a rare path that
+ * gcc -O2 moves to a separate h13_split.cold part, at lines the MARK comments
+ * name. With H13_WAIT set it prints "ready" and waits for a line on
  * stdin (to be gcore'd); otherwise it returns, its blocks kept. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,12 +40,29 @@ __attribute__((noinline)) void *h13_plain(size_t n)
 	return p;
 }
 
+__attribute__((cold, noinline)) void h13_log(void)
+{
+	h13_sink += 7;
+}
+
+__attribute__((noinline)) void *h13_split(size_t n, int rare)
+{
+	void *p = NULL;
+	if (__builtin_expect(rare, 0)) {
+		p = h13_in2(n); /* MARK:split */
+		h13_log();
+	}
+	h13_sink++;
+	return p;
+}
+
 int main(void)
 {
 	for (int i = 0; i < 3; i++)
 		h13_keep[i] = h13_outer(100 + (size_t)i); /* MARK:main1 */
 	for (int i = 0; i < 2; i++)
 		h13_keep[3 + i] = h13_plain(200); /* MARK:main2 */
+	h13_keep[5] = h13_split(57, h13_keep[0] != NULL); /* MARK:main3 */
 	h13_sink += 3;
 	if (getenv("H13_WAIT")) {
 		printf("ready\n");
