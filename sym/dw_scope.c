@@ -536,7 +536,7 @@ Dwarf_Die *dw_cuidx_top(struct dw_cuidx *c)
 }
 
 /* Set c->sub when c's unit is a skeleton whose split unit libdw found (a .dwo
- * file, or a .dwp next to the program): without it a skeleton has no scopes,
+ * file; libdw 0.188 reads no .dwp package): without it a skeleton has no scopes,
  * and its frames would be named from the symbol table without inlines. */
 static void dw_cuidx_split(struct dw_cuidx *c)
 {
