@@ -1045,7 +1045,7 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 	if (sc->named)
 		return sc->name;
 	if (c->is_cxx < 0 && sc->own_name)
-		c->is_cxx = dw_die_is_cxx(&c->cu);
+		c->is_cxx = dw_die_is_cxx(dw_cuidx_top(c));
 	const void *key = (const void *)(uintptr_t)(sc->origin + 1);
 	const char *known = sc->origin ? dw_ptrmap_get(&m->onames, key) : NULL, *oname;
 	int olink;
@@ -1063,7 +1063,7 @@ static const char *dw_scope_name(struct dw_symbolizer *s, struct dw_module *m, s
 			dw_ptrmap_put(&m->olinks, key, (const void *)1);
 	} else if (sc->origin) {
 		Dwarf_Die odie;
-		Dwarf *dbg = dwarf_cu_getdwarf(c->cu.cu);
+		Dwarf *dbg = dwarf_cu_getdwarf(dw_cuidx_top(c)->cu);
 		if (dbg && dwarf_offdie(dbg, sc->origin, &odie)) {
 			sc->name = dw_die_name(s, &odie, &sc->linkage);
 			/* failures to cache only cost speed */
@@ -1189,7 +1189,7 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 		dw_scope_call(s, c, i, own_lines, &file, &line, &column);
 	}
 	if (c->is_cxx < 0)
-		c->is_cxx = dw_die_is_cxx(&c->cu);
+		c->is_cxx = dw_die_is_cxx(dw_cuidx_top(c));
 	dw_frame_outer(s, m, pc, i >= 0 && !c->scopes[i].linkage && c->is_cxx);
 	return added;
 }
@@ -1352,7 +1352,7 @@ static int dw_cache_put_live(struct dw_symbolizer *s, struct dw_module *m, struc
 	if (dw_cuidx_lines(s, m, c) <= 0)
 		return -1;
 	if (c->is_cxx < 0)
-		c->is_cxx = dw_die_is_cxx(&c->cu);
+		c->is_cxx = dw_die_is_cxx(dw_cuidx_top(c));
 	memset(rec, 0, sizeof *rec);
 	rec->cuoff = c->off;
 	rec->is_cxx = (uint32_t)c->is_cxx;

@@ -224,6 +224,8 @@ int dw_addrx(const struct dw_unit *u, const struct dw_secs *secs, uint64_t idx, 
 struct dw_cuidx {
 	Dwarf_Off off;              /* CU DIE offset: the key */
 	Dwarf_Die cu;
+	Dwarf_Die sub;              /* a skeleton's split unit (.dwo, -gsplit-dwarf): its DIEs hold the scopes */
+	int has_sub;                /* sub above is set */
 	int lines_state;            /* 0 not read yet, 1 lines below valid, -1 ask libdw */
 	int is_cxx;                 /* the CU is C++: -1 not known yet, 0, 1 */
 	int ca_ok;                  /* ca and u below were read by dw_unit_cu_read */
@@ -274,6 +276,10 @@ int dw_cutab_insert(struct dw_cutab *t, struct dw_cuidx *c);
 
 /* The DIE of scope i of c, or NULL when libdw cannot find it. */
 Dwarf_Die *dw_cuidx_die(struct dw_cuidx *c, int32_t i);
+/* The unit DIE whose tree holds c's scopes (and its language): the split unit
+ * of a skeleton (-gsplit-dwarf, found by libdw from DW_AT_dwo_name), else c's
+ * CU DIE itself. The line table stays the skeleton's (c->cu). Owned by c. */
+Dwarf_Die *dw_cuidx_top(struct dw_cuidx *c);
 
 /* The innermost scope of c whose ranges hold DWARF address pc, or -1. */
 int32_t dw_cuidx_find(const struct dw_cuidx *c, uint64_t pc);
@@ -337,7 +343,7 @@ static inline int dw_tag_descend(unsigned tag)
  * addresses does not read the whole file. */
 
 #define DW_CACHE_MAGIC "MPRFSYMC"
-#define DW_CACHE_VERSION 2u
+#define DW_CACHE_VERSION 3u
 #define DW_CACHE_NONE 0xffffffffu   /* no string, or a CU that was not decoded */
 
 /* What must match for a cache file to be used. */

@@ -421,7 +421,7 @@ static int dw_cuidx_build(struct dw_cuidx *c)
 	int top = 0, rc = -1;
 	if (!stack)
 		return -1;
-	if (dwarf_child(&c->cu, &stack[0].die) != 0) {
+	if (dwarf_child(dw_cuidx_top(c), &stack[0].die) != 0) {
 		rc = 0;
 		goto out;
 	}
@@ -530,11 +530,31 @@ static int dw_cutab_eq(const void *ctx, uint32_t i, const void *key)
 	return ((const struct dw_cutab *)ctx)->v[i]->off == *(const Dwarf_Off *)key;
 }
 
+Dwarf_Die *dw_cuidx_top(struct dw_cuidx *c)
+{
+	return c->has_sub ? &c->sub : &c->cu;
+}
+
+/* Set c->sub when c's unit is a skeleton whose split unit libdw found (a .dwo
+ * file; libdw 0.188 reads no .dwp package): without it a skeleton has no scopes,
+ * and its frames would be named from the symbol table without inlines. */
+static void dw_cuidx_split(struct dw_cuidx *c)
+{
+	uint8_t unit_type;
+	Dwarf_Die sub;
+	memset(&sub, 0, sizeof sub);
+	if (c->cu.cu && dwarf_cu_info(c->cu.cu, NULL, &unit_type, NULL, &sub, NULL, NULL, NULL) == 0 &&
+	    unit_type == DW_UT_skeleton && sub.cu) {
+		c->sub = sub;
+		c->has_sub = 1;
+	}
+}
+
 Dwarf_Die *dw_cuidx_die(struct dw_cuidx *c, int32_t i)
 {
 	struct dw_scope *sc = &c->scopes[i];
 	if (!sc->have_die) {
-		Dwarf *dbg = dwarf_cu_getdwarf(c->cu.cu);
+		Dwarf *dbg = dwarf_cu_getdwarf(dw_cuidx_top(c)->cu);
 		if (!dbg || !dwarf_offdie(dbg, sc->off, &sc->die))
 			return NULL;
 		sc->have_die = 1;
@@ -558,6 +578,7 @@ struct dw_cuidx *dw_cutab_get(struct dw_cutab *t, Dwarf_Die *cu, const struct dw
 	c->off = off;
 	c->is_cxx = -1;
 	c->cu = *cu;
+	dw_cuidx_split(c);
 	if ((!secs || dw_cuidx_build_fast(c, secs) < 0) && dw_cuidx_build(c) < 0) {
 		dw_cuidx_free(c);
 		return NULL;
@@ -583,6 +604,7 @@ struct dw_cuidx *dw_cuidx_new(Dwarf_Die *cu)
 		c->off = dwarf_dieoffset(cu);
 		c->is_cxx = -1;
 		c->cu = *cu;
+		dw_cuidx_split(c);
 	}
 	return c;
 }

@@ -54,7 +54,7 @@ C=$TMP/cache
 "$SYMDW" --cache-dir "$C" --addr-file "$TMP/addrs" --raw-elf "$exe" >"$TMP/cold.res" 2>/dev/null
 check_eq "one cache file, named by the build-id" "$id.symidx" "$(ls "$C")"
 set -- $($ED info "$C/$id.symidx")
-check_eq "cache: format version 2, the program's 5 CUs, no CU range table (gcc's aranges name every CU)" "2 5 0" "$1 $5 $6"
+check_eq "cache: format version 3, the program's 5 CUs, no CU range table (gcc's aranges name every CU)" "3 5 0" "$1 $5 $6"
 "$SYMDW" --cache-dir "$C" --addr-file "$TMP/addrs" --raw-elf "$exe" >"$TMP/warm.res" 2>/dev/null
 check_eq "all $n call sites named" "$n" "$(grep -c '^0x' "$TMP/warm.res")"
 check_eq "cold run (writing the cache) = reference on $n call sites (lines differing)" 0 \

@@ -12,6 +12,9 @@ The committed files came from
 where the seeds are the caches symdw --cache-dir wrote for tests/prog/symgen.py 12 2
 built with gcc -g -O2 and with clang-14 -g -O2 -Wl,--build-id (gen0.c gen1.c
 main.c), named at their call sites.
+When the cache format went to version 3 (split-DWARF units read, same layout)
+the version word (offset 8) of the seeds and of every file here that had 2 was
+set to 3.
 """
 import os
 import struct
