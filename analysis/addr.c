@@ -177,16 +177,23 @@ void an_addr_classify(const struct cp_image *img, const struct cp_scan *scan, ui
 		out->what = out->mapping ? AN_ADDR_NOT_DUMPED : AN_ADDR_UNMAPPED;
 		return;
 	}
+	/* a thread whose live frames (or red zone) hold it wins, the one whose
+	 * stack pointer is nearest below it; else it is in the dead part of the
+	 * stack whose pointer is nearest above it (thread stacks with no guard
+	 * between them share a segment) */
 	for (size_t t = 0; t < img->nthreads; t++) {
 		const struct cp_thread *th = &img->threads[t];
+		int below = addr + RED_ZONE < th->sp;
+		const struct cp_thread *was = out->thread >= 0 ? &img->threads[out->thread] : NULL;
 
 		if (cp_image_segment(img, th->sp) != out->seg)
 			continue;
+		if (was && (below ? !out->below_sp || th->sp >= was->sp
+				  : !out->below_sp && th->sp <= was->sp))
+			continue;
 		out->what = AN_ADDR_STACK;
 		out->thread = (int)t;
-		out->below_sp = addr + RED_ZONE < th->sp;
-		if (!out->below_sp)
-			break;   /* a thread whose live frames hold it wins */
+		out->below_sp = below;
 	}
 	if (out->what == AN_ADDR_STACK)
 		return;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "corrupt.h"
 #include "reach.h"
 
 #define CHAIN_MAX 16   /* links of a --why chain shown: the first and last 8 */
@@ -396,6 +397,8 @@ static const char *reg_name(const struct cp_image *img, unsigned r, char *buf, s
 /* Where a referencing word lives. */
 struct where {
 	const char *kind;       /* block, freed block, data, anonymous, stack, tls, register, other */
+	int unused;             /* kind stack: below the thread's stack pointer and its
+				 * red zone, no root (--addr's "not in use") */
 	const struct cp_block *block;  /* kind block / freed block */
 	uint64_t addr;          /* the word's address (not for registers) */
 	uint64_t offset;        /* into the block; from sp for a stack */
@@ -445,6 +448,17 @@ static void where_of(struct lost_ctx *x, const struct an_ref *r, struct where *w
 			w->thread = (int)w->tls.thread;
 		}
 	} else {
+		struct an_addr a;
+
+		/* a dead frame's word: dumped stack memory, not a root */
+		an_addr_classify(p->img, &p->scan, r->addr, &a);
+		if (a.what == AN_ADDR_STACK && a.below_sp) {
+			w->kind = "stack";
+			w->unused = 1;
+			w->thread = a.thread;
+			w->offset = r->addr - p->img->threads[a.thread].sp;
+			return;
+		}
 		w->kind = "other";
 	}
 	if ((w->root < 0 || x->roots.v[w->root].kind == AN_ROOT_DATA ||
@@ -492,6 +506,8 @@ static void where_text(FILE *f, struct lost_ctx *x, const struct where *w)
 			fprintf(f, ", sp-0x%" PRIx64, -w->offset);
 		else
 			fprintf(f, ", sp+0x%" PRIx64, w->offset);
+		if (w->unused)
+			fputs(", below the stack pointer (not in use, not a root)", f);
 		return;
 	}
 	if (!strcmp(w->kind, "tls")) {
@@ -558,6 +574,8 @@ static void where_json(struct json *j, struct lost_ctx *x, const struct where *w
 		if (!strcmp(w->kind, "stack")) {
 			json_key(j, "sp_offset");
 			json_i64(j, (int64_t)w->offset);
+			json_key(j, "in_use");   /* false: below sp and its red zone, no root */
+			json_bool(j, !w->unused);
 		}
 	}
 	if (w->have_sym) {

@@ -5,7 +5,8 @@
 # records of the program's own allocation stacks (blocks and bytes per category
 # and stack) must be the same. Also: --why on a kept block names the global array
 # (and on a block held by main's frame, the stack; on one held by a live second
-# thread, that thread's stack), --refs on a list node names its predecessor, text
+# thread, that thread's stack), --refs on a list node names its predecessor, on
+# a block held only by a dead frame the word below main's stack pointer, text
 # and JSON; a raw dump of data and heap with the ELF's data as roots.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
@@ -166,6 +167,23 @@ ttid=$(sed -n 's/^tid //p' "$TMP/th.out")
 "$B/mprof-core" --why "$theld" "$TMP/lost_threads" "$TMP/core" >"$TMP/twhy.txt" 2>&1
 check_grep "threads: --why names the second thread's stack" \
 	"<- start pointer at 0x[0-9a-f]+, stack of thread 2 \(tid $ttid\), sp\+0x[0-9a-f]+$" "$TMP/twhy.txt"
+
+# a block whose only pointer is in a dead frame below main's stack pointer:
+# definitely lost, and --refs says where the word is (not "heap or unmapped")
+cc -g -O1 -o "$TMP/lost_dead" tests/prog/lost_dead.c
+rm -f "$TMP/core"
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./lost_dead >"$TMP/dead.out"; :) 2>/dev/null
+check "dead frame: kernel core written" test -s "$TMP/core"
+dead=$(addr_of dead "$TMP/dead.out")
+slot=$(addr_of slot "$TMP/dead.out")
+"$B/mprof-core" --report=lost --refs "$dead" "$TMP/lost_dead" "$TMP/core" >"$TMP/dead.txt" 2>&1
+check_grep "dead frame: the 777 bytes definitely lost" '^#[0-9]+: 777 bytes in 1 blocks are definitely lost$' "$TMP/dead.txt"
+check_grep "dead frame: --refs names the slot in main's stack, below its stack pointer" \
+	"start pointer at $slot, stack of thread 1 \(tid [0-9]+\), sp-0x[0-9a-f]+, below the stack pointer \(not in use, not a root\)\$" "$TMP/dead.txt"
+"$B/mprof-core" --format=json --refs "$dead" "$TMP/lost_dead" "$TMP/core" >"$TMP/dead.json" 2>/dev/null
+check_eq "dead frame: JSON --refs: the slot's word: kind stack, thread 1, not in use, a negative sp_offset" \
+	"stack 1 False True" \
+	"$(python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))["refs"][0]["references"]; w = [x["where"] for x in r if int(x["where"].get("address", "0"), 16) == int(sys.argv[2], 16)]; print(*(w and (w[0]["kind"], w[0]["thread"], w[0]["in_use"], w[0]["sp_offset"] < 0)))' "$TMP/dead.json" "$slot" 2>&1)"
 
 # the text forms, on the last kernel core
 "$B/mprof-core" --report=lost "$exe" "$TMP/kcore-O0" >"$TMP/lost.txt" 2>&1

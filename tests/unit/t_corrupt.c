@@ -231,7 +231,7 @@ static void test_addr(void)
 	struct cp_scan sc = { 0 };
 	struct an_addr a;
 	struct an_corrupt c;
-	struct cp_thread th[1];
+	struct cp_thread th[3];
 	uint64_t gap;
 
 	layout(v, 24);
@@ -274,6 +274,29 @@ static void test_addr(void)
 	img->nthreads = 1;
 	an_addr_classify(img, &sc, BASE + 0x3010, &a);
 	CHECK("addr: thread stack", a.what == AN_ADDR_STACK && a.thread == 0 && !a.below_sp);
+	/* three threads' stacks in one segment (no guard pages between them):
+	 * below every stack pointer, the dead part of the stack whose pointer is
+	 * nearest above; above two, the live frames of the nearest below */
+	th[1] = th[0];
+	th[1].tid = 43;
+	th[1].sp = BASE + 0x3c00;
+	th[2] = th[0];
+	th[2].tid = 44;
+	th[2].sp = BASE + 0x3800;
+	img->nthreads = 3;
+	an_addr_classify(img, &sc, BASE + 0x2f00, &a);
+	CHECK("addr: below all three stack pointers: the dead part of the nearest (tid 42)",
+	      a.what == AN_ADDR_STACK && a.thread == 0 && a.below_sp);
+	an_addr_classify(img, &sc, BASE + 0x3400, &a);
+	CHECK("addr: above the lowest only: its live frames (tid 42)",
+	      a.what == AN_ADDR_STACK && a.thread == 0 && !a.below_sp);
+	an_addr_classify(img, &sc, BASE + 0x3a00, &a);
+	CHECK("addr: above two: the live frames of the nearest below (tid 44)",
+	      a.what == AN_ADDR_STACK && a.thread == 2 && !a.below_sp);
+	th[0].sp = BASE + 0x3e00;   /* now tid 44's is nearest above 0x3400 */
+	an_addr_classify(img, &sc, BASE + 0x3400, &a);
+	CHECK("addr: below all three, listed last of the three: the nearest (tid 44)",
+	      a.what == AN_ADDR_STACK && a.thread == 2 && a.below_sp);
 	img->threads = NULL;
 	img->nthreads = 0;
 	CHECK("addr: names", !strcmp(an_addr_what_name(AN_ADDR_NOT_DUMPED), "not-dumped"));
