@@ -8,6 +8,7 @@
 
 #include "corrupt.h"
 #include "heapann_block.h"
+#include "reach.h"
 
 /* Bytes below a thread's stack pointer that still belong to its frame: the red
  * zone of the x86-64 and AArch64 ABIs (others have none; 128 is harmless there). */
@@ -140,6 +141,7 @@ void an_addr_classify(const struct cp_image *img, const struct cp_scan *scan, ui
 		      struct an_addr *out)
 {
 	const struct cp_block *b;
+	uint64_t lo, hi;
 	size_t k;
 
 	memset(out, 0, sizeof(*out));
@@ -177,10 +179,26 @@ void an_addr_classify(const struct cp_image *img, const struct cp_scan *scan, ui
 		out->what = out->mapping ? AN_ADDR_NOT_DUMPED : AN_ADDR_UNMAPPED;
 		return;
 	}
-	/* a thread whose live frames (or red zone) hold it wins, the one whose
-	 * stack pointer is nearest below it; else it is in the dead part of the
-	 * stack whose pointer is nearest above it (thread stacks with no guard
-	 * between them share a segment) */
+	/* in memory that holds stacks and no heap, the thread whose span holds
+	 * it, live frames or dead part (thread stacks with no guard between
+	 * them share a segment: reach.h) */
+	if (an_stack_run(img, scan, addr, &lo, &hi) == 0) {
+		for (size_t t = 0; t < img->nthreads; t++) {
+			struct an_stack_span sp;
+
+			if (an_stack_span(img, t, lo, hi, &sp) < 0 || addr < sp.dead || addr >= sp.end)
+				continue;
+			out->what = AN_ADDR_STACK;
+			out->thread = (int)t;
+			out->below_sp = addr < sp.live;
+			return;
+		}
+		goto other;
+	}
+	/* a segment holding heap too (a firmware's RAM): a thread whose live
+	 * frames (or red zone) hold it wins, the one whose stack pointer is
+	 * nearest below it; else it is in the dead part of the stack whose
+	 * pointer is nearest above it */
 	for (size_t t = 0; t < img->nthreads; t++) {
 		const struct cp_thread *th = &img->threads[t];
 		int below = addr + RED_ZONE < th->sp;
@@ -197,6 +215,7 @@ void an_addr_classify(const struct cp_image *img, const struct cp_scan *scan, ui
 	}
 	if (out->what == AN_ADDR_STACK)
 		return;
+other:
 	if (addr - out->seg->vaddr >= out->seg->avail) {
 		out->what = AN_ADDR_NOT_DUMPED;
 		return;

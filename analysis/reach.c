@@ -137,6 +137,44 @@ static void seg_run(const struct cp_image *img, const unsigned char *mark, size_
 	*last = b;
 }
 
+/* 1 when segment i holds a block's memory or a damaged header. */
+static int seg_has_heap(const struct cp_scan *scan, const struct cp_segment *sg)
+{
+	uint64_t v = sg->vaddr, e = v + sg->memsz;
+	size_t k = cp_scan_lower(scan, v);
+
+	if (k > 0 && cp_block_end(&scan->blocks[k - 1]) > v)
+		return 1;
+	/* a block's header may start in the segment, its user address after it */
+	for (; k < scan->nblocks && cp_block_start(&scan->blocks[k]) < e; k++)
+		if (cp_block_end(&scan->blocks[k]) > v)
+			return 1;
+	for (size_t d = 0; d < scan->ndamaged; d++)
+		if (scan->damaged[d].hdr >= v && scan->damaged[d].hdr < e)
+			return 1;
+	return 0;
+}
+
+int an_stack_run(const struct cp_image *img, const struct cp_scan *scan, uint64_t addr, uint64_t *lo,
+		 uint64_t *hi)
+{
+	const struct cp_segment *sg = cp_image_segment(img, addr);
+	size_t a, b;
+
+	if (!sg || seg_has_heap(scan, sg))
+		return -1;
+	a = b = (size_t)(sg - img->segs);
+	while (a > 0 && img->segs[a - 1].vaddr + img->segs[a - 1].memsz == img->segs[a].vaddr &&
+	       img->segs[a - 1].flags == img->segs[a].flags && !seg_has_heap(scan, &img->segs[a - 1]))
+		a--;
+	while (b + 1 < img->nsegs && img->segs[b].vaddr + img->segs[b].memsz == img->segs[b + 1].vaddr &&
+	       img->segs[b + 1].flags == img->segs[b].flags && !seg_has_heap(scan, &img->segs[b + 1]))
+		b++;
+	*lo = img->segs[a].vaddr;
+	*hi = img->segs[b].vaddr + img->segs[b].memsz;
+	return 0;
+}
+
 static long seg_index(const struct cp_image *img, uint64_t addr)
 {
 	const struct cp_segment *s = cp_image_segment(img, addr);
@@ -196,47 +234,212 @@ static uint64_t stack_end_before_heap(const struct cp_image *img, const struct c
 #define TCB_STACK_GUARD 0x28u
 #define TCB_POINTER_GUARD 0x30u
 
-/* The TCB of a thread whose fs_base the core lacks (libheapann's snapshots give
- * the threads other than their own only pc, stack pointer and system call
- * arguments: the TLS of a thread at its exit snapshot read as plain stack, in
- * --addr and in --why's roots). glibc's tcbhead_t starts with tcb and self,
- * words 0 and 2, both the TCB's own address, with the DTV pointer in word 1,
- * and holds the process's stack_guard and pointer_guard at 0x28 and 0x30: the
- * highest such TCB in the last TCB_SEARCH bytes of the segment holding sp,
- * above sp, whose guards are those of the TCB of a thread whose fs_base the
- * core has (a self-referencing object on a stack, {a, 1, a}, is no TCB).
- * Returns 0 with *tp, -1 when none is there or no thread has its fs_base. */
-static int tcb_on_stack(const struct cp_image *img, uint64_t sp, uint64_t *tp)
+/* The stack_guard and pointer_guard of the TCB of the first thread whose
+ * fs_base the core has (glibc copies both into every thread's TCB): 0, or -1
+ * when no thread has its fs_base. */
+static int tcb_guards(const struct cp_image *img, uint64_t *sguard, uint64_t *pguard)
 {
-	const struct cp_segment *sg = cp_image_segment(img, sp);
-	uint64_t end, a, v, dtv, sguard = 0, pguard = 0;
-	size_t t;
-
-	/* the segment alone: the next thread's guard and stack, or a library,
-	 * may be mapped right above it */
-	if (!sg)
-		return -1;
-	for (t = 0; t < img->nthreads; t++) {
+	for (size_t t = 0; t < img->nthreads; t++) {
 		const struct cp_thread *th = &img->threads[t];
 		uint64_t fs = th->nregs > X86_64_FS_BASE ? th->regs[X86_64_FS_BASE] : 0;
 
-		if (fs && cp_image_read_word(img, fs + TCB_STACK_GUARD, &sguard) == 0 &&
-		    cp_image_read_word(img, fs + TCB_POINTER_GUARD, &pguard) == 0)
-			break;
+		if (fs && cp_image_read_word(img, fs + TCB_STACK_GUARD, sguard) == 0 &&
+		    cp_image_read_word(img, fs + TCB_POINTER_GUARD, pguard) == 0)
+			return 0;
 	}
-	if (t == img->nthreads)
+	return -1;
+}
+
+/* 1 when a glibc TCB starts at a: tcbhead_t's tcb and self, words 0 and 2, both
+ * a, the DTV pointer in word 1 not null, and the process's guards at 0x28 and
+ * 0x30 (a self-referencing object on a stack, {a, 1, a}, is no TCB). */
+static int tcb_at(const struct cp_image *img, uint64_t a, uint64_t sguard, uint64_t pguard)
+{
+	uint64_t v;
+
+	return cp_image_read_word(img, a, &v) == 0 && v == a && cp_image_read_word(img, a + 16, &v) == 0 &&
+	       v == a && cp_image_read_word(img, a + 8, &v) == 0 && v &&
+	       cp_image_read_word(img, a + TCB_STACK_GUARD, &v) == 0 && v == sguard &&
+	       cp_image_read_word(img, a + TCB_POINTER_GUARD, &v) == 0 && v == pguard;
+}
+
+/* The TCB of a thread whose fs_base the core lacks (libheapann's snapshots give
+ * the threads other than their own only pc, stack pointer and system call
+ * arguments: the TLS of a thread at its exit snapshot read as plain stack, in
+ * --addr and in --why's roots), which glibc keeps at the top of its stack
+ * mapping: the highest TCB (tcb_at) in the last TCB_SEARCH bytes below end,
+ * above sp. Returns 0 with *tp, -1 when none is there or no thread has its
+ * fs_base. */
+static int tcb_below(const struct cp_image *img, uint64_t sp, uint64_t end, uint64_t *tp)
+{
+	uint64_t sguard, pguard;
+
+	if (end - sp < 24 || tcb_guards(img, &sguard, &pguard) < 0)
 		return -1;
-	end = sg->vaddr + sg->memsz;
-	for (a = (end - 24) & ~(uint64_t)7; a > sp && end - a <= TCB_SEARCH; a -= 8)
-		if (cp_image_read_word(img, a, &v) == 0 && v == a &&
-		    cp_image_read_word(img, a + 16, &v) == 0 && v == a &&
-		    cp_image_read_word(img, a + 8, &dtv) == 0 && dtv &&
-		    cp_image_read_word(img, a + TCB_STACK_GUARD, &v) == 0 && v == sguard &&
-		    cp_image_read_word(img, a + TCB_POINTER_GUARD, &v) == 0 && v == pguard) {
+	for (uint64_t a = (end - 24) & ~(uint64_t)7; a > sp && end - a <= TCB_SEARCH; a -= 8)
+		if (tcb_at(img, a, sguard, pguard)) {
 			*tp = a;
 			return 0;
 		}
 	return -1;
+}
+
+/* The same, the lowest TCB above sp and below end: the thread's own where the
+ * memory above sp holds other threads' stacks too (tcb_below would find the
+ * highest of them). Reads the live part of the stack: the mark reads it too. */
+static int tcb_above(const struct cp_image *img, uint64_t sp, uint64_t end, uint64_t *tp)
+{
+	uint64_t sguard, pguard;
+
+	if (tcb_guards(img, &sguard, &pguard) < 0)
+		return -1;
+	for (uint64_t a = (sp + 8) & ~(uint64_t)7; a < end && end - a >= 24; a += 8)
+		if (tcb_at(img, a, sguard, pguard)) {
+			*tp = a;
+			return 0;
+		}
+	return -1;
+}
+
+/* tcb_below() up to the end of the segment holding sp: the segment alone, as
+ * the next thread's guard and stack, or a library, may be mapped right above. */
+static int tcb_on_stack(const struct cp_image *img, uint64_t sp, uint64_t *tp)
+{
+	const struct cp_segment *sg = cp_image_segment(img, sp);
+
+	return sg ? tcb_below(img, sp, sg->vaddr + sg->memsz, tp) : -1;
+}
+
+/* How far above the thread pointer glibc's struct pthread is searched for its
+ * stackblock and stackblock_size (2,304 bytes in 2.36, then the static TLS
+ * alignment's slack up to the end of the stack mapping). */
+#define STACKBLOCK_SEARCH 8192u
+#define GUARD_MAX (64u << 20)
+
+/* The thread's own stack mapping from its TCB at tp: glibc's struct pthread
+ * holds stackblock and stackblock_size, two adjacent words (a, n) with
+ * [a, a + n) the stack glibc mapped (its guard included), or the stack the
+ * program gave with pthread_attr_setstack, the TCB at its top. The first such
+ * pair in the STACKBLOCK_SEARCH bytes from tp with a <= below (the thread's
+ * stack pointer), n at least 16 KiB (PTHREAD_STACK_MIN),
+ * tp < a + n <= tp + STACKBLOCK_SEARCH, the pair itself below a + n, and a at
+ * or above lo, the start of the memory holding the stack, or a page boundary at
+ * most GUARD_MAX below it (glibc's guard pages are a mapping of their own at the
+ * start of stackblock): *base = a, *top = a + n, returns 0. Else -1. */
+static int tcb_stackblock(const struct cp_image *img, uint64_t lo, uint64_t below, uint64_t tp,
+			  uint64_t *base, uint64_t *top)
+{
+	uint64_t a, n, prev = 0;
+	int have_prev = 0;
+
+	for (uint64_t o = 0; o < STACKBLOCK_SEARCH; o += 8) {
+		if (cp_image_read_word(img, tp + o, &n) < 0)
+			return -1;
+		a = prev;
+		prev = n;
+		if (!have_prev) {
+			have_prev = 1;
+			continue;
+		}
+		if (a <= below && (a >= lo || (a % 4096 == 0 && lo - a <= GUARD_MAX)) && n >= 16384 &&
+		    a + n > a && a + n > tp + o + 8 && a + n - tp <= STACKBLOCK_SEARCH) {
+			*base = a;
+			*top = a + n;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Bytes of the red zone below stack pointer sp (x86-64's 128, else none), none
+ * when sp is less than that above lo. */
+static uint64_t red_zone(const struct cp_image *img, uint64_t sp, uint64_t lo)
+{
+	return img->machine == EM_X86_64 && sp - lo >= X86_64_RED_ZONE ? X86_64_RED_ZONE : 0;
+}
+
+/* The lowest stack pointer of another thread in (sp, hi), or hi. */
+static uint64_t next_sp(const struct cp_image *img, size_t t, uint64_t hi)
+{
+	uint64_t sp = img->threads[t].sp, best = hi;
+
+	for (size_t o = 0; o < img->nthreads; o++)
+		if (o != t && img->threads[o].sp > sp && img->threads[o].sp < best)
+			best = img->threads[o].sp;
+	return best;
+}
+
+/* Thread t's own stack mapping inside [lo, hi), the memory holding its stack
+ * pointer: the top from its TCB (its fs_base, or for a thread of libheapann's
+ * snapshot, the lowest TCB above its stack pointer), the base too when struct
+ * pthread gives it (else *base = 0). The top lies above the stack pointer and
+ * at or below cap. Returns 0, or -1 when the top is not known. */
+static int own_stack(const struct cp_image *img, size_t t, uint64_t lo, uint64_t cap, uint64_t *base,
+		     uint64_t *top)
+{
+	const struct cp_thread *th = &img->threads[t];
+	uint64_t tp;
+
+	*base = 0;
+	if (img->machine != EM_X86_64 || th->nregs <= X86_64_FS_BASE)
+		return -1;
+	if (th->regs[X86_64_FS_BASE])
+		tp = th->regs[X86_64_FS_BASE];
+	else if (!an_regs_partial(img, t) || img->kind != CP_KIND_CORE || tcb_above(img, th->sp, cap, &tp) < 0)
+		return -1;
+	if (tp <= th->sp || tp >= cap)
+		return -1;
+	if (tcb_stackblock(img, lo, th->sp, tp, base, top) < 0 || *top > cap) {
+		/* struct pthread and the TLS slack stay in the page of tp */
+		*base = 0;
+		*top = round_up_sat(tp + 1, 4096);
+		if (*top > cap)
+			return -1;
+	}
+	if (*base < lo)
+		*base = 0;
+	return 0;
+}
+
+int an_stack_span(const struct cp_image *img, size_t t, uint64_t lo, uint64_t hi, struct an_stack_span *out)
+{
+	const struct cp_thread *th;
+	uint64_t nsp, base, top, psp = 0;
+	size_t prev = SIZE_MAX;
+
+	if (t >= img->nthreads || img->threads[t].sp < lo || img->threads[t].sp >= hi)
+		return -1;
+	th = &img->threads[t];
+	/* the live part ends at the thread's own top, else where the next
+	 * thread's (its red zone included) starts, else at hi */
+	nsp = next_sp(img, t, hi);
+	out->end = nsp < hi ? nsp - red_zone(img, nsp, th->sp) : hi;
+	if (own_stack(img, t, lo, out->end, &base, &top) == 0)
+		out->end = top;
+	else
+		base = 0;
+	/* the dead part starts at the thread's own base, else where the thread
+	 * below ends: at its own top, else at this one's live part */
+	for (size_t o = 0; o < img->nthreads; o++)
+		if (o != t && img->threads[o].sp >= lo && img->threads[o].sp < th->sp &&
+		    img->threads[o].sp >= psp) {
+			psp = img->threads[o].sp;
+			prev = o;
+		}
+	out->live = th->sp - red_zone(img, th->sp, prev != SIZE_MAX ? psp : lo);
+	out->dead = lo;
+	if (prev != SIZE_MAX) {
+		uint64_t pb, pt;
+
+		out->dead = out->live;
+		if (own_stack(img, prev, lo, out->live, &pb, &pt) == 0)
+			out->dead = pt;
+	}
+	if (base > out->dead && base <= out->live)
+		out->dead = base;
+	if (out->live < out->dead)
+		out->live = out->dead;
+	return 0;
 }
 
 int an_thread_pointer(const struct cp_image *img, size_t t, uint64_t *tp)
@@ -353,11 +556,50 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
 #define GLIBC_IS_MMAPPED 2u
 #define PAGE_MIN 4096u
 
+static int span_cmp(const void *pa, const void *pb)
+{
+	const struct an_stack_span *a = pa, *b = pb;
+
+	return a->dead < b->dead ? -1 : a->dead > b->dead;
+}
+
+/* Add as AN_ROOT_ANON roots the parts of [lo, hi), memory that holds threads'
+ * stacks and no heap, outside every one of those threads' spans
+ * (an_stack_span): another mapping of the program's that the kernel merged
+ * with theirs. Below the lowest stack pointer's dead part, that is only what
+ * lies under the base of its thread's own stack, when struct pthread gives it.
+ * Returns 0, or -1 out of memory. */
+static int stack_run_gaps(const struct cp_image *img, struct an_roots *out, uint64_t lo, uint64_t hi)
+{
+	struct an_stack_span *v = malloc((img->nthreads + 1) * sizeof(*v));
+	uint64_t cur = lo;
+	size_t n = 0;
+	int rc = 0;
+
+	if (!v)
+		return -1;
+	for (size_t t = 0; t < img->nthreads; t++)
+		if (an_stack_span(img, t, lo, hi, &v[n]) == 0)
+			n++;
+	qsort(v, n, sizeof(*v), span_cmp);
+	for (size_t k = 0; k <= n && rc == 0; k++) {
+		struct an_root g = { cur, k < n ? v[k].dead : hi, AN_ROOT_ANON, -1, NULL, 0 };
+
+		if (g.end > g.start)
+			rc = an_roots_add(out, &g);
+		if (k < n && v[k].end > cur)
+			cur = v[k].end;
+	}
+	free(v);
+	return rc;
+}
+
 /* One piece [start, end) of an mmapped-only segment outside the chunks. With
- * out, added as an AN_ROOT_ANON root unless a thread's stack pointer lies in it
- * (stack_root reads it from there up as that thread's stack: below the
- * pointer is the dead part of a stack the kernel merged into the mapping, a
- * thread's made without MAP_STACK). Without out, *plo and *phi are set to the
+ * out, added as an AN_ROOT_ANON root, but when a thread's stack pointer lies
+ * in it only what no thread's span covers (stack_run_gaps: an_roots_find reads
+ * the spans as the threads' stacks; below a stack pointer is the dead part of
+ * a stack the kernel merged into the mapping, a thread's made without
+ * MAP_STACK). Without out, *plo and *phi are set to the
  * piece when addr lies in it. Returns 0, or -1 out of memory. */
 static int mmapped_piece(const struct cp_image *img, struct an_roots *out, uint64_t start, uint64_t end,
 			 uint64_t addr, uint64_t *plo, uint64_t *phi)
@@ -375,7 +617,7 @@ static int mmapped_piece(const struct cp_image *img, struct an_roots *out, uint6
 	}
 	for (size_t t = 0; t < img->nthreads; t++)
 		if (img->threads[t].sp >= start && img->threads[t].sp < end)
-			return 0;
+			return stack_run_gaps(img, out, start, end);
 	return an_roots_add(out, &r);
 }
 
@@ -627,6 +869,7 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 	for (size_t t = 0; t < img->nthreads; t++) {
 		const struct cp_thread *th = &img->threads[t];
 		struct an_root r = { 0, 0, AN_ROOT_REGS, (int32_t)t, NULL, 0 };
+		struct an_stack_span sp;
 		long s = seg_index(img, th->sp);
 		uint64_t lo, hi;
 
@@ -655,10 +898,12 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 				/* a stack the kernel merged with glibc's mmapped chunks
 				 * (mapped without MAP_STACK): from sp (and the red zone)
 				 * to the end of its part outside the chunks, which the
-				 * writable segments' pass leaves to this root */
-				r.end = hi;
-				if (img->machine == EM_X86_64 && th->sp - lo >= X86_64_RED_ZONE)
-					r.start = th->sp - X86_64_RED_ZONE;
+				 * writable segments' pass leaves to this root (less the
+				 * stacks of threads above it there) */
+				if (an_stack_span(img, t, lo, hi, &sp) < 0)
+					continue;
+				r.start = sp.live;
+				r.end = sp.end;
 			} else {
 				/* a process's sp in a heap segment outside any block:
 				 * reading up to the next block as roots could hide leaks */
@@ -666,16 +911,27 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			}
 		} else {
 			size_t a, z;
+			uint64_t v, e;
 
 			seg_run(img, mark, (size_t)s, &a, &z);
+			v = img->segs[a].vaddr;
+			e = img->segs[z].vaddr + img->segs[z].memsz;
+			/* the run's first thread adds what lies outside all of
+			 * their stacks */
+			if (!(mark[s] & 2) && (img->segs[a].flags & PF_W) && stack_run_gaps(img, out, v, e) < 0)
+				goto out;
 			for (size_t i = a; i <= z; i++)
 				mark[i] |= 2;
-			r.end = img->segs[z].vaddr + img->segs[z].memsz;
-			/* x86-64's ABI lets a leaf function keep data in the 128 bytes
-			 * below its stack pointer (the red zone): read them too, as
-			 * memcheck does, or a pointer held there looks lost. */
-			if (img->machine == EM_X86_64 && th->sp - img->segs[a].vaddr >= X86_64_RED_ZONE)
-				r.start = th->sp - X86_64_RED_ZONE;
+			/* from the red zone (x86-64's ABI lets a leaf function keep
+			 * data in the 128 bytes below its stack pointer: read them
+			 * too, as memcheck does, or a pointer held there looks lost)
+			 * to the end of the thread's own mapping: stacks with no
+			 * guard between them share a segment run, and the dead part
+			 * of the one above is no root */
+			if (an_stack_span(img, t, v, e, &sp) < 0)
+				continue;
+			r.start = sp.live;
+			r.end = sp.end;
 		}
 		if (an_roots_add(out, &r) < 0)
 			goto out;

@@ -35,7 +35,7 @@ const char *an_reach_cat_name(unsigned cat);
 enum an_root_kind {
 	AN_ROOT_DATA = 0,   /* a module's writable segment, or the anonymous one right after it (bss) */
 	AN_ROOT_ANON = 1,   /* another writable mapping that holds no heap block */
-	AN_ROOT_STACK = 2,  /* a thread's stack, from its stack pointer to the end of the mapping */
+	AN_ROOT_STACK = 2,  /* a thread's stack, from its stack pointer to the end of its mapping */
 	AN_ROOT_TLS = 3,    /* the mapping at a thread's thread pointer (x86-64 fs_base) */
 	AN_ROOT_REGS = 4,   /* a thread's general registers (no memory range) */
 	AN_ROOT_USER = 5,   /* added by the caller (an ELF's data of a raw dump, tests) */
@@ -125,6 +125,32 @@ int an_regs_partial(const struct cp_image *img, size_t t);
  * fs_base), the TCB glibc keeps at the top of its stack mapping, found by its
  * self pointers. Returns 0, or -1 on other machines and when neither is there. */
 int an_thread_pointer(const struct cp_image *img, size_t t, uint64_t *tp);
+
+/* A thread's stack in memory [lo, hi) that holds its stack pointer and no heap
+ * (one mapping, or adjacent segments of one): [dead, live) the part below the
+ * stack pointer that no frame uses, [live, end) its live frames (the x86-64 red
+ * zone included) up to the end of its own mapping, its TCB and static TLS. */
+struct an_stack_span {
+	uint64_t dead, live, end;
+};
+
+/* Thread t's span in [lo, hi), which may hold other threads' stacks too: the
+ * kernel merges stacks mapped with no guard between them into one mapping. The
+ * end is the top of the thread's own mapping from glibc's struct pthread at its
+ * thread pointer (x86-64), else where the next thread's live part above it
+ * starts, else hi; dead starts at the thread's own stack mapping's base, else at
+ * the end of the thread below it, else at lo (when the thread below has no known
+ * end, the dead part is empty: its span reaches this one's). What no span of the
+ * threads in [lo, hi) covers is another mapping the kernel merged with theirs.
+ * Returns 0, or -1 when t's stack pointer is not in [lo, hi). */
+int an_stack_span(const struct cp_image *img, size_t t, uint64_t lo, uint64_t hi, struct an_stack_span *out);
+
+/* The memory around addr that an_roots_find() reads as one thread stack run:
+ * the segment holding addr and the adjacent ones with the same flags, none
+ * holding a block or a damaged header, [*lo, *hi). Returns 0, or -1 when addr
+ * is in no segment or in one that holds heap. */
+int an_stack_run(const struct cp_image *img, const struct cp_scan *scan, uint64_t addr, uint64_t *lo,
+		 uint64_t *hi);
 
 /* The root whose range holds addr (the first in order), or -1. */
 long an_roots_locate(const struct an_roots *roots, uint64_t addr);

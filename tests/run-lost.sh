@@ -7,7 +7,9 @@
 # (and on a block held by main's frame, the stack; on one held by a live second
 # thread, that thread's stack), --refs on a list node names its predecessor, on
 # a block held only by a dead frame the word below main's stack pointer, text
-# and JSON; a raw dump of data and heap with the ELF's data as roots.
+# and JSON; two thread stacks with no guard between them (one mapping): each
+# dead frame's block definitely lost, the program's data merged with them a
+# root; a raw dump of data and heap with the ELF's data as roots.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 command -v valgrind >/dev/null || skip "valgrind not installed"
@@ -184,6 +186,66 @@ check_grep "dead frame: --refs names the slot in main's stack, below its stack p
 check_eq "dead frame: JSON --refs: the slot's word: kind stack, thread 1, not in use, a negative sp_offset" \
 	"stack 1 False True" \
 	"$(python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))["refs"][0]["references"]; w = [x["where"] for x in r if int(x["where"].get("address", "0"), 16) == int(sys.argv[2], 16)]; print(*(w and (w[0]["kind"], w[0]["thread"], w[0]["in_use"], w[0]["sp_offset"] < 0)))' "$TMP/dead.json" "$slot" 2>&1)"
+
+# stacks with no guard between them: the kernel merges them into one mapping,
+# and the lower thread's stack must end at the top of its own (its TCB's
+# stackblock), or the upper thread's dead frames read as its live ones.
+# setstack: one mmap split in two, the stacks always touch, a page of the
+# program's data below and above them (a root, not a stack); guard0: glibc's
+# stacks with guardsize 0, which touch when the kernel places them so. A kernel
+# core and libheapann's abort snapshot (other threads' registers partial: the
+# lower TCB is found below the upper stack's base).
+cc -g -O1 -pthread -o "$TMP/lost_adjstack" tests/prog/lost_adjstack.c
+# adj_check NAME IMAGE OUT: the 262 dead bytes definitely lost, each dead slot
+# below its own thread's stack pointer, each live block kept by its own stack
+adj_check() {
+	"$B/mprof-core" --report=lost --refs "$(addr_of hi-dead "$3")" --refs "$(addr_of lo-dead "$3")" \
+		--why "$(addr_of hi-live "$3")" --why "$(addr_of lo-live "$3")" "$TMP/lost_adjstack" "$2" \
+		>"$TMP/adj.txt" 2>&1
+	check_grep "$1: both dead blocks (203 + 59 bytes) definitely lost" \
+		'^ *definitely lost: 262 bytes in 2 blocks$' "$TMP/adj.txt"
+	# each stack read once: the lower one's no longer runs through the upper
+	# one's 256 KiB (before: 283,184 bytes of stacks, now about 16,000)
+	n=$(sed -n 's/^roots: .*, stacks of 3 threads \([0-9,]*\) bytes,.*/\1/p' "$TMP/adj.txt" | tr -d ,)
+	check "$1: the roots hold less than 128 KiB of stacks (${n:-?} bytes)" test "${n:-999999}" -lt 131072
+	for w in hi lo; do
+		t=$(sed -n "/^why $(addr_of $w-live "$3"):/,/^\$/s/.*<- start pointer at 0x[0-9a-f]*, stack of thread \([0-9]*\) .*, sp+0x[0-9a-f]*\$/\1/p" "$TMP/adj.txt")
+		check "$1: the $w thread's live block kept by a stack" test -n "$t"
+		[ $w = lo ] && check "$1: the two live blocks kept by two stacks" test "$t" != "$t_hi"
+		t_hi=$t
+		check_grep "$1: the $w thread's dead slot is below its own stack pointer" \
+			"start pointer at $(addr_of $w-slot "$3"), stack of thread $t \\(tid [0-9]+\\), sp-0x[0-9a-f]+, below the stack pointer \\(not in use, not a root\\)\$" "$TMP/adj.txt"
+	done
+	if grep -q '^below ' "$3"; then
+		"$B/mprof-core" --report=lost --why "$(addr_of below "$3")" --why "$(addr_of above "$3")" \
+			"$TMP/lost_adjstack" "$2" >"$TMP/adj-why.txt" 2>&1
+		for w in below above; do
+			check_grep "$1: the block held by the page $w the stacks still reachable" \
+				"^why $(addr_of $w "$3"): block $(addr_of $w "$3") \\([0-9]+ bytes, seq [0-9]+, still reachable\\)\$" "$TMP/adj-why.txt"
+			check_eq "$1: the page $w the stacks is read as an anonymous mapping, not a stack" "1" \
+				"$(sed -n "/^why $(addr_of $w "$3"):/,/^\$/p" "$TMP/adj-why.txt" | grep -c '<- start pointer at 0x[0-9a-f]*, anonymous mapping$')"
+		done
+	fi
+	"$B/mprof-core" --addr "$(addr_of hi-slot "$3")" "$TMP/lost_adjstack" "$2" >"$TMP/adj-addr.txt" 2>&1
+	check_grep "$1: --addr: the upper dead slot is in a stack, not in use" \
+		"^address $(addr_of hi-slot "$3"): in the stack of thread [0-9]+ \\(tid [0-9]+\\), [0-9,]+ bytes below its stack pointer 0x[0-9a-f]+ \\(not in use\\)\$" "$TMP/adj-addr.txt"
+}
+for mode in setstack guard0; do
+	rm -rf "$TMP/core" "$TMP/s.adj"; mkdir "$TMP/s.adj"
+	(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./lost_adjstack $mode >"$TMP/adj-$mode.out"; :) 2>/dev/null
+	check "adjacent stacks $mode: kernel core written" test -s "$TMP/core"
+	if [ $mode = setstack ]; then
+		check_grep "adjacent stacks $mode: the stacks touch" '^adjacent 1$' "$TMP/adj-$mode.out"
+	elif ! grep -q '^adjacent 1$' "$TMP/adj-$mode.out"; then
+		echo "note: adjacent stacks guard0: the kernel did not place the stacks together (checked anyway)"
+	fi
+	adj_check "adjacent stacks $mode, kernel core" "$TMP/core" "$TMP/adj-$mode.out"
+	(cd "$TMP" && HEAPANN_SNAPSHOT=abort HEAPANN_SNAPSHOT_DIR="$TMP/s.adj" LD_PRELOAD="$TOP/$B/libheapann.so" \
+		./lost_adjstack $mode >"$TMP/adjs-$mode.out"; :) 2>/dev/null
+	snap=$(ls "$TMP"/s.adj/*.core 2>/dev/null | head -n 1)
+	check "adjacent stacks $mode: abort snapshot written" test -s "$snap"
+	adj_check "adjacent stacks $mode, snapshot" "$snap" "$TMP/adjs-$mode.out"
+done
 
 # the text forms, on the last kernel core
 "$B/mprof-core" --report=lost "$exe" "$TMP/kcore-O0" >"$TMP/lost.txt" 2>&1

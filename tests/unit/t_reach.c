@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "corrupt.h"
 #include "heapann_block.h"
 #include "heapann_stats.h"
 #include "reach.h"
@@ -844,6 +845,138 @@ out:
 	mem_base = BASE;
 }
 
+/* Two threads' stacks with no guard between them, which the kernel merges into
+ * one mapping [0x600000, 0x630000): a page of the program's data, stack A
+ * [0x601000, 0x611000), stack B [0x611000, 0x621000), more data up to the end.
+ * Each stack's TCB is 0x940 below its top, with glibc's self pointers, guards
+ * and (stackblock, stackblock_size) 0x690 above it; thread 1 (main) has its
+ * stack and TLS elsewhere. VARIANT 0: every thread's fs_base known (a kernel
+ * core). 1: A's and B's registers partial (libheapann's snapshot): their TCBs
+ * found from the top of the mapping down. 2: no stackblock (each top from the
+ * page of its TCB, no base: the data below A is not read). 3: A's and B's
+ * thread pointers unknown: A's stack reads up to B's red zone, B's to the end. */
+static void test_adjacent_stacks(const char *path, int variant)
+{
+	enum { RW = PF_R | PF_W };
+	static const struct tseg sg[] = {
+		{ 0x500000, 0x2000, RW },    /* heap */
+		{ 0x600000, 0x30000, RW },   /* data, stack A, stack B, data */
+		{ 0x700000, 0x1000, RW },    /* main's stack */
+		{ 0x800000, 0x1000, RW },    /* main's TLS */
+	};
+	static const uint64_t tcb[3] = { 0x800100, 0x6106c0, 0x6206c0 }, sp[3] = { 0x700800, 0x608000, 0x618000 };
+	static const uint64_t sguard = 0x1122334455667788ull, pguard = 0x99aabbccddeeff00ull;
+	/* per block, the word holding its only pointer and the category per variant */
+	static const struct {
+		uint64_t at;
+		uint8_t cat[4];
+		const char *what;
+	} ref[] = {
+		{ 0x609000, { 1, 1, 1, 1 }, "A's live frames" },
+		{ 0x612000, { 4, 4, 4, 1 }, "B's dead part" },
+		{ 0x602000, { 4, 4, 4, 4 }, "A's dead part" },
+		{ 0x600100, { 1, 1, 4, 4 }, "the data below A's stack" },
+		{ 0x622000, { 1, 1, 1, 1 }, "the data above B's stack" },
+		{ 0x619000, { 1, 1, 1, 1 }, "B's live frames" },
+		{ 0x610800, { 1, 1, 1, 1 }, "A's struct pthread" },
+	};
+	enum { NREF = sizeof(ref) / sizeof(ref[0]) };
+	unsigned char notes[4096], d[512];
+	size_t nn = 0;
+	struct cp_image *img;
+	struct cp_scan sc;
+	struct an_roots roots;
+	struct an_reach r;
+	struct an_reach_options o = { 1, 1, 0 };
+	struct an_addr a;
+	uint32_t b[NREF];
+	char name[160];
+	int ok;
+
+	mem_base = 0x500000;
+	mem_size = 0x400000;
+	mem = calloc(1, mem_size);
+	nblocks = 0;
+	for (unsigned i = 0; i < NREF; i++) {
+		b[i] = block(0x500100 + 0x100 * i, 32, 0);
+		put(ref[i].at, blocks[b[i]].user);
+	}
+	for (unsigned t = 0; t < 3; t++) {
+		put(tcb[t], tcb[t]);
+		put(tcb[t] + 8, 0x7777000);     /* the DTV: no block */
+		put(tcb[t] + 16, tcb[t]);
+		put(tcb[t] + 0x28, sguard);
+		put(tcb[t] + 0x30, pguard);
+		if (t > 0 && variant != 2) {
+			put(tcb[t] + 0x690, tcb[t] + 0x940 - 0x10000);
+			put(tcb[t] + 0x698, 0x10000);
+		}
+	}
+	for (unsigned t = 0; t < 3; t++) {
+		uint64_t fs = tcb[t], rbx = 0;
+
+		if (t > 0 && (variant == 1 || variant == 3))
+			fs = 0;
+		if (t > 0 && variant == 3)
+			rbx = 0x42;   /* not a snapshot's partial registers: no TCB search */
+		note_add(notes, &nn, NT_PRSTATUS, d, prstatus(d, 100 + (int)t, sp[t], fs, rbx));
+	}
+	img = core_write(path, sg, sizeof(sg) / sizeof(sg[0]), notes, nn);
+	snprintf(name, sizeof(name), "adjacent stacks %d: synthetic core opens", variant);
+	CHECK(name, img != NULL);
+	if (!img)
+		goto out;
+	scan_fill(&sc);
+	snprintf(name, sizeof(name), "adjacent stacks %d: roots found", variant);
+	CHECK(name, an_roots_find(img, &sc, &roots) == 0);
+	if (variant < 2) {
+		ok = root_of_kind(&roots, AN_ROOT_STACK, 1, 0x607f80, 0x611000) >= 0 &&
+		     root_of_kind(&roots, AN_ROOT_STACK, 2, 0x617f80, 0x621000) >= 0 &&
+		     root_of_kind(&roots, AN_ROOT_ANON, -1, 0x600000, 0x601000) >= 0 &&
+		     root_of_kind(&roots, AN_ROOT_ANON, -1, 0x621000, 0x630000) >= 0;
+	} else if (variant == 2) {
+		ok = root_of_kind(&roots, AN_ROOT_STACK, 1, 0x607f80, 0x611000) >= 0 &&
+		     root_of_kind(&roots, AN_ROOT_STACK, 2, 0x617f80, 0x621000) >= 0 &&
+		     root_of_kind(&roots, AN_ROOT_ANON, -1, 0x621000, 0x630000) >= 0 &&
+		     an_roots_locate(&roots, 0x600100) < 0;
+	} else {
+		ok = root_of_kind(&roots, AN_ROOT_STACK, 1, 0x607f80, 0x617f80) >= 0 &&
+		     root_of_kind(&roots, AN_ROOT_STACK, 2, 0x617f80, 0x630000) >= 0 &&
+		     an_roots_locate(&roots, 0x600100) < 0;
+	}
+	snprintf(name, sizeof(name), "adjacent stacks %d: each stack from its red zone to its own top, "
+		 "the data around them anonymous", variant);
+	CHECK(name, ok);
+	CHECK("adjacent stacks: main's stack", root_of_kind(&roots, AN_ROOT_STACK, 0, 0x700780, 0x701000) >= 0);
+	snprintf(name, sizeof(name), "adjacent stacks %d: mark", variant);
+	CHECK(name, an_reach_build(img, &sc, &roots, &o, &r) == 0);
+	for (unsigned i = 0; i < NREF; i++) {
+		snprintf(name, sizeof(name), "adjacent stacks %d: the block held by %s is %s", variant, ref[i].what,
+			 an_reach_cat_name(ref[i].cat[variant]));
+		CHECK(name, r.cat[b[i]] == ref[i].cat[variant]);
+	}
+	an_reach_release(&r);
+	if (variant < 3) {
+		an_addr_classify(img, &sc, 0x612000, &a);
+		snprintf(name, sizeof(name), "adjacent stacks %d: --addr: B's dead part", variant);
+		CHECK(name, a.what == AN_ADDR_STACK && a.thread == 2 && a.below_sp);
+		an_addr_classify(img, &sc, 0x602000, &a);
+		snprintf(name, sizeof(name), "adjacent stacks %d: --addr: A's dead part", variant);
+		CHECK(name, a.what == AN_ADDR_STACK && a.thread == 1 && a.below_sp);
+		an_addr_classify(img, &sc, 0x610800, &a);
+		snprintf(name, sizeof(name), "adjacent stacks %d: --addr: A's live part, up to its top", variant);
+		CHECK(name, a.what == AN_ADDR_STACK && a.thread == 1 && !a.below_sp);
+		an_addr_classify(img, &sc, 0x622000, &a);
+		snprintf(name, sizeof(name), "adjacent stacks %d: --addr: the data above is no stack", variant);
+		CHECK(name, a.what != AN_ADDR_STACK);
+	}
+	an_roots_release(&roots);
+	cp_image_free(img);
+out:
+	free(mem);
+	mem_base = BASE;
+}
+
 /* A board's RAM in one segment (qemu-system's core of a firmware: no NT_FILE):
  * heap blocks low, the stack pointer above them in no block, one more block
  * above the stack. The stack is read from sp up to that block; a pointer below
@@ -1307,6 +1440,8 @@ int main(void)
 	test_core_roots(path);
 	for (int v = 0; v < 4; v++)
 		test_board_stack(path, v);
+	for (int v = 0; v < 4; v++)
+		test_adjacent_stacks(path, v);
 	test_segments(path);
 	test_notes_range(path);
 	for (int i = 0; i < 20; i++)
