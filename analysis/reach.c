@@ -301,15 +301,6 @@ static int tcb_above(const struct cp_image *img, uint64_t sp, uint64_t end, uint
 	return -1;
 }
 
-/* tcb_below() up to the end of the segment holding sp: the segment alone, as
- * the next thread's guard and stack, or a library, may be mapped right above. */
-static int tcb_on_stack(const struct cp_image *img, uint64_t sp, uint64_t *tp)
-{
-	const struct cp_segment *sg = cp_image_segment(img, sp);
-
-	return sg ? tcb_below(img, sp, sg->vaddr + sg->memsz, tp) : -1;
-}
-
 /* How far above the thread pointer glibc's struct pthread is searched for its
  * stackblock and stackblock_size (2,304 bytes in 2.36, then the static TLS
  * alignment's slack up to the end of the stack mapping). */
@@ -451,9 +442,22 @@ int an_thread_pointer(const struct cp_image *img, size_t t, uint64_t *tp)
 	th = &img->threads[t];
 	if (th->nregs <= X86_64_FS_BASE)
 		return -1;
-	if (!th->regs[X86_64_FS_BASE])
-		return an_regs_partial(img, t) && img->kind == CP_KIND_CORE ?
-		       tcb_on_stack(img, th->sp, tp) : -1;
+	if (!th->regs[X86_64_FS_BASE]) {
+		const struct cp_segment *sg = cp_image_segment(img, th->sp);
+		uint64_t end, nsp;
+
+		if (!an_regs_partial(img, t) || img->kind != CP_KIND_CORE || !sg)
+			return -1;
+		/* stacks with no guard between them share the segment: the
+		 * thread's own TCB lies below the next one's stack pointer; and
+		 * another mapping merged above the stack puts it further down
+		 * than the end's TCB_SEARCH bytes */
+		end = sg->vaddr + sg->memsz;
+		nsp = next_sp(img, t, end);
+		if (nsp < end)
+			return tcb_above(img, th->sp, nsp, tp);
+		return tcb_below(img, th->sp, end, tp) == 0 ? 0 : tcb_above(img, th->sp, end, tp);
+	}
 	*tp = th->regs[X86_64_FS_BASE];
 	return 0;
 }

@@ -123,7 +123,9 @@ int an_regs_partial(const struct cp_image *img, size_t t);
  * glibc puts the thread's TCB, its static TLS blocks right below (TLS variant
  * II); for a thread of libheapann's snapshot with only partial registers (no
  * fs_base), the TCB glibc keeps at the top of its stack mapping, found by its
- * self pointers. Returns 0, or -1 on other machines and when neither is there. */
+ * self pointers (the lowest above its stack pointer when the segment holds
+ * another thread's stack above it: stacks with no guard between them). Returns
+ * 0, or -1 on other machines and when neither is there. */
 int an_thread_pointer(const struct cp_image *img, size_t t, uint64_t *tp);
 
 /* A thread's stack in memory [lo, hi) that holds its stack pointer and no heap

@@ -948,6 +948,14 @@ static void test_adjacent_stacks(const char *path, int variant)
 		 "the data around them anonymous", variant);
 	CHECK(name, ok);
 	CHECK("adjacent stacks: main's stack", root_of_kind(&roots, AN_ROOT_STACK, 0, 0x700780, 0x701000) >= 0);
+	if (variant < 3) {
+		uint64_t tpa = 0, tpb = 0;
+
+		/* a snapshot's thread: its own TCB, not the highest in the segment */
+		snprintf(name, sizeof(name), "adjacent stacks %d: each thread's own thread pointer", variant);
+		CHECK(name, an_thread_pointer(img, 1, &tpa) == 0 && tpa == tcb[1] &&
+		      an_thread_pointer(img, 2, &tpb) == 0 && tpb == tcb[2]);
+	}
 	snprintf(name, sizeof(name), "adjacent stacks %d: mark", variant);
 	CHECK(name, an_reach_build(img, &sc, &roots, &o, &r) == 0);
 	for (unsigned i = 0; i < NREF; i++) {
