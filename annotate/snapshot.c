@@ -56,7 +56,7 @@
 #define SNAP_MAX_SIGNALS 8
 #define SNAP_PAGE 4096u            /* x86-64 */
 #define SNAP_RUN_MAX (8u << 20)    /* bytes per pwrite */
-#define SNAP_CHILD_STACK (256u << 10) /* the writer's stack (and the middle process's) */
+#define SNAP_CHILD_STACK (1u << 20)   /* the writer's stack (and the middle process's) */
 #define SNAP_ZSTD_STACK (64u << 10)   /* the zstd process's, until its execve */
 
 /* ---- options (read once by the constructor, without allocating) ---- */
@@ -106,7 +106,9 @@ struct snap_thread {
 	unsigned long args[6];      /* its arguments (rdi, rsi, rdx, r10, r8, r9) */
 	unsigned long sp, pc;
 };
-#define SNAP_THREADS_ROOM (64u << 10)  /* bytes of the writer's stack mapping for them */
+#define SNAP_THREADS_ROOM (640u << 10) /* bytes of the writer's stack mapping for them: 8,192
+					* threads (64 KiB held 819: the rest of 1,000 had no
+					* registers and no mention) */
 #define SNAP_HINTS_ROOM (16u << 10)    /* and for the running threads' hints, after them */
 
 /* ---- the registry of threads' stacks ----

@@ -16,6 +16,8 @@
 #    crashes (SIGSEGV) leave our core, whose corruption report names the culprit,
 #    and the kernel's core still follows;
 #  - sparse: a 320 MiB heap of zeros gives a core that takes almost no disk;
+#  - many threads: 1,000 blocked threads (tests/prog/snap_many.c, with and
+#    without guard pages) all recorded, their blocks still reachable;
 #  - options: HEAPANN_QUIET, an unknown item, a directory that does not exist.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
@@ -269,6 +271,23 @@ check "sparse: it takes under 16 MiB of disk ($disk bytes)" test "$disk" -lt $((
 check_eq "sparse: every block found" "sparse_calloc=1/268435456 sparse_zeroed=1/67108864 sparse_small=100/100000" \
 	"$(sums "$TMP/sp.json" sparse_calloc sparse_zeroed sparse_small)"
 rm -f "$1"
+
+# ---- many threads: 1,000 blocked ones, every one recorded (64 KiB held 819) ----
+cc -O1 -g -pthread -o "$TMP/snap_many" tests/prog/snap_many.c
+for mode in default guard0; do
+	rm -rf "$TMP/many" && mkdir "$TMP/many"
+	(cd "$TMP/many" && HEAPANN_SNAPSHOT=abort HEAPANN_SNAPSHOT_DIR="$TMP/many" LD_PRELOAD=$LIB \
+		"$TMP/snap_many" 1000 $mode >/dev/null 2>&1)
+	set -- "$TMP"/many/snap_many.*.1.core
+	check "many threads ($mode): abort snapshot written" test -s "$1"
+	check_eq "many threads ($mode): all 1,001 threads in the core" 1001 \
+		"$("$B/tests/tools/cpdump" "$1" 2>/dev/null | grep -c '^thread ')"
+	"$B/mprof-core" --report=lost "$TMP/snap_many" "$1" >"$TMP/many.txt" 2>&1
+	check_grep "many threads ($mode): the 1,000 blocks still reachable from their stacks" \
+		'^#[0-9]+: 40,000 bytes in 1,000 blocks are still reachable$' "$TMP/many.txt"
+	check_grep "many threads ($mode): nothing definitely lost" '^ *definitely lost: 0 bytes in 0 blocks$' "$TMP/many.txt"
+done
+rm -rf "$TMP/many"
 
 # ---- options and failures ----
 mkdir "$TMP/q"
