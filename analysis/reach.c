@@ -137,8 +137,11 @@ static void seg_run(const struct cp_image *img, const unsigned char *mark, size_
 	*last = b;
 }
 
-/* 1 when segment i holds a block's memory or a damaged header. */
-static int seg_has_heap(const struct cp_scan *scan, const struct cp_segment *sg)
+/* 1 when segment sg holds a block's memory or a damaged header, as
+ * an_roots_find marks heap: a damaged header in a segment holding a thread's
+ * stack pointer is a copy on that stack, not heap. */
+static int seg_has_heap(const struct cp_image *img, const struct cp_scan *scan,
+			const struct cp_segment *sg)
 {
 	uint64_t v = sg->vaddr, e = v + sg->memsz;
 	size_t k = cp_scan_lower(scan, v);
@@ -149,6 +152,9 @@ static int seg_has_heap(const struct cp_scan *scan, const struct cp_segment *sg)
 	for (; k < scan->nblocks && cp_block_start(&scan->blocks[k]) < e; k++)
 		if (cp_block_end(&scan->blocks[k]) > v)
 			return 1;
+	for (size_t t = 0; t < img->nthreads; t++)
+		if (img->threads[t].sp >= v && img->threads[t].sp < e)
+			return 0;
 	for (size_t d = 0; d < scan->ndamaged; d++)
 		if (scan->damaged[d].hdr >= v && scan->damaged[d].hdr < e)
 			return 1;
@@ -161,14 +167,14 @@ int an_stack_run(const struct cp_image *img, const struct cp_scan *scan, uint64_
 	const struct cp_segment *sg = cp_image_segment(img, addr);
 	size_t a, b;
 
-	if (!sg || seg_has_heap(scan, sg))
+	if (!sg || seg_has_heap(img, scan, sg))
 		return -1;
 	a = b = (size_t)(sg - img->segs);
 	while (a > 0 && img->segs[a - 1].vaddr + img->segs[a - 1].memsz == img->segs[a].vaddr &&
-	       img->segs[a - 1].flags == img->segs[a].flags && !seg_has_heap(scan, &img->segs[a - 1]))
+	       img->segs[a - 1].flags == img->segs[a].flags && !seg_has_heap(img, scan, &img->segs[a - 1]))
 		a--;
 	while (b + 1 < img->nsegs && img->segs[b].vaddr + img->segs[b].memsz == img->segs[b + 1].vaddr &&
-	       img->segs[b + 1].flags == img->segs[b].flags && !seg_has_heap(scan, &img->segs[b + 1]))
+	       img->segs[b + 1].flags == img->segs[b].flags && !seg_has_heap(img, scan, &img->segs[b + 1]))
 		b++;
 	*lo = img->segs[a].vaddr;
 	*hi = img->segs[b].vaddr + img->segs[b].memsz;
@@ -308,36 +314,42 @@ static int tcb_above(const struct cp_image *img, uint64_t sp, uint64_t end, uint
 #define GUARD_MAX (64u << 20)
 
 /* The thread's own stack mapping from its TCB at tp: glibc's struct pthread
- * holds stackblock and stackblock_size, two adjacent words (a, n) with
- * [a, a + n) the stack glibc mapped (its guard included), or the stack the
- * program gave with pthread_attr_setstack, the TCB at its top. The first such
- * pair in the STACKBLOCK_SEARCH bytes from tp with a <= below (the thread's
- * stack pointer), n at least 16 KiB (PTHREAD_STACK_MIN),
- * tp < a + n <= tp + STACKBLOCK_SEARCH, the pair itself below a + n, and a at
- * or above lo, the start of the memory holding the stack, or a page boundary at
- * most GUARD_MAX below it (glibc's guard pages are a mapping of their own at the
- * start of stackblock): *base = a, *top = a + n, returns 0. Else -1. */
+ * holds stackblock, stackblock_size and guardsize, three adjacent words
+ * (a, n, g) with [a, a + n) the stack glibc mapped (its guard of g bytes
+ * included), or the stack the program gave with pthread_attr_setstack (g 0),
+ * the TCB at its top. The first such triple in the STACKBLOCK_SEARCH bytes from
+ * tp with a <= below (the thread's stack pointer), n at least 16 KiB
+ * (PTHREAD_STACK_MIN), g a multiple of 4096 below n, tp < a + n <= tp +
+ * STACKBLOCK_SEARCH, the triple itself below a + n, and a at or above lo, the
+ * start of the memory holding the stack, or a page boundary at most GUARD_MAX
+ * below it (the guard pages are a mapping of their own): *base = a, *top =
+ * a + n, returns 0. Else -1. The guard word rules out list.prev and tid, 0x3c8
+ * bytes earlier in glibc 2.36: a pointer into the next thread's struct pthread
+ * (whose stack lies below, in the same run) plus a thread id can land in the
+ * window too (a review found 4 of 6 threads with 16 KiB stacks cut short). */
 static int tcb_stackblock(const struct cp_image *img, uint64_t lo, uint64_t below, uint64_t tp,
 			  uint64_t *base, uint64_t *top)
 {
-	uint64_t a, n, prev = 0;
-	int have_prev = 0;
+	uint64_t w[3];
 
-	for (uint64_t o = 0; o < STACKBLOCK_SEARCH; o += 8) {
-		if (cp_image_read_word(img, tp + o, &n) < 0)
+	for (unsigned k = 0; k < 2; k++)
+		if (cp_image_read_word(img, tp + 8 * k, &w[k]) < 0)
 			return -1;
-		a = prev;
-		prev = n;
-		if (!have_prev) {
-			have_prev = 1;
-			continue;
-		}
+	for (uint64_t o = 0; o + 24 <= STACKBLOCK_SEARCH; o += 8) {
+		uint64_t a = w[0], n = w[1], g, e;
+
+		if (cp_image_read_word(img, tp + o + 16, &w[2]) < 0)
+			return -1;
+		g = w[2];
+		e = a + n;
 		if (a <= below && (a >= lo || (a % 4096 == 0 && lo - a <= GUARD_MAX)) && n >= 16384 &&
-		    a + n > a && a + n > tp + o + 8 && a + n - tp <= STACKBLOCK_SEARCH) {
+		    g % 4096 == 0 && g < n && e > a && e >= tp + o + 24 && e - tp <= STACKBLOCK_SEARCH) {
 			*base = a;
-			*top = a + n;
+			*top = e;
 			return 0;
 		}
+		w[0] = w[1];
+		w[1] = w[2];
 	}
 	return -1;
 }

@@ -345,6 +345,8 @@ int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t 
 		    struct cli_tlsref *out)
 {
 	uint64_t tp, entry, lo, sp;
+	const struct cp_segment *seg;
+	size_t partial = SIZE_MAX;
 
 	memset(out, 0, sizeof(*out));
 	if (!d || img->kind != CP_KIND_CORE)
@@ -355,8 +357,21 @@ int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t 
 			d->exe = dwfl_addrmodule(d->dwfl, entry);
 		ds_tls_exe(d);
 	}
+	/* a snapshot's thread with partial registers has its TCB, and the static
+	 * TLS below it, on its stack above its stack pointer: of those in the
+	 * segment holding addr only the one with the highest stack pointer at or
+	 * below addr can hold it (finding a TCB on a stack costs reads: with
+	 * 1,000 threads in one merged mapping, every one of them per address) */
+	seg = cp_image_segment(img, addr);
 	for (size_t t = 0; t < img->nthreads; t++) {
-		if (an_thread_pointer(img, t, &tp) < 0 || addr >= tp || !ds_same_run(img, addr, tp - 1))
+		sp = img->threads[t].sp;
+		if (an_regs_partial(img, t) && sp <= addr && cp_image_segment(img, sp) == seg && seg &&
+		    (partial == SIZE_MAX || sp > img->threads[partial].sp))
+			partial = t;
+	}
+	for (size_t t = 0; t < img->nthreads; t++) {
+		if ((an_regs_partial(img, t) && t != partial) || an_thread_pointer(img, t, &tp) < 0 ||
+		    addr >= tp || !ds_same_run(img, addr, tp - 1))
 			continue;
 		/* the static blocks the DTV lists; without it the executable's alone */
 		sp = img->threads[t].sp;

@@ -848,8 +848,9 @@ out:
 /* Two threads' stacks with no guard between them, which the kernel merges into
  * one mapping [0x600000, 0x630000): a page of the program's data, stack A
  * [0x601000, 0x611000), stack B [0x611000, 0x621000), more data up to the end.
- * Each stack's TCB is 0x940 below its top, with glibc's self pointers, guards
- * and (stackblock, stackblock_size) 0x690 above it; thread 1 (main) has its
+ * Each stack's TCB is 0x940 below its top, with glibc's self pointers, guards,
+ * (stackblock, stackblock_size, guardsize) 0x690 above it and, before them, a
+ * (list.prev, tid) pair whose sum also ends above it; thread 1 (main) has its
  * stack and TLS elsewhere. VARIANT 0: every thread's fs_base known (a kernel
  * core). 1: A's and B's registers partial (libheapann's snapshot): their TCBs
  * found from the top of the mapping down. 2: no stackblock (each top from the
@@ -879,6 +880,7 @@ static void test_adjacent_stacks(const char *path, int variant)
 		{ 0x622000, { 1, 1, 1, 1 }, "the data above B's stack" },
 		{ 0x619000, { 1, 1, 1, 1 }, "B's live frames" },
 		{ 0x610800, { 1, 1, 1, 1 }, "A's struct pthread" },
+		{ 0x610bc0, { 1, 1, 1, 1 }, "A's struct pthread, above its false pair's end" },
 	};
 	enum { NREF = sizeof(ref) / sizeof(ref[0]) };
 	unsigned char notes[4096], d[512];
@@ -910,6 +912,15 @@ static void test_adjacent_stacks(const char *path, int variant)
 		if (t > 0 && variant != 2) {
 			put(tcb[t] + 0x690, tcb[t] + 0x940 - 0x10000);
 			put(tcb[t] + 0x698, 0x10000);
+			put(tcb[t] + 0x6a0, 0);   /* guardsize */
+		}
+		/* glibc 2.36's list.prev (into the struct pthread of the thread
+		 * below), tid and robust_prev: a pointer plus a thread id that
+		 * also ends in the window above tp, ahead of stackblock */
+		if (t > 0) {
+			put(tcb[t] + 0x2c8, (t == 2 ? tcb[1] : 0x601000) + 0x2c0);
+			put(tcb[t] + 0x2d0, t == 2 ? 0x10800 : 0xf800);
+			put(tcb[t] + 0x2d8, tcb[t] + 0x2e0);
 		}
 	}
 	for (unsigned t = 0; t < 3; t++) {
