@@ -572,6 +572,15 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
 #define GLIBC_IS_MMAPPED 2u
 #define PAGE_MIN 4096u
 
+/* 1 when segment i is a module's: file-backed (mark bit 8), or the anonymous
+ * segment right after a file-backed one (its bss), as the writable segments'
+ * pass of an_roots_find reads them. */
+static int module_data(const struct cp_image *img, const unsigned char *mark, size_t i)
+{
+	return (mark[i] & 8) || (i > 0 && (mark[i - 1] & 8) &&
+				 img->segs[i - 1].vaddr + img->segs[i - 1].memsz == img->segs[i].vaddr);
+}
+
 static int span_cmp(const void *pa, const void *pb)
 {
 	const struct an_stack_span *a = pa, *b = pb;
@@ -808,7 +817,8 @@ static int linkmap_roots(const struct cp_image *img, const struct cp_scan *scan,
 
 int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct an_roots *out)
 {
-	/* per segment: 1 heap, 2 stack, 4 TLS (taken), 8 file-backed */
+	/* per segment: 1 heap, 2 stack, 4 TLS (taken), 8 file-backed, 16 a
+	 * module's data or bss holding a stack (read whole as module data) */
 	unsigned char *mark = NULL;
 	uint64_t *heap_first = NULL;   /* per segment: lowest block memory in it */
 	int rc = -1;
@@ -932,6 +942,22 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			seg_run(img, mark, (size_t)s, &a, &z);
 			v = img->segs[a].vaddr;
 			e = img->segs[z].vaddr + img->segs[z].memsz;
+			/* a stack in a module's data or bss (a static array given
+			 * to pthread_attr_setstack, or a coroutine's): the
+			 * writable segments' pass reads the module's segments
+			 * whole, globals below the stack pointer too (they read
+			 * definitely lost before); this root is the live part */
+			if (module_data(img, mark, (size_t)s) || module_data(img, mark, a)) {
+				for (size_t i = a; i <= z; i++)
+					mark[i] |= 16;
+				if (an_stack_span(img, t, v, e, &sp) < 0)
+					continue;
+				r.start = sp.live;
+				r.end = sp.end;
+				if (an_roots_add(out, &r) < 0)
+					goto out;
+				continue;
+			}
 			/* the run's first thread adds what lies outside all of
 			 * their stacks */
 			if (!(mark[s] & 2) && (img->segs[a].flags & PF_W) && stack_run_gaps(img, out, v, e) < 0)
@@ -964,7 +990,7 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			if (an_thread_pointer(img, t, &tp) < 0)
 				continue;
 			s = seg_index(img, tp);
-			if (s < 0 || (mark[s] & 7) || !(img->segs[s].flags & PF_W))
+			if (s < 0 || (mark[s] & 23) || !(img->segs[s].flags & PF_W))
 				continue;
 			seg_run(img, mark, (size_t)s, &a, &z);
 			for (size_t i = a; i <= z; i++)

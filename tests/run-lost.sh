@@ -9,7 +9,8 @@
 # a block held only by a dead frame the word below main's stack pointer, text
 # and JSON; two thread stacks with no guard between them (one mapping): each
 # dead frame's block definitely lost, the program's data merged with them a
-# root; a raw dump of data and heap with the ELF's data as roots.
+# root; a stack in .bss (a thread's, a coroutine's): the globals below its
+# stack pointer roots; a raw dump of data and heap with the ELF's data as roots.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 command -v valgrind >/dev/null || skip "valgrind not installed"
@@ -245,6 +246,28 @@ for mode in setstack guard0; do
 	snap=$(ls "$TMP"/s.adj/*.core 2>/dev/null | head -n 1)
 	check "adjacent stacks $mode: abort snapshot written" test -s "$snap"
 	adj_check "adjacent stacks $mode, snapshot" "$snap" "$TMP/adjs-$mode.out"
+done
+
+# a stack that is a static array in .bss: a thread's (pthread_attr_setstack)
+# and a ucontext coroutine's (no TCB there); the globals below its stack
+# pointer are module data, roots (before, in the coroutine's case, read as the
+# stack's dead part: both blocks definitely lost)
+cc -g -O1 -pthread -o "$TMP/lost_bssstack" tests/prog/lost_bssstack.c
+for mode in thread coro; do
+	rm -f "$TMP/core"
+	(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./lost_bssstack $mode >"$TMP/bss.out"; :) 2>/dev/null
+	check "stack in .bss ($mode): kernel core written" test -s "$TMP/core"
+	"$B/mprof-core" --report=lost --why "$(addr_of data "$TMP/bss.out")" --why "$(addr_of bss "$TMP/bss.out")" \
+		--why "$(addr_of live "$TMP/bss.out")" "$TMP/lost_bssstack" "$TMP/core" >"$TMP/bss.txt" 2>&1
+	check_grep "stack in .bss ($mode): nothing definitely lost" '^ *definitely lost: 0 bytes in 0 blocks$' "$TMP/bss.txt"
+	for g in data bss; do
+		check_eq "stack in .bss ($mode): g_$g's block kept by g_$g, module data" 1 \
+			"$(sed -n "/^why $(addr_of $g "$TMP/bss.out"):/,/^\$/p" "$TMP/bss.txt" |
+				grep -c "<- start pointer at 0x[0-9a-f]*, g_$g+0x0 in lost_bssstack (module data)\$")"
+	done
+	check_eq "stack in .bss ($mode): the live local's block kept by the stack" 1 \
+		"$(sed -n "/^why $(addr_of live "$TMP/bss.out"):/,/^\$/p" "$TMP/bss.txt" |
+			grep -c '<- start pointer at 0x[0-9a-f]*, stack of thread [0-9]* (tid [0-9]*), sp+0x[0-9a-f]*$')"
 done
 
 # the text forms, on the last kernel core
