@@ -116,6 +116,7 @@ void an_roots_release(struct an_roots *roots)
 {
 	free(roots->v);
 	free(roots->exclude);
+	free(roots->finished);
 	memset(roots, 0, sizeof(*roots));
 }
 
@@ -402,6 +403,94 @@ static int own_stack(const struct cp_image *img, size_t t, uint64_t lo, uint64_t
 	if (*base < lo)
 		*base = 0;
 	return 0;
+}
+
+/* ---- finished threads' stacks ----
+ * glibc keeps the stack of a thread that has returned (joined, detached, or
+ * not yet joined) for reuse, struct pthread and the static TLS at its top. The
+ * core has no thread there, so the dead thread's last stack pointer is not in
+ * it; memcheck stops reading a stack below its stack pointer as it moves, so it
+ * reads such a stack from where the thread left it: start_thread's frame. */
+
+/* How far below the jmp_buf that start_thread's setjmp filled its stack
+ * pointer may be (the jmp_buf lies in start_thread's frame, at its sp or
+ * above). */
+#define START_FRAME_MAX 4096u
+/* x86-64 __jmp_buf: rbx, rbp, r12-r15, rsp, pc; rsp and pc mangled */
+#define JB_RSP 6
+#define JB_PC 7
+
+/* glibc's PTR_DEMANGLE on x86-64: rotate right by 17, xor the pointer guard. */
+static uint64_t ptr_demangle(uint64_t v, uint64_t pguard)
+{
+	return ((v >> 17) | (v << 47)) ^ pguard;
+}
+
+/* The offset from the thread pointer of struct pthread's tid, a 32-bit word
+ * the kernel clears when the thread exits (CLONE_CHILD_CLEARTID): the first
+ * 32-bit word past tcbhead_t's guards holding the thread's tid, the same for
+ * every thread whose fs_base the core has (at least one). 0, or -1. */
+static int tcb_tid_offset(const struct cp_image *img, uint64_t *off)
+{
+	int found = 0;
+
+	for (size_t t = 0; t < img->nthreads; t++) {
+		const struct cp_thread *th = &img->threads[t];
+		uint64_t fs = th->nregs > X86_64_FS_BASE ? th->regs[X86_64_FS_BASE] : 0, w, o;
+
+		if (!fs || th->tid <= 0)
+			continue;
+		for (o = TCB_POINTER_GUARD + 8; o < STACKBLOCK_SEARCH; o += 4) {
+			if (cp_image_read_word(img, fs + (o & ~(uint64_t)7), &w) < 0)
+				return -1;
+			if ((uint32_t)(o & 4 ? w >> 32 : w) == (uint32_t)th->tid)
+				break;
+		}
+		if (o >= STACKBLOCK_SEARCH || (found && o != *off))
+			return -1;
+		*off = o;
+		found = 1;
+	}
+	return found ? 0 : -1;
+}
+
+/* Where the live part of a finished thread's stack starts in the writable
+ * memory [lo, hi) that no thread's stack pointer lies in: glibc's TCB at its
+ * top (tcb_below) whose tid reads 0 or less (the kernel clears it when the
+ * thread exits, pthread_join sets -1; a live thread whose stack pointer is
+ * elsewhere, on a sigaltstack, keeps its tid), and in its
+ * struct pthread the pointer to start_thread's unwind buffer
+ * (cleanup_jmp_buf): an address in [lo, tp) whose jmp_buf's demangled stack
+ * pointer lies at most START_FRAME_MAX below it and whose demangled pc lies
+ * in a file mapping (libc). The thread's last stack pointer was start_thread's;
+ * less the red zone, as for live threads. *live = that; 0. -1 when this is no
+ * finished thread's stack (or not on x86-64). */
+static int finished_stack_live(const struct cp_image *img, uint64_t lo, uint64_t hi, uint64_t *live)
+{
+	uint64_t sguard, pguard, tp, off = 0, w, rsp, pc;
+
+	if (img->machine != EM_X86_64 || img->kind != CP_KIND_CORE || img->wsize != 8)
+		return -1;
+	if (tcb_guards(img, &sguard, &pguard) < 0 || tcb_tid_offset(img, &off) < 0 ||
+	    tcb_below(img, lo, hi, &tp) < 0)
+		return -1;
+	if (cp_image_read_word(img, tp + (off & ~(uint64_t)7), &w) < 0 || (int32_t)(uint32_t)(off & 4 ? w >> 32 : w) > 0)
+		return -1;
+	for (uint64_t o = 0; o < STACKBLOCK_SEARCH && tp + o + 8 <= hi; o += 8) {
+		if (cp_image_read_word(img, tp + o, &w) < 0)
+			return -1;
+		if (w % 8 || w < lo || w >= tp || tp - w < 8 * (JB_PC + 1) ||
+		    cp_image_read_word(img, w + 8 * JB_RSP, &rsp) < 0 ||
+		    cp_image_read_word(img, w + 8 * JB_PC, &pc) < 0)
+			continue;
+		rsp = ptr_demangle(rsp, pguard);
+		pc = ptr_demangle(pc, pguard);
+		if (rsp % 8 || rsp < lo || rsp > w || w - rsp > START_FRAME_MAX || !cp_image_mapping(img, pc))
+			continue;
+		*live = rsp - red_zone(img, rsp, lo);
+		return 0;
+	}
+	return -1;
 }
 
 int an_stack_span(const struct cp_image *img, size_t t, uint64_t lo, uint64_t hi, struct an_stack_span *out)
@@ -1017,6 +1106,28 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 		if (m) {
 			r.kind = AN_ROOT_DATA;
 			r.module = m->path;
+		} else if (!(mark[i] & 1)) {
+			/* a finished thread's stack: from its last stack pointer */
+			size_t a, z;
+			uint64_t live;
+
+			seg_run(img, mark, i, &a, &z);
+			if (finished_stack_live(img, img->segs[a].vaddr, img->segs[z].vaddr + img->segs[z].memsz,
+						&live) == 0 && live > r.start) {
+				struct an_range *v = grow_array(out->finished, &out->finished_cap,
+								out->nfinished, sizeof(*v), 4);
+
+				if (!v)
+					goto out;
+				out->finished = v;
+				r.start = live < r.end ? live : r.end;
+				out->finished[out->nfinished].start = sg->vaddr;
+				out->finished[out->nfinished].end = r.start;
+				out->finished[out->nfinished].kind = 0;
+				out->nfinished++;
+				if (r.start == r.end)
+					continue;
+			}
 		}
 		if (mark[i] & 1) {
 			/* large blocks' own mappings merged with an anonymous one */

@@ -75,6 +75,9 @@ struct an_roots {
 	size_t n, cap;
 	struct an_range *exclude;  /* sorted by start after an_roots_find / _exclude */
 	size_t nexclude, exclude_cap;
+	struct an_range *finished; /* the dead part of finished threads' stacks, below
+				* their last stack pointer: not read as roots (kind 0) */
+	size_t nfinished, finished_cap;
 };
 
 /* Find the roots of a core: every writable segment that holds no block (module

@@ -716,6 +716,16 @@ static void roots_summary_text(FILE *f, const struct lost_ctx *x)
 			x->roots.exclude[i].kind == AN_EXCLUDE_ARENA ? "glibc's main_arena" :
 			"libheapann's statistics", x->roots.exclude[i].start,
 			fmt_num(a, x->roots.exclude[i].end - x->roots.exclude[i].start));
+	if (x->roots.nfinished) {
+		uint64_t dead = 0;
+
+		for (size_t i = 0; i < x->roots.nfinished; i++)
+			dead += x->roots.finished[i].end - x->roots.finished[i].start;
+		fprintf(f, "; left out: the stack%s of %s finished thread%s below %s last sp (%s bytes)",
+			x->roots.nfinished == 1 ? "" : "s", fmt_num(a, x->roots.nfinished),
+			x->roots.nfinished == 1 ? "" : "s", x->roots.nfinished == 1 ? "its" : "their",
+			fmt_num(b, dead));
+	}
 	fputc('\n', f);
 	count[0] = 0;
 	for (size_t t = 0; t < x->p->img->nthreads; t++)
@@ -850,7 +860,8 @@ int report_lost_json(struct json *j, const struct cli_options *o, const struct c
 		json_obj_end(j);
 	}
 	json_arr_end(j);
-	json_key(j, "excluded");   /* libheapann's statistics region, dead task stacks, main_arena */
+	json_key(j, "excluded");   /* libheapann's statistics region, dead task stacks, main_arena,
+				    * finished threads' stacks below their last sp */
 	json_arr_begin(j);
 	for (size_t i = 0; i < x.roots.nexclude; i++) {
 		json_obj_begin(j);
@@ -861,6 +872,16 @@ int report_lost_json(struct json *j, const struct cli_options *o, const struct c
 		json_hex(j, x.roots.exclude[i].start);
 		json_key(j, "end");
 		json_hex(j, x.roots.exclude[i].end);
+		json_obj_end(j);
+	}
+	for (size_t i = 0; i < x.roots.nfinished; i++) {
+		json_obj_begin(j);
+		json_key(j, "what");
+		json_str(j, "finished thread stack below its last sp");
+		json_key(j, "start");
+		json_hex(j, x.roots.finished[i].start);
+		json_key(j, "end");
+		json_hex(j, x.roots.finished[i].end);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
