@@ -463,11 +463,13 @@ static int tcb_tid_offset(const struct cp_image *img, uint64_t *off)
  * (cleanup_jmp_buf): an address in [lo, tp) whose jmp_buf's demangled stack
  * pointer lies at most START_FRAME_MAX below it and whose demangled pc lies
  * in a file mapping (libc). The thread's last stack pointer was start_thread's;
- * less the red zone, as for live threads. *live = that; 0. -1 when this is no
- * finished thread's stack (or not on x86-64). */
-static int finished_stack_live(const struct cp_image *img, uint64_t lo, uint64_t hi, uint64_t *live)
+ * less the red zone, as for live threads. *live = that, *base = the start of
+ * the thread's stack (struct pthread's stackblock, else lo); 0. -1 when this
+ * is no finished thread's stack (or not on x86-64). */
+static int finished_stack_live(const struct cp_image *img, uint64_t lo, uint64_t hi, uint64_t *live,
+			       uint64_t *base)
 {
-	uint64_t sguard, pguard, tp, off = 0, w, rsp, pc;
+	uint64_t sguard, pguard, tp, off = 0, w, rsp, pc, top;
 
 	if (img->machine != EM_X86_64 || img->kind != CP_KIND_CORE || img->wsize != 8)
 		return -1;
@@ -488,9 +490,69 @@ static int finished_stack_live(const struct cp_image *img, uint64_t lo, uint64_t
 		if (rsp % 8 || rsp < lo || rsp > w || w - rsp > START_FRAME_MAX || !cp_image_mapping(img, pc))
 			continue;
 		*live = rsp - red_zone(img, rsp, lo);
+		if (tcb_stackblock(img, lo, rsp, tp, base, &top) < 0 || *base < lo || *base > *live)
+			*base = lo;
 		return 0;
 	}
 	return -1;
+}
+
+/* The most finished threads' stacks one writable range is searched for. */
+#define FINISHED_MAX 64u
+
+/* Add [lo, hi), writable memory without heap nor a live thread's stack, as
+ * AN_ROOT_ANON roots less the dead part of each finished thread's stack in
+ * it (out->finished), found walking down from hi: a finished stack's TCB in
+ * the last bytes below the current top, then the same below its base (stacks
+ * with no guard between them are one mapping). run_lo, run_hi: the whole run
+ * of segments holding [lo, hi), where the walk looks. Returns 0, or -1 out of
+ * memory. */
+static int anon_roots_add(const struct cp_image *img, struct an_roots *out, uint64_t lo, uint64_t hi,
+			  uint64_t run_lo, uint64_t run_hi)
+{
+	struct an_range dead[FINISHED_MAX];
+	size_t nd = 0;
+	uint64_t top = run_hi, cur = lo, live, base;
+
+	while (top > run_lo && nd < FINISHED_MAX && finished_stack_live(img, run_lo, top, &live, &base) == 0) {
+		dead[nd].start = base;
+		dead[nd].end = live < top ? live : top;
+		dead[nd].kind = 0;
+		nd++;
+		if (base >= top)
+			break;
+		top = base;
+	}
+	/* dead[] is in descending order: walk it up */
+	for (size_t k = nd; k-- > 0;) {
+		uint64_t a = dead[k].start > lo ? dead[k].start : lo, b = dead[k].end < hi ? dead[k].end : hi;
+		struct an_root r = { cur, a, AN_ROOT_ANON, -1, NULL, 0 };
+
+		if (b <= a)
+			continue;
+		if (r.end > r.start && an_roots_add(out, &r) < 0)
+			return -1;
+		{
+			struct an_range *v = grow_array(out->finished, &out->finished_cap, out->nfinished,
+							sizeof(*v), 4);
+
+			if (!v)
+				return -1;
+			out->finished = v;
+			out->finished[out->nfinished].start = a;
+			out->finished[out->nfinished].end = b;
+			out->finished[out->nfinished].kind = 0;
+			out->nfinished++;
+		}
+		cur = b;
+	}
+	if (hi > cur) {
+		struct an_root r = { cur, hi, AN_ROOT_ANON, -1, NULL, 0 };
+
+		if (an_roots_add(out, &r) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int an_stack_span(const struct cp_image *img, size_t t, uint64_t lo, uint64_t hi, struct an_stack_span *out)
@@ -680,7 +742,8 @@ static int span_cmp(const void *pa, const void *pb)
 /* Add as AN_ROOT_ANON roots the parts of [lo, hi), memory that holds threads'
  * stacks and no heap, outside every one of those threads' spans
  * (an_stack_span): another mapping of the program's that the kernel merged
- * with theirs. Below the lowest stack pointer's dead part, that is only what
+ * with theirs, or finished threads' stacks (anon_roots_add: from their last
+ * stack pointers). Below the lowest stack pointer's dead part, that is only what
  * lies under the base of its thread's own stack, when struct pthread gives it.
  * Returns 0, or -1 out of memory. */
 static int stack_run_gaps(const struct cp_image *img, struct an_roots *out, uint64_t lo, uint64_t hi)
@@ -697,10 +760,11 @@ static int stack_run_gaps(const struct cp_image *img, struct an_roots *out, uint
 			n++;
 	qsort(v, n, sizeof(*v), span_cmp);
 	for (size_t k = 0; k <= n && rc == 0; k++) {
-		struct an_root g = { cur, k < n ? v[k].dead : hi, AN_ROOT_ANON, -1, NULL, 0 };
+		uint64_t g = k < n ? v[k].dead : hi;
 
-		if (g.end > g.start)
-			rc = an_roots_add(out, &g);
+		/* a finished thread's stack there: from its last stack pointer */
+		if (g > cur)
+			rc = anon_roots_add(img, out, cur, g, cur, g);
 		if (k < n && v[k].end > cur)
 			cur = v[k].end;
 	}
@@ -1107,27 +1171,14 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			r.kind = AN_ROOT_DATA;
 			r.module = m->path;
 		} else if (!(mark[i] & 1)) {
-			/* a finished thread's stack: from its last stack pointer */
+			/* finished threads' stacks: from their last stack pointers */
 			size_t a, z;
-			uint64_t live;
 
 			seg_run(img, mark, i, &a, &z);
-			if (finished_stack_live(img, img->segs[a].vaddr, img->segs[z].vaddr + img->segs[z].memsz,
-						&live) == 0 && live > r.start) {
-				struct an_range *v = grow_array(out->finished, &out->finished_cap,
-								out->nfinished, sizeof(*v), 4);
-
-				if (!v)
-					goto out;
-				out->finished = v;
-				r.start = live < r.end ? live : r.end;
-				out->finished[out->nfinished].start = sg->vaddr;
-				out->finished[out->nfinished].end = r.start;
-				out->finished[out->nfinished].kind = 0;
-				out->nfinished++;
-				if (r.start == r.end)
-					continue;
-			}
+			if (anon_roots_add(img, out, r.start, r.end, img->segs[a].vaddr,
+					   img->segs[z].vaddr + img->segs[z].memsz) < 0)
+				goto out;
+			continue;
 		}
 		if (mark[i] & 1) {
 			/* large blocks' own mappings merged with an anonymous one */

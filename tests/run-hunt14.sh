@@ -9,7 +9,9 @@
 # here; the 2 blocks glibc's TSD clean-up dropped at the threads' exit too).
 # Now such a stack (its TCB's tid 0 or -1) is read from start_thread's stack
 # pointer, which its setjmp saved in the unwind buffer struct pthread points
-# to: the libheapann exit snapshot, a kernel core at abort, and memcheck agree.
+# to: the libheapann exit snapshot, a kernel core at abort, and memcheck agree,
+# also with no guard pages between the stacks (one mapping, a live thread's
+# stack in it too; before, those finished stacks were still read whole).
 # Then a known limit (tests/prog/hunt14_stale.c): a stale word in a blocked
 # thread's live frame, which memcheck skips as undefined.
 . tests/lib.sh
@@ -72,7 +74,24 @@ if command -v valgrind >/dev/null; then
 else
 	skip_check "valgrind not installed: the memcheck comparison"
 fi
-# 4. a known limit (README, Known limits: stale words in live frames): a
+
+# 4. stacks without guard pages: the kernel merges the blocked thread's stack
+# and the two finished ones into one mapping (before, the finished ones there
+# were read whole: 2 of the 4 blocks of dead frames and TSD still reachable)
+mkdir -p "$TMP/g0"
+HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR=$TMP/g0 LD_PRELOAD="$TOP/$B/libheapann.so" "$exe" guard0 >"$TMP/g0.out" 2>/dev/null
+check_eq "guard0, exit snapshot: the program ran" "0 2" "$? $(grep -c '^dead ' "$TMP/g0.out")"
+"$B/mprof-core" --report=lost --top 0 "$exe" "$TMP"/g0/*.core >"$TMP/g0.txt" 2>/dev/null
+check_grep "guard0, exit snapshot: the roots line names the 2 finished threads' stacks" \
+	"; left out: the stacks of 2 finished threads below their last sp" "$TMP/g0.txt"
+expect "guard0, exit snapshot" "$TMP/g0.txt"
+if command -v valgrind >/dev/null; then
+	valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none --run-libc-freeres=no \
+		"$exe" guard0 >/dev/null 2>"$TMP/g0.vg"
+	expect "guard0, memcheck" "$TMP/g0.vg"
+	check_cats "guard0, exit snapshot: the four categories are memcheck's (but the dtvs)" "$TMP/g0.txt" "$TMP/g0.vg" allocate_dtv
+fi
+# 5. a known limit (README, Known limits: stale words in live frames): a
 # pointer a returned call left in a blocked thread's live frame, in a slot
 # that frame never wrote. memcheck skips the undefined word (definitely
 # lost); the core cannot tell it apart (still reachable). A change here is

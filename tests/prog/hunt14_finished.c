@@ -7,8 +7,9 @@
  * static TLS and one in its thread-specific data with no destructor (still
  * reachable: memcheck reads both, above the last stack pointer); a third
  * thread is still blocked at exit, a block held by its live frame.
- * Prints "dead SIZE" per dead-frame block. With "abort", ends in abort()
- * (a kernel core) instead of exit.
+ * The detached one ends with pthread_exit. Prints "dead SIZE" per dead-frame
+ * block. With "abort", ends in abort() (a kernel core) instead of exit; with
+ * "guard0" last, the threads' stacks have no guard pages (one mapping).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -54,6 +55,8 @@ static void *finisher(void *arg)
 	h14_tls = mk(n + 1);          /* MARK:tls the finished thread's static TLS */
 	pthread_setspecific(key, mk(n + 2));   /* MARK:tsd glibc clears it at the thread's exit */
 	pthread_barrier_wait(&both);
+	if (n == 2000)
+		pthread_exit(NULL);   /* unwinds to start_thread's setjmp */
 	return NULL;
 }
 
@@ -89,21 +92,31 @@ static int threads_now(void)
 int main(int argc, char **argv)
 {
 	pthread_t a, b, c;
-	pthread_attr_t det;
+	pthread_attr_t det, own;
+	int guard0 = argc > 1 && strcmp(argv[argc - 1], "guard0") == 0;
 
 	pthread_key_create(&key, NULL);
 	pthread_barrier_init(&both, NULL, 2);
 	pthread_attr_init(&det);
+	pthread_attr_init(&own);
+	if (guard0) {
+		/* no guard pages: the kernel merges the three stacks into one
+		 * mapping, the blocked thread's among them */
+		for (pthread_attr_t *at = &det; at; at = at == &det ? &own : NULL) {
+			pthread_attr_setguardsize(at, 0);
+			pthread_attr_setstacksize(at, 256 * 1024);
+		}
+	}
 	pthread_attr_setdetachstate(&det, PTHREAD_CREATE_DETACHED);
 	h14_tls = mk(5);
 	/* the blocked one first: it would take a finished thread's stack */
-	if (pthread_create(&c, NULL, blocked, NULL) != 0)
+	if (pthread_create(&c, &own, blocked, NULL) != 0)
 		return 2;
 	pthread_mutex_lock(&mu);
 	while (!blocked_ready)
 		pthread_cond_wait(&cv, &mu);
 	pthread_mutex_unlock(&mu);
-	if (pthread_create(&a, NULL, finisher, (void *)1000) != 0 ||
+	if (pthread_create(&a, &own, finisher, (void *)1000) != 0 ||
 	    pthread_create(&b, &det, finisher, (void *)2000) != 0)
 		return 2;
 	pthread_join(a, NULL);
