@@ -428,13 +428,14 @@ static uint64_t ptr_demangle(uint64_t v, uint64_t pguard)
 
 /* The offset from the thread pointer of struct pthread's tid, a 32-bit word
  * the kernel clears when the thread exits (CLONE_CHILD_CLEARTID): the first
- * 32-bit word past tcbhead_t's guards holding the thread's tid, the same for
- * every thread whose fs_base the core has (at least one). 0, or -1. */
+ * 32-bit word past tcbhead_t's guards holding the thread's tid, the same for each
+ * thread whose fs_base the core has (at least one; the first 4 are looked at).
+ * 0, or -1. */
 static int tcb_tid_offset(const struct cp_image *img, uint64_t *off)
 {
 	int found = 0;
 
-	for (size_t t = 0; t < img->nthreads; t++) {
+	for (size_t t = 0; t < img->nthreads && found < 4; t++) {
 		const struct cp_thread *th = &img->threads[t];
 		uint64_t fs = th->nregs > X86_64_FS_BASE ? th->regs[X86_64_FS_BASE] : 0, w, o;
 
@@ -449,13 +450,14 @@ static int tcb_tid_offset(const struct cp_image *img, uint64_t *off)
 		if (o >= STACKBLOCK_SEARCH || (found && o != *off))
 			return -1;
 		*off = o;
-		found = 1;
+		found++;
 	}
 	return found ? 0 : -1;
 }
 
 /* Where the live part of a finished thread's stack starts in the writable
- * memory [lo, hi) that no thread's stack pointer lies in: glibc's TCB at its
+ * memory [lo, hi) (16 KiB at least) that no thread's stack pointer lies in, nor
+ * a stack hint of libheapann's (a running thread's): glibc's TCB at its
  * top (tcb_below) whose tid reads 0 or less (the kernel clears it when the
  * thread exits, pthread_join sets -1; a live thread whose stack pointer is
  * elsewhere, on a sigaltstack, keeps its tid), and in its
@@ -465,19 +467,31 @@ static int tcb_tid_offset(const struct cp_image *img, uint64_t *off)
  * in a file mapping (libc). The thread's last stack pointer was start_thread's;
  * less the red zone, as for live threads. *live = that, *base = the start of
  * the thread's stack (struct pthread's stackblock, else lo); 0. -1 when this
- * is no finished thread's stack (or not on x86-64). */
-static int finished_stack_live(const struct cp_image *img, uint64_t lo, uint64_t hi, uint64_t *live,
-			       uint64_t *base)
+ * is no finished thread's stack (or not on x86-64). The guards and the tid's
+ * offset are looked for once, kept in out. */
+static int finished_stack_live(const struct cp_image *img, struct an_roots *out, uint64_t lo, uint64_t hi,
+			       uint64_t *live, uint64_t *base)
 {
-	uint64_t sguard, pguard, tp, off = 0, w, rsp, pc, top;
+	uint64_t sguard, pguard, tp, off, w, rsp, pc, top;
 
-	if (img->machine != EM_X86_64 || img->kind != CP_KIND_CORE || img->wsize != 8)
+	if (img->machine != EM_X86_64 || img->kind != CP_KIND_CORE || img->wsize != 8 || hi - lo < 16384)
 		return -1;
-	if (tcb_guards(img, &sguard, &pguard) < 0 || tcb_tid_offset(img, &off) < 0 ||
-	    tcb_below(img, lo, hi, &tp) < 0)
+	if (out->tcb_state == 0) {
+		out->tcb_state = -1;
+		if (tcb_guards(img, &sguard, &out->tcb_pguard) == 0 && tcb_tid_offset(img, &out->tcb_tid_off) == 0)
+			out->tcb_state = 1;
+	}
+	if (out->tcb_state < 0 || tcb_below(img, lo, hi, &tp) < 0)
 		return -1;
+	pguard = out->tcb_pguard;
+	off = out->tcb_tid_off;
 	if (cp_image_read_word(img, tp + (off & ~(uint64_t)7), &w) < 0 || (int32_t)(uint32_t)(off & 4 ? w >> 32 : w) > 0)
 		return -1;
+	/* a thread libheapann's snapshot names running (its thread pointer) */
+	for (size_t h = 0; h < img->nstack_hints; h++)
+		if (img->stack_hints[h] >= lo && img->stack_hints[h] < hi && img->stack_hints[h] >= tp &&
+		    img->stack_hints[h] - tp < STACKBLOCK_SEARCH)
+			return -1;
 	for (uint64_t o = 0; o < STACKBLOCK_SEARCH && tp + o + 8 <= hi; o += 8) {
 		if (cp_image_read_word(img, tp + o, &w) < 0)
 			return -1;
@@ -514,7 +528,7 @@ static int anon_roots_add(const struct cp_image *img, struct an_roots *out, uint
 	size_t nd = 0;
 	uint64_t top = run_hi, cur = lo, live, base;
 
-	while (top > run_lo && nd < FINISHED_MAX && finished_stack_live(img, run_lo, top, &live, &base) == 0) {
+	while (top > run_lo && nd < FINISHED_MAX && finished_stack_live(img, out, run_lo, top, &live, &base) == 0) {
 		dead[nd].start = base;
 		dead[nd].end = live < top ? live : top;
 		dead[nd].kind = 0;

@@ -78,6 +78,10 @@ struct an_roots {
 	struct an_range *finished; /* the dead part of finished threads' stacks, below
 				* their last stack pointer: not read as roots (kind 0) */
 	size_t nfinished, finished_cap;
+	int tcb_state;             /* an_roots_find's own: 0 not looked for yet, 1 the
+				* guards and tid offset below are known, -1 not there */
+	uint64_t tcb_pguard, tcb_tid_off;  /* the TCBs' pointer guard; struct pthread's
+				* tid, from the thread pointer */
 };
 
 /* Find the roots of a core: every writable segment that holds no block (module
