@@ -1209,6 +1209,18 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 		if (an_roots_add(out, &r) < 0)
 			goto out;
 	}
+	/* a finished thread's stack in a live block (pthread_attr_setstack on
+	 * heap memory): its dead part is no reference, neither as the block's
+	 * words (memcheck made it inaccessible as the stack pointer rose) */
+	for (size_t k = 0; k < scan->nblocks; k++) {
+		const struct cp_block *b = &scan->blocks[k];
+		uint64_t live, base;
+
+		if (b->state == CP_LIVE && b->size >= 16384 && b->user + b->size > b->user &&
+		    finished_stack_live(img, out, b->user, b->user + b->size, &live, &base) == 0 && live > base &&
+		    roots_exclude(out, base, live, AN_EXCLUDE_FINISHED) < 0)
+			goto out;
+	}
 	if (linkmap_roots(img, scan, mark, out) < 0)
 		goto out;
 	if (an_roots_exclude_stats(img, out) < 0)

@@ -61,6 +61,8 @@ enum an_exclude_kind {
 	AN_EXCLUDE_STATS = 0,   /* libheapann's statistics region */
 	AN_EXCLUDE_STACK = 1,   /* a switched-out task's stack below its saved stack pointer */
 	AN_EXCLUDE_ARENA = 2,   /* glibc's malloc state (main_arena): memcheck never reads it */
+	AN_EXCLUDE_FINISHED = 3, /* a finished thread's stack below its last stack pointer, in
+				 * a live block (pthread_attr_setstack on heap memory) */
 };
 
 /* An address range never read as a root or a reference, in a root or a block. */

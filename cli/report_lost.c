@@ -714,6 +714,8 @@ static void roots_summary_text(FILE *f, const struct lost_ctx *x)
 		fprintf(f, "; left out: %s at 0x%" PRIx64 " (%s bytes)",
 			x->roots.exclude[i].kind == AN_EXCLUDE_STACK ? "a task's stack below its sp" :
 			x->roots.exclude[i].kind == AN_EXCLUDE_ARENA ? "glibc's main_arena" :
+			x->roots.exclude[i].kind == AN_EXCLUDE_FINISHED ?
+			"a finished thread's stack in a block, below its last sp" :
 			"libheapann's statistics", x->roots.exclude[i].start,
 			fmt_num(a, x->roots.exclude[i].end - x->roots.exclude[i].start));
 	if (x->roots.nfinished) {
@@ -867,7 +869,9 @@ int report_lost_json(struct json *j, const struct cli_options *o, const struct c
 		json_obj_begin(j);
 		json_key(j, "what");
 		json_str(j, x.roots.exclude[i].kind == AN_EXCLUDE_STACK ? "task stack below sp" :
-			 x.roots.exclude[i].kind == AN_EXCLUDE_ARENA ? "main_arena" : "statistics");
+			 x.roots.exclude[i].kind == AN_EXCLUDE_ARENA ? "main_arena" :
+			 x.roots.exclude[i].kind == AN_EXCLUDE_FINISHED ? "finished thread stack below its last sp" :
+			 "statistics");
 		json_key(j, "start");
 		json_hex(j, x.roots.exclude[i].start);
 		json_key(j, "end");

@@ -12,7 +12,9 @@
 # to: the libheapann exit snapshot, a kernel core at abort, and memcheck agree,
 # also with no guard pages between the stacks (one mapping, a live thread's
 # stack in it too; before, those finished stacks were still read whole).
-# Then a known limit (tests/prog/hunt14_stale.c): a stale word in a blocked
+# A finished thread's stack in a heap block (tests/prog/hunt14_heapstack.c):
+# the dead part of the block is left out. Then a known limit
+# (tests/prog/hunt14_stale.c): a stale word in a blocked
 # thread's live frame, which memcheck skips as undefined.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
@@ -91,7 +93,27 @@ if command -v valgrind >/dev/null; then
 	expect "guard0, memcheck" "$TMP/g0.vg"
 	check_cats "guard0, exit snapshot: the four categories are memcheck's (but the dtvs)" "$TMP/g0.txt" "$TMP/g0.vg" allocate_dtv
 fi
-# 5. a known limit (README, Known limits: stale words in live frames): a
+# 5. a finished thread's stack in a heap block (pthread_attr_setstack): the
+# dead part of the block is no reference (before: 555 bytes still reachable)
+hs=$TMP/heapstack
+if cc -g -O2 -pthread -o "$hs" tests/prog/hunt14_heapstack.c; then
+	lh=$(grep -n 'MARK:dead' tests/prog/hunt14_heapstack.c | cut -d: -f1)
+	mkdir -p "$TMP/hsnap"
+	HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR=$TMP/hsnap LD_PRELOAD="$TOP/$B/libheapann.so" "$hs" >"$TMP/hout" 2>/dev/null
+	check_eq "heap stack: the program ran" "0 dead 555" "$? $(cat "$TMP/hout")"
+	"$B/mprof-core" --report=lost --top 0 "$hs" "$TMP"/hsnap/*.core >"$TMP/hs.txt" 2>/dev/null
+	check_grep "heap stack: the roots line leaves out the dead part of the block" \
+		"; left out: a finished thread's stack in a block, below its last sp at 0x[0-9a-f]+ \([0-9,]+ bytes\)" "$TMP/hs.txt"
+	check_eq "heap stack: the block left in a dead frame definitely lost" \
+		"555 1" "$(python3 tests/hunt14.py sum "$TMP/hs.txt" "hunt14_heapstack.c:$lh" "definitely lost")"
+	if command -v valgrind >/dev/null; then
+		valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none --run-libc-freeres=no \
+			"$hs" >/dev/null 2>"$TMP/hs.vg"
+		check_cats "heap stack: the four categories are memcheck's" "$TMP/hs.txt" "$TMP/hs.vg" allocate_dtv
+	fi
+fi
+
+# 6. a known limit (README, Known limits: stale words in live frames): a
 # pointer a returned call left in a blocked thread's live frame, in a slot
 # that frame never wrote. memcheck skips the undefined word (definitely
 # lost); the core cannot tell it apart (still reachable). A change here is
