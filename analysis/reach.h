@@ -94,7 +94,11 @@ struct an_roots {
  * of ld.so's list (found through the program's DT_DEBUG) that lies in one outside
  * any block (AN_ROOT_LINKMAP): the maps of libunwind and its libraries, which
  * libheapann loads inside malloc, are no blocks, and the l_next of the last of
- * them is all that holds the link_map of a library the program dlopens later. A raw dump has no roots of its own: the
+ * them is all that holds the link_map of a library the program dlopens later. The
+ * stack of a thread that has finished (glibc's TCB at its top with a tid of 0 or
+ * -1, x86-64) is read only from that thread's last stack pointer, start_thread's,
+ * saved in struct pthread's unwind buffer (out->finished); in a live block, the
+ * part below it is excluded (AN_EXCLUDE_FINISHED). A raw dump has no roots of its own: the
  * caller adds the ELF's writable segments with an_roots_add().
  * Returns 0 and fills *out (release with an_roots_release), or -1 out of memory. */
 int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct an_roots *out);
