@@ -1117,20 +1117,15 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 			if (module_data(img, mark, (size_t)s) || module_data(img, mark, a)) {
 				for (size_t i = a; i <= z; i++)
 					mark[i] |= 16;
-				if (an_stack_span(img, t, v, e, &sp) < 0)
-					continue;
-				r.start = sp.live;
-				r.end = sp.end;
-				if (an_roots_add(out, &r) < 0)
+			} else {
+				/* the run's first thread adds what lies outside
+				 * all of their stacks */
+				if (!(mark[s] & 2) && (img->segs[a].flags & PF_W) &&
+				    stack_run_gaps(img, out, v, e) < 0)
 					goto out;
-				continue;
+				for (size_t i = a; i <= z; i++)
+					mark[i] |= 2;
 			}
-			/* the run's first thread adds what lies outside all of
-			 * their stacks */
-			if (!(mark[s] & 2) && (img->segs[a].flags & PF_W) && stack_run_gaps(img, out, v, e) < 0)
-				goto out;
-			for (size_t i = a; i <= z; i++)
-				mark[i] |= 2;
 			/* from the red zone (x86-64's ABI lets a leaf function keep
 			 * data in the 128 bytes below its stack pointer: read them
 			 * too, as memcheck does, or a pointer held there looks lost)
