@@ -485,7 +485,8 @@ static int finished_stack_live(const struct cp_image *img, struct an_roots *out,
 		return -1;
 	pguard = out->tcb_pguard;
 	off = out->tcb_tid_off;
-	if (cp_image_read_word(img, tp + (off & ~(uint64_t)7), &w) < 0 || (int32_t)(uint32_t)(off & 4 ? w >> 32 : w) > 0)
+	if (cp_image_read_word(img, tp + (off & ~(uint64_t)7), &w) < 0 ||
+	    (int32_t)(uint32_t)(off & 4 ? w >> 32 : w) > 0)
 		return -1;
 	/* a thread libheapann's snapshot names running (its thread pointer) */
 	for (size_t h = 0; h < img->nstack_hints; h++)

@@ -345,7 +345,6 @@ int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t 
 		    struct cli_tlsref *out)
 {
 	uint64_t tp, entry, lo, sp;
-	const struct cp_segment *seg;
 	size_t partial = SIZE_MAX;
 
 	memset(out, 0, sizeof(*out));
@@ -358,17 +357,18 @@ int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t 
 		ds_tls_exe(d);
 	}
 	/* a snapshot's thread with partial registers has its TCB, and the static
-	 * TLS below it, on its stack above its stack pointer: of those in the
-	 * segment holding addr only the one with the highest stack pointer at or
-	 * below addr can hold it (finding a TCB on a stack costs reads: with
-	 * 1,000 threads in one merged mapping, every one of them per address) */
-	seg = cp_image_segment(img, addr);
+	 * TLS below it, on its stack above its stack pointer, in one run of
+	 * segments: only the one with the highest stack pointer at or below addr
+	 * can hold it, when that pointer is in addr's run (finding a TCB on a
+	 * stack costs reads: with 1,000 threads in one merged mapping, every
+	 * one of them per address) */
 	for (size_t t = 0; t < img->nthreads; t++) {
 		sp = img->threads[t].sp;
-		if (an_regs_partial(img, t) && sp <= addr && cp_image_segment(img, sp) == seg && seg &&
-		    (partial == SIZE_MAX || sp > img->threads[partial].sp))
+		if (an_regs_partial(img, t) && sp <= addr && (partial == SIZE_MAX || sp > img->threads[partial].sp))
 			partial = t;
 	}
+	if (partial != SIZE_MAX && !ds_same_run(img, img->threads[partial].sp, addr))
+		partial = SIZE_MAX;
 	for (size_t t = 0; t < img->nthreads; t++) {
 		if ((an_regs_partial(img, t) && t != partial) || an_thread_pointer(img, t, &tp) < 0 ||
 		    addr >= tp || !ds_same_run(img, addr, tp - 1))
