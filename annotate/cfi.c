@@ -26,10 +26,17 @@
  * CFA-8. Anything else (signal frames, DWARF expressions, code outside every
  * loaded object, an object without .eh_frame_hdr) makes the capture go back to
  * libunwind for the whole stack (stack.c). Code inside an object that no FDE
- * covers ends the stack, as libgcc's unwinder (glibc's backtrace()) ends it. */
+ * covers (built with -fno-asynchronous-unwind-tables) is stepped through rbp
+ * as a frame pointer when its return address follows a call instruction and
+ * rbp points into the thread's own stack, as gdb and valgrind do; otherwise it
+ * ends the stack, as libgcc's unwinder (glibc's backtrace()) ends it: ld.so's
+ * _dl_start_user, the makecontext trampoline (ha_step_fp). */
 #ifdef __linux__   /* the walker is x86-64 Linux only; the file builds empty elsewhere */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #endif
 #include <stdint.h>
 #include <string.h>
@@ -60,6 +67,9 @@ enum {
 	HA_RULE_BP = 2,     /* CFA = bp + off */
 	HA_RULE_END = 3,    /* the return address is undefined: outermost frame */
 	HA_RULE_BAD = 4,    /* not expressible: the caller falls back */
+	HA_RULE_FP = 5,     /* code no FDE covers, after a call: try rbp as a frame pointer */
+	HA_RULE_NONE = 6,   /* in no loaded object (generated code): as BAD, but after
+			     * a frame-pointer step it ends the stack instead */
 };
 
 /* One return address's rule. */
@@ -448,11 +458,90 @@ advance:
 	return r->bad || s->bad ? -1 : 0;
 }
 
-/* Work out the rule for return address IP from the unwind tables. An address
- * inside an object's code that no FDE covers is where libgcc's unwinder (so
- * glibc's backtrace()) ends the stack: ld.so's _dl_start_user running the
- * constructors, the makecontext trampoline. It ends here too (HA_RULE_END). An
- * address in no object at all (generated code) is left to libunwind. */
+/* dl_iterate_phdr callback of ha_after_call: does the object hold [lo, hi)
+ * in one executable segment? *(uintptr_t[2])DATA is the range; the answer
+ * (1, or -1 for an object that has the start but not the whole) stops the
+ * iteration. */
+static int ha_code_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const uintptr_t *r = data;
+
+	(void)size;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || r[0] < lo || r[0] - lo >= ph->p_memsz)
+			continue;
+		return (ph->p_flags & PF_X) && r[1] - lo <= ph->p_memsz ? 1 : -1;
+	}
+	return 0;
+}
+
+/* Does the code before IP end with a call instruction? The forms compilers
+ * emit: call rel32 (e8), and call through a register or memory (ff /2, with a
+ * ModRM of 1 to 6 bytes, a REX prefix or not). Reads the 7 bytes before IP:
+ * the caller knows they are mapped. */
+static int ha_code_after_call(uintptr_t ip)
+{
+	const uint8_t *p = (const uint8_t *)ip;
+
+	if (p[-5] == 0xe8)
+		return 1;
+	/* ff /2: the opcode 2 to 7 bytes back, its ModRM's reg field 2, and the
+	 * length the ModRM implies ending right at IP */
+	for (int n = 2; n <= 7; n++) {
+		uint8_t m = p[-n + 1], mod = m >> 6, rm = m & 7;
+		int len = 2;
+
+		if (p[-n] != 0xff || (m & 0x38) != 0x10)
+			continue;
+		if (mod == 0 && rm == 5)
+			len += 4;                     /* rip + disp32 */
+		else if (mod != 3 && rm == 4)         /* a SIB byte, then disp8/32 */
+			len += 1 + (mod == 1 ? 1 : mod == 2 || (p[-n + 2] & 7) == 5 ? 4 : 0);
+		else if (mod == 1)
+			len += 1;
+		else if (mod == 2)
+			len += 4;
+		if (len == n)
+			return 1;
+	}
+	return 0;
+}
+
+/* Does the code before IP, an address in a loaded object, end with a call
+ * instruction (so that IP can be a return address)? Reads the 7 bytes before
+ * IP only once the loader says they are in an executable segment: IP may come
+ * from a frame-pointer step, that is from any word of the stack. */
+static int ha_after_call(uintptr_t ip)
+{
+	uintptr_t r[2] = { ip - 7, ip };
+
+	if (ip < 4096 + 7 || dl_iterate_phdr(ha_code_cb, r) != 1)
+		return 0;
+	return ha_code_after_call(ip);
+}
+
+/* The rule of an address inside an object's code that no FDE covers. Code
+ * built without unwind tables (-fno-asynchronous-unwind-tables) is stepped
+ * with rbp as a frame pointer, as gdb and valgrind do, when IP follows a call
+ * (HA_RULE_FP; ha_step_fp checks rbp). Otherwise it is where libgcc's unwinder
+ * (so glibc's backtrace()) ends the stack: the makecontext trampoline, whose
+ * return address makecontext wrote without a call. */
+static struct ha_rule ha_rule_nofde(uintptr_t ip)
+{
+	struct ha_rule rule = { 16, -16, HA_RULE_FP, 1 };
+
+	if (!ha_after_call(ip))
+		rule.kind = HA_RULE_END;
+	return rule;
+}
+
+/* Work out the rule for return address IP from the unwind tables: see
+ * ha_rule_nofde for an address inside an object's code that no FDE covers.
+ * An address in no object at all (generated code) is left to libunwind
+ * (HA_RULE_NONE). */
 static __attribute__((noinline, cold)) struct ha_rule ha_rule_find(uintptr_t ip)
 {
 	struct ha_rule rule = { 0, 0, HA_RULE_BAD, 0 };
@@ -468,7 +557,8 @@ static __attribute__((noinline, cold)) struct ha_rule ha_rule_find(uintptr_t ip)
 
 	if (!fde) {
 		if (in_object)
-			rule.kind = HA_RULE_END;
+			return ha_rule_nofde(ip);
+		rule.kind = HA_RULE_NONE;
 		return rule;
 	}
 	len = *(const uint32_t *)fde;
@@ -533,10 +623,8 @@ static __attribute__((noinline, cold)) struct ha_rule ha_rule_find(uintptr_t ip)
 	range = (uintptr_t)rd_ptr(&r, fde_enc & 0x0f, hdr);
 	if (r.bad)
 		return rule;
-	if (pc < start || pc - start >= range) {
-		rule.kind = HA_RULE_END;   /* between two functions' FDEs */
-		return rule;
-	}
+	if (pc < start || pc - start >= range)
+		return ha_rule_nofde(ip);   /* between two functions' FDEs */
 	if (has_z) {
 		uint64_t n = rd_uleb(&r);
 
@@ -886,12 +974,93 @@ enum {
 	HA_STEP_ON,     /* the caller's frame is in S */
 	HA_STEP_END,    /* S was the outermost frame */
 	HA_STEP_ZERO,   /* the return address read was 0 */
-	HA_STEP_BAD,    /* a frame the walker cannot step: the capture fails */
+	HA_STEP_BAD,    /* a frame the walker cannot step: the capture fails, unless
+			 * its code has no FDE (ha_walk_nofde) */
 };
+
+/* The top of the stack that SP is on, when it is the thread's own: for a
+ * thread glibc started, its thread pointer (struct pthread sits at the top of
+ * the thread's stack block, also of a stack the program gave it); for the
+ * main thread, __libc_stack_end. 0 on any other stack (a coroutine's, a
+ * signal handler's alternate stack) or when SP is more than 256 MiB below
+ * both: every word between SP and the top is then mapped. */
+static uintptr_t ha_stack_top(uintptr_t sp)
+{
+	extern void *__libc_stack_end;
+	uintptr_t tp, end = (uintptr_t)__libc_stack_end;
+
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	if (tp > sp && tp - sp < (256u << 20))
+		return tp;
+	if (end > sp && end - sp < (256u << 20))
+		return end;
+	return 0;
+}
+
+/* Copy N bytes at ADDR of this process to BUF through the kernel, which
+ * refuses an address that is not mapped readable: for a frame-pointer step
+ * on a stack whose bounds the walk does not know (a coroutine's). Returns 0
+ * when all N were read. */
+static int ha_read_mine(void *buf, uintptr_t addr, size_t n)
+{
+	struct iovec l = { buf, n }, r = { (void *)addr, n };
+
+	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* The step of a frame at SP whose code no FDE covers and whose return address
+ * follows a call (HA_RULE_FP): BP, rbp, taken as its frame pointer, so CFA = rbp +
+ * 16, the caller's rbp at CFA-16 and the return address at CFA-8, when rbp
+ * points into this thread's own stack at or above SP and the return address
+ * read there is in a loaded object (and follows a call, where the page lets
+ * that be read). Otherwise the frame ends the stack: code built without frame
+ * pointers keeps anything in rbp. Returns HA_STEP_ON with the caller's frame
+ * in *S, or HA_STEP_END. *BPS always carries HA_BPS_CFA, since whether the
+ * step goes on depends on rbp; the slot too when it does. Out of line: the
+ * walk's loop keeps its registers. */
+static __attribute__((noinline)) HA_RAW_STACK int ha_step_fp(uintptr_t sp, uintptr_t bp,
+							     struct ha_state *s, uintptr_t *bps,
+							     struct ha_prev *pv)
+{
+	uintptr_t top = ha_stack_top(sp), cfa = bp + 16, ip, w[2];
+	struct ha_rule next;
+
+	*bps = HA_BPS_CFA;
+	if ((bp & 7) || bp < sp || bp - sp >= (256u << 20))
+		return HA_STEP_END;
+	if (top) {
+		if (cfa > top)
+			return HA_STEP_END;
+		w[0] = ((const uintptr_t *)cfa)[-2];
+		w[1] = ((const uintptr_t *)cfa)[-1];
+	} else if (ha_read_mine(w, bp, sizeof(w)) != 0) {
+		return HA_STEP_END;   /* another stack, and not mapped there */
+	}
+	ip = w[1];
+	if (ip < 4096)
+		return HA_STEP_END;
+	next = ha_rc_get(pv, ip);
+	if (next.kind == HA_RULE_NONE)
+		return HA_STEP_END;
+	/* where an FDE covers the code, ip - 1 is in its function: the 7 bytes
+	 * before ip are mapped when they are in the same page (an FP or END
+	 * rule's address was checked by ha_after_call) */
+	if ((next.kind == HA_RULE_SP || next.kind == HA_RULE_BP) && (ip & 4095) >= 7 &&
+	    !ha_code_after_call(ip))
+		return HA_STEP_END;
+	*bps = (cfa - 16) | HA_BPS_CFA;
+	s->bp = w[0];
+	s->ip = ip;
+	s->sp = cfa;
+	return HA_STEP_ON;
+}
 
 /* Step S to its caller's frame by the rule of its return address; *BPS gets the
  * rbp slot the step read (0: none) with HA_BPS_CFA when the CFA was rbp-based.
- * Returns HA_STEP_*. */
+ * Returns HA_STEP_*. A frame whose code no FDE covers (HA_RULE_FP) is
+ * HA_STEP_BAD here too: the walk then starts again in ha_walk_nofde, so that
+ * its loops' code stays as it was (issue 15: a call of ha_step_fp in here cost
+ * python's walk 2 to 4%). */
 static inline __attribute__((always_inline)) HA_RAW_STACK
 int ha_step(struct ha_state *s, uintptr_t *bps, struct ha_prev *pv)
 {
@@ -1009,6 +1178,44 @@ int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_
 	return HA_JOIN_RESUME;
 }
 
+/* The walk again from its first frame, for a stack that ha_step could not
+ * step: the frames whose code no FDE covers stepped by ha_step_fp, no frames
+ * reused, and the record left empty (a walk through such code pays a whole
+ * walk, and it pays nothing elsewhere). Frame 0's state is in OUT[0] and the
+ * scratch columns (SCRATCH) or the record's index 0. Returns the frame count
+ * as ha_cfi_backtrace_from does, -1 where a frame is beyond the walker still
+ * (a signal frame, code in no object). */
+static __attribute__((noinline, cold)) HA_RAW_STACK int
+ha_walk_nofde(struct ha_prev *pv, uintptr_t *out, unsigned max, const uintptr_t **frames,
+	      int scratch)
+{
+	struct ha_state s;
+	unsigned k = 0;
+	uintptr_t bps;
+	int r;
+
+	s.ip = out[0];
+	s.sp = scratch ? pv->scr_sp[0] : pv->c.sp[0];
+	s.bp = scratch ? pv->scr_bp[0] : pv->c.bp[0];
+	pv->s = pv->cap;   /* no join with what the record held */
+	pv->chk_lo = pv->cap;
+	pv->nsl = 0;
+	while (k < max) {
+		out[k++] = s.ip;
+		r = ha_step(&s, &bps, pv);
+		if (r == HA_STEP_BAD) {
+			if (ha_rc_get(pv, s.ip).kind != HA_RULE_FP)
+				return -1;
+			r = ha_step_fp(s.sp, s.bp, &s, &bps, pv);
+		}
+		if (r != HA_STEP_ON)
+			break;
+	}
+	if (frames)
+		*frames = out;
+	return (int)k;
+}
+
 /* Empty this thread's rule cache: code was loaded or unloaded since it was
  * filled. */
 static __attribute__((noinline, cold)) void ha_rc_reset(struct ha_prev *pv, unsigned gen)
@@ -1098,7 +1305,7 @@ int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t 
 			break;
 	}
 	if (r == HA_STEP_BAD)
-		goto fail;
+		return ha_walk_nofde(pv, out, max, frames, 1);
 	{
 		const struct ha_cols scratch = { out, pv->scr_sp, pv->scr_bp, pv->scr_bps };
 
@@ -1119,10 +1326,10 @@ resume:
 		if (__builtin_expect(r != HA_STEP_ON, 0))
 			break;
 	}
+	if (r == HA_STEP_BAD)
+		return ha_walk_nofde(pv, out, max, frames, 0);
 	if (k == max && r == HA_STEP_ON)
 		r = HA_STEP_ZERO;   /* cut at the limit */
-	if (r == HA_STEP_BAD)
-		goto fail;
 	ha_cols_move(&pv->c, cap - k, 0, k);   /* anchored at the end */
 done:
 	pv->s = cap - k;
@@ -1133,10 +1340,5 @@ done:
 	if (frames)
 		*frames = out;   /* stored there as the walk went */
 	return (int)k;
-fail:
-	pv->s = cap;
-	pv->chk_lo = cap;
-	pv->nsl = 0;
-	return -1;
 }
 #endif

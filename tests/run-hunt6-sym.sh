@@ -9,7 +9,8 @@
 # - tests/prog/hunt6_stacks.c (gcc -O2, -O0 non-PIE, clang -O3 without frame
 #   pointers): a signal handler on a sigaltstack, makecontext coroutines
 #   switched between allocations, a longjmp out of 50 frames, recursion deeper
-#   than HEAPANN_DEPTH (16 and 32): every block's frames exact
+#   than HEAPANN_DEPTH (16 and 32): every block's frames exact (also gcc -O0
+#   without unwind tables: the walker steps it by rbp)
 #   (tests/hunt6_stacks.py), and, with libc's symbol table (libc6-dbg), the
 #   trampolines "returned" to named: __restore_rt after the handler,
 #   __start_context after the coroutine's first function (a raw address before),
@@ -99,4 +100,5 @@ stacks_case() {
 stacks_case gcc-O2 gcc -O2
 stacks_case gcc-O0-nopie gcc -O0 -no-pie -fno-pie
 stacks_case clang-O3-nofp clang -O3 -fomit-frame-pointer
+stacks_case gcc-O0-nounwind gcc -O0 -fno-asynchronous-unwind-tables -fno-unwind-tables
 done_testing

@@ -371,6 +371,154 @@ static void check_rules(const struct cap *c)
 	      r.kind != HA_RULE_BP);
 }
 
+/* A function with an FDE (never run): a return address after its call, and
+ * one after nops. */
+__asm__(".text\n"
+	".globl t_fake\n.type t_fake, @function\nt_fake:\n.cfi_startproc\n"
+	"nop; nop; nop; nop; nop; nop; nop; nop\n"
+	"call t_fake\n"
+	".globl t_fake_after_call\nt_fake_after_call:\n"
+	"nop; nop; nop; nop; nop; nop; nop; nop\n"
+	".globl t_fake_after_nops\nt_fake_after_nops:\n"
+	"ret\n.cfi_endproc\n.size t_fake, .-t_fake\n");
+extern const char t_fake_after_call[], t_fake_after_nops[];
+
+/* A function without an FDE that keeps a frame pointer, as gcc -O0
+ * -fno-asynchronous-unwind-tables builds it: calls FN(ARG). */
+__asm__(".text\n"
+	".globl t_nofde\n.type t_nofde, @function\nt_nofde:\n"
+	"push %rbp\nmov %rsp, %rbp\nmov %rdi, %rax\nmov %rsi, %rdi\ncall *%rax\n"
+	".globl t_nofde_ret\nt_nofde_ret:\n"
+	"pop %rbp\nret\n.size t_nofde, .-t_nofde\n");
+void t_nofde(void (*fn)(struct cap *), struct cap *arg);
+extern const char t_nofde_ret[];
+static uintptr_t via_nofde_ret;
+
+static NOINLINE void via_nofde(struct cap *c)
+{
+	t_nofde(probe, c);
+	via_nofde_ret = (uintptr_t)&&after;   /* not the return address: near it */
+after:
+	__asm__ volatile("");
+}
+
+/* Code bytes ending at P + 16 (the rest nops), for ha_code_after_call. */
+static const uint8_t *code_end(uint8_t *buf, const uint8_t *tail, size_t n)
+{
+	memset(buf, 0x90, 16);
+	memcpy(buf + 16 - n, tail, n);
+	return buf + 16;
+}
+
+/* Code built without unwind tables (tests/run-nounwind.sh runs whole
+ * programs): the call check before a return address, and the frame-pointer
+ * step on a stack made by hand on this thread's own stack. */
+static NOINLINE void check_nofde(void)
+{
+	static const struct {
+		uint8_t b[7];
+		size_t n;
+		int call;
+		const char *what;
+	} forms[] = {
+		{ { 0xe8, 1, 2, 3, 4 }, 5, 1, "call rel32" },
+		{ { 0xff, 0xd0 }, 2, 1, "call *%rax" },
+		{ { 0x41, 0xff, 0xd3 }, 3, 1, "call *%r11" },
+		{ { 0xff, 0x15, 1, 2, 3, 4 }, 6, 1, "call *disp32(%rip)" },
+		{ { 0xff, 0x50, 0x08 }, 3, 1, "call *8(%rax)" },
+		{ { 0xff, 0x54, 0x24, 0x08 }, 4, 1, "call *8(%rsp)" },
+		{ { 0xff, 0x14, 0x25, 1, 2, 3, 4 }, 7, 1, "call *abs32 (SIB, no base)" },
+		{ { 0xff, 0x90, 1, 2, 3, 4 }, 6, 1, "call *disp32(%rax)" },
+		{ { 0xff, 0x94, 0x24, 1, 2, 3, 4 }, 7, 1, "call *disp32(%rsp)" },
+		{ { 0xff, 0xe0 }, 2, 0, "jmp *%rax" },
+		{ { 0xff, 0x30 }, 2, 0, "push (%rax)" },
+		{ { 0xff, 0x50 }, 2, 0, "call *disp8(%rax) without its disp8" },
+		{ { 0x48, 0x89, 0xe5 }, 3, 0, "mov %rsp,%rbp" },
+		{ { 0x5d, 0xc3 }, 2, 0, "pop %rbp; ret" },
+	};
+	uint8_t buf[16];
+	int right = 0;
+	unsigned n = sizeof(forms) / sizeof(forms[0]);
+
+	for (unsigned i = 0; i < n; i++)
+		right += ha_code_after_call((uintptr_t)code_end(buf, forms[i].b, forms[i].n)) ==
+			 forms[i].call;
+	CHECK("no FDE: a return address after each call form, not after a jump or push, "
+	      "14 of 14", right == (int)n);
+
+	/* a frame made by hand: sp at w[0], rbp at w[2] (its caller's rbp, then
+	 * a return address). The address is this function's return address
+	 * (after a call, in code an FDE covers) or something else. */
+	{
+		uintptr_t w[8], ra = (uintptr_t)__builtin_return_address(0), bps;
+		struct ha_prev *pv = ha_prev_get(64);
+		struct ha_state st;
+		int r;
+
+		memset(w, 0, sizeof(w));
+		w[2] = (uintptr_t)&w[6];
+		w[3] = ra;
+		st.ip = 0; st.sp = (uintptr_t)&w[0]; st.bp = (uintptr_t)&w[2];
+		r = ha_step_fp(st.sp, st.bp, &st, &bps, pv);
+		CHECK("no FDE: the frame-pointer step reads rbp's frame", r == HA_STEP_ON &&
+		      st.ip == ra && st.sp == (uintptr_t)&w[4] && st.bp == (uintptr_t)&w[6] &&
+		      bps == ((uintptr_t)&w[2] | HA_BPS_CFA));
+		st.ip = 0; st.sp = (uintptr_t)&w[3]; st.bp = (uintptr_t)&w[2];
+		CHECK("no FDE: rbp below sp ends the stack", ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_END &&
+		      bps == HA_BPS_CFA);
+		st.sp = (uintptr_t)&w[0]; st.bp = (uintptr_t)&w[2] + 4;
+		CHECK("no FDE: a misaligned rbp ends the stack", ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_END);
+		st.bp = (uintptr_t)&w[2];
+		w[3] = (uintptr_t)t_fake_after_nops;   /* an FDE covers it; nops before it */
+		CHECK("no FDE: a return address that follows no call ends the stack",
+		      ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_END);
+		w[3] = (uintptr_t)t_fake_after_call;
+		CHECK("... one that follows a call goes on", ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_ON &&
+		      st.ip == (uintptr_t)t_fake_after_call);
+		st.sp = (uintptr_t)&w[0]; st.bp = (uintptr_t)&w[2];
+		w[3] = (uintptr_t)buf;   /* the stack: in no object */
+		CHECK("no FDE: a return address in no object ends the stack",
+		      ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_END);
+		w[3] = 0;
+		CHECK("no FDE: a return address 0 ends the stack", ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_END);
+		/* a coroutine's stack, which is not the thread's: the kernel reads */
+		{
+			uintptr_t *heap = calloc(8, sizeof(uintptr_t));
+
+			heap[2] = (uintptr_t)&heap[6];
+			heap[3] = ra;
+			st.sp = (uintptr_t)heap; st.bp = (uintptr_t)&heap[2];
+			CHECK("no FDE: a frame on a heap stack (read through the kernel)",
+			      ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_ON && st.ip == ra &&
+			      st.bp == (uintptr_t)&heap[6]);
+			free(heap);
+		}
+		CHECK("no FDE: this thread's stack top is above its sp",
+		      ha_stack_top((uintptr_t)w) > (uintptr_t)&w[7]);
+	}
+
+	/* a whole walk through such a function, twice (the record is left empty
+	 * by the first: nothing reused) */
+	for (int round = 0; round < 2; round++) {
+		static struct cap c;
+		int at = -1, end;
+
+		via_nofde(&c);
+		for (int i = 0; i < c.n; i++)
+			if (c.f[i] == (uintptr_t)t_nofde_ret)
+				at = i;
+		end = c.n > 0 && ha_rule_find(c.f[c.n - 1]).kind == HA_RULE_END;
+		CHECK(round ? "... again, the same" :
+		      "no FDE: the walk steps through a frame-pointer function without an FDE "
+		      "to its caller and on to _start",
+		      at > 0 && at + 1 < c.n && c.f[at + 1] > (uintptr_t)via_nofde &&
+		      c.f[at + 1] < via_nofde_ret + 64 && end && c.n > at + 3);
+		CHECK(round ? "... the record empty again" :
+		      "... the record left empty (a walk through such code reuses nothing)",
+		      ha_prev_mine && ha_prev_mine->s == ha_prev_mine->cap);
+	}
+}
+
 int main(void)
 {
 	static struct cap c, d;
@@ -712,6 +860,7 @@ int main(void)
 		chain(&c, 5);
 		CHECK("... and the next stack is whole again", c.n > 0 && same_stack(&c));
 	}
+	check_nofde();
 	return CHECK_DONE();
 }
 #else
