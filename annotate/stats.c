@@ -86,8 +86,10 @@ static uintptr_t round_up(uintptr_t v, uintptr_t a)
 
 /* Firmware may define this to keep the region in memory of its own, e.g. a
  * static buffer in the RAM it dumps (an mmap'd region is not in a dump of RAM):
- * return a buffer aligned to a word of at least 64 KiB, and its size in *len;
- * NULL: use mmap. Called once, at the first call into the allocator, inside it. */
+ * return a buffer aligned to a word, of at least 40 KiB on a 32-bit target and
+ * 80 KiB on a 64-bit one (at HEAPANN_DEPTH=32: st_buffer_refused says what a
+ * smaller one lacks), and its size in *len; NULL: use mmap. Called once, at
+ * the first call into the allocator, inside it. */
 #ifdef HEAPANN_STATIC
 void *heapann_stats_buffer(size_t *len) __attribute__((weak, visibility("default")));
 #else
@@ -98,6 +100,47 @@ void *heapann_stats_buffer(size_t *len) __attribute__((weak, visibility("hidden"
 /* A static program whose libc has no mmap: then only heapann_stats_buffer() works. */
 #pragma weak mmap
 #endif
+
+/* The region's offsets of the counters, bins, timeline and stack slots (in
+ * bytes), with SHARDS copies of the bins and the slots aligned to ALIGN. */
+static void st_layout(unsigned shards, uintptr_t align, uintptr_t *off_c, uintptr_t *off_b,
+		      uintptr_t *off_t, uintptr_t *off_s)
+{
+	const uintptr_t w = HA_W;
+
+	*off_c = round_up(HEAPANN_STATS_HDR_WORDS * w, 64);
+	*off_b = round_up(*off_c + HEAPANN_STATS_NCOUNTERS * w, 64);
+	*off_t = round_up(*off_b + shards * HEAPANN_STATS_NBINS * HEAPANN_STATS_BIN_WORDS * w, 64);
+	*off_s = round_up(*off_t + ST_TL_CAP * 2 * w, align);
+}
+
+/* One line on stderr: heapann_stats_buffer's buffer cannot hold the region
+ * (MISALIGNED, or LEN bytes where NEED are needed), so the region goes to an
+ * mmap (a RAM dump does not hold it), or nowhere on bare metal. The firmware's
+ * author learns it here, not from a dump without statistics. */
+static __attribute__((noinline, cold)) void st_buffer_refused(int misaligned, size_t len,
+							      uintptr_t need)
+{
+	struct ha_line l = { .len = 0 };
+
+	ha_line_str(&l, "heapann: heapann_stats_buffer() gave ");
+	if (misaligned) {
+		ha_line_str(&l, "a buffer not aligned to a word");
+	} else {
+		ha_line_num(&l, len, 10);
+		ha_line_str(&l, " bytes; the statistics region needs ");
+		ha_line_num(&l, need, 10);
+		ha_line_str(&l, " (at HEAPANN_DEPTH=");
+		ha_line_num(&l, st_depth, 10);
+		ha_line_str(&l, ")");
+	}
+#if HA_BARE
+	ha_line_str(&l, ": no statistics region");
+#else
+	ha_line_str(&l, ": the region is mmap'd instead, out of the RAM a dump of it holds");
+#endif
+	ha_line_send(&l);
+}
 
 /* Make and fill the region; sets st_state to 2, or 3 when there is no memory. */
 static void st_make(void)
@@ -124,31 +167,29 @@ static void st_make(void)
 		st_depth = dv < 1 ? 1 : dv > HEAPANN_MAX_DEPTH ? HEAPANN_MAX_DEPTH : (unsigned)dv;
 	}
 	st_entry = HEAPANN_STATS_ENTRY_FIXED + st_depth;
-	if (heapann_stats_buffer) {
-		size_t len = 0;
-
-		r = heapann_stats_buffer(&len);
-		buf_len = len;
-		if (r && ((uintptr_t)r % w || buf_len < 65536))
-			r = NULL;
-	}
 	/* one copy of the bins in a buffer (memory is dear there), else a copy per
 	 * thread up to BIN_SHARDS */
+	st_layout(1, 64, &off_c, &off_b, &off_t, &off_s);
+	if (heapann_stats_buffer) {
+		size_t len = 0;
+		void *b = heapann_stats_buffer(&len);
+		uintptr_t need = off_s + 16 * (uintptr_t)st_entry * w;   /* 16 stack slots */
+
+		if (b && ((uintptr_t)b % w || len < need))
+			st_buffer_refused((uintptr_t)b % w != 0, len, need);
+		else if (b) {
+			r = b;
+			buf_len = len;
+		}
+	}
+	if (!r)
+		st_layout(HEAPANN_STATS_BIN_SHARDS, 4096, &off_c, &off_b, &off_t, &off_s);
 	st_bin_shards = r ? 1 : HEAPANN_STATS_BIN_SHARDS;
-	off_c = round_up(HEAPANN_STATS_HDR_WORDS * w, 64);
-	off_b = round_up(off_c + HEAPANN_STATS_NCOUNTERS * w, 64);
-	off_t = round_up(off_b + st_bin_shards * HEAPANN_STATS_NBINS * HEAPANN_STATS_BIN_WORDS * w,
-			 64);
-	off_s = round_up(off_t + ST_TL_CAP * 2 * w, r ? 64 : 4096);
 	if (r) {
 		/* as many slots as the buffer holds, a power of two */
 		while (cap > 16 && off_s + (uintptr_t)cap * st_entry * w > buf_len)
 			cap >>= 1;
 		total = off_s + (uintptr_t)cap * st_entry * w;
-		if (total > buf_len) {
-			__atomic_store_n(&st_state, 3, __ATOMIC_RELEASE);
-			return;
-		}
 		memset(r, 0, total);
 	} else {
 		total = round_up(off_s + (uintptr_t)cap * st_entry * w, 4096);
