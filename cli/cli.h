@@ -36,6 +36,7 @@ struct cli_options {
 	const char *prog;          /* program or firmware ELF */
 	const char *core;          /* ELF core, or NULL with --raw */
 	const char *raw;           /* raw dump path */
+	const char *raw2;          /* a second --raw: diff's NEW dump */
 	uint64_t base;             /* --base */
 	int have_base;
 	unsigned ptr_size;         /* --ptr-size, 0: from the ELF */

@@ -1,5 +1,6 @@
 /* diff.c - mprof-core diff [OPTIONS] PROG OLD NEW (issue 12): the live heap of two
- * cores of one build, stack by stack, largest growth first; how slow leaks are
+ * cores of one build (or two raw dumps of one firmware: --elf ELF --base ADDR
+ * --raw OLD NEW), stack by stack, largest growth first; how slow leaks are
  * found. Stacks are clustered as in the stacks report and matched across the two
  * cores by their symbolized frames (fold.c's text, with file:line), never by
  * address, so ASLR between runs does not matter. Where both cores hold libheapann's
@@ -297,11 +298,16 @@ static void diff_json(FILE *f, const struct cli_options *o, const struct cli_pro
 }
 
 /* 1 when the two images are of one process: the statistics region at one address
- * and some thread (the main thread's id is the process id) in both. */
+ * and some thread (the main thread's id is the process id) in both, or two raw
+ * dumps with the region at one address. */
 static int same_process(const struct cli_profile *p)
 {
 	if (p[0].stats.addr != p[1].stats.addr)
 		return 0;
+	/* two raw dumps of one firmware (one --elf): no threads to tell two runs
+	 * apart; the caller's check that every count grew is what is left */
+	if (p[0].img->kind == CP_KIND_RAW && p[1].img->kind == CP_KIND_RAW)
+		return 1;
 	for (size_t i = 0; i < p[0].img->nthreads; i++)
 		for (size_t k = 0; k < p[1].img->nthreads; k++)
 			if (p[0].img->threads[i].tid == p[1].img->threads[k].tid)
@@ -348,10 +354,12 @@ int cli_diff_main(int argc, char **argv)
 		fputs("mprof-core: diff writes text, json or folded (see mprof-core --help)\n", stderr);
 		return 2;
 	}
-	if (same_build(o.core, newcore) < 0)
+	if (!o.raw && same_build(o.core, newcore) < 0)
 		return 1;
 	for (int k = 0; k < 2; k++) {
-		if (k)
+		if (k && o.raw)
+			o.raw = newcore;   /* two dumps of one firmware, read as --elf's */
+		else if (k)
 			o.core = newcore;
 		loaded = k + 1;   /* released below even when the load fails */
 		if (cli_profile_load(&o, &p[k]) < 0)

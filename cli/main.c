@@ -28,6 +28,7 @@ static const char usage_text[] =
 "       mprof-core [OPTIONS] --raw DUMP --elf ELF --base ADDR\n"
 "       mprof-core snapshot [--prog FILE] PID [-o FILE] [--no-report] [OPTIONS]\n"
 "       mprof-core diff [OPTIONS] PROG OLD NEW\n"
+"       mprof-core diff [OPTIONS] --elf ELF --base ADDR --raw OLD NEW\n"
 "Find every block annotated by libheapann in a core or a raw memory dump and\n"
 "report them by allocation stack.\n"
 "CORE and DUMP may be compressed with zstd, gzip or xz (decompressed under $TMPDIR).\n"
@@ -87,8 +88,9 @@ static const char usage_text[] =
 "  on), then report the core;\n"
 "  --no-report only writes it; --prog FILE: the program file, when the\n"
 "  process's own was rebuilt or deleted since it started.\n"
-"diff: the live heap of two cores of one build (two moments of one run) per\n"
-"  stack, largest growth first; --format json or folded (\"stack OLD NEW\");\n"
+"diff: the live heap of two cores of one build (two moments of one run), or of\n"
+"  two raw dumps of one firmware, per stack, largest growth first; --format json\n"
+"  or folded (\"stack OLD NEW\");\n"
 "  allocations and frees in between when both have the statistics region.\n"
 "exit status: 0 done, 1 bad input (also: a core without any annotated block),\n"
 "  2 bad usage, 3 heap corruption found\n";
@@ -239,7 +241,11 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "qho:", longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_RAW: o->raw = optarg; break;
+		case OPT_RAW:
+			if (o->raw && o->raw2)
+				usage_error("%s", "--raw given three times: one image, or two for diff");
+			*(o->raw ? &o->raw2 : &o->raw) = optarg;
+			break;
 		case OPT_ELF: o->prog = optarg; break;
 		case OPT_BASE: o->base = parse_u64(optarg, "--base"); o->have_base = 1; break;
 		case OPT_PTR: {
@@ -387,17 +393,24 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		}
 	}
 	if (o->raw) {
-		/* diff first: its PROG OLD NEW would read as stray arguments */
-		if (third)
-			usage_error("%s", "diff compares two cores, not raw dumps: --raw, --elf and "
-				    "--base describe one image (known limit, README)");
 		if (!o->prog)
 			usage_error("%s needs --elf ELF", "--raw");
 		if (!o->have_base)
 			usage_error("%s needs --base ADDR", "--raw");
+		/* diff of two dumps of one firmware: --raw OLD NEW, or --raw OLD
+		 * --raw NEW; both at --base, read as --elf's */
+		if (third && !o->raw2 && optind < argc)
+			o->raw2 = argv[optind++];
+		if (third && !o->raw2)
+			usage_error("%s", "diff of raw dumps needs two: mprof-core diff --elf ELF "
+				    "--base ADDR --raw OLD NEW");
+		if (!third && o->raw2)
+			usage_error("%s", "--raw given twice: one image (diff compares two)");
 		if (optind != argc)
 			usage_error("unexpected argument '%s' with --raw", argv[optind]);
-		output_check(o->output, o->raw, o->prog, NULL);
+		if (third)
+			*third = o->raw2;
+		output_check(o->output, o->raw, o->prog, o->raw2);
 		return;
 	}
 	if (third) {   /* diff PROG OLD NEW */
