@@ -27,6 +27,7 @@ enum cli_report {
 	REP_TIMELINE = 1u << 6,
 	REP_CORRUPTION = 1u << 7,
 	REP_LOST = 1u << 8,
+	REP_TYPES = 1u << 9,
 };
 
 #define CLI_MAX_LIST 64
@@ -304,6 +305,12 @@ int report_why_json(struct json *j, const struct cli_options *o, const struct cl
  * where it lives. Return 0, or -1 out of memory. */
 int report_refs_text(FILE *f, const struct cli_options *o, const struct cli_profile *p);
 int report_refs_json(struct json *j, const struct cli_options *o, const struct cli_profile *p);
+
+/* --report=types (report_types.c): the live blocks by C++ dynamic type, named
+ * from the vtable pointer at each block's start (or after new[]'s array
+ * cookie). Return 0, or -1 after printing why (out of memory). */
+int report_types_text(FILE *f, const struct cli_options *o, const struct cli_profile *p);
+int report_types_json(struct json *j, const struct cli_options *o, const struct cli_profile *p);
 
 /* ---- symbol+offset for any address of the image (datasym.c) ---- */
 

@@ -52,7 +52,8 @@ static const char usage_text[] =
 "reports:\n"
 "  --report LIST       comma-separated: stacks (default), corruption (also by\n"
 "                      default whenever some is found), tree, leaks, bins,\n"
-"                      direct, graph, timeline, lost, all\n"
+"                      direct, graph, timeline, lost, types (C++ dynamic types\n"
+"                      by vtable pointer), all\n"
 "  --leak-depth N      leaks: partial call paths of N functions (default 5)\n"
 "  --call-sites        leaks: tell call sites in one function apart\n"
 "  --addr ADDR         what ADDR is: block, header, guard, freed, heap between\n"
@@ -149,6 +150,7 @@ static unsigned parse_reports(const char *list)
 		{ "stacks", REP_STACKS },
 		{ "corruption", REP_CORRUPTION },
 		{ "lost", REP_LOST },
+		{ "types", REP_TYPES },
 		/* issue 5 and the tree of issue 3 (report_tables.c, report_tree.c) */
 		{ "tree", REP_TREE }, { "leaks", REP_LEAKS }, { "bins", REP_BINS },
 		{ "direct", REP_DIRECT }, { "graph", REP_GRAPH }, { "timeline", REP_TIMELINE },
@@ -1062,6 +1064,8 @@ int main(int argc, char **argv)
 			status = EXIT_BADINPUT;
 		if (report_tables_json(&j, &o, &p) < 0)   /* issue 5 and the tree */
 			status = EXIT_BADINPUT;
+		if ((o.reports & REP_TYPES) && report_types_json(&j, &o, &p) < 0)
+			status = EXIT_BADINPUT;
 		json_obj_end(&j);
 	} else {
 		summary_text(out, &p, &st);
@@ -1076,6 +1080,8 @@ int main(int argc, char **argv)
 		    (o.nrefs && report_refs_text(out, &o, &p) < 0))
 			status = EXIT_BADINPUT;
 		if (report_tables_text(out, &o, &p) < 0)   /* issue 5 and the tree */
+			status = EXIT_BADINPUT;
+		if ((o.reports & REP_TYPES) && report_types_text(out, &o, &p) < 0)
 			status = EXIT_BADINPUT;
 	}
 	{

@@ -1,0 +1,295 @@
+/* report_types.c - --report=types: the live blocks by C++ dynamic type. An
+ * object of a class with virtual functions starts with its vtable pointer,
+ * which points into the symbol `vtable for T` (_ZTV...) of the most derived
+ * class T, past its offset-to-top and typeinfo words; an array made by new[]
+ * of such a class with a destructor starts with the element count (the array
+ * cookie) and then the first element. So the first words of a block name the
+ * class of what was allocated there, exactly, without debug info: what chap
+ * does for a core. A block whose first word is no such pointer (a C struct, a
+ * string, a class without virtual functions, or an object whose first
+ * polymorphic member begins it: it reads as that member's class) is untyped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "grow.h"
+#include "htab.h"
+
+/* A word already looked up: the type it names (index into names), or -1. */
+struct vt_word {
+	uint64_t word;
+	int32_t type;
+};
+
+/* A type's live blocks and bytes. */
+struct vt_type {
+	const char *name;      /* the session's (demangled) or ours (arrays) */
+	int owned;             /* name is ours to free */
+	uint64_t blocks, bytes;
+};
+
+struct vt_state {
+	const struct cli_profile *p;
+	struct cli_datasym *ds;
+	struct vt_word *words;
+	size_t nwords, capwords;
+	struct htab index;     /* words by value */
+	struct vt_type *types;
+	size_t ntypes, captypes;
+};
+
+static uint64_t vt_hash(uint64_t w)
+{
+	w ^= w >> 33;
+	w *= 0xff51afd7ed558ccdULL;
+	w ^= w >> 33;
+	return w;
+}
+
+static int vt_word_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct vt_state *s = ctx;
+
+	return s->words[e].word == *(const uint64_t *)key;
+}
+
+/* The type named NAME (a copy kept when OWN), added when new. Returns its
+ * index, or -1 out of memory. */
+static int32_t vt_type_of(struct vt_state *s, const char *name, int own)
+{
+	for (size_t i = 0; i < s->ntypes; i++)
+		if (!strcmp(s->types[i].name, name))
+			return (int32_t)i;
+	if (s->ntypes >= INT32_MAX)
+		return -1;
+	struct vt_type *v = grow_array(s->types, &s->captypes, s->ntypes, sizeof(*v), 16);
+	char *copy = own ? strdup(name) : NULL;
+
+	if (!v || (own && !copy)) {
+		free(copy);
+		if (v)
+			s->types = v;
+		return -1;
+	}
+	s->types = v;
+	v[s->ntypes] = (struct vt_type){ own ? copy : name, own, 0, 0 };
+	return (int32_t)s->ntypes++;
+}
+
+/* Is word W a vtable pointer of the image's modules? Then its class's type
+ * index, else -1 (also when out of memory: *oom set). Looked up once per value. */
+static int32_t vt_class(struct vt_state *s, uint64_t w, int *oom)
+{
+	const struct cp_image *img = s->p->img;
+	unsigned ws = img->wsize;
+	struct cli_symref r;
+	int64_t e;
+	int32_t t = -1;
+
+	if (!w || w % ws)
+		return -1;
+	if (img->nfiles) {
+		/* only a file's mapping holds a vtable: most words are not in one */
+		size_t lo = 0, hi = img->nfiles;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (img->files[mid].end <= w)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == img->nfiles || img->files[lo].start > w)
+			return -1;
+	}
+	if (s->nwords >= UINT32_MAX - 1) {
+		*oom = 1;
+		return -1;
+	}
+	e = htab_put(&s->index, vt_hash(w), (uint32_t)s->nwords, vt_word_eq, s, &w);
+	if (e < 0) {
+		*oom = 1;
+		return -1;
+	}
+	if ((size_t)e < s->nwords)
+		return s->words[e].type;
+	/* a new value: name it */
+	if (cli_datasym(s->ds, w, &r) == 0 && r.name && r.offset >= 2ull * ws && r.offset < r.size &&
+	    ((!strncmp(r.name, "vtable for ", 11) && r.name[11]) ||
+	     (!strncmp(r.name, "_ZTV", 4) && r.name[4]))) {   /* _ZTV: no demangler */
+		t = vt_type_of(s, r.name[0] == 'v' ? r.name + 11 : r.name, 0);
+		if (t < 0) {
+			*oom = 1;
+			return -1;
+		}
+	}
+	struct vt_word *v = grow_array(s->words, &s->capwords, s->nwords, sizeof(*v), 256);
+	if (!v) {
+		*oom = 1;
+		return -1;
+	}
+	s->words = v;
+	v[s->nwords++] = (struct vt_word){ w, t };
+	return t;
+}
+
+/* The type of live block B: its first word's class, or for an array cookie
+ * (a count N, then a vtable pointer, the rest N elements of equal size) the
+ * class of its elements as "T[]"; -1 when none. */
+static int32_t vt_block(struct vt_state *s, const struct cp_block *b, int *oom)
+{
+	const struct cp_image *img = s->p->img;
+	unsigned ws = img->wsize;
+	uint64_t w0, w1;
+	int32_t t;
+
+	if (b->size < ws || cp_image_read_word(img, b->user, &w0) < 0)
+		return -1;
+	if ((t = vt_class(s, w0, oom)) >= 0 || *oom)
+		return t;
+	/* the cookie: an element holds at least its vtable pointer */
+	if (w0 == 0 || b->size < 2ull * ws || (b->size - ws) % w0 || (b->size - ws) / w0 < ws ||
+	    cp_image_read_word(img, b->user + ws, &w1) < 0 || (t = vt_class(s, w1, oom)) < 0)
+		return -1;
+	{
+		char name[1024];
+
+		snprintf(name, sizeof(name), "%s[]", s->types[t].name);
+		t = vt_type_of(s, name, 1);
+		if (t < 0)
+			*oom = 1;
+		return t;
+	}
+}
+
+static int vt_cmp(const void *x, const void *y)
+{
+	const struct vt_type *a = x, *b = y;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	if (a->blocks != b->blocks)
+		return a->blocks > b->blocks ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static void vt_release(struct vt_state *s)
+{
+	for (size_t i = 0; i < s->ntypes; i++)
+		if (s->types[i].owned)
+			free((char *)s->types[i].name);
+	free(s->types);
+	free(s->words);
+	htab_release(&s->index);
+	cli_datasym_free(s->ds);
+}
+
+/* Type every live block of P into S (sorted, largest first); *untyped gets
+ * what has no type. Returns 0, -1 after printing why. */
+static int vt_build(const struct cli_options *o, const struct cli_profile *p, struct vt_state *s,
+		    uint64_t *ublocks, uint64_t *ubytes)
+{
+	struct cp_error err = { 0 };
+	int oom = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->p = p;
+	*ublocks = *ubytes = 0;
+	s->ds = cli_datasym_open(o, p->img, &err);
+	if (!s->ds && !o->quiet)
+		fprintf(stderr, "mprof-core: %s: no symbols for the types report\n", err.msg);
+	for (size_t i = 0; i < p->scan.nblocks && !oom; i++) {
+		const struct cp_block *b = &p->scan.blocks[i];
+		int32_t t;
+
+		if (b->state != CP_LIVE)
+			continue;
+		t = s->ds ? vt_block(s, b, &oom) : -1;
+		if (t < 0) {
+			(*ublocks)++;
+			*ubytes += b->size;
+		} else {
+			s->types[t].blocks++;
+			s->types[t].bytes += b->size;
+		}
+	}
+	if (oom) {
+		fputs("mprof-core: out of memory\n", stderr);
+		return -1;
+	}
+	if (s->ntypes)
+		qsort(s->types, s->ntypes, sizeof(*s->types), vt_cmp);
+	return 0;
+}
+
+int report_types_text(FILE *f, const struct cli_options *o, const struct cli_profile *p)
+{
+	struct vt_state s;
+	uint64_t ub, uby, tb = 0, tby = 0;
+	long top = o->top >= 0 ? o->top : 25;
+	size_t shown;
+	char a[32], b[32], c[32], d[32];
+
+	if (vt_build(o, p, &s, &ub, &uby) < 0) {
+		vt_release(&s);
+		return -1;
+	}
+	for (size_t i = 0; i < s.ntypes; i++) {
+		tb += s.types[i].blocks;
+		tby += s.types[i].bytes;
+	}
+	fputs("\n== types: live blocks by C++ dynamic type (the vtable pointer at a block's start) ==\n", f);
+	fprintf(f, "typed: %s bytes in %s blocks of %zu types; untyped: %s bytes in %s blocks\n",
+		fmt_num(a, tby), fmt_num(b, tb), s.ntypes, fmt_num(c, uby), fmt_num(d, ub));
+	shown = top > 0 && (size_t)top < s.ntypes ? (size_t)top : s.ntypes;
+	if (s.ntypes)
+		fprintf(f, "%14s %10s  %s\n", "bytes", "blocks", "type");
+	for (size_t i = 0; i < shown; i++)
+		fprintf(f, "%14s %10s  %s\n", fmt_num(a, s.types[i].bytes), fmt_num(b, s.types[i].blocks),
+			s.types[i].name);
+	if (shown < s.ntypes)
+		fprintf(f, "... %zu more types (--top 0 shows all)\n", s.ntypes - shown);
+	vt_release(&s);
+	return 0;
+}
+
+int report_types_json(struct json *j, const struct cli_options *o, const struct cli_profile *p)
+{
+	struct vt_state s;
+	uint64_t ub, uby;
+	long top = o->top >= 0 ? o->top : 0;
+	size_t shown;
+
+	if (vt_build(o, p, &s, &ub, &uby) < 0) {
+		vt_release(&s);
+		return -1;
+	}
+	shown = top > 0 && (size_t)top < s.ntypes ? (size_t)top : s.ntypes;
+	json_key(j, "types");
+	json_obj_begin(j);
+	json_key(j, "untyped_blocks");
+	json_u64(j, ub);
+	json_key(j, "untyped_bytes");
+	json_u64(j, uby);
+	json_key(j, "ntypes");
+	json_u64(j, s.ntypes);
+	json_key(j, "types");
+	json_arr_begin(j);
+	for (size_t i = 0; i < shown; i++) {
+		json_obj_begin(j);
+		json_key(j, "type");
+		json_str(j, s.types[i].name);
+		json_key(j, "blocks");
+		json_u64(j, s.types[i].blocks);
+		json_key(j, "bytes");
+		json_u64(j, s.types[i].bytes);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+	vt_release(&s);
+	return 0;
+}
