@@ -458,22 +458,114 @@ advance:
 	return r->bad || s->bad ? -1 : 0;
 }
 
-/* dl_iterate_phdr callback of ha_after_call: does the object hold [lo, hi)
- * in one executable segment? *(uintptr_t[2])DATA is the range; the answer
- * (1, or -1 for an object that has the start but not the whole) stops the
- * iteration. */
-static int ha_code_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* Open FDE (of the table at HDR): *R at its initial location field, *C at its
+ * CIE's initial instructions, the CIE's code and data alignment factors, the
+ * FDE pointer encoding and whether the augmentation has 'z'. Returns 0, or
+ * -1 for what the walker does not read (a signal frame's 'S', a malformed
+ * entry). */
+static int ha_fde_open(const uint8_t *fde, uintptr_t hdr, struct ha_rd *r, struct ha_rd *c,
+		       uint64_t *caf, int64_t *daf, uint8_t *fde_enc, int *has_z)
 {
-	const uintptr_t *r = data;
+	uint64_t len = *(const uint32_t *)fde, clen;
+	const uint8_t *cie, *aug;
+	uint8_t version;
 
-	(void)size;
-	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+	*fde_enc = PE_absptr;
+	*has_z = 0;
+	if (len == 0 || len == 0xffffffffu)
+		return -1;
+	r->p = fde + 4;
+	r->end = fde + 4 + len;
+	r->bad = 0;
+	cie = r->p - *(const uint32_t *)r->p;   /* CIE pointer: back from this field */
+	r->p += 4;
+	clen = *(const uint32_t *)cie;
+	if (clen == 0 || clen == 0xffffffffu || *(const uint32_t *)(cie + 4) != 0)
+		return -1;
+	c->p = cie + 8;
+	c->end = cie + 4 + clen;
+	c->bad = 0;
+	version = *c->p++;
+	if (version != 1 && version != 3)
+		return -1;
+	aug = c->p;
+	while (c->p < c->end && *c->p)
+		c->p++;
+	c->p++;
+	*caf = rd_uleb(c);
+	*daf = rd_sleb(c);
+	if (version == 1)
+		(void)rd_fixed(c, 1);
+	else
+		(void)rd_uleb(c);   /* return address column: 16 */
+	for (const uint8_t *a = aug; *a && !c->bad; a++) {
+		if (*a == 'z') {
+			(void)rd_uleb(c);
+			*has_z = 1;
+		} else if (*a == 'P') {
+			uint8_t enc = (uint8_t)rd_fixed(c, 1);
 
-		if (ph->p_type != PT_LOAD || r[0] < lo || r[0] - lo >= ph->p_memsz)
-			continue;
-		return (ph->p_flags & PF_X) && r[1] - lo <= ph->p_memsz ? 1 : -1;
+			(void)rd_ptr(c, enc & 0x7f, hdr);
+		} else if (*a == 'L') {
+			(void)rd_fixed(c, 1);
+		} else if (*a == 'R') {
+			*fde_enc = (uint8_t)rd_fixed(c, 1);
+		} else {
+			return -1;   /* 'S' (signal frame), or unknown */
+		}
+	}
+	return c->bad ? -1 : 0;
+}
+
+/* Does the function whose FDE covers IP - 1 end right at IP? Then IP follows
+ * its last instruction, a call that never returns (abort, a sanitizer's
+ * report): no return address, but the first byte of the next function, where
+ * a function pointer points. 0 when not, or when no FDE says. */
+static int ha_fde_ends_at(uintptr_t ip)
+{
+	uintptr_t hdr, start, range;
+	int in_object, has_z;
+	const uint8_t *fde = ha_fde_find(ip - 1, &hdr, &in_object);
+	struct ha_rd r, c;
+	uint64_t caf;
+	int64_t daf;
+	uint8_t enc;
+
+	if (!fde || ha_fde_open(fde, hdr, &r, &c, &caf, &daf, &enc, &has_z) < 0)
+		return 0;
+	start = (uintptr_t)rd_ptr(&r, enc, hdr);
+	range = (uintptr_t)rd_ptr(&r, enc & 0x0f, hdr);
+	return !r.bad && ip - 1 >= start && ip - start == range;
+}
+
+/* Is [LO, HI) inside one executable segment of a loaded object? Lock-free
+ * (the walk may run inside malloc while another thread holds ld.so's locks
+ * and waits for a fork that waits for this walk): _dl_find_object gives the
+ * object, whose ELF header and program headers are in its first page (every
+ * object ld.so maps starts with them); an object laid out otherwise counts
+ * as no code. An address of an object unloaded since is in none. */
+static int ha_code_span(uintptr_t lo, uintptr_t hi)
+{
+	struct dl_find_object fo;
+	const ElfW(Ehdr) *eh;
+	const ElfW(Phdr) *ph;
+	uintptr_t bias;
+
+	if (lo >= hi || _dl_find_object((void *)lo, &fo) != 0 || !fo.dlfo_link_map)
+		return 0;
+	eh = (const ElfW(Ehdr) *)fo.dlfo_map_start;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+	    eh->e_phoff < sizeof(*eh) ||
+	    eh->e_phoff + (uintptr_t)eh->e_phnum * sizeof(ElfW(Phdr)) > 4096)
+		return 0;
+	ph = (const ElfW(Phdr) *)((uintptr_t)eh + eh->e_phoff);
+	bias = fo.dlfo_link_map->l_addr;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		uintptr_t s0 = bias + ph[i].p_vaddr;
+
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && lo >= s0 &&
+		    hi - s0 <= ph[i].p_filesz)
+			return 1;
 	}
 	return 0;
 }
@@ -510,17 +602,13 @@ static int ha_code_after_call(uintptr_t ip)
 	return 0;
 }
 
-/* Does the code before IP, an address in a loaded object, end with a call
- * instruction (so that IP can be a return address)? Reads the 7 bytes before
- * IP only once the loader says they are in an executable segment: IP may come
- * from a frame-pointer step, that is from any word of the stack. */
+/* Can IP be a return address: is it in a loaded object's code, after a call
+ * instruction that is not the last of its function? Reads the 7 bytes before IP only once ha_code_span says they
+ * are code: IP may come from a frame-pointer step, from any word of a stack. */
 static int ha_after_call(uintptr_t ip)
 {
-	uintptr_t r[2] = { ip - 7, ip };
-
-	if (ip < 4096 + 7 || dl_iterate_phdr(ha_code_cb, r) != 1)
-		return 0;
-	return ha_code_after_call(ip);
+	return ip >= 4096 + 7 && ha_code_span(ip - 7, ip) && ha_code_after_call(ip) &&
+	       !ha_fde_ends_at(ip);
 }
 
 /* The rule of an address inside an object's code that no FDE covers. Code
@@ -548,12 +636,12 @@ static __attribute__((noinline, cold)) struct ha_rule ha_rule_find(uintptr_t ip)
 	struct ha_cfa_state s, init;
 	uintptr_t hdr, pc = ip - 1, loc, start, range;
 	int in_object;
-	const uint8_t *fde = ha_fde_find(pc, &hdr, &in_object), *cie, *aug;
+	const uint8_t *fde = ha_fde_find(pc, &hdr, &in_object);
 	struct ha_rd r;
-	uint64_t len, caf;
+	uint64_t caf;
 	int64_t daf;
-	uint8_t fde_enc = PE_absptr;
-	int has_z = 0, res;
+	uint8_t fde_enc;
+	int has_z, res;
 
 	if (!fde) {
 		if (in_object)
@@ -561,55 +649,11 @@ static __attribute__((noinline, cold)) struct ha_rule ha_rule_find(uintptr_t ip)
 		rule.kind = HA_RULE_NONE;
 		return rule;
 	}
-	len = *(const uint32_t *)fde;
-	if (len == 0 || len == 0xffffffffu)
-		return rule;
-	r.p = fde + 4;
-	r.end = fde + 4 + len;
-	r.bad = 0;
-	cie = r.p - *(const uint32_t *)r.p;   /* CIE pointer: back from this field */
-	r.p += 4;
 	/* the CIE */
 	{
 		struct ha_rd c;
-		uint64_t clen = *(const uint32_t *)cie;
-		uint8_t version;
 
-		if (clen == 0 || clen == 0xffffffffu || *(const uint32_t *)(cie + 4) != 0)
-			return rule;
-		c.p = cie + 8;
-		c.end = cie + 4 + clen;
-		c.bad = 0;
-		version = *c.p++;
-		if (version != 1 && version != 3)
-			return rule;
-		aug = c.p;
-		while (c.p < c.end && *c.p)
-			c.p++;
-		c.p++;
-		caf = rd_uleb(&c);
-		daf = rd_sleb(&c);
-		if (version == 1)
-			(void)rd_fixed(&c, 1);
-		else
-			(void)rd_uleb(&c);   /* return address column: 16 */
-		for (const uint8_t *a = aug; *a && !c.bad; a++) {
-			if (*a == 'z') {
-				(void)rd_uleb(&c);
-				has_z = 1;
-			} else if (*a == 'P') {
-				uint8_t enc = (uint8_t)rd_fixed(&c, 1);
-
-				(void)rd_ptr(&c, enc & 0x7f, hdr);
-			} else if (*a == 'L') {
-				(void)rd_fixed(&c, 1);
-			} else if (*a == 'R') {
-				fde_enc = (uint8_t)rd_fixed(&c, 1);
-			} else {
-				return rule;   /* 'S' (signal frame), or unknown */
-			}
-		}
-		if (c.bad || !has_z)
+		if (ha_fde_open(fde, hdr, &r, &c, &caf, &daf, &fde_enc, &has_z) < 0 || !has_z)
 			return rule;
 		memset(&init, 0, sizeof(init));
 		init.cfa_reg = -1;
@@ -792,9 +836,15 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 	return p;
 }
 
+static void ha_stack_learn(void);
+
 void ha_cfi_init(void)
 {
 	ha_prev_key_ok = pthread_key_create(&ha_prev_key, ha_prev_release) == 0;
+	/* the main thread's stack now, not inside a pthread_getattr_np of the
+	 * program's own, which reads /proc/self/maps (allocating) holding the
+	 * main thread's lock that this would take again (ha_stack_learn) */
+	ha_stack_learn();
 }
 
 /* A miss in the thread's cache: the rule from the shared cache or the tables,
@@ -976,31 +1026,66 @@ enum {
 	HA_STEP_ZERO,   /* the return address read was 0 */
 	HA_STEP_BAD,    /* a frame the walker cannot step: the capture fails, unless
 			 * its code has no FDE (ha_walk_nofde) */
+	HA_STEP_SIGNAL, /* a frame-pointer step reached a signal frame: the capture
+			 * fails (libunwind reads signal frames) */
 };
 
-/* The top of the stack that SP is on, when it is the thread's own: for a
- * thread glibc started, its thread pointer (struct pthread sits at the top of
- * the thread's stack block, also of a stack the program gave it); for the
- * main thread, __libc_stack_end. 0 on any other stack (a coroutine's, a
- * signal handler's alternate stack) or when SP is more than 256 MiB below
- * both: every word between SP and the top is then mapped. */
-static uintptr_t ha_stack_top(uintptr_t sp)
-{
-	extern void *__libc_stack_end;
-	uintptr_t tp, end = (uintptr_t)__libc_stack_end;
+/* This thread's own stack, [ha_stk_lo, ha_stk_hi) as pthread_getattr_np gives
+ * it (the main thread's down to its rlimit), asked once: ha_stk_state 0 not
+ * yet, 1 known, -1 not known. Read by the frame-pointer steps only. */
+static HA_TLS uintptr_t ha_stk_lo, ha_stk_hi;
+static HA_TLS int ha_stk_state;
 
-	__asm__("mov %%fs:0, %0" : "=r"(tp));
-	if (tp > sp && tp - sp < (256u << 20))
-		return tp;
-	if (end > sp && end - sp < (256u << 20))
-		return end;
-	return 0;
+/* Ask for this thread's stack (once). pthread_getattr_np allocates (under
+ * ha_busy: the real allocator's) and, for the main thread, reads
+ * /proc/self/maps holding the thread's lock: ha_cfi_init asks on the main
+ * thread before any walk could run inside that call. */
+static void ha_stack_learn(void)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+
+	ha_stk_state = -1;
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return;
+	if (pthread_attr_getstack(&a, &addr, &size) == 0 && size) {
+		ha_stk_lo = (uintptr_t)addr;
+		ha_stk_hi = (uintptr_t)addr + size;
+		ha_stk_state = 1;
+	}
+	pthread_attr_destroy(&a);
+}
+
+/* Where a walk through frame-pointer steps may read without asking the
+ * kernel: from the stack pointer of its first frame (SP0: the memory between
+ * it and the top of its stack is in use, so mapped) to the top of this
+ * thread's own stack; empty when SP0 is on another stack (a coroutine's, a
+ * signal handler's alternate one). */
+struct ha_bounds {
+	uintptr_t lo, hi;
+	/* pages the kernel read from during this walk: mapped for the rest of it
+	 * (the thread runs on that stack; nothing else of it runs meanwhile) */
+	uintptr_t page[4];
+	unsigned npage;
+};
+
+static struct ha_bounds ha_bounds_of(uintptr_t sp0)
+{
+	struct ha_bounds b = { 0, 0, { 0, 0, 0, 0 }, 0 };
+
+	if (!ha_stk_state)
+		ha_stack_learn();
+	if (ha_stk_state == 1 && sp0 >= ha_stk_lo && sp0 < ha_stk_hi) {
+		b.lo = sp0;
+		b.hi = ha_stk_hi;
+	}
+	return b;
 }
 
 /* Copy N bytes at ADDR of this process to BUF through the kernel, which
- * refuses an address that is not mapped readable: for a frame-pointer step
- * on a stack whose bounds the walk does not know (a coroutine's). Returns 0
- * when all N were read. */
+ * refuses an address that is not mapped readable. Returns 0 when all N were
+ * read. */
 static int ha_read_mine(void *buf, uintptr_t addr, size_t n)
 {
 	struct iovec l = { buf, n }, r = { (void *)addr, n };
@@ -1008,51 +1093,106 @@ static int ha_read_mine(void *buf, uintptr_t addr, size_t n)
 	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
 }
 
-/* The step of a frame at SP whose code no FDE covers and whose return address
- * follows a call (HA_RULE_FP): BP, rbp, taken as its frame pointer, so CFA = rbp +
- * 16, the caller's rbp at CFA-16 and the return address at CFA-8, when rbp
- * points into this thread's own stack at or above SP and the return address
- * read there is in a loaded object (and follows a call, where the page lets
- * that be read). Otherwise the frame ends the stack: code built without frame
- * pointers keeps anything in rbp. Returns HA_STEP_ON with the caller's frame
- * in *S, or HA_STEP_END. *BPS always carries HA_BPS_CFA, since whether the
- * step goes on depends on rbp; the slot too when it does. Out of line: the
- * walk's loop keeps its registers. */
-static __attribute__((noinline)) HA_RAW_STACK int ha_step_fp(uintptr_t sp, uintptr_t bp,
-							     struct ha_state *s, uintptr_t *bps,
-							     struct ha_prev *pv)
+/* Read the word at ADDR into *W: directly inside B or a page of it the
+ * kernel read from, else through the kernel (then that page is noted).
+ * Returns 0, or -1 when it is not mapped (or not aligned). */
+static HA_RAW_STACK int ha_read_word(struct ha_bounds *b, uintptr_t addr, uintptr_t *w)
 {
-	uintptr_t top = ha_stack_top(sp), cfa = bp + 16, ip, w[2];
-	struct ha_rule next;
+	uintptr_t pg = addr & ~(uintptr_t)4095;
+
+	if (addr & (sizeof(uintptr_t) - 1))
+		return -1;
+	if (addr >= b->lo && addr < b->hi && b->hi - addr >= sizeof(uintptr_t)) {
+		*w = *(const uintptr_t *)addr;
+		return 0;
+	}
+	for (unsigned i = 0; i < b->npage && i < 4; i++)
+		if (b->page[i] == pg) {
+			*w = *(const uintptr_t *)addr;
+			return 0;
+		}
+	if (ha_read_mine(w, addr, sizeof(*w)) < 0)
+		return -1;
+	b->page[b->npage++ % 4] = pg;
+	return 0;
+}
+
+/* The step of a frame at SP whose code no FDE covers and whose return address
+ * follows a call (HA_RULE_FP): BP, rbp, taken as its frame pointer, so CFA =
+ * rbp + 16, the caller's rbp at CFA-16 and the return address at CFA-8, when
+ * rbp points at or above SP (and not absurdly far) into memory B or the
+ * kernel lets it read, and the return address found there is in a loaded
+ * object's code, after a call instruction. Otherwise the frame ends the stack:
+ * code built without frame pointers keeps anything in rbp. Returns
+ * HA_STEP_ON with the caller's frame in *S, HA_STEP_END, or HA_STEP_SIGNAL
+ * when the return address is a signal trampoline's. *BPS always
+ * carries HA_BPS_CFA (whether the step goes on depends on rbp), the slot too
+ * when it does. */
+static HA_RAW_STACK int ha_step_fp(uintptr_t sp, uintptr_t bp, struct ha_bounds *b,
+				   struct ha_state *s, uintptr_t *bps, struct ha_prev *pv)
+{
+	uintptr_t ip, nbp;
 
 	*bps = HA_BPS_CFA;
-	if ((bp & 7) || bp < sp || bp - sp >= (256u << 20))
+	if (bp < sp || bp - sp >= (256u << 20) || ha_read_word(b, bp + 8, &ip) < 0)
 		return HA_STEP_END;
-	if (top) {
-		if (cfa > top)
-			return HA_STEP_END;
-		w[0] = ((const uintptr_t *)cfa)[-2];
-		w[1] = ((const uintptr_t *)cfa)[-1];
-	} else if (ha_read_mine(w, bp, sizeof(w)) != 0) {
-		return HA_STEP_END;   /* another stack, and not mapped there */
+	if (!ha_after_call(ip)) {
+		/* a signal handler's return address is the trampoline the kernel
+		 * pushed, no call before it; its FDE is a signal frame's ('S') */
+		if (ip >= 4096 && ha_code_span(ip - 1, ip + 1) && ha_rc_get(pv, ip).kind == HA_RULE_BAD)
+			return HA_STEP_SIGNAL;
+		return HA_STEP_END;
 	}
-	ip = w[1];
-	if (ip < 4096)
+	if (ha_read_word(b, bp, &nbp) < 0)
 		return HA_STEP_END;
-	next = ha_rc_get(pv, ip);
-	if (next.kind == HA_RULE_NONE)
+	*bps = bp | HA_BPS_CFA;
+	s->bp = nbp;
+	s->ip = ip;
+	s->sp = bp + 16;
+	return HA_STEP_ON;
+}
+
+/* ha_step for ha_walk_nofde: the same rules, every word read through B (a
+ * frame-pointer step may have taken a wrong rbp, and the rules of the frames
+ * above it then point anywhere), the frame-pointer step for HA_RULE_FP.
+ * *FP is set once such a step was taken. */
+static HA_RAW_STACK int ha_step_checked(struct ha_state *s, uintptr_t *bps, struct ha_prev *pv,
+					struct ha_bounds *b, int *fp)
+{
+	struct ha_rule rule = ha_rc_get(pv, s->ip);
+	uintptr_t cfa, slot = 0, ip, nbp = s->bp;
+
+	*bps = 0;
+	switch (rule.kind) {
+	case HA_RULE_SP:
+		cfa = s->sp + (uintptr_t)(intptr_t)rule.off;
+		break;
+	case HA_RULE_BP:
+		cfa = s->bp + (uintptr_t)(intptr_t)rule.off;
+		if (cfa - s->sp - 1 >= (256u << 20) || (cfa & 7))
+			return HA_STEP_BAD;
+		*bps = HA_BPS_CFA;
+		break;
+	case HA_RULE_FP:
+		*fp = 1;
+		return ha_step_fp(s->sp, s->bp, b, s, bps, pv);
+	case HA_RULE_END:
 		return HA_STEP_END;
-	/* where an FDE covers the code, ip - 1 is in its function: the 7 bytes
-	 * before ip are mapped when they are in the same page (an FP or END
-	 * rule's address was checked by ha_after_call) */
-	if ((next.kind == HA_RULE_SP || next.kind == HA_RULE_BP) && (ip & 4095) >= 7 &&
-	    !ha_code_after_call(ip))
-		return HA_STEP_END;
-	*bps = (cfa - 16) | HA_BPS_CFA;
-	s->bp = w[0];
+	default:
+		return HA_STEP_BAD;
+	}
+	if (rule.bpsaved) {
+		slot = cfa + (uintptr_t)(intptr_t)rule.bpoff;
+		if (ha_read_word(b, slot, &nbp) < 0)
+			return HA_STEP_BAD;
+	}
+	if (ha_read_word(b, cfa - 8, &ip) < 0)
+		return HA_STEP_BAD;
+	*bps |= slot;
+	s->bp = nbp;
 	s->ip = ip;
 	s->sp = cfa;
-	return HA_STEP_ON;
+	return ip ? HA_STEP_ON : HA_STEP_ZERO;
 }
 
 /* Step S to its caller's frame by the rule of its return address; *BPS gets the
@@ -1178,36 +1318,39 @@ int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_
 	return HA_JOIN_RESUME;
 }
 
-/* The walk again from its first frame, for a stack that ha_step could not
- * step: the frames whose code no FDE covers stepped by ha_step_fp, no frames
- * reused, and the record left empty (a walk through such code pays a whole
- * walk, and it pays nothing elsewhere). Frame 0's state is in OUT[0] and the
- * scratch columns (SCRATCH) or the record's index 0. Returns the frame count
- * as ha_cfi_backtrace_from does, -1 where a frame is beyond the walker still
- * (a signal frame, code in no object). */
+/* The walk again from its first frame, when ha_step could not step the frame
+ * at IP because no FDE covers its code (HA_RULE_FP; any other failure, a
+ * signal frame or code in no object, returns -1 at once: libunwind takes the
+ * stack). Frames are stepped by ha_step_checked, none reused, and the record
+ * is left empty (a walk through such code pays a whole walk, and no other walk
+ * pays anything). Frame 0's state is in OUT[0] and the scratch columns
+ * (SCRATCH) or the record's index 0. A step that fails after a frame-pointer
+ * step ends the stack there: that rbp was no frame pointer. Returns the frame
+ * count as ha_cfi_backtrace_from does, or -1. */
 static __attribute__((noinline, cold)) HA_RAW_STACK int
 ha_walk_nofde(struct ha_prev *pv, uintptr_t *out, unsigned max, const uintptr_t **frames,
-	      int scratch)
+	      int scratch, uintptr_t ip)
 {
 	struct ha_state s;
+	struct ha_bounds b;
 	unsigned k = 0;
 	uintptr_t bps;
-	int r;
+	int r, fp = 0;
 
-	s.ip = out[0];
-	s.sp = scratch ? pv->scr_sp[0] : pv->c.sp[0];
-	s.bp = scratch ? pv->scr_bp[0] : pv->c.bp[0];
 	pv->s = pv->cap;   /* no join with what the record held */
 	pv->chk_lo = pv->cap;
 	pv->nsl = 0;
+	if (ha_rc_get(pv, ip).kind != HA_RULE_FP)
+		return -1;
+	s.ip = out[0];
+	s.sp = scratch ? pv->scr_sp[0] : pv->c.sp[0];
+	s.bp = scratch ? pv->scr_bp[0] : pv->c.bp[0];
+	b = ha_bounds_of(s.sp);
 	while (k < max) {
 		out[k++] = s.ip;
-		r = ha_step(&s, &bps, pv);
-		if (r == HA_STEP_BAD) {
-			if (ha_rc_get(pv, s.ip).kind != HA_RULE_FP)
-				return -1;
-			r = ha_step_fp(s.sp, s.bp, &s, &bps, pv);
-		}
+		r = ha_step_checked(&s, &bps, pv, &b, &fp);
+		if ((r == HA_STEP_BAD && !fp) || r == HA_STEP_SIGNAL)
+			return -1;
 		if (r != HA_STEP_ON)
 			break;
 	}
@@ -1305,7 +1448,7 @@ int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t 
 			break;
 	}
 	if (r == HA_STEP_BAD)
-		return ha_walk_nofde(pv, out, max, frames, 1);
+		return ha_walk_nofde(pv, out, max, frames, 1, s.ip);
 	{
 		const struct ha_cols scratch = { out, pv->scr_sp, pv->scr_bp, pv->scr_bps };
 
@@ -1327,7 +1470,7 @@ resume:
 			break;
 	}
 	if (r == HA_STEP_BAD)
-		return ha_walk_nofde(pv, out, max, frames, 0);
+		return ha_walk_nofde(pv, out, max, frames, 0, s.ip);
 	if (k == max && r == HA_STEP_ON)
 		r = HA_STEP_ZERO;   /* cut at the limit */
 	ha_cols_move(&pv->c, cap - k, 0, k);   /* anchored at the end */

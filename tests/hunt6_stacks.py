@@ -17,7 +17,11 @@ for no, text in enumerate(open(sys.argv[2]), 1):
     if m:
         marks[m.group(1)] = no
 depth = int(sys.argv[3])
-tramp = sys.argv[4] == "1"
+# TRAMP=nofde: built without unwind tables, the coroutine's function stepped
+# by its frame pointer: its return address, the trampoline's first byte,
+# follows no call, so the stack ends at co_body (whole); the handler's as 1
+nofde = sys.argv[4] == "nofde"
+tramp = sys.argv[4] in ("1", "nofde")
 
 
 def fl(f):
@@ -42,6 +46,8 @@ def want(size):
              "co_rec:%d" % marks["co_rec_a" if n < 5 else "co_rec_b"]]
         w += ["co_rec:%d" % marks["co_rec_r"]] * d
         w.append("co_body:%d" % marks["co_body"])
+        if nofde:
+            return w, True
         if tramp:
             w.append("__start_context:None")
         return w, tramp

@@ -11,6 +11,8 @@
 # coroutine whose stack (in .bss) ends at the trampoline, never in main's frames.
 # Without frame pointers (gcc -O2 -fomit-frame-pointer) rbp holds anything: the
 # stack may stop early, but every frame shown is right (nounwind.py prefix).
+# Then rbp that is no frame pointer on purpose (tests/prog/nounwind_bad.c,
+# nounwind_lock.c): no fault, no deadlock, no made-up caller.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 [ "$(uname -m)" = x86_64 ] || skip "x86-64 only (libheapann's own walker)"
@@ -52,4 +54,87 @@ variant gcc-O0-nopie exact gcc -O0 -no-pie -fno-pie
 variant gcc-O2-fp exact gcc -O2 -fno-omit-frame-pointer
 variant clang-O0 exact clang -O0
 variant gcc-O2-nofp prefix gcc -O2 -fomit-frame-pointer
+
+# ---- rbp that is no frame pointer (a review's reproducers) ----
+# tests/prog/nounwind_bad.c: each case ran into a fault inside malloc (SIGSEGV
+# in 20 of 20 runs) or named a function pointer or a string as the caller,
+# before the frame-pointer step read through the thread's own stack bounds or
+# the kernel and asked for a return address in loaded code after a call.
+d=$TMP/bad; mkdir -p "$d"
+NU="-fno-asynchronous-unwind-tables -fno-unwind-tables"
+if gcc -O2 -g -c -o "$d/o2.o" tests/prog/nounwind_bad_o2.c &&
+	gcc -O2 -g $NU -DNU_HANDLER -c -o "$d/h.o" tests/prog/nounwind_bad_o2.c &&
+	gcc -O0 -g -o "$d/bad" tests/prog/nounwind_bad.c tests/prog/nounwind_fp.S "$d/o2.o" "$d/h.o" -ldl &&
+	gcc -O2 -g -shared -fPIC -o "$d/nounwind_bad_lib.so" tests/prog/nounwind_bad_lib.c; then
+	for c in coro:101:nu_call altstack:110:nu_on_usr1 ownstack:102:nu_call dlclose:103:nu_call \
+		vmread:104:nu_call data:105:nu_call; do
+		set -- $(echo $c | tr : ' ')
+		ok=0
+		for i in 1 2 3; do
+			out=$(cd "$d" && LD_PRELOAD="$TOP/$B/libheapann.so" ./bad $1 run ./nounwind_bad_lib.so 2>/dev/null)
+			[ $? = 0 ] && [ "$out" = "ok $2" ] && ok=$((ok + 1))
+		done
+		check_eq "rbp no frame pointer, $1: no fault, 3 of 3 runs" 3 $ok
+		rm -f "$d/core"
+		(cd "$d" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./bad $1 abort ./nounwind_bad_lib.so >/dev/null 2>&1; true) 2>/dev/null
+		"$B/mprof-core" --format json --blocks "$d/bad" "$d/core" >"$d/$1.json" 2>/dev/null
+		# the block's stack starts at its function; after it only a
+		# function whose return address rbp pointed at (ownstack, vmread
+		# plant real ones: a frame pointer cannot tell them apart)
+		check_eq "rbp no frame pointer, $1: the block's stack" "$3" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in d["block_list"]:
+    if b["size"] == int(sys.argv[2]):
+        f = [x.get("function") for x in d["stacks"][b["stack"]]["frames"]]
+        ok = f[1:] in ([], ["nu_big_frame_ra"], ["nu_small_frame_ra"])
+        print(f[0] if ok else f)
+        break
+else:
+    print("no block")' "$d/$1.json" $2)"
+	done
+	# the -O2 case of the review: rbp kept a pointer to main's struct, whose
+	# second word is a function pointer (named as the caller before)
+	cat >"$d/wrong.c" <<'EOC'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+struct op { long n; void (*fn)(long); };
+void report(long v) { printf("%ld\n", v); }
+__attribute__((noinline)) void *build(struct op *o, size_t n)
+{
+	void *p = malloc(n);
+	memset(p, 1, n);
+	o->fn(o->n += (long)n);
+	return p;
+}
+int main(int argc, char **argv)
+{
+	struct op o = { argc, report };
+	void *p = build(&o, 1234);
+	(void)argv;
+	if (argc > 1)
+		abort();
+	free(p);
+	return 0;
+}
+EOC
+	gcc -O2 -g $NU -o "$d/wrong" "$d/wrong.c"
+	rm -f "$d/core"
+	(cd "$d" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./wrong x >/dev/null 2>&1; true) 2>/dev/null
+	"$B/mprof-core" --format json --blocks "$d/wrong" "$d/core" >"$d/wrong.json" 2>/dev/null
+	check_eq "-O2, rbp at a struct holding a function pointer: build's block, no made-up caller" "['build']" \
+		"$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print([[x.get("function") for x in d["stacks"][b["stack"]]["frames"]] for b in d["block_list"] if b["size"] == 1234][0])' "$d/wrong.json")"
+	# the deadlock: four threads, 5 seconds of progress
+	if gcc -O0 -g $NU -pthread -o "$d/lock" tests/prog/nounwind_lock.c -ldl; then
+		out=$(cd "$d" && LD_PRELOAD="$TOP/$B/libheapann.so" timeout 30 ./lock 5 ./nounwind_bad_lib.so 2>/dev/null)
+		check_eq "no unwind tables, dl_iterate_phdr with a malloc in its callback, fork and dlopen: no deadlock" \
+			moving "$out"
+	fi
+else
+	check "the rbp cases build" false
+fi
 done_testing

@@ -6,6 +6,8 @@
  * (-1) rather than guessing. Includes the source: white-box. */
 #include <execinfo.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -383,6 +385,16 @@ __asm__(".text\n"
 	"ret\n.cfi_endproc\n.size t_fake, .-t_fake\n");
 extern const char t_fake_after_call[], t_fake_after_nops[];
 
+/* A function that ends with a call that never returns, and the function right
+ * after it: its first byte follows a call, but is no return address. */
+__asm__(".text\n"
+	".globl t_noret\n.type t_noret, @function\nt_noret:\n.cfi_startproc\n"
+	"nop; nop; nop; nop; nop; nop; nop; nop\ncall t_noret\n.cfi_endproc\n"
+	".size t_noret, .-t_noret\n"
+	".globl t_after_noret\n.type t_after_noret, @function\nt_after_noret:\n"
+	".cfi_startproc\nret\n.cfi_endproc\n.size t_after_noret, .-t_after_noret\n");
+extern const char t_after_noret[];
+
 /* A function without an FDE that keeps a frame pointer, as gcc -O0
  * -fno-asynchronous-unwind-tables builds it: calls FN(ARG). */
 __asm__(".text\n"
@@ -448,53 +460,84 @@ static NOINLINE void check_nofde(void)
 
 	/* a frame made by hand: sp at w[0], rbp at w[2] (its caller's rbp, then
 	 * a return address). The address is this function's return address
-	 * (after a call, in code an FDE covers) or something else. */
+	 * (after a call, in code an FDE covers) or something else. Read inside
+	 * this thread's own stack (B), or through the kernel (NONE). */
 	{
 		uintptr_t w[8], ra = (uintptr_t)__builtin_return_address(0), bps;
+		struct ha_bounds b = ha_bounds_of((uintptr_t)w), none = { 0, 0, { 0, 0, 0, 0 }, 0 };
 		struct ha_prev *pv = ha_prev_get(64);
 		struct ha_state st;
 		int r;
 
+		CHECK("no FDE: this thread's own stack holds its frames, up to its top",
+		      b.lo == (uintptr_t)w && b.hi > (uintptr_t)&w[7] && ha_stk_state == 1);
 		memset(w, 0, sizeof(w));
 		w[2] = (uintptr_t)&w[6];
 		w[3] = ra;
 		st.ip = 0; st.sp = (uintptr_t)&w[0]; st.bp = (uintptr_t)&w[2];
-		r = ha_step_fp(st.sp, st.bp, &st, &bps, pv);
+		r = ha_step_fp(st.sp, st.bp, &b, &st, &bps, pv);
 		CHECK("no FDE: the frame-pointer step reads rbp's frame", r == HA_STEP_ON &&
 		      st.ip == ra && st.sp == (uintptr_t)&w[4] && st.bp == (uintptr_t)&w[6] &&
 		      bps == ((uintptr_t)&w[2] | HA_BPS_CFA));
+		st.ip = 0; st.sp = (uintptr_t)&w[0]; st.bp = (uintptr_t)&w[2];
+		r = ha_step_fp(st.sp, st.bp, &none, &st, &bps, pv);
+		CHECK("... the same read through the kernel", r == HA_STEP_ON && st.ip == ra &&
+		      st.bp == (uintptr_t)&w[6]);
 		st.ip = 0; st.sp = (uintptr_t)&w[3]; st.bp = (uintptr_t)&w[2];
-		CHECK("no FDE: rbp below sp ends the stack", ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_END &&
-		      bps == HA_BPS_CFA);
+		CHECK("no FDE: rbp below sp ends the stack",
+		      ha_step_fp(st.sp, st.bp, &b, &st, &bps, pv) == HA_STEP_END && bps == HA_BPS_CFA);
 		st.sp = (uintptr_t)&w[0]; st.bp = (uintptr_t)&w[2] + 4;
-		CHECK("no FDE: a misaligned rbp ends the stack", ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_END);
+		CHECK("no FDE: a misaligned rbp ends the stack",
+		      ha_step_fp(st.sp, st.bp, &b, &st, &bps, pv) == HA_STEP_END);
 		st.bp = (uintptr_t)&w[2];
 		w[3] = (uintptr_t)t_fake_after_nops;   /* an FDE covers it; nops before it */
 		CHECK("no FDE: a return address that follows no call ends the stack",
-		      ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_END);
+		      ha_step_fp(st.sp, st.bp, &b, &st, &bps, pv) == HA_STEP_END);
 		w[3] = (uintptr_t)t_fake_after_call;
-		CHECK("... one that follows a call goes on", ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_ON &&
+		CHECK("... one that follows a call goes on",
+		      ha_step_fp(st.sp, st.bp, &b, &st, &bps, pv) == HA_STEP_ON &&
 		      st.ip == (uintptr_t)t_fake_after_call);
 		st.sp = (uintptr_t)&w[0]; st.bp = (uintptr_t)&w[2];
+		w[3] = (uintptr_t)check_rules;   /* a function's first byte, as a function pointer */
+		CHECK("no FDE: a function's address (a function pointer in a struct) ends the stack",
+		      ha_step_fp(st.sp, st.bp, &b, &st, &bps, pv) == HA_STEP_END);
+		w[3] = (uintptr_t)t_after_noret;
+		CHECK("no FDE: the first byte of a function after one that ends in a call that "
+		      "never returns ends the stack", ha_code_after_call((uintptr_t)t_after_noret) &&
+		      ha_step_fp(st.sp, st.bp, &b, &st, &bps, pv) == HA_STEP_END);
+		w[3] = (uintptr_t)"a string";   /* .rodata: in an object, not code */
+		CHECK("no FDE: an address of constant data ends the stack",
+		      ha_step_fp(st.sp, st.bp, &b, &st, &bps, pv) == HA_STEP_END);
 		w[3] = (uintptr_t)buf;   /* the stack: in no object */
 		CHECK("no FDE: a return address in no object ends the stack",
-		      ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_END);
+		      ha_step_fp(st.sp, st.bp, &b, &st, &bps, pv) == HA_STEP_END);
 		w[3] = 0;
-		CHECK("no FDE: a return address 0 ends the stack", ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_END);
-		/* a coroutine's stack, which is not the thread's: the kernel reads */
+		CHECK("no FDE: a return address 0 ends the stack",
+		      ha_step_fp(st.sp, st.bp, &b, &st, &bps, pv) == HA_STEP_END);
+		/* rbp into memory that is not mapped: the kernel says so */
 		{
-			uintptr_t *heap = calloc(8, sizeof(uintptr_t));
+			long pg = sysconf(_SC_PAGESIZE);
+			char *m = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-			heap[2] = (uintptr_t)&heap[6];
-			heap[3] = ra;
-			st.sp = (uintptr_t)heap; st.bp = (uintptr_t)&heap[2];
-			CHECK("no FDE: a frame on a heap stack (read through the kernel)",
-			      ha_step_fp(st.sp, st.bp, &st, &bps, pv) == HA_STEP_ON && st.ip == ra &&
-			      st.bp == (uintptr_t)&heap[6]);
-			free(heap);
+			if (m != MAP_FAILED) {
+				uintptr_t *top = (uintptr_t *)(m + pg) - 2;
+
+				top[0] = (uintptr_t)(m + pg + 64);   /* past the page, then gone */
+				top[1] = ra;
+				munmap(m + pg, (size_t)pg);
+				st.sp = (uintptr_t)m; st.bp = (uintptr_t)(m + pg);
+				CHECK("no FDE: rbp at an unmapped page, off this thread's stack, ends the "
+				      "stack (no fault)", ha_step_fp(st.sp, st.bp, &none, &st, &bps, pv) == HA_STEP_END);
+				st.sp = (uintptr_t)m; st.bp = (uintptr_t)top;
+				r = ha_step_fp(st.sp, st.bp, &none, &st, &bps, pv);
+				CHECK("... the frame just below it is read", r == HA_STEP_ON && st.ip == ra);
+				st.sp = (uintptr_t)m; st.bp = (uintptr_t)(m + pg - 8);   /* 8 of 16 mapped */
+				CHECK("... a frame across its end is not",
+				      ha_step_fp(st.sp, st.bp, &none, &st, &bps, pv) == HA_STEP_END);
+				munmap(m, (size_t)pg);
+			}
 		}
-		CHECK("no FDE: this thread's stack top is above its sp",
-		      ha_stack_top((uintptr_t)w) > (uintptr_t)&w[7]);
 	}
 
 	/* a whole walk through such a function, twice (the record is left empty
