@@ -141,14 +141,17 @@ fail:
 	return NULL;
 }
 
-/* The demangled form of a C++ symbol name, kept until the session ends; other
+/* The demangled form of a Rust or C++ symbol name, kept until the session ends; other
  * names (and any failure) as they are. */
 static const char *ds_demangle(struct cli_datasym *d, const char *raw)
 {
 	char *out;
+	char rust[4096];
 	int status = -1;
+	int is_rust = raw[0] == '_' && (raw[1] == 'R' || raw[1] == 'Z') &&
+		      sym_rust_demangle(raw, rust, sizeof rust) == 0;
 
-	if (!d->demangle || raw[0] != '_' || raw[1] != 'Z')
+	if (!is_rust && (!d->demangle || raw[0] != '_' || raw[1] != 'Z'))
 		return raw;
 	if (d->nnames == d->capnames) {
 		size_t cap = d->capnames ? 2 * d->capnames : 16;
@@ -159,7 +162,12 @@ static const char *ds_demangle(struct cli_datasym *d, const char *raw)
 		d->names = n;
 		d->capnames = cap;
 	}
-	out = d->demangle(raw, NULL, NULL, &status);
+	if (is_rust) {
+		out = strdup(rust);
+		status = out ? 0 : -1;
+	} else {
+		out = d->demangle(raw, NULL, NULL, &status);
+	}
 	if (!out || status != 0) {
 		free(out);
 		return raw;

@@ -224,7 +224,7 @@ fail:
 
 static const char *dw_name_demangle(struct dw_symbolizer *s, const char *raw);
 
-/* The demangled form of a C++ symbol, interned; other names interned as is.
+/* The demangled form of a Rust or C++ symbol, interned; other names interned as is.
  * raw points into a string table that lives as long as the Dwfl, so the result
  * is cached by that pointer: inlined instances share their linkage name. */
 static const char *dw_name(struct dw_symbolizer *s, const char *raw)
@@ -243,6 +243,12 @@ static const char *dw_name(struct dw_symbolizer *s, const char *raw)
 /* dw_name without the cache. */
 static const char *dw_name_demangle(struct dw_symbolizer *s, const char *raw)
 {
+	char rust[4096];
+
+	/* before __cxa_demangle, which reads a legacy Rust name as C++ (its hash
+	 * and "$LT$" escapes kept) and knows no v0 name */
+	if (raw[0] == '_' && (raw[1] == 'R' || raw[1] == 'Z') && sym_rust_demangle(raw, rust, sizeof rust) == 0)
+		return dw_arena_intern(&s->arena, rust);
 	if (s->cxa_demangle && raw[0] == '_' && raw[1] == 'Z') {
 		int status = -1;
 		size_t cap = s->demangle_cap;
@@ -1219,7 +1225,7 @@ static int dw_module_cache_open(struct dw_symbolizer *s, struct dw_module *m, El
 		return -1;
 	memcpy(m->ckey.id, id, (size_t)idlen);
 	m->ckey.idlen = (uint32_t)idlen;
-	m->ckey.flags = s->cxa_demangle ? DW_CKEY_DEMANGLE : 0;
+	m->ckey.flags = (s->cxa_demangle ? DW_CKEY_DEMANGLE : 0) | DW_CKEY_RUST;
 	m->ckey.size = (uint64_t)st.st_size;
 	m->ckey.mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
 	m->ckey_ok = 1;

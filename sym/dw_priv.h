@@ -350,10 +350,13 @@ static inline int dw_tag_descend(unsigned tag)
 struct dw_ckey {
 	unsigned char id[64];    /* the module file's GNU build-id */
 	uint32_t idlen;
-	uint32_t flags;          /* DW_CKEY_DEMANGLE */
+	uint32_t flags;          /* DW_CKEY_DEMANGLE, DW_CKEY_RUST */
 	uint64_t size, mtime;    /* the module file's st_size and st_mtime in ns */
 };
-enum { DW_CKEY_DEMANGLE = 1u << 0 };  /* C++ names were demangled */
+enum {
+	DW_CKEY_DEMANGLE = 1u << 0,  /* C++ names were demangled */
+	DW_CKEY_RUST = 1u << 1,      /* Rust names by sym_rust_demangle (before: as C++'s, or raw) */
+};
 
 /* File layout: this header, the global part up to glob_end (covered by sum),
  * then the units' blobs (each covered by its own blob_sum). */

@@ -143,6 +143,14 @@ struct Dwfl;
 struct Elf;
 int sym_dwfl_report_exe_at_entry(struct Dwfl *dwfl, struct Elf *core, const char *exe);
 
+/* The name a Rust user reads for the Rust symbol RAW (v0 "_R..." or legacy
+ * "_ZN...17h<hash>E"), as rustc's backtraces show it: without the legacy
+ * hash and crate disambiguators, "{closure#0}", "<T as Trait>::f". Written to
+ * OUT (CAP bytes, NUL-terminated). Returns 0, or -1 when RAW is no Rust symbol,
+ * is malformed, or its name needs more than CAP bytes (OUT then holds nothing
+ * to use). Does not allocate. */
+int sym_rust_demangle(const char *raw, char *out, size_t cap);
+
 /* ---- for backends ---- */
 struct sym_backend_ops {
 	int (*resolve)(struct symbolizer *s, const uint64_t *addrs, size_t n,
