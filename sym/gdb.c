@@ -741,13 +741,57 @@ static int gdb_is_clone(const char *name, size_t len)
  * (main, extern "C") and drops the return type of template functions, so there
  * the symbol table's demangled name m (that same linkage name) is better, unless
  * m is a compiler clone ("foo.cold", "foo.constprop.0") that f sees through. */
-static const char *gdb_pick_name(struct gdb_symbolizer *s, const char *m, size_t mlen, const char *f)
+static const char *gdb_pick_name_raw(struct gdb_symbolizer *s, const char *m, size_t mlen, const char *f)
 {
 	if (f && !strchr(f, '('))
 		return gdb_str(s, f);
 	if (m && (!f || !gdb_is_clone(m, mlen)))
 		return gdb_str_len(s, m, mlen);
 	return gdb_str(s, f);
+}
+
+static int gdb_is_hex16(const char *p)
+{
+	for (int i = 0; i < 16; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* A Rust name as gdb's demangler writes it, in the form the libdw backend
+ * gives (sym_rust_demangle's, rustc's backtraces'): without the crate
+ * disambiguators of v0 names ("alloc[fdfd2bd8633a6659]::raw_vec") and the
+ * hash of legacy ones ("std::rt::lang_start::{{closure}}::h2e75b40f6e08f4f6").
+ * Other names are returned as they are. */
+static const char *gdb_rust_tidy(struct gdb_symbolizer *s, const char *name)
+{
+	char buf[4096];
+	size_t n, o = 0;
+
+	if (!name || (n = strlen(name)) >= sizeof buf)
+		return name;
+	for (size_t i = 0; i < n;) {
+		char prev = o ? buf[o - 1] : '\0';
+		int ident = (prev >= 'a' && prev <= 'z') || (prev >= 'A' && prev <= 'Z') ||
+			    (prev >= '0' && prev <= '9') || prev == '_';
+
+		if (name[i] == '[' && ident && i + 18 <= n && name[i + 17] == ']' && gdb_is_hex16(name + i + 1)) {
+			i += 18;
+			continue;
+		}
+		if (i + 19 == n && !memcmp(name + i, "::h", 3) && gdb_is_hex16(name + i + 3))
+			break;
+		buf[o++] = name[i++];
+	}
+	if (o == n)
+		return name;
+	buf[o] = '\0';
+	return gdb_str(s, buf);
+}
+
+static const char *gdb_pick_name(struct gdb_symbolizer *s, const char *m, size_t mlen, const char *f)
+{
+	return gdb_rust_tidy(s, gdb_pick_name_raw(s, m, mlen, f));
 }
 
 /* What the source-centric disassembly of one address said. Strings are the

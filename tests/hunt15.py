@@ -8,14 +8,15 @@
       prints "BYTES BLOCKS": the "site NAME SIZE" lines of a program's output.
   hunt15.py raw REPORT_TXT
       prints the frames (of either report) whose function still reads as a
-      mangled Rust name or with a legacy hash or escape ("_ZN", "_R", "::h"
-      and 16 hex digits, "$LT$"), one a line.
+      mangled Rust name or with a legacy hash, an escape or a crate
+      disambiguator ("_ZN", "_R", "::h" and 16 hex digits, "$LT$",
+      "alloc[fdfd2bd8633a6659]"), one a line.
 """
 import re
 import sys
 
 HEAD = re.compile(r"^#\d+: ([\d,]+) bytes (?:\([^)]*\) )?in ([\d,]+) blocks?")
-RAW = re.compile(r"(^|[\s<(])(_ZN\d|_R[A-Z])|::h[0-9a-f]{16}\b|\$(LT|GT|u7b|u20|C|RF)\$")
+RAW = re.compile(r"(^|[\s<(])(_ZN\d|_R[A-Z])|::h[0-9a-f]{16}\b|\$(LT|GT|u7b|u20|C|RF)\$|\w\[[0-9a-f]{16}\]")
 
 
 def site(path, frame):

@@ -6,7 +6,8 @@
 #    std::thread threads holding blocks; a kernel core at abort and the exit
 #    snapshot. Before, its frames read raw v0 names (std is built with them)
 #    or legacy ones with their hash and "$LT$" escapes: now as rustc shows them.
-#    Built with rustc's default (legacy) names and with v0 names.
+#    Built with rustc's default (legacy) names and with v0 names. gdb's
+#    names (--symbolizer gdb) kept legacy hashes and v0 crate disambiguators.
 # 2. Go with cgo (tests/prog/hunt15_go.go): C.malloc from Go, malloc from C
 #    functions Go calls. The walker stops at runtime.asmcgocall (Go's code has
 #    no .eh_frame): each stack is the C part, never a wrong Go frame. Go's
@@ -100,6 +101,9 @@ else
 				# gdb: one frame per address (no inline chain), so only the
 				# calls that were not inlined read the program's own lines
 				"$M" --symbolizer gdb --top 0 "$d/rs" "$d/core" >"$d/g.txt" 2>/dev/null
+				# gdb's demangler kept legacy hashes and v0 crate disambiguators
+				check_eq "Rust, kernel core, --symbolizer gdb: no hash or crate disambiguator" "" \
+					"$(python3 tests/hunt15.py raw "$d/g.txt" | head -n 3)"
 				check_eq "Rust, kernel core, --symbolizer gdb: worker's calls at their lines" "9003 3 288 3 1503 3" \
 					"$(python3 tests/hunt15.py site "$d/g.txt" "hunt15_rs::worker (hunt15_rs.rs:78)") $(python3 tests/hunt15.py site "$d/g.txt" "hunt15_rs::worker (hunt15_rs.rs:79)") $(python3 tests/hunt15.py site "$d/g.txt" "hunt15_rs::worker (hunt15_rs.rs:80)")"
 			fi
