@@ -55,6 +55,7 @@ struct dw_module {
 	int xsecs_done;           /* xsecs above looked for */
 	struct dw_cutab cus;      /* scope indexes of the CUs used so far */
 	struct dw_cutable cutable; /* CUs by their own ranges, for files without .debug_aranges */
+	int aranges_state;        /* 0 not known yet, 1 .debug_aranges name every CU with code, -1 not */
 	int secs_state;           /* 0 not looked up, 1 secs below found, -1 none */
 	struct dw_secs secs;      /* the DWARF sections dw_line.c and dw_die.c read */
 	struct dw_ptrmap onames;  /* abstract origin offset + 1 -> name of the scopes it names */
@@ -1139,12 +1140,55 @@ static Dwarf_Die *dw_module_cu(struct dw_module *m, uint64_t pc, Dwarf_Addr *dwb
  * table; each outer frame's line is the DW_AT_call_line of the inlined instance
  * inside it. Returns the number of frames added (0 when DWARF does not cover
  * pc), or -1 when out of memory. */
+static int dw_aranges_complete(struct dw_module *m, const struct dw_ptrmap *seen);
+
+/* Whether m's .debug_aranges name every CU that has code (1), or not (0):
+ * looked up once. */
+static int dw_module_aranges_complete(struct dw_module *m)
+{
+	if (!m->aranges_state) {
+		Dwarf_Addr dwbias;
+		Dwarf *dbg = dwfl_module_getdwarf(m->mod, &dwbias);
+		Dwarf_Aranges *ar = NULL;
+		size_t nar = 0;
+		struct dw_ptrmap seen = { 0 };
+		int ok = dbg != NULL;
+		if (ok && dwarf_getaranges(dbg, &ar, &nar) != 0)
+			nar = 0;
+		for (size_t i = 0; ok && i < nar; i++) {
+			Dwarf_Addr addr;
+			Dwarf_Word len;
+			Dwarf_Off cuoff;
+			ok = dwarf_getarangeinfo(dwarf_onearange(ar, i), &addr, &len, &cuoff) == 0 &&
+			     dw_ptrmap_put(&seen, (const void *)(uintptr_t)(cuoff + 1), &seen) == 0;
+		}
+		/* a failure reads as complete: libdwfl's choice, as before */
+		m->aranges_state = !ok || dw_aranges_complete(m, &seen) ? 1 : -1;
+		dw_ptrmap_release(&seen);
+	}
+	return m->aranges_state > 0;
+}
+
+static int dw_frames_dwarf_cu(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc, Dwarf_Die *cu,
+			      Dwarf_Addr dwbias, int retry);
+
 static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc)
 {
 	Dwarf_Addr dwbias;
 	Dwarf_Die *cu = dw_module_cu(m, pc, &dwbias);
 	if (!cu)
 		return 0;
+	return dw_frames_dwarf_cu(s, m, pc, cu, dwbias, 1);
+}
+
+/* dw_frames_dwarf in cu. When no scope of cu holds pc and retry is set, a
+ * module whose .debug_aranges miss CUs (a Go program: gcc's C CUs are named,
+ * Go's are not, and libdwfl gives an address in Go's code the C CU before it,
+ * whose last line row then seems to hold it) tries the CU whose own ranges
+ * hold pc, as dw_cutable finds it (the cache: dw_cache_cu_own). */
+static int dw_frames_dwarf_cu(struct dw_symbolizer *s, struct dw_module *m, uint64_t pc, Dwarf_Die *cu,
+			      Dwarf_Addr dwbias, int retry)
+{
 	const struct dw_secs *secs = !s->reference && dw_module_secs(m) > 0 ? &m->secs : NULL;
 	struct dw_cuidx *c = dw_cutab_get(&m->cus, cu, secs);
 	if (!c)
@@ -1180,6 +1224,11 @@ static int dw_frames_dwarf(struct dw_symbolizer *s, struct dw_module *m, uint64_
 	}
 
 	int32_t i = dw_cuidx_find(c, pc - dwbias);
+	if (i < 0 && retry && !dw_module_aranges_complete(m)) {
+		Dwarf_Die *own = dw_cutable_find(&m->cutable, m->mod, pc - dwbias);
+		if (own && dwarf_dieoffset(own) != dwarf_dieoffset(cu))
+			return dw_frames_dwarf_cu(s, m, pc, own, dwbias, 0);
+	}
 	if (i < 0)
 		return dw_frame_symbol_only(s, m, pc, file, line, column, row_addr);
 	int added = 0;
@@ -1278,8 +1327,10 @@ static int dw_frames_cached(struct dw_symbolizer *s, struct dw_module *m, uint64
 	int known;
 	char why[128] = "";
 	const struct dw_ccu *cu = dw_cache_cu(k, dpc, &known);
+	int retry = 1;
 	if (!cu)
 		return known ? -2 : 0;
+again:
 	if (!dw_cache_unit_ok(k, cu, why, sizeof why)) {
 		/* a damaged unit: libdw names its addresses, and the file is
 		 * rewritten with the unit decoded again (one note per module) */
@@ -1303,6 +1354,18 @@ static int dw_frames_cached(struct dw_symbolizer *s, struct dw_module *m, uint64
 		row_addr = pc - dpc + cu->rows_base + r->addr;
 	}
 	int32_t i = dw_cache_scope(k, cu, dpc);
+	if (i < 0 && retry) {
+		/* dw_frames_dwarf_cu's second choice: curanges are kept exactly
+		 * when the aranges miss a CU with code */
+		const struct dw_ccu *own = dw_cache_cu_own(k, dpc, &known);
+		if (!own && known)
+			return -2;
+		if (own && own != cu) {
+			cu = own;
+			retry = 0;
+			goto again;
+		}
+	}
 	if (i < 0)
 		return dw_frame_symbol_only(s, m, pc, file, line, column, row_addr);
 	int added = 0;

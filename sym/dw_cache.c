@@ -265,6 +265,12 @@ static const struct dw_ccu *dw_cache_cu_ranges(const struct dw_cache *c, uint64_
 	return NULL;
 }
 
+const struct dw_ccu *dw_cache_cu_own(const struct dw_cache *c, uint64_t pc, int *known)
+{
+	*known = 0;
+	return c->h->ncuranges ? dw_cache_cu_ranges(c, pc, known) : NULL;
+}
+
 /* libdwfl's choice (addrarange in its cu.c, as read from its behaviour): the
  * last run starting at or before pc; a gap between runs belongs to the run
  * before it; past the last run only up to the end of the last arange. */

@@ -489,6 +489,12 @@ static inline const char *dw_cache_ustr(const struct dw_cache *c, const struct d
  * file (ask libdw). */
 const struct dw_ccu *dw_cache_cu(const struct dw_cache *c, uint64_t pc, int *known);
 
+/* The CU whose own ranges hold DWARF address pc (dw_cutable_find's choice),
+ * from the table the file keeps when .debug_aranges miss a CU with code: its
+ * record, or NULL with *known 0 when there is no table or no CU holds pc, or
+ * NULL with *known 1 when that CU was not decoded into the file (ask libdw). */
+const struct dw_ccu *dw_cache_cu_own(const struct dw_cache *c, uint64_t pc, int *known);
+
 /* The row of a checked unit that names pc (dw_lines_find's rule), or NULL. */
 const struct dw_crow *dw_cache_row(const struct dw_cache *c, const struct dw_ccu *cu, uint64_t pc);
 

@@ -154,6 +154,10 @@ else
 				"$(python3 tests/hunt15.py want "$d/kout" ckeep)" \
 				"$(python3 tests/hunt15.py site "$d/k.txt" "c_keep (hunt15_go.go:$(go_line ckeep))")"
 			check_grep "Go, kernel core: c_make at its line" "^    c_make \(hunt15_go.go:$(go_line cmake)\) \[hgo\]" "$d/k.txt"
+			# Go's CUs are not in .debug_aranges (gcc's C CUs are): libdwfl
+			# gave the C CU before, where Go's code has no line (no line)
+			check_grep "Go, kernel core: runtime.asmcgocall at its line (cache cold)" \
+				"^    runtime\.asmcgocall \(asm_amd64\.s:[0-9]+\) \[hgo\]" "$d/k.txt"
 			# every stack of the program's blocks ends at runtime.asmcgocall:
 			# no frame of Go's stack is guessed
 			check_eq "Go, kernel core: the stacks end at runtime.asmcgocall, no Go frame after it" "" \
@@ -161,6 +165,8 @@ else
 					/^    / { last = $1; if ($0 ~ /Cfunc__Cmalloc|c_make/) prog = 1 }
 					END { if (prog && last !~ /^runtime\.asmcgocall/) print last }' "$d/k.txt")"
 			"$M" --report=lost --top 0 "$d/hgo" "$d/core" >"$d/kl.txt" 2>/dev/null
+			check_grep "Go, kernel core, lost: runtime.asmcgocall at its line (cache warm)" \
+				"^    runtime\.asmcgocall \(asm_amd64\.s:[0-9]+\) \[hgo\]" "$d/kl.txt"
 			# its stack stops at runtime.asmcgocall: C.malloc's line, not main's
 			check_eq "Go, kernel core, lost: the dropped block (MARK:golost) alone definitely lost" "555 1" \
 				"$(python3 tests/hunt14.py sum "$d/kl.txt" "_cgo_export.c:30" "definitely lost")"
