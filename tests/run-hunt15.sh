@@ -240,6 +240,40 @@ else
 		check_cats "C++ pthread_exit, exit snapshot: the four categories are memcheck's (but the dtvs)" \
 			"$d/l.txt" "$d/vg" allocate_dtv
 	fi
+	# a known limit (README, stale words in live frames): at abort, the
+	# blocked workers' dropped blocks are held only by stale words in the red
+	# zone below their stack pointers (scribble's dead frame); memcheck marked
+	# those words inaccessible when the frame returned (definitely lost), the
+	# core cannot tell (still reachable). A change here is news: update the README.
+	mkdir -p "$d/k"
+	if kcore "$d/k" "$TMP/px" abort; then
+		"$M" --report=lost --top 0 "$TMP/px" "$d/k/core" >"$d/kl.txt" 2>/dev/null
+		check_eq "C++ pthread_exit, kernel core at abort: main's dead-frame block definitely lost" "700 1" \
+			"$(python3 tests/hunt14.py sum "$d/kl.txt" "hunt15_pexit.cc:$(px_line maindead)" "definitely lost")"
+		check_eq "known limit: 3 blocked workers' blocks held by stale red-zone words still reachable" "1503 3" \
+			"$(python3 tests/hunt14.py sum "$d/kl.txt" "hunt15_pexit.cc:$(px_line drop)" "still reachable")"
+		if have_vg; then
+			vg "$TMP/px" abort >/dev/null 2>"$d/vga"
+			check_eq "known limit: memcheck at abort reads the 4 workers' dropped blocks definitely lost" "2006 4" \
+				"$(python3 tests/hunt14.py sum "$d/vga" "hunt15_pexit.cc:$(px_line drop)" "definitely lost")"
+			check_eq "C++ pthread_exit, kernel core at abort: the rest is memcheck's (but the dtvs)" \
+				"$(python3 tests/real10.py cats "$d/kl.txt" "$d/vga" allocate_dtv | sed -n 2p)" \
+				"$(python3 tests/real10.py cats "$d/kl.txt" "$d/vga" allocate_dtv | sed -n 1p | python3 -c "
+import sys
+out = []
+for part in sys.stdin.read().strip().rstrip(';').split(';'):
+    name, b, n = part.rsplit(' ', 2)
+    b, n = int(b), int(n)
+    if name == 'definitely lost':
+        b, n = b + 1503, n + 3
+    if name == 'still reachable':
+        b, n = b - 1503, n - 3
+    out.append('%s %d %d' % (name, b, n))
+print(';'.join(out) + ';')")"
+		fi
+	else
+		skip_check "C++ pthread_exit, kernel core" "none written (core_pattern $(cat /proc/sys/kernel/core_pattern))"
+	fi
 fi
 
 done_testing

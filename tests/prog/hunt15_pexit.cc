@@ -3,7 +3,8 @@
 // worker keeps a block in a global (still reachable) and drops one
 // (definitely lost); main leaves a block whose only pointer is in its own
 // dead frames (definitely lost under memcheck) and one in a global. The last
-// worker ends the process with exit(0) once main has called pthread_exit.
+// worker ends the process with exit(0) once main has called pthread_exit
+// (with "abort": abort(), a kernel core).
 // Prints "site NAME SIZE" for each block.
 #include <pthread.h>
 #include <cstdio>
@@ -33,6 +34,8 @@ __attribute__((noinline)) static void scribble(void *p)
 	__asm__ volatile("" ::"r"(slot) : "memory");
 }
 
+static bool do_abort;
+
 static void worker(int i)
 {
 	kept[i] = new char[400 + i];      // MARK:new
@@ -40,14 +43,17 @@ static void worker(int i)
 	if (i == 3) {
 		pthread_barrier_wait(&go);   // main is in pthread_exit by then, or about to be
 		usleep(200000);
+		if (do_abort)
+			abort();
 		exit(0);
 	}
 	for (;;)
 		pause();
 }
 
-int main()
+int main(int argc, char **argv)
 {
+	do_abort = argc > 1 && !strcmp(argv[1], "abort");
 	pthread_barrier_init(&go, nullptr, 2);
 	main_kept = mk(600);              // MARK:mainkept
 	scribble(mk(700));                // MARK:maindead
