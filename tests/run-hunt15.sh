@@ -243,8 +243,9 @@ else
 	# a known limit (README, stale words in live frames): at abort, the
 	# blocked workers' dropped blocks are held only by stale words in the red
 	# zone below their stack pointers (scribble's dead frame); memcheck marked
-	# those words inaccessible when the frame returned (definitely lost), the
-	# core cannot tell (still reachable). A change here is news: update the README.
+	# those words undefined when pause() pushed its frames (the red zone below a
+	# new stack pointer is new stack to it) and skips them (definitely lost),
+	# the core cannot tell (still reachable). A change here is news: update the README.
 	mkdir -p "$d/k"
 	if kcore "$d/k" "$TMP/px" abort; then
 		"$M" --report=lost --top 0 "$TMP/px" "$d/k/core" >"$d/kl.txt" 2>/dev/null
