@@ -7,13 +7,21 @@
 // "site NAME SIZE" for each of its blocks (NAME its MARK). With "abort", ends in
 // std::process::abort() (a kernel core) with the threads still waiting; else
 // main returns with them waiting (the exit snapshot, memcheck).
-use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
 static KEPT: AtomicUsize = AtomicUsize::new(0); // a Box's address: still reachable
 static INNER: AtomicUsize = AtomicUsize::new(0); // 8 bytes into a Box: possibly lost
+
+// std::hint::black_box came with Rust 1.66; Debian 12's rustc is 1.63: the
+// value goes through a volatile read, which the optimizer cannot see through
+#[inline(never)]
+fn black_box<T>(x: T) -> T {
+    let r = unsafe { std::ptr::read_volatile(&x) };
+    std::mem::forget(x);
+    r
+}
 
 #[allow(dead_code)]
 struct Node {
@@ -75,9 +83,9 @@ fn keep_interior() {
 
 #[inline(never)]
 fn worker(i: usize, ready: Arc<Barrier>) {
-    let held = make_buf(3000 + i);
-    let boxed = make_box();
-    let name = make_string(500 + i);
+    let held = make_buf(3000 + i); // MARK:wbuf
+    let boxed = make_box(); // MARK:wbox
+    let name = make_string(500 + i); // MARK:wstring
     black_box((&held, &boxed, &name));
     ready.wait();
     loop {
