@@ -921,8 +921,9 @@ int main(int argc, char **argv)
 				"exit snapshot (--snapshot exit,signal,abort also takes one on a crash)\n",
 				(long)pid);
 		else
-			fprintf(stderr, "heapann: no snapshot of pid %ld in %s (did it exit with _exit(), "
-				"exec another program or clear LD_PRELOAD?)\n", (long)pid, dir);
+			fprintf(stderr, "heapann: no snapshot of pid %ld in %s (did it exit with _exit() "
+				"or its own exit system call, as Go programs do, exec another program or "
+				"clear LD_PRELOAD?)\n", (long)pid, dir);
 		if (nsnaps && keep)
 			fprintf(stderr, "heapann: %zu snapshots of other processes (its children) are "
 				"in %s\n", nsnaps, dir);

@@ -144,6 +144,9 @@ else
 		# known limit: Go's own exit_group, no exit snapshot (news if it changes)
 		snap "$d/snap" "$d/hgo"
 		check_eq "Go: os.Exit leaves no exit snapshot (Known limits)" "" "$(ls "$d/snap")"
+		"$TOP/$B/heapann" "$d/hgo" >/dev/null 2>"$d/heapann.err"
+		check_grep "Go: heapann finds no snapshot and names Go's own exit system call" \
+			"no snapshot of pid [0-9]+ .*its own exit system call, as Go programs do" "$d/heapann.err"
 		if kcore "$d" env GOTRACEBACK=crash "$d/hgo" abort; then
 			"$M" --top 0 "$d/hgo" "$d/core" >"$d/k.txt" 2>"$d/k.err"
 			check_eq "Go, kernel core: exit 0" 0 $?
