@@ -42,7 +42,12 @@ fn make_box() -> Box<[u64; 12]> {
 #[inline(never)]
 fn make_string(n: usize) -> String {
     let mut s = String::with_capacity(n); // MARK:string
-    s.push_str("hunt15");
+    // written to its capacity: bytes a block never writes keep what its chunk
+    // held before, a stale pointer memcheck skips as undefined and a core
+    // cannot tell from a live one (README, Known limits)
+    while s.len() < n {
+        s.push('h');
+    }
     s
 }
 
@@ -94,7 +99,22 @@ fn worker(i: usize, ready: Arc<Barrier>) {
     }
 }
 
+// "overflow": a stack overflow, which Rust's std reports itself (SIGSEGV on
+// the guard page, its handler on a sigaltstack) when it installed its handler
+#[inline(never)]
+fn recurse(n: u64) -> u64 {
+    let a = black_box([n; 64]);
+    if n == 0 {
+        0
+    } else {
+        recurse(n - 1) + a[3]
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("overflow") {
+        println!("{}", recurse(black_box(u64::MAX)));
+    }
     let abort = std::env::args().nth(1).as_deref() == Some("abort");
     let held = make_buf(1000);
     let boxed = make_box();
