@@ -212,7 +212,7 @@ else
 	d=$TMP/glib
 	mkdir -p "$d/nocr"
 	python3 tests/real11.py nocr "$glib_lib/libglib-2.0.so.0" "$d/nocr/libglib-2.0.so.0" >/dev/null
-	G_SLICE=always-malloc LD_LIBRARY_PATH=$d/nocr snap "$d/snap" "$TMP/gp"
+	snap "$d/snap" env G_SLICE=always-malloc LD_LIBRARY_PATH="$d/nocr" "$TMP/gp"
 	check_eq "GLib: the program ran" "0 48" "$? $(grep -c '^site ' "$d/snap.out")"
 	"$M" --top 0 "$TMP/gp" "$d"/snap/*.core >"$d/s.txt" 2>/dev/null
 	for s in keep:gp_keep drop:gp_drop elem:gp_array; do
@@ -234,6 +234,22 @@ else
 	if have_vg; then
 		G_SLICE=always-malloc LD_LIBRARY_PATH=$d/nocr vg --aspace-minaddr=0x200000000 "$TMP/gp" >/dev/null 2>"$d/vg"
 		check_cats "GLib, exit snapshot: the four categories are memcheck's (but the dtvs)" "$d/l.txt" "$d/vg" allocate_dtv
+	fi
+	# the same at abort, from the kernel's core
+	mkdir -p "$d/k"
+	if kcore "$d/k" env G_SLICE=always-malloc LD_LIBRARY_PATH="$d/nocr" "$TMP/gp" abort; then
+		"$M" --report=lost --top 0 "$TMP/gp" "$d/k/core" >"$d/kl.txt" 2>/dev/null
+		check_eq "GLib, kernel core, lost: a dropped GPtrArray's elements indirectly lost" \
+			"$(python3 tests/hunt15.py want "$d/k/kout" elem)" \
+			"$(python3 tests/hunt14.py sum "$d/kl.txt" "hunt15_gpool.c:$(gp_line elem)" "indirectly lost")"
+		if have_vg; then
+			G_SLICE=always-malloc LD_LIBRARY_PATH=$d/nocr vg --aspace-minaddr=0x200000000 "$TMP/gp" abort \
+				>/dev/null 2>"$d/vga"
+			check_cats "GLib, kernel core at abort: the four categories are memcheck's (but the dtvs)" \
+				"$d/kl.txt" "$d/vga" allocate_dtv
+		fi
+	else
+		skip_check "GLib, kernel core" "none written (core_pattern $(cat /proc/sys/kernel/core_pattern))"
 	fi
 fi
 
