@@ -72,21 +72,19 @@ static int threads_now(void)
 int main(int argc, char **argv)
 {
 	GThreadPool *pool;
-	int base;
+	int base = threads_now();
 
-	/* no idle worker kept: each one ends once the pool is done, and its
-	 * GSlice thread cache (2,032 bytes) goes with it; with idle workers
-	 * kept, which of them still live at exit (and hold theirs) was chance */
+	/* an exclusive pool (its 4 workers start with it) and no idle thread
+	 * kept: the workers end once it is freed, each GSlice thread cache
+	 * (2,032 bytes) with them; a worker kept idle lives on with its cache,
+	 * and which did was chance */
 	g_thread_pool_set_max_unused_threads(0);
 	pool = g_thread_pool_new(task, NULL, 4, TRUE, NULL);
-	/* workers start with the first task: the threads now are main and, in
-	 * some GLib versions and set-ups, the pool-spawner thread, which stays */
-	base = threads_now();
 	for (size_t i = 1; i <= NTASKS; i++)
 		g_thread_pool_push(pool, GSIZE_TO_POINTER(i), NULL);
 	g_thread_pool_free(pool, FALSE, TRUE);
-	/* the workers end after g_thread_pool_free returns: wait for them, at
-	 * most 10 s */
+	/* g_thread_pool_free returns once the tasks are done; the workers end
+	 * after it: wait for them, at most 10 s */
 	for (int n = 0; n < 1000 && threads_now() > base; n++)
 		g_usleep(10000);
 	for (int i = 0; i < NTASKS * 3; i++)
