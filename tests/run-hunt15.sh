@@ -27,8 +27,28 @@
 command -v python3 >/dev/null || skip "python3 not installed"
 M=$TOP/$B/mprof-core
 PRE=$TOP/$B/libheapann.so
-vg() { valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none --run-libc-freeres=no "$@"; }
+# vg [VAR=VALUE...] [MEMCHECK-OPTION...] PROG ARGS...: PROG under memcheck's
+# leak check as the lost report is compared with it, VARs in its environment
+vg() {
+	vg_env=""
+	while case $1 in [A-Z]*=*) true ;; *) false ;; esac; do vg_env="$vg_env $1"; shift; done
+	# shellcheck disable=SC2086
+	env $vg_env valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
+		--run-libc-freeres=no "$@"
+}
 have_vg() { command -v valgrind >/dev/null; }
+# vs_memcheck NAME OURS LOG VG-ARGS...: when valgrind is here, run vg VG-ARGS
+# (its log to LOG) and check the four categories of the lost report OURS
+# against it, but glibc's dtvs (32 bytes larger under libheapann)
+vs_memcheck() {
+	vm_name=$1 vm_ours=$2 vm_log=$3
+	shift 3
+	have_vg || return 0
+	vg "$@" >/dev/null 2>"$vm_log"
+	check_cats "$vm_name: the four categories are memcheck's (but the dtvs)" "$vm_ours" "$vm_log" allocate_dtv
+}
+# no_kcore NAME: the kernel wrote no core here
+no_kcore() { skip_check "$1" "none written (core_pattern $(cat /proc/sys/kernel/core_pattern))"; }
 # kcore DIR PROG ARGS...: run PROG under the preload in DIR until it aborts;
 # the kernel's core is DIR/core (core_pattern "core"), else none
 kcore() {
@@ -108,7 +128,7 @@ else
 					"$(for n in wbuf wbox wstring; do python3 tests/hunt15.py site "$d/g.txt" "hunt15_rs::worker (hunt15_rs.rs:$(rs_line $n))"; done | tr '\n' ' ' | sed 's/ $//')"
 			fi
 		else
-			skip_check "Rust $mangling, kernel core" "none written (core_pattern $(cat /proc/sys/kernel/core_pattern))"
+			no_kcore "Rust $mangling, kernel core"
 		fi
 		# a known limit (README, Snapshots): with the abort snapshot on,
 		# libheapann's crash handlers are installed first and Rust's std,
@@ -133,10 +153,9 @@ else
 		rs_sites "Rust $mangling, exit snapshot" "$d/s.txt" "$d/snap.out"
 		"$M" --report=lost --top 0 "$d/rs" "$d"/snap/*.core >"$d/sl.txt" 2>/dev/null
 		rs_lost "Rust $mangling, exit snapshot, lost" "$d/sl.txt"
-		if have_vg && [ $mangling = legacy ]; then
-			vg "$d/rs" >/dev/null 2>"$d/vg"
-			rs_lost "Rust, memcheck" "$d/vg"
-			check_cats "Rust, exit snapshot: the four categories are memcheck's (but the dtvs)" "$d/sl.txt" "$d/vg" allocate_dtv
+		if [ $mangling = legacy ]; then
+			vs_memcheck "Rust, exit snapshot" "$d/sl.txt" "$d/vg" "$d/rs"
+			have_vg && rs_lost "Rust, memcheck" "$d/vg"
 		fi
 	done
 fi
@@ -189,13 +208,9 @@ else
 			# its stack stops at runtime.asmcgocall: C.malloc's line, not main's
 			check_eq "Go, kernel core, lost: the dropped block (MARK:golost) alone definitely lost" "555 1" \
 				"$(python3 tests/hunt14.py sum "$d/kl.txt" "_cgo_export.c:30" "definitely lost")"
-			if have_vg; then
-				GOTRACEBACK=crash vg "$d/hgo" abort >/dev/null 2>"$d/vg"
-				check_cats "Go, kernel core at abort: the four categories are memcheck's (but the dtvs)" \
-					"$d/kl.txt" "$d/vg" allocate_dtv
-			fi
+			vs_memcheck "Go, kernel core at abort" "$d/kl.txt" "$d/vg" GOTRACEBACK=crash "$d/hgo" abort
 		else
-			skip_check "Go, kernel core" "none written (core_pattern $(cat /proc/sys/kernel/core_pattern))"
+			no_kcore "Go, kernel core"
 		fi
 	fi
 fi
@@ -231,10 +246,8 @@ else
 		"$(python3 tests/hunt14.py sum "$d/l.txt" "hunt15_gpool.c:$(gp_line elem)" "indirectly lost")"
 	check_eq "GLib, lost: g_malloc'd blocks in a global still reachable" "$(python3 tests/hunt15.py want "$d/snap.out" keep)" \
 		"$(python3 tests/hunt14.py sum "$d/l.txt" "hunt15_gpool.c:$(gp_line keep)" "still reachable")"
-	if have_vg; then
-		G_SLICE=always-malloc LD_LIBRARY_PATH=$d/nocr vg --aspace-minaddr=0x200000000 "$TMP/gp" >/dev/null 2>"$d/vg"
-		check_cats "GLib, exit snapshot: the four categories are memcheck's (but the dtvs)" "$d/l.txt" "$d/vg" allocate_dtv
-	fi
+	vs_memcheck "GLib, exit snapshot" "$d/l.txt" "$d/vg" G_SLICE=always-malloc LD_LIBRARY_PATH="$d/nocr" \
+		--aspace-minaddr=0x200000000 "$TMP/gp"
 	# the same at abort, from the kernel's core
 	mkdir -p "$d/k"
 	if kcore "$d/k" env G_SLICE=always-malloc LD_LIBRARY_PATH="$d/nocr" "$TMP/gp" abort; then
@@ -242,14 +255,10 @@ else
 		check_eq "GLib, kernel core, lost: a dropped GPtrArray's elements indirectly lost" \
 			"$(python3 tests/hunt15.py want "$d/k/kout" elem)" \
 			"$(python3 tests/hunt14.py sum "$d/kl.txt" "hunt15_gpool.c:$(gp_line elem)" "indirectly lost")"
-		if have_vg; then
-			G_SLICE=always-malloc LD_LIBRARY_PATH=$d/nocr vg --aspace-minaddr=0x200000000 "$TMP/gp" abort \
-				>/dev/null 2>"$d/vga"
-			check_cats "GLib, kernel core at abort: the four categories are memcheck's (but the dtvs)" \
-				"$d/kl.txt" "$d/vga" allocate_dtv
-		fi
+		vs_memcheck "GLib, kernel core at abort" "$d/kl.txt" "$d/vga" G_SLICE=always-malloc \
+			LD_LIBRARY_PATH="$d/nocr" --aspace-minaddr=0x200000000 "$TMP/gp" abort
 	else
-		skip_check "GLib, kernel core" "none written (core_pattern $(cat /proc/sys/kernel/core_pattern))"
+		no_kcore "GLib, kernel core"
 	fi
 fi
 
@@ -270,11 +279,7 @@ else
 		"$(python3 tests/hunt14.py sum "$d/l.txt" "hunt15_pexit.cc:$(px_line maindead)" "definitely lost")"
 	check_eq "C++ pthread_exit, lost: main's block in a global still reachable" "600 1" \
 		"$(python3 tests/hunt14.py sum "$d/l.txt" "hunt15_pexit.cc:$(px_line mainkept)" "still reachable")"
-	if have_vg; then
-		vg "$TMP/px" >/dev/null 2>"$d/vg"
-		check_cats "C++ pthread_exit, exit snapshot: the four categories are memcheck's (but the dtvs)" \
-			"$d/l.txt" "$d/vg" allocate_dtv
-	fi
+	vs_memcheck "C++ pthread_exit, exit snapshot" "$d/l.txt" "$d/vg" "$TMP/px"
 	# a known limit (README, stale words in live frames): at abort, the
 	# blocked workers' dropped blocks are held only by stale words in the red
 	# zone below their stack pointers (scribble's dead frame); memcheck marked
@@ -308,7 +313,7 @@ for part in sys.stdin.read().strip().rstrip(';').split(';'):
 print(';'.join(out) + ';')")"
 		fi
 	else
-		skip_check "C++ pthread_exit, kernel core" "none written (core_pattern $(cat /proc/sys/kernel/core_pattern))"
+		no_kcore "C++ pthread_exit, kernel core"
 	fi
 fi
 
