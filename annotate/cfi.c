@@ -747,6 +747,9 @@ struct ha_rc {
 	struct ha_rule rule;
 };
 
+/* Return addresses a thread's frame-pointer steps remember (ha_ra_ok). */
+#define HA_RA_SLOTS 256u
+
 /* Frames walked before a match with the previous stack is looked for no more. */
 #define HA_SCRATCH 32
 
@@ -784,6 +787,12 @@ struct ha_prev {
 	 * instead of keeping three addresses (issue 15, capture7) */
 	uintptr_t scr_sp[HA_SCRATCH], scr_bp[HA_SCRATCH], scr_bps[HA_SCRATCH];
 	struct ha_rc rc[HA_RC_SLOTS];
+	/* return addresses a frame-pointer step checked (ha_ra_ok), in code
+	 * generation rc_gen: ip, and 1 + whether it can be one (0: empty) */
+	struct ha_ra {
+		uintptr_t ip;
+		uintptr_t ok;
+	} ra[HA_RA_SLOTS];
 	uintptr_t data[];   /* the four columns and chk, CAP words each (sp one more:
 			     * sp[cap] is UINTPTR_MAX), then sl */
 };
@@ -832,6 +841,7 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 		p->nsl = 0;
 		p->rc_gen = 0;
 		memset(p->rc, 0, sizeof(p->rc));
+		memset(p->ra, 0, sizeof(p->ra));
 	}
 	return p;
 }
@@ -1117,6 +1127,22 @@ static HA_RAW_STACK int ha_read_word(struct ha_bounds *b, uintptr_t addr, uintpt
 	return 0;
 }
 
+/* ha_after_call(IP), remembered in PV for the thread's code generation; a
+ * remembered yes holds only while some loaded object holds IP (a library is
+ * not a new generation when it is unloaded, only when one is loaded). */
+static int ha_ra_ok(struct ha_prev *pv, uintptr_t ip)
+{
+	struct ha_ra *e = &pv->ra[(ip ^ ip >> 8) & (HA_RA_SLOTS - 1)];
+	struct dl_find_object fo;
+
+	if (e->ip != ip || !e->ok) {
+		e->ip = ip;
+		e->ok = 1 + (uintptr_t)ha_after_call(ip);
+		return e->ok == 2;
+	}
+	return e->ok == 2 && _dl_find_object((void *)ip, &fo) == 0;
+}
+
 /* The step of a frame at SP whose code no FDE covers and whose return address
  * follows a call (HA_RULE_FP): BP, rbp, taken as its frame pointer, so CFA =
  * rbp + 16, the caller's rbp at CFA-16 and the return address at CFA-8, when
@@ -1136,7 +1162,7 @@ static HA_RAW_STACK int ha_step_fp(uintptr_t sp, uintptr_t bp, struct ha_bounds 
 	*bps = HA_BPS_CFA;
 	if (bp < sp || bp - sp >= (256u << 20) || ha_read_word(b, bp + 8, &ip) < 0)
 		return HA_STEP_END;
-	if (!ha_after_call(ip)) {
+	if (!ha_ra_ok(pv, ip)) {
 		/* a signal handler's return address is the trampoline the kernel
 		 * pushed, no call before it; its FDE is a signal frame's ('S') */
 		if (ip >= 4096 && ha_code_span(ip - 1, ip + 1) && ha_rc_get(pv, ip).kind == HA_RULE_BAD)
@@ -1318,8 +1344,8 @@ int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_
 	return HA_JOIN_RESUME;
 }
 
-/* The walk again from its first frame, when ha_step could not step the frame
- * at IP because no FDE covers its code (HA_RULE_FP; any other failure, a
+/* The walk again from its first frame, when ha_step could not step frame
+ * FAILED - 1 (its ip in OUT, as every frame's up to it) because no FDE covers its code (HA_RULE_FP; any other failure, a
  * signal frame or code in no object, returns -1 at once: libunwind takes the
  * stack). Frames are stepped by ha_step_checked, none reused, and the record
  * is left empty (a walk through such code pays a whole walk, and no other walk
@@ -1329,7 +1355,7 @@ int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_
  * count as ha_cfi_backtrace_from does, or -1. */
 static __attribute__((noinline, cold)) HA_RAW_STACK int
 ha_walk_nofde(struct ha_prev *pv, uintptr_t *out, unsigned max, const uintptr_t **frames,
-	      int scratch, uintptr_t ip)
+	      int scratch, unsigned failed)
 {
 	struct ha_state s;
 	struct ha_bounds b;
@@ -1340,7 +1366,7 @@ ha_walk_nofde(struct ha_prev *pv, uintptr_t *out, unsigned max, const uintptr_t 
 	pv->s = pv->cap;   /* no join with what the record held */
 	pv->chk_lo = pv->cap;
 	pv->nsl = 0;
-	if (ha_rc_get(pv, ip).kind != HA_RULE_FP)
+	if (ha_rc_get(pv, out[failed - 1]).kind != HA_RULE_FP)
 		return -1;
 	s.ip = out[0];
 	s.sp = scratch ? pv->scr_sp[0] : pv->c.sp[0];
@@ -1364,6 +1390,7 @@ ha_walk_nofde(struct ha_prev *pv, uintptr_t *out, unsigned max, const uintptr_t 
 static __attribute__((noinline, cold)) void ha_rc_reset(struct ha_prev *pv, unsigned gen)
 {
 	memset(pv->rc, 0, sizeof(pv->rc));
+	memset(pv->ra, 0, sizeof(pv->ra));
 	pv->rc_gen = gen;
 }
 
@@ -1448,7 +1475,7 @@ int ha_cfi_backtrace_from(uintptr_t *out, unsigned max, uintptr_t ip, uintptr_t 
 			break;
 	}
 	if (r == HA_STEP_BAD)
-		return ha_walk_nofde(pv, out, max, frames, 1, s.ip);
+		return ha_walk_nofde(pv, out, max, frames, 1, k);
 	{
 		const struct ha_cols scratch = { out, pv->scr_sp, pv->scr_bp, pv->scr_bps };
 
@@ -1470,7 +1497,7 @@ resume:
 			break;
 	}
 	if (r == HA_STEP_BAD)
-		return ha_walk_nofde(pv, out, max, frames, 0, s.ip);
+		return ha_walk_nofde(pv, out, max, frames, 0, k);
 	if (k == max && r == HA_STEP_ON)
 		r = HA_STEP_ZERO;   /* cut at the limit */
 	ha_cols_move(&pv->c, cap - k, 0, k);   /* anchored at the end */
