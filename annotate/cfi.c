@@ -27,10 +27,11 @@
  * loaded object, an object without .eh_frame_hdr) makes the capture go back to
  * libunwind for the whole stack (stack.c). Code inside an object that no FDE
  * covers (built with -fno-asynchronous-unwind-tables) is stepped through rbp
- * as a frame pointer when its return address follows a call instruction and
- * rbp points into the thread's own stack, as gdb and valgrind do; otherwise it
- * ends the stack, as libgcc's unwinder (glibc's backtrace()) ends it: ld.so's
- * _dl_start_user, the makecontext trampoline (ha_step_fp). */
+ * as a frame pointer, as gdb and valgrind do, in a second walk with every word
+ * read through the thread's stack bounds or the kernel, when rbp + 8 holds a
+ * return address (ha_walk_nofde, ha_step_fp); otherwise it ends the stack, as
+ * libgcc's unwinder (glibc's backtrace()) ends it: ld.so's _dl_start_user,
+ * the makecontext trampoline. */
 #ifdef __linux__   /* the walker is x86-64 Linux only; the file builds empty elsewhere */
 #include <dlfcn.h>
 #include <link.h>
@@ -603,8 +604,9 @@ static int ha_code_after_call(uintptr_t ip)
 }
 
 /* Can IP be a return address: is it in a loaded object's code, after a call
- * instruction that is not the last of its function? Reads the 7 bytes before IP only once ha_code_span says they
- * are code: IP may come from a frame-pointer step, from any word of a stack. */
+ * instruction that is not the last of its function? Reads the 7 bytes before
+ * IP only once ha_code_span says they are code: IP may come from a
+ * frame-pointer step, from any word of a stack. */
 static int ha_after_call(uintptr_t ip)
 {
 	return ip >= 4096 + 7 && ha_code_span(ip - 7, ip) && ha_code_after_call(ip) &&
@@ -1345,11 +1347,11 @@ int ha_join(struct ha_prev *pv, unsigned i, unsigned *kp, unsigned max, uintptr_
 }
 
 /* The walk again from its first frame, when ha_step could not step frame
- * FAILED - 1 (its ip in OUT, as every frame's up to it) because no FDE covers its code (HA_RULE_FP; any other failure, a
- * signal frame or code in no object, returns -1 at once: libunwind takes the
- * stack). Frames are stepped by ha_step_checked, none reused, and the record
- * is left empty (a walk through such code pays a whole walk, and no other walk
- * pays anything). Frame 0's state is in OUT[0] and the scratch columns
+ * FAILED - 1 (its ip in OUT, as every frame's up to it) because no FDE covers
+ * its code (HA_RULE_FP; any other failure, a signal frame or code in no
+ * object, returns -1 at once: libunwind takes the stack). Frames are stepped
+ * by ha_step_checked, none reused, and the record is left empty (a walk
+ * through such code pays a whole walk, and no other walk pays anything). Frame 0's state is in OUT[0] and the scratch columns
  * (SCRATCH) or the record's index 0. A step that fails after a frame-pointer
  * step ends the stack there: that rbp was no frame pointer. Returns the frame
  * count as ha_cfi_backtrace_from does, or -1. */
