@@ -36,6 +36,8 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #endif
@@ -848,15 +850,9 @@ static struct ha_prev *ha_prev_get(unsigned cap)
 	return p;
 }
 
-static void ha_stack_learn(void);
-
 void ha_cfi_init(void)
 {
 	ha_prev_key_ok = pthread_key_create(&ha_prev_key, ha_prev_release) == 0;
-	/* the main thread's stack now, not inside a pthread_getattr_np of the
-	 * program's own, which reads /proc/self/maps (allocating) holding the
-	 * main thread's lock that this would take again (ha_stack_learn) */
-	ha_stack_learn();
 }
 
 /* A miss in the thread's cache: the rule from the shared cache or the tables,
@@ -1042,31 +1038,83 @@ enum {
 			 * fails (libunwind reads signal frames) */
 };
 
-/* This thread's own stack, [ha_stk_lo, ha_stk_hi) as pthread_getattr_np gives
- * it (the main thread's down to its rlimit), asked once: ha_stk_state 0 not
- * yet, 1 known, -1 not known. Read by the frame-pointer steps only. */
+/* This thread's own stack, [ha_stk_lo, ha_stk_hi): learnt at its first
+ * frame-pointer step (ha_stk_state 0 not yet, 1 known, -1 not known; learnt
+ * again once when a walk starts below ha_stk_lo, as the main thread's stack
+ * grows). Read by the frame-pointer steps only. */
 static HA_TLS uintptr_t ha_stk_lo, ha_stk_hi;
 static HA_TLS int ha_stk_state;
+static HA_TLS unsigned ha_stk_relearn;
 
-/* Ask for this thread's stack (once). pthread_getattr_np allocates (under
- * ha_busy: the real allocator's) and, for the main thread, reads
- * /proc/self/maps holding the thread's lock: ha_cfi_init asks on the main
- * thread before any walk could run inside that call. */
+/* The mapping holding A, from /proc/self/maps read with system calls alone
+ * (no allocation, no lock: this runs inside malloc), into [*LO, *HI). Returns
+ * 0 when a readable mapping holds it. */
+static int ha_vma_of(uintptr_t a, uintptr_t *lo, uintptr_t *hi)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), found = -1;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
+
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = strchr(line, '\n'))) {
+			uintptr_t s0 = 0, e0 = 0;
+			const char *q = line;
+
+			while ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f'))
+				s0 = s0 * 16 + (uintptr_t)(*q <= '9' ? *q - '0' : *q - 'a' + 10), q++;
+			if (*q++ == '-') {
+				while ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f'))
+					e0 = e0 * 16 + (uintptr_t)(*q <= '9' ? *q - '0' : *q - 'a' + 10), q++;
+				if (a >= s0 && a < e0) {
+					*lo = s0;
+					*hi = e0;
+					found = q[0] == ' ' && q[1] == 'r' ? 0 : -1;
+					goto done;
+				}
+			}
+			line = nl + 1;
+		}
+		have = (size_t)(buf + have - line);   /* a line cut by the read */
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			break;   /* a line longer than the buffer: give up */
+	}
+done:
+	close(fd);
+	return found;
+}
+
+/* Learn this thread's own stack. The main thread's is the mapping holding
+ * __libc_stack_end; another thread's runs up to its thread pointer, where
+ * glibc puts struct pthread at the top of the thread's stack block (also of a
+ * stack the program gave it), in the mapping that holds it. */
 static void ha_stack_learn(void)
 {
-	pthread_attr_t a;
-	void *addr;
-	size_t size;
+	extern void *__libc_stack_end;
+	uintptr_t tp, lo, hi;
 
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
 	ha_stk_state = -1;
-	if (pthread_getattr_np(pthread_self(), &a) != 0)
-		return;
-	if (pthread_attr_getstack(&a, &addr, &size) == 0 && size) {
-		ha_stk_lo = (uintptr_t)addr;
-		ha_stk_hi = (uintptr_t)addr + size;
+	if (syscall(SYS_gettid) == getpid()) {
+		if (ha_vma_of((uintptr_t)__libc_stack_end, &lo, &hi) == 0) {
+			ha_stk_lo = lo;
+			ha_stk_hi = hi;
+			ha_stk_state = 1;
+		}
+	} else if (ha_vma_of(tp - 1, &lo, &hi) == 0) {
+		ha_stk_lo = lo;
+		ha_stk_hi = tp;
 		ha_stk_state = 1;
 	}
-	pthread_attr_destroy(&a);
 }
 
 /* Where a walk through frame-pointer steps may read without asking the
@@ -1086,8 +1134,13 @@ static struct ha_bounds ha_bounds_of(uintptr_t sp0)
 {
 	struct ha_bounds b = { 0, 0, { 0, 0, 0, 0 }, 0 };
 
-	if (!ha_stk_state)
+	if (!ha_stk_state || (ha_stk_state == 1 && sp0 < ha_stk_lo && ha_stk_lo - sp0 < (256u << 20) &&
+			      ha_stk_relearn < 64)) {
+		/* the first time, or the main stack grew: at most 64 times more
+		 * (a coroutine's stack just below would ask on every walk) */
+		ha_stk_relearn += ha_stk_state != 0;
 		ha_stack_learn();
+	}
 	if (ha_stk_state == 1 && sp0 >= ha_stk_lo && sp0 < ha_stk_hi) {
 		b.lo = sp0;
 		b.hi = ha_stk_hi;
