@@ -71,8 +71,6 @@ enum {
 	HA_RULE_END = 3,    /* the return address is undefined: outermost frame */
 	HA_RULE_BAD = 4,    /* not expressible: the caller falls back */
 	HA_RULE_FP = 5,     /* code no FDE covers, after a call: try rbp as a frame pointer */
-	HA_RULE_NONE = 6,   /* in no loaded object (generated code): as BAD, but after
-			     * a frame-pointer step it ends the stack instead */
 };
 
 /* One return address's rule. */
@@ -623,7 +621,7 @@ static int ha_after_call(uintptr_t ip)
  * return address makecontext wrote without a call. */
 static struct ha_rule ha_rule_nofde(uintptr_t ip)
 {
-	struct ha_rule rule = { 16, -16, HA_RULE_FP, 1 };
+	struct ha_rule rule = { 0, 0, HA_RULE_FP, 0 };   /* ha_step_fp knows the rest */
 
 	if (!ha_after_call(ip))
 		rule.kind = HA_RULE_END;
@@ -633,7 +631,7 @@ static struct ha_rule ha_rule_nofde(uintptr_t ip)
 /* Work out the rule for return address IP from the unwind tables: see
  * ha_rule_nofde for an address inside an object's code that no FDE covers.
  * An address in no object at all (generated code) is left to libunwind
- * (HA_RULE_NONE). */
+ * (HA_RULE_BAD). */
 static __attribute__((noinline, cold)) struct ha_rule ha_rule_find(uintptr_t ip)
 {
 	struct ha_rule rule = { 0, 0, HA_RULE_BAD, 0 };
@@ -647,12 +645,8 @@ static __attribute__((noinline, cold)) struct ha_rule ha_rule_find(uintptr_t ip)
 	uint8_t fde_enc;
 	int has_z, res;
 
-	if (!fde) {
-		if (in_object)
-			return ha_rule_nofde(ip);
-		rule.kind = HA_RULE_NONE;
-		return rule;
-	}
+	if (!fde)
+		return in_object ? ha_rule_nofde(ip) : rule;
 	/* the CIE */
 	{
 		struct ha_rd c;
@@ -1100,9 +1094,8 @@ done:
 static void ha_stack_learn(void)
 {
 	extern void *__libc_stack_end;
-	uintptr_t tp, lo, hi;
+	uintptr_t tp = ha_thread_pointer(), lo, hi;
 
-	__asm__("mov %%fs:0, %0" : "=r"(tp));
 	ha_stk_state = -1;
 	if (syscall(SYS_gettid) == getpid()) {
 		if (ha_vma_of((uintptr_t)__libc_stack_end, &lo, &hi) == 0) {

@@ -174,6 +174,18 @@ static inline void ha_code_note(uintptr_t ra, size_t bytes)
 		__atomic_add_fetch(&ha_code_gen, 1, __ATOMIC_RELEASE);
 }
 
+#ifdef __x86_64__
+/* The calling thread's thread pointer: the TCB's self pointer at %fs:0 (the
+ * snapshots' thread registry, the CFI walker's frame-pointer steps). */
+static inline uintptr_t ha_thread_pointer(void)
+{
+	uintptr_t tp;
+
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+#endif
+
 /* ---- the x86-64 CFI walker (cfi.c; not in the static kit; glibc 2.35 or
  * later, for _dl_find_object) ---- */
 #if defined(__x86_64__) && !defined(HEAPANN_STATIC) && defined(__GLIBC__) && \

@@ -1211,15 +1211,6 @@ static void snap_stack_release(void *v)
 		__atomic_store_n(&snap_stacks[i].tid, 0, __ATOMIC_RELEASE);
 }
 
-/* The calling thread's thread pointer (x86-64: the TCB's self pointer at %fs:0). */
-static uintptr_t snap_thread_pointer(void)
-{
-	uintptr_t tp;
-
-	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
-	return tp;
-}
-
 void ha_snap_thread_first(void)
 {
 	int tid;
@@ -1229,7 +1220,7 @@ void ha_snap_thread_first(void)
 		return;
 	tid = (int)syscall(SYS_gettid);
 	snap_stack_claim(tid, tid == (int)getpid() ? (uintptr_t)__builtin_frame_address(0)
-						    : snap_thread_pointer());
+						    : ha_thread_pointer());
 }
 
 /* The address in thread TID's stack that the registry holds, or 0. */

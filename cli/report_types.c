@@ -90,21 +90,10 @@ static int32_t vt_class(struct vt_state *s, uint64_t w, int *oom)
 
 	if (!w || w % ws)
 		return -1;
-	if (img->nfiles) {
-		/* only a file's mapping holds a vtable: most words are not in one */
-		size_t lo = 0, hi = img->nfiles;
-
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (img->files[mid].end <= w)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == img->nfiles || img->files[lo].start > w)
-			return -1;
-	}
+	/* only a file's mapping holds a vtable: most words are not in one (a raw
+	 * dump or a core without NT_FILE lists none: every value is looked up) */
+	if (img->nfiles && !cp_image_mapping(img, w))
+		return -1;
 	if (s->nwords >= UINT32_MAX - 1) {
 		*oom = 1;
 		return -1;
