@@ -63,7 +63,9 @@ size_t an_frames_at(const struct an_input *in, uint32_t addr_idx, struct an_fram
 int an_name_matches(const char *name, const char *pattern);
 
 /* How many innermost logical frames of 'stack' belong to the allocator: built-in
- * names (malloc family, operator new/new[], strdup...) and f->alloc_fns. When
+ * names (malloc family, operator new/new[], strdup..., Rust's allocation layer:
+ * alloc::alloc::, alloc::raw_vec::, std::alloc::, the __rust_alloc shims) and
+ * f->alloc_fns. When
  * all of them do, all but the outermost (a stack keeps at least one frame). */
 uint32_t an_alloc_skip(const struct an_input *in, const struct an_filter *f, uint32_t stack);
 

@@ -22,7 +22,35 @@ static const char *const builtin_alloc_fns[] = {
 	"strdup", "__strdup", "strndup", "__strndup",
 	"__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign",
 	"__cxa_allocate_exception", "__cxa_allocate_dependent_exception",
+	/* Rust: the global allocator's shims (plain, or in __rustc:: below) and
+	 * Box::new's allocation */
+	"__rust_alloc", "__rust_alloc_zeroed", "__rust_realloc", "__rdl_alloc",
+	"__rdl_alloc_zeroed", "__rdl_realloc", "__rg_alloc", "__rg_alloc_zeroed", "__rg_realloc",
+	"alloc::boxed::box_new_uninit",
 };
+
+/* Rust's allocation layer, whole paths: every function in them is the allocator,
+ * as operator new is C++'s (without them every Rust block's site would read
+ * alloc::alloc::alloc, and a Vec's its RawVec). A name matches when it starts
+ * with one, after the '<' of an impl ("<alloc::alloc::Global as
+ * core::alloc::Allocator>::allocate", "<alloc::raw_vec::RawVecInner>::grow_one"
+ * as v0 names read; "alloc::raw_vec::RawVecInner<A>::grow_one" as DWARF's).
+ * What the program called stays: alloc::vec::Vec::with_capacity, Box::new. */
+static const char *const builtin_alloc_paths[] = {
+	"alloc::alloc::", "alloc::raw_vec::", "std::alloc::", "std::sys::alloc::",
+	"std::sys::pal::unix::alloc::", "std::sys::unix::alloc::", "__rustc::",
+};
+
+/* 1 when NAME lies in one of builtin_alloc_paths. */
+static int in_alloc_path(const char *name)
+{
+	if (name[0] == '<')
+		name++;
+	for (size_t i = 0; i < sizeof(builtin_alloc_paths) / sizeof(builtin_alloc_paths[0]); i++)
+		if (!strncmp(name, builtin_alloc_paths[i], strlen(builtin_alloc_paths[i])))
+			return 1;
+	return 0;
+}
 
 int an_name_matches(const char *name, const char *pattern)
 {
@@ -123,6 +151,8 @@ static int is_alloc_fn(const struct an_filter *f, const char *name)
 {
 	if (!name)
 		return 0;
+	if (in_alloc_path(name))
+		return 1;
 	for (size_t i = 0; i < sizeof(builtin_alloc_fns) / sizeof(builtin_alloc_fns[0]); i++)
 		if (an_name_matches(name, builtin_alloc_fns[i]))
 			return 1;

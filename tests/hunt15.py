@@ -11,6 +11,11 @@
       mangled Rust name or with a legacy hash, an escape or a crate
       disambiguator ("_ZN", "_R", "::h" and 16 hex digits, "$LT$",
       "alloc[fdfd2bd8633a6659]"), one a line.
+  hunt15.py first REPORT_TXT
+      prints each stack's first frame (its allocation site), one a line.
+  hunt15.py leakpath LEAKS_TXT FUNCTION
+      prints "BYTES BLOCKS": the rows of the memory leak table whose path
+      names FUNCTION, summed.
 """
 import re
 import sys
@@ -49,6 +54,31 @@ def raw(path):
         if line.startswith("    ") and RAW.search(line):
             print(line.strip())
 
+def first(path):
+    want = False
+    for line in open(path, errors="replace"):
+        if HEAD.match(line):
+            want = True
+        elif want and line.startswith("    "):
+            print(line.strip())
+            want = False
+
+
+def leakpath(path, function):
+    nbytes = nblocks = 0
+    rows = False
+    for line in open(path, errors="replace"):
+        if line.startswith("Memory leak table"):
+            rows = True
+        elif rows and not line.strip():
+            break
+        elif rows:
+            f = line.split(None, 6)
+            if len(f) == 7 and f[0][0].isdigit() and function in f[6].split(" <- "):
+                nbytes += int(f[0].replace(",", ""))
+                nblocks += int(f[2].replace(",", ""))
+    print(nbytes, nblocks)
+
 
 def main(argv):
     if len(argv) == 3 and argv[0] == "site":
@@ -57,6 +87,10 @@ def main(argv):
         want(argv[1], argv[2])
     elif len(argv) == 2 and argv[0] == "raw":
         raw(argv[1])
+    elif len(argv) == 2 and argv[0] == "first":
+        first(argv[1])
+    elif len(argv) == 3 and argv[0] == "leakpath":
+        leakpath(argv[1], argv[2])
     else:
         sys.stderr.write(__doc__)
         return 2

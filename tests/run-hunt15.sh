@@ -8,6 +8,9 @@
 #    or legacy ones with their hash and "$LT$" escapes: now as rustc shows them.
 #    Built with rustc's default (legacy) names and with v0 names. gdb's
 #    names (--symbolizer gdb) kept legacy hashes and v0 crate disambiguators.
+#    Rust's allocation layer (alloc::alloc, alloc::raw_vec, std::alloc, the
+#    __rust_alloc shims) is skipped as operator new is: before, every site
+#    read alloc::alloc::alloc and the leak table's paths held the layer alone.
 # 2. Go with cgo (tests/prog/hunt15_go.go): C.malloc from Go, malloc from C
 #    functions Go calls. The walker stops at runtime.asmcgocall (Go's code has
 #    no .eh_frame): each stack is the C part, never a wrong Go frame. Go's
@@ -81,6 +84,21 @@ rs_sites() {
 	check_eq "$1: no frame reads as a mangled Rust name, a hash or an escape" "" \
 		"$(python3 tests/hunt15.py raw "$2" | head -n 3)"
 }
+# rs_layer NAME REPORT LEAKS OUT: Rust's allocation layer (alloc::alloc,
+# alloc::raw_vec, std::alloc, the __rust_alloc shims) is the allocator, as
+# operator new is: no stack starts in it, and the leak table's paths of 5
+# functions reach the program's functions (before, every Rust site read
+# alloc::alloc::alloc and its paths held the layer alone)
+rs_layer() {
+	check_eq "$1: no stack starts inside Rust's allocation layer" "" \
+		"$(python3 tests/hunt15.py first "$2" | grep -E '^<?(alloc::alloc::|alloc::raw_vec::|std::alloc::|std::sys::alloc::|__rust_|__rdl_|__rustc::)' | head -n 3)"
+	for s in buf:make_buf box:make_box string:make_string leak:leak_box forget:forget_vec \
+		node:make_node global:keep_global interior:keep_interior; do
+		check_eq "$1: leak table, paths through hunt15_rs::${s#*:}: the program's bytes and blocks" \
+			"$(python3 tests/hunt15.py want "$4" "${s%%:*}")" \
+			"$(python3 tests/hunt15.py leakpath "$3" "hunt15_rs::${s#*:}")"
+	done
+}
 # rs_lost NAME REPORT: the leaks the program made, in memcheck's categories
 rs_lost() {
 	check_eq "$1: Box::leak definitely lost" "200 1" \
@@ -114,6 +132,8 @@ else
 			"$M" --top 0 "$d/rs" "$d/core" >"$d/k.txt" 2>"$d/k.err"
 			check_eq "Rust $mangling, kernel core: exit 0" 0 $?
 			rs_sites "Rust $mangling, kernel core" "$d/k.txt" "$d/kout"
+			"$M" --report=leaks "$d/rs" "$d/core" >"$d/kt.txt" 2>/dev/null
+			rs_layer "Rust $mangling, kernel core" "$d/k.txt" "$d/kt.txt" "$d/kout"
 			"$M" --report=lost --top 0 "$d/rs" "$d/core" >"$d/kl.txt" 2>/dev/null
 			rs_lost "Rust $mangling, kernel core, lost" "$d/kl.txt"
 			check_eq "Rust $mangling, kernel core, lost: no raw names" "" "$(python3 tests/hunt15.py raw "$d/kl.txt" | head -n 3)"
@@ -151,6 +171,8 @@ else
 		"$M" --top 0 "$d/rs" "$d"/snap/*.core >"$d/s.txt" 2>/dev/null
 		check_eq "Rust $mangling, exit snapshot: exit 0" 0 $?
 		rs_sites "Rust $mangling, exit snapshot" "$d/s.txt" "$d/snap.out"
+		"$M" --report=leaks "$d/rs" "$d"/snap/*.core >"$d/st.txt" 2>/dev/null
+		rs_layer "Rust $mangling, exit snapshot" "$d/s.txt" "$d/st.txt" "$d/snap.out"
 		"$M" --report=lost --top 0 "$d/rs" "$d"/snap/*.core >"$d/sl.txt" 2>/dev/null
 		rs_lost "Rust $mangling, exit snapshot, lost" "$d/sl.txt"
 		if [ $mangling = legacy ]; then

@@ -670,6 +670,54 @@ static void test_region(void)
 	free(img);
 }
 
+/* Rust's allocation layer is the allocator: its frames are skipped in both name
+ * forms (DWARF's "alloc::raw_vec::RawVecInner<A>::f", v0's "<alloc::...>::f"),
+ * up to what the program called; a path only alike is not. */
+static void test_rust_layer(void)
+{
+	static const char *const layer[] = {
+		"malloc", "__rustc::__rust_alloc", "__rdl_alloc", "alloc::alloc::alloc",
+		"<alloc::alloc::Global>::alloc_impl",
+		"<alloc::alloc::Global as core::alloc::Allocator>::allocate",
+		"alloc::raw_vec::RawVecInner<A>::try_allocate_in",
+		"<alloc::raw_vec::RawVecInner>::grow_one",
+		"<std::alloc::System as core::alloc::global::GlobalAlloc>::alloc",
+		"std::sys::alloc::unix::<impl core::alloc::global::GlobalAlloc for std::alloc::System>::alloc",
+		"alloc::boxed::box_new_uninit",
+	};
+	static const char *const program[] = {
+		"alloc::vec::Vec<T,A>::with_capacity_in", "<alloc::boxed::Box<u8>>::new",
+		"my_alloc::alloc::f", "alloc::allocate", "<my::alloc::alloc::X>::f", "allocator::alloc::f",
+		"__rust_alloc_shim_user",
+	};
+	const size_t nl = sizeof(layer) / sizeof(layer[0]), np = sizeof(program) / sizeof(program[0]);
+	struct fake *f = malloc(sizeof(*f));
+	uint32_t a[16], s, main_a;
+	int ok = 1;
+
+	fake_init(f);
+	main_a = fake_addr(f, "main", 9);
+	for (size_t i = 0; i < nl; i++)
+		a[i] = fake_addr(f, layer[i], (unsigned)i);
+	/* the whole layer, then the program: every layer frame skipped */
+	a[nl] = main_a;
+	s = fake_stack(f, nl + 1, a);
+	CHECK("rust: the allocation layer's frames skipped, both name forms",
+	      an_alloc_skip(&f->in, NULL, s) == nl);
+	/* each name of the program's after malloc: only malloc skipped */
+	for (size_t i = 0; i < np; i++) {
+		uint32_t b[3] = { a[0], fake_addr(f, program[i], 100), main_a };
+
+		s = fake_stack(f, 3, b);
+		if (an_alloc_skip(&f->in, NULL, s) != 1) {
+			fprintf(stderr, "# %s taken for the allocator\n", program[i]);
+			ok = 0;
+		}
+	}
+	CHECK("rust: names only alike (other crates, Vec, Box::new) are the program's", ok);
+	free(f);
+}
+
 int main(void)
 {
 	test_widgets();
@@ -677,5 +725,6 @@ int main(void)
 	test_tree();
 	test_bins_and_sites();
 	test_region();
+	test_rust_layer();
 	return CHECK_DONE();
 }
