@@ -378,6 +378,24 @@ int cli_datasym_tls(struct cli_datasym *d, const struct cp_image *img, uint64_t 
 /* Release d. NULL is accepted. */
 void cli_datasym_free(struct cli_datasym *d);
 
+/* A session opened on first use: the first call (*tried 0) opens one into *ds
+ * and, when there is none, writes "mprof-core: note: no symbols for WHAT: why"
+ * (unless o->quiet); every call returns *ds (NULL when none). The caller owns
+ * *ds (cli_datasym_free). */
+struct cli_datasym *cli_datasym_lazy(const struct cli_options *o, const struct cp_image *img,
+				     struct cli_datasym **ds, int *tried, const char *what);
+
+/* One block's C++ dynamic type at a time (--addr), named as --report=types
+ * names it. cli_typer_new borrows ds (a naming session of p's image, which
+ * must outlive the typer) and returns NULL when ds is NULL or out of memory;
+ * cli_typer_block returns the type of live block b ("Circle", "Circle[]"),
+ * owned by t until cli_typer_free, or NULL when it has none (an untyped or
+ * freed block, t NULL, out of memory); cli_typer_free accepts NULL. */
+struct cli_typer;
+struct cli_typer *cli_typer_new(const struct cli_profile *p, struct cli_datasym *ds);
+const char *cli_typer_block(struct cli_typer *t, const struct cp_block *b);
+void cli_typer_free(struct cli_typer *t);
+
 /* ---- mprof's tables, Massif's tree, the timeline (report_tables.c, report_tree.c,
  * types.c) ---- */
 

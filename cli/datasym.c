@@ -55,6 +55,20 @@ static void ds_error(struct cp_error *err, int code, const char *fmt, const char
 	snprintf(err->msg, sizeof(err->msg), fmt, a, b);
 }
 
+struct cli_datasym *cli_datasym_lazy(const struct cli_options *o, const struct cp_image *img,
+				     struct cli_datasym **ds, int *tried, const char *what)
+{
+	if (!*tried) {
+		struct cp_error err = { 0 };
+
+		*tried = 1;
+		*ds = cli_datasym_open(o, img, &err);
+		if (!*ds && !o->quiet)
+			fprintf(stderr, "mprof-core: note: no symbols for %s: %s\n", what, err.msg);
+	}
+	return *ds;
+}
+
 void cli_datasym_free(struct cli_datasym *d)
 {
 	if (!d)

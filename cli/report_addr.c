@@ -21,6 +21,38 @@ struct addr_info {
 	struct cli_tlsref tls; /* what == AN_ADDR_TLS: whose, which variable */
 };
 
+/* What the answers share: the naming session, opened at the first address that
+ * needs it, and the block typer over it. */
+struct addr_ctx {
+	const struct cli_options *o;
+	const struct cli_profile *p;
+	struct cli_datasym *ds;
+	int ds_tried;
+	struct cli_typer *ty;
+};
+
+/* The naming session of c, opened on first use (a note when there is none). */
+static struct cli_datasym *ctx_ds(struct addr_ctx *c)
+{
+	return cli_datasym_lazy(c->o, c->p->img, &c->ds, &c->ds_tried, "--addr");
+}
+
+/* The C++ dynamic type of block b (a live one), or NULL. */
+static const char *ctx_type(struct addr_ctx *c, const struct cp_block *b)
+{
+	if (b->state != CP_LIVE)
+		return NULL;
+	if (!c->ty && ctx_ds(c))
+		c->ty = cli_typer_new(c->p, c->ds);
+	return cli_typer_block(c->ty, b);
+}
+
+static void ctx_release(struct addr_ctx *c)
+{
+	cli_typer_free(c->ty);
+	cli_datasym_free(c->ds);
+}
+
 /* Is block bi (AN_NONE: none) in [lo, hi)? */
 static int block_in(const struct cli_profile *p, size_t bi, uint64_t lo, uint64_t hi)
 {
@@ -51,10 +83,11 @@ static int tls_possible(const struct cp_image *img)
 	return 0;
 }
 
-static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, int *ds_tried,
-			 const struct cli_options *o, uint64_t addr, struct addr_info *ai)
+static void addr_resolve(struct addr_ctx *c, uint64_t addr, struct addr_info *ai)
 {
+	const struct cli_profile *p = c->p;
 	struct an_addr *a = &ai->a;
+	struct cli_datasym *ds;
 
 	an_addr_classify(p->img, &p->scan, addr, a);
 	ai->have_sym = 0;
@@ -68,21 +101,14 @@ static void addr_resolve(const struct cli_profile *p, struct cli_datasym **ds, i
 	 * program in the one segment that holds its stack (below) */
 	if (a->what == AN_ADDR_STACK && !tls_possible(p->img) && p->img->nfiles)
 		return;
-	if (!*ds_tried) {
-		struct cp_error err = { 0 };
-
-		*ds_tried = 1;
-		*ds = cli_datasym_open(o, p->img, &err);
-		if (!*ds && !o->quiet)
-			fprintf(stderr, "mprof-core: note: no symbols for --addr: %s\n", err.msg);
-	}
+	ds = ctx_ds(c);
 	/* a thread's static TLS: the main thread's in an anonymous mapping ("other"),
 	 * the others' at the top of their stack mapping */
-	if (a->what != AN_ADDR_NOT_DUMPED && cli_datasym_tls(*ds, p->img, addr, &ai->tls)) {
+	if (a->what != AN_ADDR_NOT_DUMPED && cli_datasym_tls(ds, p->img, addr, &ai->tls)) {
 		a->what = AN_ADDR_TLS;
 		return;
 	}
-	if (cli_datasym(*ds, addr, &ai->sym) < 0)
+	if (cli_datasym(ds, addr, &ai->sym) < 0)
 		return;
 	/* "stack" only says the address shares a segment with a thread's stack
 	 * pointer: in a core without a load map (qemu-system's dump of a board's
@@ -121,11 +147,14 @@ static const char *part_name(enum an_addr_part part)
 
 /* ---- text ---- */
 
-static void block_line(FILE *f, const struct cp_block *b)
+/* "block ADDR (N bytes, seq S)", with its C++ dynamic type when it has one */
+static void block_line(FILE *f, struct addr_ctx *c, const struct cp_block *b)
 {
+	const char *type = ctx_type(c, b);
 	char a[32];
 
-	fprintf(f, "block 0x%" PRIx64 " (%s bytes, seq %" PRIu64 ")", b->user, fmt_num(a, b->size), b->seq);
+	fprintf(f, "block 0x%" PRIx64 " (%s bytes, seq %" PRIu64 "%s%s)", b->user, fmt_num(a, b->size),
+		b->seq, type ? ", type " : "", type ? type : "");
 }
 
 static void sym_text(FILE *f, const struct cli_symref *s)
@@ -146,8 +175,9 @@ static void sym_text(FILE *f, const struct cli_symref *s)
 	fprintf(f, "in %s+0x%" PRIx64, fmt_base(s->module), s->modoff);
 }
 
-static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_info *ai)
+static void addr_text(FILE *f, struct addr_ctx *c, const struct addr_info *ai)
 {
+	const struct cli_profile *p = c->p;
 	const struct an_addr *a = &ai->a;
 	const struct cp_scan *sc = &p->scan;
 	const struct cp_block *b = a->block != AN_NONE ? &sc->blocks[a->block] : NULL;
@@ -158,7 +188,7 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 	case AN_ADDR_BLOCK:
 		if (b) {
 			fprintf(f, "%s bytes into live ", fmt_num(n1, a->offset));
-			block_line(f, b);
+			block_line(f, c, b);
 			fputs("\n    allocated at:\n", f);
 			report_stack_text(f, p, b->stack, "        ");
 		} else {
@@ -182,7 +212,7 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 				fprintf(f, "in the alignment pad before the header of ");
 			else
 				fprintf(f, "%s bytes into the header of ", fmt_num(n1, a->offset));
-			block_line(f, b);
+			block_line(f, c, b);
 			fputs("\n    allocated at:\n", f);
 			report_stack_text(f, p, b->stack, "        ");
 		} else {
@@ -200,7 +230,7 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 		break;
 	case AN_ADDR_GUARD:
 		fprintf(f, "%s byte%s past the end of ", fmt_num(n1, a->offset), a->offset == 1 ? "" : "s");
-		block_line(f, b);
+		block_line(f, c, b);
 		fprintf(f, ", in its %u-byte guard: a write here overflows the block by at least %" PRIu64
 			" bytes; ", b->guard_len, a->offset + 1);
 		if (b->flags & CP_GUARD_BROKEN)
@@ -215,7 +245,7 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 			fprintf(f, "%s bytes into freed ", fmt_num(n1, a->offset));
 		else
 			fprintf(f, "in the %s of freed ", part_name(a->part));
-		block_line(f, b);
+		block_line(f, c, b);
 		fputs(b->flags & CP_HDR_UNVERIFIED ?
 		      " (the allocator reused the start of its header: size and seq as read)\n" : "\n", f);
 		fputs("    allocated at (before it was freed):\n", f);
@@ -231,7 +261,7 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 
 			fprintf(f, "  before it, %s bytes after its end: %s ",
 				fmt_num(n1, a->addr - (x->user + x->size)), x->state == CP_LIVE ? "live" : "freed");
-			block_line(f, x);
+			block_line(f, c, x);
 			/* an overflow that ran through the whole guard may have gone on
 			 * to here, erasing the header of a block that held this address */
 			if (x->state == CP_LIVE && (x->flags & CP_GUARD_BROKEN) && x->guard_len &&
@@ -246,7 +276,7 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 
 			fprintf(f, "  after it, %s bytes before its header: %s ",
 				fmt_num(n1, cp_block_start(x) - a->addr), x->state == CP_LIVE ? "live" : "freed");
-			block_line(f, x);
+			block_line(f, c, x);
 			fputs("\n    allocated at:\n", f);
 			report_stack_text(f, p, x->stack, "        ");
 		}
@@ -315,25 +345,32 @@ static void addr_text(FILE *f, const struct cli_profile *p, const struct addr_in
 
 int report_addr_text(FILE *f, const struct cli_options *o, const struct cli_profile *p)
 {
-	struct cli_datasym *ds = NULL;
-	int tried = 0;
+	struct addr_ctx c = { .o = o, .p = p };
 
 	for (size_t i = 0; i < o->naddrs; i++) {
 		struct addr_info ai;
 
-		addr_resolve(p, &ds, &tried, o, o->addrs[i], &ai);
-		addr_text(f, p, &ai);
+		addr_resolve(&c, o->addrs[i], &ai);
+		addr_text(f, &c, &ai);
 	}
-	cli_datasym_free(ds);
+	ctx_release(&c);
 	return 0;
 }
 
 /* ---- JSON ---- */
 
-static void block_obj(struct json *j, const struct cli_profile *p, const struct cp_block *b)
+static void block_obj(struct json *j, struct addr_ctx *c, const struct cp_block *b)
 {
+	const struct cli_profile *p = c->p;
+	const char *type = ctx_type(c, b);
+
 	json_obj_begin(j);
 	report_block_json_id(j, b);
+	json_key(j, "type");
+	if (type)
+		json_str(j, type);
+	else
+		json_null(j);
 	json_key(j, "header_verified");
 	json_bool(j, !(b->flags & CP_HDR_UNVERIFIED));
 	json_key(j, "guard_len");
@@ -392,8 +429,9 @@ static void sym_json(struct json *j, const struct cli_symref *s)
 	}
 }
 
-static void addr_json(struct json *j, const struct cli_profile *p, const struct addr_info *ai)
+static void addr_json(struct json *j, struct addr_ctx *c, const struct addr_info *ai)
 {
+	const struct cli_profile *p = c->p;
 	const struct an_addr *a = &ai->a;
 	const struct cp_scan *sc = &p->scan;
 	const char *part = part_name(a->part);
@@ -411,7 +449,7 @@ static void addr_json(struct json *j, const struct cli_profile *p, const struct 
 	}
 	if (a->block != AN_NONE) {
 		json_key(j, "block");
-		block_obj(j, p, &sc->blocks[a->block]);
+		block_obj(j, c, &sc->blocks[a->block]);
 	} else if (a->damage != AN_NONE) {
 		json_key(j, "block");
 		damage_obj(j, p, &sc->damaged[a->damage], a);
@@ -427,13 +465,13 @@ static void addr_json(struct json *j, const struct cli_profile *p, const struct 
 		if (a->prev != AN_NONE) {
 			const struct cp_block *x = &sc->blocks[a->prev];
 
-			block_obj(j, p, x);
+			block_obj(j, c, x);
 		} else {
 			json_null(j);
 		}
 		json_key(j, "after");
 		if (a->next != AN_NONE)
-			block_obj(j, p, &sc->blocks[a->next]);
+			block_obj(j, c, &sc->blocks[a->next]);
 		else
 			json_null(j);
 	}
@@ -478,18 +516,17 @@ static void addr_json(struct json *j, const struct cli_profile *p, const struct 
 
 int report_addr_json(struct json *j, const struct cli_options *o, const struct cli_profile *p)
 {
-	struct cli_datasym *ds = NULL;
-	int tried = 0;
+	struct addr_ctx c = { .o = o, .p = p };
 
 	json_key(j, "addresses");
 	json_arr_begin(j);
 	for (size_t i = 0; i < o->naddrs; i++) {
 		struct addr_info ai;
 
-		addr_resolve(p, &ds, &tried, o, o->addrs[i], &ai);
-		addr_json(j, p, &ai);
+		addr_resolve(&c, o->addrs[i], &ai);
+		addr_json(j, &c, &ai);
 	}
 	json_arr_end(j);
-	cli_datasym_free(ds);
+	ctx_release(&c);
 	return 0;
 }

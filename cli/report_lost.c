@@ -350,15 +350,7 @@ static void lost_ctx_release(struct lost_ctx *x)
 
 static struct cli_datasym *lost_ds(struct lost_ctx *x)
 {
-	if (!x->ds_tried) {
-		struct cp_error err = { 0 };
-
-		x->ds_tried = 1;
-		x->ds = cli_datasym_open(x->o, x->p->img, &err);
-		if (!x->ds && !x->o->quiet)
-			fprintf(stderr, "mprof-core: note: no symbols for root names: %s\n", err.msg);
-	}
-	return x->ds;
+	return cli_datasym_lazy(x->o, x->p->img, &x->ds, &x->ds_tried, "root names");
 }
 
 /* ---- names of roots, registers and places ---- */

@@ -282,3 +282,40 @@ int report_types_json(struct json *j, const struct cli_options *o, const struct 
 	vt_release(&s);
 	return 0;
 }
+
+/* ---- one block at a time (--addr) ---- */
+
+struct cli_typer {
+	struct vt_state s;
+};
+
+struct cli_typer *cli_typer_new(const struct cli_profile *p, struct cli_datasym *ds)
+{
+	struct cli_typer *t = ds ? calloc(1, sizeof(*t)) : NULL;
+
+	if (t) {
+		t->s.p = p;
+		t->s.ds = ds;
+	}
+	return t;
+}
+
+const char *cli_typer_block(struct cli_typer *t, const struct cp_block *b)
+{
+	int oom = 0;
+	int32_t k;
+
+	if (!t || b->state != CP_LIVE)
+		return NULL;
+	k = vt_block(&t->s, b, &oom);
+	return k >= 0 ? t->s.types[k].name : NULL;
+}
+
+void cli_typer_free(struct cli_typer *t)
+{
+	if (!t)
+		return;
+	t->s.ds = NULL;   /* borrowed */
+	vt_release(&t->s);
+	free(t);
+}

@@ -7,6 +7,7 @@
 # 7 make_shared control blocks, 30 Plain (no virtual functions: untyped). In a
 # kernel core of g++ -O2 and clang++ -O0 builds, and libheapann's exit
 # snapshot; text and JSON; a stripped program has no vtable names (untyped).
+# --addr names the type of the block it lands in (data, header, guard).
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
 command -v g++ >/dev/null || skip "g++ not installed"
@@ -65,6 +66,45 @@ set -- "$d"/snap/*.core
 "$B/mprof-core" --report=types --format json "$d/prog" "$1" >"$d/s.json" 2>/dev/null
 check_eq "exit snapshot: blocks and bytes of each type" "${W%; shared*}
 True" "$(types "$d/s.json")"
+
+# --addr names a live block's type too (block, header and guard answers, text
+# and JSON): one block of each kind the program made, found by its line
+d=$TMP/g++-O2
+# pick LINE...: the first block allocated at each line of vtypes.cc, "ADDR SIZE"
+pick() {
+	"$B/mprof-core" --blocks --format json "$d/prog" "$d/core" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for line in sys.argv[1:]:
+    for b in d["block_list"]:
+        fr = [f for f in d["stacks"][b["stack"]]["frames"] if (f.get("file") or "").endswith("/vtypes.cc")]
+        if fr and fr[0].get("line") == int(line):
+            print(b["address"], b["size"])
+            break
+    else:
+        print("none 0")' "$@"
+}
+src_line() { grep -n "$1" $src | head -n 1 | cut -d: -f1; }
+if [ -s "$d/core" ]; then
+	blocks=$(pick "$(src_line 'new Circle);')" "$(src_line 'new Square);')" "$(src_line 'new Circle\[3\]')" "$(src_line 'new Plain()')" "$(src_line 'new Holder()')")
+	set -- $blocks
+	c=$1 cs=$2 q=$3 a=$5 pl=$7 h=$9
+	"$B/mprof-core" --addr $((c + 8)) --addr $((c - 16)) --addr $((c + cs)) --addr $((q + 4)) \
+		--addr $((a + 8)) --addr $((pl + 4)) --addr $((h + 4)) "$d/prog" "$d/core" >"$d/a.txt" 2>/dev/null
+	check_eq "--addr: exit 0" 0 $?
+	check_eq "--addr text: Circle (inside, its header, its guard), Square, Circle[], Plain untyped, Holder as Square" \
+		"type Circle)
+type Circle)
+type Circle), in its
+type Square)
+type Circle[])
+seq
+type Square)" \
+		"$(grep '^address' "$d/a.txt" | sed -e 's/.*\(type [^)]*)\(, in its\)*\).*/\1/' -e 's/.*(.* bytes, \(seq\) [0-9]*).*/\1/')"
+	"$B/mprof-core" --format json --addr $((c + 8)) --addr $((pl + 4)) --addr $((c + cs + 40)) "$d/prog" "$d/core" >"$d/a.json" 2>/dev/null
+	check_eq "--addr JSON: the block's type, null when untyped" "Circle None" \
+		"$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["addresses"]; print(a[0]["block"]["type"], a[1]["block"]["type"])' "$d/a.json")"
+fi
 
 # stripped: no vtable symbols in the program, so none of its objects is typed
 cp "$d/prog" "$d/stripped" && strip --strip-all "$d/stripped"
