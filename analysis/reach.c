@@ -715,10 +715,12 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
 				continue;
 			for (unsigned k = 0; k < HEAPANN_STATS_HDR_WORDS; k++)
 				h[k] = cp_image_word(img, p + (size_t)k * w);
-			if (h[HEAPANN_SH_VERSION] != HEAPANN_STATS_VERSION || !h[HEAPANN_SH_TOTAL] ||
-			    h[HEAPANN_SH_CHECK] != heapann_check(a, h[HEAPANN_SH_TOTAL], h[HEAPANN_SH_STACK_DEPTH],
-								 h[HEAPANN_SH_STACK_CAP],
-								 HEAPANN_STATS_VERSION | h[HEAPANN_SH_TL_CAP] << 8, w))
+			if (!heapann_stats_version_ok(h[HEAPANN_SH_VERSION]) || !h[HEAPANN_SH_TOTAL] ||
+			    h[HEAPANN_SH_CHECK] != heapann_stats_check(a, h[HEAPANN_SH_TOTAL],
+								       h[HEAPANN_SH_STACK_DEPTH],
+								       h[HEAPANN_SH_STACK_CAP],
+								       h[HEAPANN_SH_TL_CAP],
+								       h[HEAPANN_SH_VERSION], w))
 				continue;
 			end = h[HEAPANN_SH_TOTAL] > UINT64_MAX - a ? UINT64_MAX : a + h[HEAPANN_SH_TOTAL];
 			if (an_roots_exclude(out, a, end) < 0)

@@ -169,6 +169,7 @@ static void usage_finish(struct an_usage *out)
 		out->frees += s->frees;
 		out->bytes += s->bytes;
 		out->bytes_freed += s->bytes_freed;
+		out->temp += s->temp;
 		out->v[n++] = *s;
 	}
 	out->n = n;
@@ -255,6 +256,7 @@ int an_usage_from_stats(const struct an_input *in, const struct an_filter *f,
 		s->frees = e->frees;
 		s->bytes = e->bytes;
 		s->bytes_freed = e->bytes_freed;
+		s->temp = e->temp;
 		for (unsigned c = 0; c < AN_NCLASSES; c++) {
 			s->cls_bytes[c] = e->cls_bytes[c];
 			s->cls_freed[c] = e->cls_freed[c];
@@ -338,6 +340,13 @@ static int leak_key_cmp(const void *pa, const void *pb)
 	return a->site < b->site ? -1 : a->site > b->site;
 }
 
+/* Does sorted key i start a new path (not the same as key i - 1)? */
+static int leak_key_starts(const struct leak_key *keys, size_t i)
+{
+	return i == 0 || keys[i].n != keys[i - 1].n || keys[i].cut != keys[i - 1].cut ||
+	       memcmp(keys[i].k, keys[i - 1].k, keys[i].n * sizeof(uint64_t)) != 0;
+}
+
 static int leak_cmp(const void *pa, const void *pb)
 {
 	const struct an_leak *a = pa, *b = pb;
@@ -394,8 +403,7 @@ int an_leaks_build(const struct an_input *in, const struct an_usage *u, unsigned
 		const struct an_site *s = &u->v[keys[i].site];
 		struct an_leak *l;
 
-		if (i == 0 || keys[i].n != keys[i - 1].n || keys[i].cut != keys[i - 1].cut ||
-		    memcmp(keys[i].k, keys[i - 1].k, keys[i].n * sizeof(uint64_t)) != 0) {
+		if (leak_key_starts(keys, i)) {
 			if (n && !out->v[n - 1].kept_blocks)
 				n--;   /* the previous path kept nothing */
 			l = &out->v[n++];
@@ -437,6 +445,105 @@ void an_leaks_release(struct an_leaks *l)
 {
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+/* ---- temporary allocations ---- */
+
+static int temp_cmp(const void *pa, const void *pb)
+{
+	const struct an_temp *a = pa, *b = pb;
+
+	if (a->temp != b->temp)
+		return a->temp < b->temp ? 1 : -1;
+	if (a->allocs != b->allocs)
+		return a->allocs < b->allocs ? 1 : -1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+int an_temps_build(const struct an_input *in, const struct an_usage *u, struct an_temps *out)
+{
+	struct an_fnmap fm = { .sites = 1 };
+	struct an_fbuf fb = { 0 };
+	struct leak_key *keys = NULL;
+	uint64_t *karr = NULL;
+	size_t *off = NULL, nk = 0, nkarr = 0, cap = 0, n = 0;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	keys = calloc(u->n + 1, sizeof(*keys));
+	off = calloc(u->n + 1, sizeof(*off));
+	out->v = calloc(u->n + 1, sizeof(*out->v));
+	if (!keys || !off || !out->v)
+		goto out;
+	/* each site with temporary allocations: its whole path's keys (at off[]
+	 * in karr, which may still move), as the leak table's with call sites */
+	for (size_t i = 0; i < u->n; i++) {
+		const struct an_site *s = &u->v[i];
+		size_t nf;
+
+		out->temp += s->temp;
+		out->allocs += s->allocs;
+		if (!s->temp)
+			continue;
+		if ((nf = an_fbuf_site(&fb, in, s)) == SIZE_MAX)
+			goto out;
+		if (nkarr + nf + 1 > cap) {
+			size_t c = (nkarr + nf + 1) * 2;
+			uint64_t *k = realloc(karr, c * sizeof(*k));
+
+			if (!k)
+				goto out;
+			karr = k;
+			cap = c;
+		}
+		off[nk] = nkarr;
+		keys[nk].n = (uint32_t)nf;
+		keys[nk].cut = an_fbuf_cut(&fb, nf, in, s);
+		keys[nk].site = (uint32_t)i;
+		for (size_t k = 0; k < nf; k++) {
+			uint32_t id = an_fnmap_id(&fm, &fb.v[k], s->stack, (uint32_t)k);
+
+			if (id == UINT32_MAX)
+				goto out;
+			karr[nkarr++] = id;
+		}
+		nk++;
+	}
+	for (size_t i = 0; i < nk; i++)
+		keys[i].k = karr + off[i];
+	qsort(keys, nk, sizeof(*keys), leak_key_cmp);
+	for (size_t i = 0; i < nk; i++) {
+		const struct an_site *s = &u->v[keys[i].site];
+		struct an_temp *t;
+
+		if (leak_key_starts(keys, i)) {
+			t = &out->v[n++];
+			t->stack = s->stack;
+			t->skip = s->skip;
+		}
+		t = &out->v[n - 1];
+		t->temp += s->temp;
+		t->allocs += s->allocs;
+		t->bytes += s->bytes;
+	}
+	out->n = n;
+	qsort(out->v, out->n, sizeof(*out->v), temp_cmp);
+	rc = 0;
+out:
+	free(keys);
+	free(off);
+	free(karr);
+	free(fb.v);
+	an_fnmap_release(&fm);
+	if (rc < 0)
+		an_temps_release(out);
+	return rc;
+}
+
+void an_temps_release(struct an_temps *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof(*t));
 }
 
 /* ---- direct allocation table ---- */

@@ -36,6 +36,7 @@ struct an_site {
 	uint32_t skip;                       /* allocator frames (an_alloc_skip) */
 	uint64_t allocs, frees;
 	uint64_t bytes, bytes_freed;
+	uint64_t temp;                       /* temporary allocations (statistics only) */
 	uint64_t cls_bytes[AN_NCLASSES];     /* bytes allocated per size class */
 	uint64_t cls_freed[AN_NCLASSES];     /* bytes freed per size class */
 };
@@ -51,6 +52,7 @@ struct an_usage {
 	struct an_bin *bins;       /* AN_NBINS bins */
 	uint64_t allocs, frees, bytes, bytes_freed;  /* totals over v */
 	uint64_t ignored_allocs, ignored_bytes;      /* left out by --ignore-fn */
+	uint64_t temp;             /* temporary allocations over v */
 	int from_stats;            /* 1: the statistics region; 0: live blocks only */
 	uint64_t unrecorded_allocs, unrecorded_bytes; /* stats: stacks that did not fit */
 	uint64_t fallback_blocks, fallback_bytes; /* stats: live blocks of those stacks,
@@ -120,6 +122,28 @@ struct an_directs {
 
 int an_direct_build(const struct an_input *in, const struct an_usage *u, struct an_directs *out);
 void an_directs_release(struct an_directs *d);
+
+/* ---- temporary allocations ---- */
+
+/* The temporary allocations of one stack as the stacks report reads it: the
+ * sites whose logical frames after their skip, up to main, are the same
+ * (function, file, line, module, inlined; an unnamed frame by its address),
+ * summed. stack/skip name a site of the group. */
+struct an_temp {
+	uint32_t stack, skip;
+	uint64_t temp, allocs, bytes;
+};
+
+struct an_temps {
+	struct an_temp *v;         /* stacks with temporary allocations, most first */
+	size_t n;
+	uint64_t temp, allocs;     /* totals over every site of the usage */
+};
+
+/* Group the temporary allocations of u's sites by stack. Returns 0 or -1 (out
+ * of memory); release with an_temps_release. */
+int an_temps_build(const struct an_input *in, const struct an_usage *u, struct an_temps *out);
+void an_temps_release(struct an_temps *t);
 
 /* ---- allocation call graph ---- */
 

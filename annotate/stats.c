@@ -232,7 +232,7 @@ static void st_make(void)
 	r[HEAPANN_SH_NBINS] = HEAPANN_STATS_NBINS;
 	r[HEAPANN_SH_ENTRY_WORDS] = st_entry;
 	r[HEAPANN_SH_CHECK] = (uintptr_t)heapann_stats_check((uintptr_t)r, total, st_depth, cap,
-							     ST_TL_CAP, HA_W);
+							     ST_TL_CAP, HEAPANN_STATS_VERSION, HA_W);
 	/* the signature last: a reader never sees a region half made */
 	r[HEAPANN_SH_MAGIC1] = (uintptr_t)heapann_stats_magic1(HA_W);
 	__atomic_store_n(&r[HEAPANN_SH_MAGIC0], (uintptr_t)heapann_stats_magic0(HA_W),
@@ -340,6 +340,11 @@ static HA_TLS struct st_thread {
 	 * the pending words: a slot becomes the pending one when it comes
 	 * twice in a row */
 	uintptr_t *last;
+	/* this thread's last allocation while nothing else was allocated
+	 * since: its sequence number (0: none) and slot; a free of it is a
+	 * temporary allocation (TEMP), and TEMP_SEQ then the block whose
+	 * free was so counted, for a realloc that takes its free back */
+	uintptr_t tmp_seq, *tmp_slot, temp_seq;
 } st_me;
 
 /* A key of the chain frames[0..d): its slot DEPTH word DK (the count and the
@@ -614,11 +619,12 @@ void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth
 	unsigned bin = size <= 1024 ? (unsigned)size : HEAPANN_STATS_BIN_LARGE;
 
 	(void)user;
-	(void)seq;
 	if (ST_UNLIKELY(!st_ready()))
 		return;
 	c = st_counters;
 	e = st_slot(frames, depth, cut);
+	st_me.tmp_seq = seq;
+	st_me.tmp_slot = e;
 	a = ADD(c[HEAPANN_SC_BYTES], size);
 	f = LOAD(c[HEAPANN_SC_BYTES_FREED]);
 	st_peak(c, a - f, a + f);
@@ -686,17 +692,40 @@ static inline __attribute__((always_inline)) void st_free(size_t size, int sign)
 	st_sample(c, a + f, a - f);
 }
 
+/* The free of this thread's last allocation, nothing allocated since: a
+ * temporary allocation of its slot, then the free's counts. Out of line, and
+ * called last, so that ha_stats_free's common way keeps its registers. */
+static __attribute__((noinline)) void st_temp_free(size_t size)
+{
+	if (st_me.tmp_slot) {
+		ADD(st_me.tmp_slot[HEAPANN_SE_TEMP], 1);
+		st_me.temp_seq = st_me.tmp_seq;
+	}
+	st_me.tmp_seq = 0;
+	st_free(size, 1);
+}
+
 void ha_stats_free(const void *user, size_t size, uintptr_t seq)
 {
 	(void)user;
-	(void)seq;
+	/* seq is never 0, tmp_seq is before the thread's first allocation */
+	if (ST_UNLIKELY(seq == st_me.tmp_seq)) {
+		st_temp_free(size);
+		return;
+	}
 	st_free(size, 1);
 }
 
 void ha_stats_free_undo(const void *user, size_t size, uintptr_t seq)
 {
 	(void)user;
-	(void)seq;
+	/* a realloc that failed after its free was counted temporary: the
+	 * block lives on, still the thread's last allocation */
+	if (ST_UNLIKELY(seq == st_me.temp_seq) && seq && st_me.tmp_slot) {
+		SUB(st_me.tmp_slot[HEAPANN_SE_TEMP], 1);
+		st_me.tmp_seq = seq;
+		st_me.temp_seq = 0;
+	}
 	st_free(size, -1);
 }
 

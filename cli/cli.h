@@ -28,6 +28,7 @@ enum cli_report {
 	REP_CORRUPTION = 1u << 7,
 	REP_LOST = 1u << 8,
 	REP_TYPES = 1u << 9,
+	REP_TEMP = 1u << 10,
 };
 
 #define CLI_MAX_LIST 64

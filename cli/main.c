@@ -52,8 +52,9 @@ static const char usage_text[] =
 "reports:\n"
 "  --report LIST       comma-separated: stacks (default), corruption (also by\n"
 "                      default whenever some is found), tree, leaks, bins,\n"
-"                      direct, graph, timeline, lost, types (C++ dynamic types\n"
-"                      by vtable pointer), all\n"
+"                      direct, graph, timeline, temporary (blocks freed before\n"
+"                      their thread allocated again), lost, types (C++\n"
+"                      dynamic types by vtable pointer), all\n"
 "  --leak-depth N      leaks: partial call paths of N functions (default 5)\n"
 "  --call-sites        leaks: tell call sites in one function apart\n"
 "  --addr ADDR         what ADDR is: block, header, guard, freed, heap between\n"
@@ -154,6 +155,7 @@ static unsigned parse_reports(const char *list)
 		/* issue 5 and the tree of issue 3 (report_tables.c, report_tree.c) */
 		{ "tree", REP_TREE }, { "leaks", REP_LEAKS }, { "bins", REP_BINS },
 		{ "direct", REP_DIRECT }, { "graph", REP_GRAPH }, { "timeline", REP_TIMELINE },
+		{ "temporary", REP_TEMP },
 	};
 	unsigned bits = 0;
 	const char *p = list;

@@ -697,7 +697,95 @@ static int timeline_json(struct json *j, const struct cli_profile *p)
 
 /* ---- entry points ---- */
 
-#define TABLE_REPORTS (REP_TREE | REP_LEAKS | REP_BINS | REP_DIRECT | REP_GRAPH | REP_TIMELINE)
+/* ---- temporary allocations ---- */
+
+/* Why there is no count of temporary allocations, or NULL when there is. */
+static const char *temp_absent(const struct cli_profile *p)
+{
+	if (!p->have_stats)
+		return "no statistics region in the image";
+	if (!p->stats.temp_counted)
+		return "the statistics region is from a libheapann that did not count them "
+		       "(region version 2)";
+	return NULL;
+}
+
+static int temp_text(FILE *f, const struct cli_options *o, const struct cli_profile *p,
+		     const struct an_usage *u)
+{
+	const char *why = temp_absent(p);
+	struct an_temps t;
+	char a[32], b[32], c[32];
+	size_t n;
+
+	fputs("\nTemporary allocations: blocks freed by the thread that allocated them before it "
+	      "allocated again; from the statistics kept in the process\n", f);
+	if (why) {
+		fprintf(f, "    (not counted: %s)\n", why);
+		return 0;
+	}
+	if (an_temps_build(&p->in, u, &t) < 0)
+		return -1;
+	fprintf(f, "temporary: %s of %s allocations (%.2f%%)\n", fmt_num(a, t.temp),
+		fmt_num(b, t.allocs), pct(t.temp, t.allocs));
+	n = rows_shown(o, t.n, 1, &t.v[0].temp, sizeof(t.v[0]), t.temp);
+	for (size_t i = 0; i < n; i++) {
+		const struct an_temp *x = &t.v[i];
+
+		fprintf(f, "\n#%zu: %s temporary of %s allocations (%.2f%%), %s bytes allocated\n", i + 1,
+			fmt_num(a, x->temp), fmt_num(b, x->allocs), pct(x->temp, x->allocs),
+			fmt_num(c, x->bytes));
+		report_stack_text(f, p, x->stack, "    ");
+	}
+	if (n < t.n)
+		fprintf(f, "... %zu more stacks (--top 0 shows all)\n", t.n - n);
+	an_temps_release(&t);
+	return 0;
+}
+
+static int temp_json(struct json *j, const struct cli_options *o, const struct cli_profile *p,
+		     const struct an_usage *u)
+{
+	struct an_temps t;
+	size_t n;
+
+	json_key(j, "temporary");
+	if (temp_absent(p)) {
+		json_null(j);
+		return 0;
+	}
+	if (an_temps_build(&p->in, u, &t) < 0)
+		return -1;
+	n = rows_shown(o, t.n, 0, &t.v[0].temp, sizeof(t.v[0]), t.temp);
+	json_obj_begin(j);
+	json_key(j, "temporary");
+	json_u64(j, t.temp);
+	json_key(j, "allocs");
+	json_u64(j, t.allocs);
+	json_key(j, "stacks");
+	json_arr_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		const struct an_temp *x = &t.v[i];
+
+		json_obj_begin(j);
+		json_key(j, "temporary");
+		json_u64(j, x->temp);
+		json_key(j, "allocs");
+		json_u64(j, x->allocs);
+		json_key(j, "bytes");
+		json_u64(j, x->bytes);
+		json_key(j, "frames");
+		report_stack_json(j, p, x->stack);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+	an_temps_release(&t);
+	return 0;
+}
+
+#define TABLE_REPORTS (REP_TREE | REP_LEAKS | REP_BINS | REP_DIRECT | REP_GRAPH | REP_TIMELINE | \
+		       REP_TEMP)
 
 /* How many live blocks (and bytes) the statistics count beyond those the scan
  * found: blocks outside the dumped memory (a raw dump that stops inside the heap),
@@ -772,6 +860,8 @@ int report_tables_text(FILE *f, const struct cli_options *o, const struct cli_pr
 		rc |= graph_text(f, o, p, &u);
 	if (o->reports & REP_TIMELINE)
 		rc |= timeline_text(f, p);
+	if (o->reports & REP_TEMP)
+		rc |= temp_text(f, o, p, &u);
 	cli_types_free(types);
 	an_usage_release(&u);
 	return rc ? -1 : 0;
@@ -830,6 +920,11 @@ int report_tables_json(struct json *j, const struct cli_options *o, const struct
 		json_u64(j, nby);
 		json_key(j, "stacks");
 		json_u64(j, st->nstacks);
+		json_key(j, "temporary");   /* null: a region that did not count them */
+		if (st->temp_counted)
+			json_u64(j, st->temp);
+		else
+			json_null(j);
 		json_key(j, "calls");
 		json_obj_begin(j);
 		for (unsigned i = 0; i < HEAPANN_NCALLS; i++) {
@@ -853,6 +948,8 @@ int report_tables_json(struct json *j, const struct cli_options *o, const struct
 		rc |= graph_json(j, o, p, &u);
 	if (o->reports & REP_TIMELINE)
 		rc |= timeline_json(j, p);
+	if (o->reports & REP_TEMP)
+		rc |= temp_json(j, o, p, &u);
 	cli_types_free(types);
 	an_usage_release(&u);
 	return rc ? -1 : 0;

@@ -40,6 +40,8 @@ struct cp_unload_table {
 struct cp_stats_stack {
 	uint32_t stack;                  /* index into cp_scan.stacks */
 	uint64_t allocs, frees, bytes, bytes_freed;
+	uint64_t temp;                   /* temporary allocations (heapann_stats.h TEMP;
+					  * 0 when !cp_stats.temp_counted) */
 	uint64_t cls_bytes[HEAPANN_STATS_NCLASSES];
 	uint64_t cls_freed[HEAPANN_STATS_NCLASSES];
 };
@@ -66,6 +68,9 @@ struct cp_stats {
 					  * realloc (those blocks are gone) */
 	uint64_t bad_frees;              /* frees/reallocs of a freed or damaged block */
 	uint64_t last_guard_seq;         /* seq of the last block in guard_breaks */
+	int temp_counted;                /* the region counts temporary allocations
+					  * (version 3 on) */
+	uint64_t temp;                   /* their sum over the stacks */
 	struct cp_stats_bin bins[HEAPANN_STATS_NBINS];
 	struct cp_stats_stack *stacks;   /* entries that were complete */
 	size_t nstacks;

@@ -27,6 +27,7 @@ void cp_stats_free(struct cp_stats *st)
 struct region {
 	uint64_t addr, total, stack_cap, stack_depth, off_counters, off_bins, off_tl, off_stacks;
 	uint64_t tl_cap, ncounters, nbins, entry_words;
+	unsigned version;         /* HEAPANN_STATS_VERSION_MIN .. HEAPANN_STATS_VERSION */
 	uint64_t bin_shards;      /* copies of the bins: what fits before the timeline */
 	const unsigned char *p;   /* the whole region, when dumped */
 	unsigned char *copy;      /* p when the region spans several segments (owned) */
@@ -84,7 +85,7 @@ static int header_ok(const struct cp_image *img, const unsigned char *p, uint64_
 		hw[i] = cp_image_word(img, p + i * w);
 	if (hw[HEAPANN_SH_MAGIC0] != heapann_stats_magic0(w) ||
 	    hw[HEAPANN_SH_MAGIC1] != heapann_stats_magic1(w) ||
-	    hw[HEAPANN_SH_VERSION] != HEAPANN_STATS_VERSION ||
+	    !heapann_stats_version_ok(hw[HEAPANN_SH_VERSION]) ||
 	    hw[HEAPANN_SH_HDR_WORDS] != HEAPANN_STATS_HDR_WORDS)
 		return 0;
 	rg->addr = r;
@@ -99,8 +100,9 @@ static int header_ok(const struct cp_image *img, const unsigned char *p, uint64_
 	rg->ncounters = hw[HEAPANN_SH_NCOUNTERS];
 	rg->nbins = hw[HEAPANN_SH_NBINS];
 	rg->entry_words = hw[HEAPANN_SH_ENTRY_WORDS];
+	rg->version = (unsigned)hw[HEAPANN_SH_VERSION];
 	return hw[HEAPANN_SH_CHECK] == heapann_stats_check(r, rg->total, rg->stack_depth,
-							   rg->stack_cap, rg->tl_cap, w);
+							   rg->stack_cap, rg->tl_cap, rg->version, w);
 }
 
 /* The region's fields fit together and in its TOTAL. */
@@ -556,6 +558,7 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	out->guard_breaks = WORD(c, HEAPANN_SC_GUARD_BREAKS);
 	out->bad_frees = WORD(c, HEAPANN_SC_BAD_FREES);
 	out->last_guard_seq = WORD(c, HEAPANN_SC_LAST_GUARD_SEQ);
+	out->temp_counted = rg.version >= 3;
 	if (WORD(c, HEAPANN_SC_UNLOAD_TABLE) &&
 	    unload_read(img, WORD(c, HEAPANN_SC_UNLOAD_TABLE), out) < 0)
 		goto nomem;
@@ -654,6 +657,8 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 				continue;
 			}
 			cs->allocs = WORD(e, HEAPANN_SE_ALLOCS);
+			cs->temp = rg.version >= 3 ? WORD(e, HEAPANN_SE_TEMP) : 0;
+			out->temp = (out->temp + cs->temp) & mask;
 			for (unsigned k = 0; k < HEAPANN_STATS_NCLASSES; k++)
 				cs->cls_bytes[k] = WORD(e, HEAPANN_SE_CLS_BYTES + k);
 			/* plus what threads have not moved to the slot yet (as target words) */

@@ -28,7 +28,7 @@
  *   | timeline           |  TL_CAP x 2 words: TIME LIVE (C_TL_COUNT of them are valid)
  *   +--------------------+ R + OFF_STACKS
  *   | stack table        |  STACK_CAP entries x ENTRY_WORDS words (open addressing):
- *   |                    |  HASH DEPTH ALLOCS (reserved) (reserved) (reserved)
+ *   |                    |  HASH DEPTH ALLOCS TEMP (reserved) (reserved)
  *   |                    |  CLS_BYTES[4] (reserved)[4] FRAMES[STACK_DEPTH]; a slot's
  *   |                    |  bytes are the sum of its CLS_BYTES
  *   +--------------------+ R + TOTAL
@@ -47,6 +47,11 @@
  *   FRAMES    return addresses, innermost first, as in the block header (the first
  *             STACK_DEPTH of them when the capture was deeper, with HEAPANN_STATS_CUT:
  *             all chains that share those frames count in one slot).
+ *   TEMP      (version 3) temporary allocations: blocks of this slot freed by the
+ *             thread that allocated them before it allocated anything else (a
+ *             realloc frees the old block and allocates the new one, so growing
+ *             the last block made is temporary too); heaptrack's "temporary
+ *             allocations", per thread. 0 and not counted in version 2.
  *   CLS_*     bytes per mprof size class: 0-32, 33-256, 257-2048, larger.
  *   TIME      bytes allocated plus bytes freed so far (Massif's --time-unit=B).
  *
@@ -89,7 +94,9 @@
 
 #include "heapann_block.h"
 
-#define HEAPANN_STATS_VERSION 2u   /* 2: per-stack frees derived by the reader */
+#define HEAPANN_STATS_VERSION 3u   /* 2: per-stack frees derived by the reader;
+				    * 3: slots count temporary allocations (TEMP) */
+#define HEAPANN_STATS_VERSION_MIN 2u  /* the oldest a reader takes */
 #define HEAPANN_STATS_HDR_WORDS 16u
 #define HEAPANN_STATS_CALL_SHARDS 64u      /* per-thread shards of the call counts */
 #define HEAPANN_STATS_CALL_SHARD_WORDS 16u
@@ -197,7 +204,7 @@ enum heapann_stats_entry {
 	HEAPANN_SE_HASH = 0,
 	HEAPANN_SE_DEPTH = 1,
 	HEAPANN_SE_ALLOCS = 2,
-	HEAPANN_SE_FREES = 3,         /* reserved (0): derived by the reader */
+	HEAPANN_SE_TEMP = 3,          /* temporary allocations (version 3; 0 before) */
 	HEAPANN_SE_BYTES = 4,         /* reserved (0): the sum of CLS_BYTES */
 	HEAPANN_SE_BYTES_FREED = 5,   /* reserved (0): derived by the reader */
 	HEAPANN_SE_CLS_BYTES = 6,
@@ -215,12 +222,18 @@ static inline uint64_t heapann_stats_magic1(unsigned w)
 	return w == 8 ? HEAPANN_STATS_MAGIC1_64 : HEAPANN_STATS_MAGIC1_32;
 }
 
-/* The header's CHECK word for a region at address r. */
-static inline uint64_t heapann_stats_check(uint64_t r, uint64_t total, uint64_t stack_depth,
-					   uint64_t stack_cap, uint64_t tl_cap, unsigned w)
+/* Is VERSION a region version a reader takes? */
+static inline int heapann_stats_version_ok(uint64_t version)
 {
-	return heapann_check(r, total, stack_depth, stack_cap,
-			     HEAPANN_STATS_VERSION | (tl_cap << 8), w);
+	return version >= HEAPANN_STATS_VERSION_MIN && version <= HEAPANN_STATS_VERSION;
+}
+
+/* The header's CHECK word for a region of that version at address r. */
+static inline uint64_t heapann_stats_check(uint64_t r, uint64_t total, uint64_t stack_depth,
+					   uint64_t stack_cap, uint64_t tl_cap, uint64_t version,
+					   unsigned w)
+{
+	return heapann_check(r, total, stack_depth, stack_cap, version | (tl_cap << 8), w);
 }
 
 /* mprof's size class of a request (index into CLS_BYTES). */

@@ -438,7 +438,7 @@ static void block_put(unsigned char *img, uint64_t user, uint64_t size, uint64_t
  * (A: 2 + a freed header, B: 1, C: 2 under stacks deeper than the table keeps,
  * unrecorded: 1). Part of A's and C's allocations are still in two threads'
  * pending words. */
-static uint64_t region_build(unsigned char *img)
+static uint64_t region_build_v(unsigned char *img, uint64_t version)
 {
 	uint64_t r = RG_BASE + RG_OFF, w = 8, entry = HEAPANN_STATS_ENTRY_FIXED + RG_DEPTH;
 	uint64_t off_c = 128, off_b = off_c + HEAPANN_STATS_NCOUNTERS * w;
@@ -454,7 +454,7 @@ static uint64_t region_build(unsigned char *img)
 
 	h[HEAPANN_SH_MAGIC0] = HEAPANN_STATS_MAGIC0_64;
 	h[HEAPANN_SH_MAGIC1] = HEAPANN_STATS_MAGIC1_64;
-	h[HEAPANN_SH_VERSION] = HEAPANN_STATS_VERSION;
+	h[HEAPANN_SH_VERSION] = version;
 	h[HEAPANN_SH_HDR_WORDS] = HEAPANN_STATS_HDR_WORDS;
 	h[HEAPANN_SH_TOTAL] = total;
 	h[HEAPANN_SH_STACK_CAP] = RG_CAP;
@@ -467,7 +467,7 @@ static uint64_t region_build(unsigned char *img)
 	h[HEAPANN_SH_NCOUNTERS] = HEAPANN_STATS_NCOUNTERS;
 	h[HEAPANN_SH_NBINS] = HEAPANN_STATS_NBINS;
 	h[HEAPANN_SH_ENTRY_WORDS] = entry;
-	h[HEAPANN_SH_CHECK] = heapann_stats_check(r, total, RG_DEPTH, RG_CAP, RG_TL, 8);
+	h[HEAPANN_SH_CHECK] = heapann_stats_check(r, total, RG_DEPTH, RG_CAP, RG_TL, version, 8);
 	for (unsigned i = 0; i < HEAPANN_STATS_HDR_WORDS; i++)
 		put64(img, r + i * w, h[i]);
 	put64(img, r + off_c + HEAPANN_SC_BYTES * w, 1484);
@@ -497,6 +497,7 @@ static uint64_t region_build(unsigned char *img)
 	put64(img, e0 + HEAPANN_SE_HASH * w, 0x1234);
 	put64(img, e0 + HEAPANN_SE_DEPTH * w, 2 | HEAPANN_STATS_READY);
 	put64(img, e0 + HEAPANN_SE_ALLOCS * w, 2);   /* + 1 pending in shard 1 */
+	put64(img, e0 + HEAPANN_SE_TEMP * w, 2);     /* read from version 3 on */
 	put64(img, e0 + (HEAPANN_SE_CLS_BYTES + 1) * w, 200);
 	put64(img, e0 + HEAPANN_SE_FRAMES * w, 0x401000);
 	put64(img, e0 + (HEAPANN_SE_FRAMES + 1) * w, 0x402000);
@@ -533,6 +534,12 @@ static uint64_t region_build(unsigned char *img)
 	block_put(img, ub + 0x5000, 40, 7, fc2, 5, 0);
 	block_put(img, ub + 0x6000, 32, 9, fu, 1, 0);
 	return total;
+}
+
+/* The region of the current version. */
+static uint64_t region_build(unsigned char *img)
+{
+	return region_build_v(img, HEAPANN_STATS_VERSION);
 }
 
 /* Write img to a temporary file and read the region back from it. Returns
@@ -607,8 +614,32 @@ static void test_region(void)
 	      st.nstacks == 3 && st.stacks[0].stack < scan.nstacks &&
 	      scan.stacks[st.stacks[0].stack].depth == 2 &&
 	      scan.addrs[scan.stack_frames[scan.stacks[st.stacks[0].stack].first + 1]] == 0x402000);
+	CHECK("region: temporary allocations (version 3)", st.temp_counted && st.temp == 2 &&
+	      st.nstacks == 3 && st.stacks[0].temp == 2 && st.stacks[1].temp == 0);
 	cp_stats_free(&st);
 	cp_scan_free(&scan);
+
+	/* version 2 (libheapann before temporary allocations) is read, its word 3
+	 * not; 1 and 4 are not regions this reader takes */
+	memset(img, 0, len);
+	region_build_v(img, 2);
+	rc = region_read(img, len, &scan, &st, &err);
+	CHECK("region version 2: read, temporary allocations not counted",
+	      rc == 1 && st.nstacks == 3 && st.stacks[0].allocs == 3 && !st.temp_counted &&
+	      st.temp == 0 && st.stacks[0].temp == 0);
+	for (uint64_t v = 1; v <= 4; v += 3) {
+		cp_stats_free(&st);
+		cp_scan_free(&scan);
+		memset(img, 0, len);
+		region_build_v(img, v);
+		rc = region_read(img, len, &scan, &st, &err);
+		CHECK(v == 1 ? "region version 1: not taken" : "region version 4: not taken",
+		      rc == 0 && st.nstacks == 0);
+	}
+	cp_stats_free(&st);
+	cp_scan_free(&scan);
+	memset(img, 0, len);
+	region_build(img);
 
 	/* a copy of the header elsewhere fails its check word: not found */
 	memmove(img + RG_OFF + 0x100, img + RG_OFF, HEAPANN_STATS_HDR_WORDS * 8);
@@ -718,6 +749,43 @@ static void test_rust_layer(void)
 	free(f);
 }
 
+/* an_temps_build: sites whose frames read the same are one stack (two return
+ * addresses on one line), other lines stay apart, sites without temporary
+ * allocations count in the totals only; most temporary first. */
+static void test_temps(void)
+{
+	struct fake *f = malloc(sizeof(*f));
+	struct an_site v[4];
+	struct an_usage u = { 0 };
+	struct an_temps t;
+	uint32_t m, a1, a2, b, mn, s1, s2, s3, s4;
+
+	fake_init(f);
+	m = fake_addr(f, "malloc", 0);
+	a1 = fake_addr(f, "parse", 10);
+	a2 = fake_addr(f, "parse", 10);   /* another address, the same line */
+	b = fake_addr(f, "parse", 12);
+	mn = fake_addr(f, "main", 40);
+	s1 = fake_stack(f, 3, (uint32_t[]){ m, a1, mn });
+	s2 = fake_stack(f, 3, (uint32_t[]){ m, a2, mn });
+	s3 = fake_stack(f, 3, (uint32_t[]){ m, b, mn });
+	s4 = fake_stack(f, 2, (uint32_t[]){ m, mn });
+	memset(v, 0, sizeof(v));
+	v[0] = (struct an_site){ .stack = s1, .skip = 1, .allocs = 10, .bytes = 100, .temp = 4 };
+	v[1] = (struct an_site){ .stack = s2, .skip = 1, .allocs = 5, .bytes = 50, .temp = 5 };
+	v[2] = (struct an_site){ .stack = s3, .skip = 1, .allocs = 20, .bytes = 200, .temp = 12 };
+	v[3] = (struct an_site){ .stack = s4, .skip = 1, .allocs = 7, .bytes = 70, .temp = 0 };
+	u.v = v;
+	u.n = 4;
+	CHECK("temps: builds", an_temps_build(&f->in, &u, &t) == 0);
+	CHECK("temps: totals over every site", t.temp == 21 && t.allocs == 42);
+	CHECK("temps: line 12 first, then line 10's two addresses as one",
+	      t.n == 2 && t.v[0].stack == s3 && t.v[0].temp == 12 && t.v[0].allocs == 20 &&
+	      t.v[1].temp == 9 && t.v[1].allocs == 15 && t.v[1].bytes == 150 && t.v[1].skip == 1);
+	an_temps_release(&t);
+	free(f);
+}
+
 int main(void)
 {
 	test_widgets();
@@ -726,5 +794,6 @@ int main(void)
 	test_bins_and_sites();
 	test_region();
 	test_rust_layer();
+	test_temps();
 	return CHECK_DONE();
 }
