@@ -681,27 +681,72 @@ static uint64_t dumped_from(const struct cp_image *img, uint64_t a)
 	return UINT64_MAX;
 }
 
-/* libheapann's statistics region starts a page (R) with its two magic words and
- * a header whose check word ties it to R: exclude [R, R + TOTAL) from the roots.
- * It holds no heap pointers, but it is never a root (and can be large). */
-int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
+/* If the image holds a valid statistics-region header at address a (a page
+ * start), exclude the region from out's roots. Returns 1 when excluded (*end: the region's end), 0 when a holds none, -1 out
+ * of memory. */
+static int stats_try(const struct cp_image *img, struct an_roots *out, uint64_t a, uint64_t *end)
 {
 	unsigned w = img->wsize;
 	uint64_t m0 = w == 8 ? HEAPANN_STATS_MAGIC0_64 : HEAPANN_STATS_MAGIC0_32;
 	uint64_t m1 = w == 8 ? HEAPANN_STATS_MAGIC1_64 : HEAPANN_STATS_MAGIC1_32;
+	const unsigned char *p = cp_image_ptr(img, a, (uint64_t)HEAPANN_STATS_HDR_WORDS * w);
+	uint64_t h[HEAPANN_STATS_HDR_WORDS];
+
+	if (!p || cp_image_word(img, p) != m0 || cp_image_word(img, p + w) != m1)
+		return 0;
+	for (unsigned k = 0; k < HEAPANN_STATS_HDR_WORDS; k++)
+		h[k] = cp_image_word(img, p + (size_t)k * w);
+	if (!heapann_stats_version_ok(h[HEAPANN_SH_VERSION]) || !h[HEAPANN_SH_TOTAL] ||
+	    h[HEAPANN_SH_CHECK] != heapann_stats_check(a, h[HEAPANN_SH_TOTAL], h[HEAPANN_SH_STACK_DEPTH],
+						       h[HEAPANN_SH_STACK_CAP], h[HEAPANN_SH_TL_CAP],
+						       h[HEAPANN_SH_VERSION], w))
+		return 0;
+	*end = h[HEAPANN_SH_TOTAL] > UINT64_MAX - a ? UINT64_MAX : a + h[HEAPANN_SH_TOTAL];
+	return an_roots_exclude(out, a, *end) < 0 ? -1 : 1;
+}
+
+/* libheapann's statistics region starts a page (R) with its two magic words and
+ * a header whose check word ties it to R: exclude [R, R + TOTAL) from the roots.
+ * It holds no heap pointers, but it is never a root (and can be large). With the
+ * scan's signatures only those addresses are looked at: a walk reading the first
+ * word of every dumped page faulted in a page per 4 KiB of the roots (4.4 GB
+ * resident for a 4 GiB MAP_NORESERVE mapping dumped as holes). */
+int an_roots_exclude_stats(const struct cp_image *img, const struct cp_scan *scan,
+			   struct an_roots *out)
+{
+	unsigned w = img->wsize;
 	size_t nroots = out->n;
 
 	for (size_t i = 0; i < nroots; i++) {
 		const struct an_root *r = &out->v[i];
+		uint64_t a, next, end;
+		int rc;
 
 		if (r->kind == AN_ROOT_REGS || r->kind == AN_ROOT_STACK)
 			continue;
-		uint64_t a, next, end;
+		if (scan && scan->sigs) {
+			/* ascending: the first at or after the range's start */
+			size_t lo = 0, hi = scan->nsigs;
 
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (scan->sigs[mid] < r->start)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (; lo < scan->nsigs && scan->sigs[lo] < r->end; lo++) {
+				a = scan->sigs[lo];
+				if ((a & 4095) || r->end - a < (uint64_t)HEAPANN_STATS_HDR_WORDS * w)
+					continue;
+				if (stats_try(img, out, a, &end) < 0)
+					return -1;
+			}
+			continue;
+		}
 		for (a = round_up_sat(r->start, 4096);
 		     a < r->end && r->end - a >= (uint64_t)HEAPANN_STATS_HDR_WORDS * w; a = next) {
-			const unsigned char *p = cp_image_ptr(img, a, (uint64_t)HEAPANN_STATS_HDR_WORDS * w);
-			uint64_t h[HEAPANN_STATS_HDR_WORDS];
 			uint64_t d = dumped_from(img, a);
 
 			if (d != a) {   /* not in the file: on to the next dumped page */
@@ -711,21 +756,10 @@ int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *out)
 				continue;
 			}
 			next = round_up_sat(a + 1, 4096);
-			if (!p || cp_image_word(img, p) != m0 || cp_image_word(img, p + w) != m1)
-				continue;
-			for (unsigned k = 0; k < HEAPANN_STATS_HDR_WORDS; k++)
-				h[k] = cp_image_word(img, p + (size_t)k * w);
-			if (!heapann_stats_version_ok(h[HEAPANN_SH_VERSION]) || !h[HEAPANN_SH_TOTAL] ||
-			    h[HEAPANN_SH_CHECK] != heapann_stats_check(a, h[HEAPANN_SH_TOTAL],
-								       h[HEAPANN_SH_STACK_DEPTH],
-								       h[HEAPANN_SH_STACK_CAP],
-								       h[HEAPANN_SH_TL_CAP],
-								       h[HEAPANN_SH_VERSION], w))
-				continue;
-			end = h[HEAPANN_SH_TOTAL] > UINT64_MAX - a ? UINT64_MAX : a + h[HEAPANN_SH_TOTAL];
-			if (an_roots_exclude(out, a, end) < 0)
+			if ((rc = stats_try(img, out, a, &end)) < 0)
 				return -1;
-			next = round_up_sat(end, 4096);   /* on after the region */
+			if (rc)
+				next = round_up_sat(end, 4096);   /* on after the region */
 		}
 	}
 	return 0;
@@ -1221,7 +1255,7 @@ int an_roots_find(const struct cp_image *img, const struct cp_scan *scan, struct
 	}
 	if (linkmap_roots(img, scan, mark, out) < 0)
 		goto out;
-	if (an_roots_exclude_stats(img, out) < 0)
+	if (an_roots_exclude_stats(img, scan, out) < 0)
 		goto out;
 	rc = 0;
 out:

@@ -123,8 +123,11 @@ int an_roots_exclude_arena(struct an_roots *roots, uint64_t start, uint64_t end)
 
 /* Exclude libheapann's statistics region (include/heapann_stats.h) wherever a
  * valid header starts a page of a memory root: [R, R + TOTAL). an_roots_find()
- * does it; call it again after an_roots_add(). Returns 0, or -1 out of memory. */
-int an_roots_exclude_stats(const struct cp_image *img, struct an_roots *roots);
+ * does it; call it again after an_roots_add(). With scan (its sigs, borrowed)
+ * only the signatures the scan noted are checked; with scan NULL every dumped
+ * page start of the roots is read. Returns 0, or -1 out of memory. */
+int an_roots_exclude_stats(const struct cp_image *img, const struct cp_scan *scan,
+			   struct an_roots *roots);
 
 /* 1 when thread t's general registers are only partly known: an x86-64 thread
  * whose fs_base and callee-saved registers (rbx, rbp, r12-r15) all read 0, as

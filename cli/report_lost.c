@@ -328,7 +328,7 @@ static int lost_ctx_init(struct lost_ctx *x, const struct cli_options *o,
 	/* libheapann's statistics region is never a root (an_roots_find excludes it
 	 * from a core's roots; a firmware may keep it in the data added here) */
 	if (p->img->kind == CP_KIND_RAW &&
-	    (raw_roots_add(x) < 0 || an_roots_exclude_stats(p->img, &x->roots) < 0))
+	    (raw_roots_add(x) < 0 || an_roots_exclude_stats(p->img, &p->scan, &x->roots) < 0))
 		return -1;
 	if (p->img->kind == CP_KIND_CORE && raw_roots_add(x) < 0)
 		return -1;

@@ -141,7 +141,7 @@ static void fz_lost(const struct cp_image *img, const struct cp_scan *scan, stru
 		struct an_root r = { img->segs[0].vaddr, img->segs[0].vaddr + (img->segs[0].memsz < 4096 ?
 							    img->segs[0].memsz : 4096), AN_ROOT_USER, -1, NULL, 0 };
 
-		if (an_roots_add(&roots, &r) < 0 || an_roots_exclude_stats(img, &roots) < 0)
+		if (an_roots_add(&roots, &r) < 0 || an_roots_exclude_stats(img, scan, &roots) < 0)
 			goto out;
 	}
 	res->nroots = roots.n;

@@ -376,8 +376,20 @@ static void test_stats(const char *path)
 	put(copy + 0x200, BASE + 0x5100);    /* after the copy's header: an ordinary root word */
 	if (!(img = image_setup(path, "stats image opens", &sc, &roots, &root)))
 		goto out;
-	CHECK("stats region found and excluded", an_roots_exclude_stats(img, &roots) == 0 &&
+	CHECK("stats region found and excluded", an_roots_exclude_stats(img, NULL, &roots) == 0 &&
 	      roots.nexclude == 1 && roots.exclude[0].start == R && roots.exclude[0].end == R + 0x1800);
+	{
+		/* the same from the scan's signatures (the real region, its copy, and
+		 * one at no page start), reading no other page */
+		uint64_t sigs[] = { R, R + 0x10, copy };
+		struct cp_scan s2 = sc;
+
+		s2.sigs = sigs;
+		s2.nsigs = 3;
+		roots.nexclude = 0;
+		CHECK("stats region found from the scan's signatures", an_roots_exclude_stats(img, &s2, &roots) == 0 &&
+		      roots.nexclude == 1 && roots.exclude[0].start == R && roots.exclude[0].end == R + 0x1800);
+	}
 	CHECK("stats build", an_reach_build(img, &sc, &roots, &o, &r) == 0);
 	CHECK("a word in the region is no reference", r.cat[a] == AN_REACH_DEFINITE);
 	CHECK("a copy of the header is no region", r.cat[b] == AN_REACH_REACHABLE);
