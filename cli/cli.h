@@ -139,8 +139,11 @@ int cli_target_ro_verify(const char *path, struct cli_target *t, const struct cp
  * (the program ran without libheapann): fills msg with one line, "CORE: no block
  * annotated ...: CAUSE", the likely cause found in the core (an LD_PRELOAD that was
  * not loaded, a static program, or the list of causes), and returns -1; returns 0
- * with msg empty when the core has something of libheapann's, or when memory it
- * lacks could hold it (issue 13). */
+ * with msg empty when the core has something of libheapann's (issue 13). A core
+ * of a program that had libheapann loaded (or a static one) and lacks writable
+ * memory or is truncated gets -1 too, with the missing memory and its likely
+ * cause (coredump_filter, a size limit) in msg: nothing found there is no answer;
+ * so does a core without a file list that lacks memory. */
 int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char *msg, size_t cap);
 
 /* Why a raw dump gave no valid block, or why its stacks do not fit the ELF: fills

@@ -85,6 +85,38 @@ static int prog_is_static(const char *prog)
 	return rc;
 }
 
+/* A core with nothing of libheapann's in the memory it holds, where memory it
+ * lacks could hold the heap (a kernel's coredump_filter without anonymous
+ * memory, MADV_DONTDUMP, a size limit): "0 blocks" would be a wrong answer.
+ * Fills msg with one line naming what is missing and the likely cause; returns
+ * -1. */
+static int lacks_heap(const struct cp_image *img, char *msg, size_t cap)
+{
+	char a[32];
+	size_t nsegs = 0;
+	uint64_t wr = cli_missing_writable(img, &nsegs);
+
+	if (img->truncated && !wr)
+		snprintf(msg, cap, "%s: no block annotated by libheapann and no statistics region "
+			 "in the part of the core the file holds: the file is truncated (a core "
+			 "size limit, ulimit -c, or a full disk); take the core again without the "
+			 "limit", img->path);
+	else if (img->truncated)
+		snprintf(msg, cap, "%s: no block annotated by libheapann and no statistics region "
+			 "in the part of the core the file holds: %s bytes of writable memory in %zu "
+			 "segments (the heap among them) are missing: the file is truncated (a core "
+			 "size limit, ulimit -c, or a full disk); take the core again without the "
+			 "limit", img->path, fmt_num(a, wr), nsegs);
+	else
+		snprintf(msg, cap, "%s: no block annotated by libheapann and no statistics region "
+			 "in the memory the core holds: %s bytes of writable memory in %zu segments, "
+			 "where the heap is, were not dumped: the process's coredump_filter left "
+			 "out anonymous memory (/proc/PID/coredump_filter needs bit 0: the default "
+			 "is 0x33), or the heap was marked MADV_DONTDUMP", img->path,
+			 fmt_num(a, wr), nsegs);
+	return -1;
+}
+
 int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char *msg, size_t cap)
 {
 	const struct cp_image *img = p->img;
@@ -102,9 +134,10 @@ int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char 
 			missing = 1;
 	for (i = 0; i < img->nfiles; i++) {
 		/* loaded but nothing left (HEAPANN_STATS=0 and every block freed): a
-		 * real, empty answer */
+		 * real, empty answer; unless memory the core lacks could hold the
+		 * heap and the region, which is no answer */
 		if (base_starts(img->files[i].path, "libheapann"))
-			return 0;
+			return missing || img->truncated ? lacks_heap(img, msg, cap) : 0;
 		if (base_starts(img->files[i].path, "ld-linux") || base_starts(img->files[i].path, "ld-musl") ||
 		    base_starts(img->files[i].path, "ld.so") || base_starts(img->files[i].path, "ld64.so"))
 			dynamic = 1;
@@ -119,11 +152,13 @@ int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char 
 		/* no loader: an LD_PRELOAD in its environment never mattered; the kit's
 		 * blocks could hide in memory the core lacks */
 		if (img->truncated || missing)
-			return 0;
+			return lacks_heap(img, msg, cap);
 		snprintf(msg + n, cap - n, "%s is statically linked, so LD_PRELOAD cannot reach it: "
 			 "link it with the static kit (pkg-config --libs heapann-static)", prog);
 	} else if (!img->nfiles && (img->truncated || missing)) {
-		return 0;
+		/* no file list (cut off with the notes, or a qemu-user core): the
+		 * missing memory is the likelier cause than the preload */
+		return lacks_heap(img, msg, cap);
 	} else if (find_preload(img, pre, sizeof(pre)) && strstr(pre, "heapann")) {
 		if (pre[0] != '/')
 			snprintf(msg + n, cap - n, "its environment has LD_PRELOAD=%s, a relative path "
