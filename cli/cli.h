@@ -175,6 +175,19 @@ const char *cli_machine_name(uint16_t m);
  * read-only file mappings (code) out of a core by design: those are not counted. */
 uint64_t cli_missing_writable(const struct cp_image *img, size_t *nsegs);
 
+/* Of the bytes of non-writable segments that img does not hold, those of no file
+ * mapping in its NT_FILE list: PROT_NONE reservations and guard pages, which the
+ * kernel does not dump (a 64 GiB reservation counted as "read-only file
+ * mappings" misnamed them). 0 when img has no file list. */
+uint64_t cli_missing_anon_ro(const struct cp_image *img);
+
+/* How many live blocks (and requested bytes) the statistics region counts beyond
+ * those the scan found: blocks in memory not dumped (MADV_DONTDUMP, a raw dump
+ * that stops inside the heap), behind damaged or cut-off headers, or in memory
+ * zeroed since. 0 and 0 without a region. Their stacks' frees are over-counted
+ * by the tables. */
+void cli_stats_shortfall(const struct cli_profile *p, uint64_t *blocks, uint64_t *bytes);
+
 /* How many of st's clusters a stacks listing shows: the first --top (o->top, or
  * default_top when not given; 0 means all), cut further at --threshold percent. */
 size_t cli_stacks_shown(const struct cli_options *o, const struct an_stacks *st, long default_top);

@@ -765,6 +765,7 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 		size_t nwr = 0;
 		uint64_t wr = cli_missing_writable(img, &nwr);
 		uint64_t ro = img->missing_bytes > wr ? img->missing_bytes - wr : 0;
+		uint64_t anon = cli_missing_anon_ro(img);
 
 		if (!wr && img->truncated)   /* cut in its notes or read-only pages: no block lost */
 			fputs("missing from the image: no writable memory (the file is truncated)\n", f);
@@ -774,9 +775,31 @@ static void summary_text(FILE *f, const struct cli_profile *p, const struct an_s
 				img->truncated ? " (the file is truncated)" : "");
 		else
 			fputs("missing from the image: nothing\n", f);
-		if (ro)
+		if (anon > ro)
+			anon = ro;
+		if (ro > anon)
 			fprintf(f, "not dumped (read-only file mappings, read from the files): %s bytes\n",
-				fmt_num(a, ro));
+				fmt_num(a, ro - anon));
+		if (anon)
+			fprintf(f, "not dumped (anonymous memory without write access: PROT_NONE "
+				"reservations, guard pages): %s bytes\n", fmt_num(a, anon));
+		{
+			uint64_t nb, nby;
+
+			/* the default report said "0 blocks" of a core whose heap was
+			 * zeroed, where the region counted 12 live */
+			cli_stats_shortfall(p, &nb, &nby);
+			if (nb)
+				fprintf(f, "not found: the statistics region counts %s live blocks (%s "
+					"bytes) more than the image holds (memory not dumped, damaged "
+					"or cut-off headers, or memory overwritten)\n", fmt_num(a, nb),
+					fmt_num(b, nby));
+		}
+		/* every kernel, gcore, qemu core has a thread: none is a damaged or
+		 * zeroed PT_NOTE, which said only "0 threads" */
+		if (img->kind == CP_KIND_CORE && !img->nthreads && !img->notes_cut)
+			fputs("no thread in the core's notes (NT_PRSTATUS; damaged or zeroed notes?): "
+			      "no stack or register is a root\n", f);
 		if (img->notes_cut)   /* gcore writes its notes last: a cut file loses them first */
 			fputs("notes cut off by the truncation: threads and mapped files are missing "
 			      "(frames in shared libraries show as addresses; no stack is a root)\n", f);
@@ -836,6 +859,15 @@ static void summary_json(struct json *j, const struct cli_options *o,
 	json_bool(j, img->truncated);
 	json_key(j, "notes_cut");
 	json_bool(j, img->notes_cut);
+	if (p->have_stats) {   /* live blocks the statistics count and the scan did not find */
+		uint64_t nb, nby;
+
+		cli_stats_shortfall(p, &nb, &nby);
+		json_key(j, "stats_live_blocks");
+		json_u64(j, nb);
+		json_key(j, "stats_live_bytes");
+		json_u64(j, nby);
+	}
 	json_obj_end(j);
 	json_key(j, "unloaded_libraries");   /* libheapann's dlclose records */
 	json_arr_begin(j);

@@ -205,3 +205,35 @@ uint64_t cli_missing_writable(const struct cp_image *img, size_t *nsegs)
 		*nsegs = n;
 	return wr;
 }
+
+void cli_stats_shortfall(const struct cli_profile *p, uint64_t *blocks, uint64_t *bytes)
+{
+	uint64_t nb = 0, by = 0;
+
+	*blocks = *bytes = 0;
+	if (!p->have_stats)
+		return;
+	for (size_t i = 0; i < p->scan.nblocks; i++)
+		if (p->scan.blocks[i].state == CP_LIVE) {
+			nb++;
+			by += p->scan.blocks[i].size;
+		}
+	*blocks = p->stats.allocs - p->stats.frees > nb ? p->stats.allocs - p->stats.frees - nb : 0;
+	*bytes = p->stats.live_bytes > by ? p->stats.live_bytes - by : 0;
+}
+
+uint64_t cli_missing_anon_ro(const struct cp_image *img)
+{
+	uint64_t anon = 0;
+
+	if (!img->nfiles)
+		return 0;
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct cp_segment *s = &img->segs[i];
+
+		/* NT_FILE lists whole mappings: a segment is one mapping or none */
+		if (s->memsz > s->avail && !(s->flags & PF_W) && !cp_image_mapping(img, s->vaddr))
+			anon += s->memsz - s->avail;
+	}
+	return anon;
+}

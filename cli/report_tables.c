@@ -787,22 +787,6 @@ static int temp_json(struct json *j, const struct cli_options *o, const struct c
 #define TABLE_REPORTS (REP_TREE | REP_LEAKS | REP_BINS | REP_DIRECT | REP_GRAPH | REP_TIMELINE | \
 		       REP_TEMP)
 
-/* How many live blocks (and bytes) the statistics count beyond those the scan
- * found: blocks outside the dumped memory (a raw dump that stops inside the heap),
- * behind damaged headers or cut off. Their stacks' frees are over-counted. */
-static void stats_shortfall(const struct cli_profile *p, uint64_t *blocks, uint64_t *bytes)
-{
-	uint64_t nb = 0, by = 0;
-
-	for (size_t i = 0; i < p->scan.nblocks; i++)
-		if (p->scan.blocks[i].state == CP_LIVE) {
-			nb++;
-			by += p->scan.blocks[i].size;
-		}
-	*blocks = p->stats.allocs - p->stats.frees > nb ? p->stats.allocs - p->stats.frees - nb : 0;
-	*bytes = p->stats.live_bytes > by ? p->stats.live_bytes - by : 0;
-}
-
 static int usage_build(const struct cli_profile *p, struct an_usage *u)
 {
 	if (p->have_stats)
@@ -836,7 +820,7 @@ int report_tables_text(FILE *f, const struct cli_options *o, const struct cli_pr
 				"without their frees\n", fmt_num(a, p->stats.unrecorded_allocs),
 				fmt_num(b, p->stats.unrecorded_bytes), fmt_num(c, u.fallback_blocks),
 				fmt_num(d, u.fallback_bytes));
-		stats_shortfall(p, &nb, &nby);
+		cli_stats_shortfall(p, &nb, &nby);
 		if (nb)
 			fprintf(f, "the statistics count %s live blocks (%s bytes) that the image does not "
 				"hold (memory not dumped, damaged or cut-off headers): the tables count "
@@ -913,7 +897,7 @@ int report_tables_json(struct json *j, const struct cli_options *o, const struct
 		json_u64(j, u.fallback_blocks);
 		json_key(j, "unrecorded_live_bytes");
 		json_u64(j, u.fallback_bytes);
-		stats_shortfall(p, &nb, &nby);
+		cli_stats_shortfall(p, &nb, &nby);
 		json_key(j, "live_blocks_not_in_image");   /* counted as freed by the tables */
 		json_u64(j, nb);
 		json_key(j, "live_bytes_not_in_image");
