@@ -172,7 +172,8 @@ int cp_image_module_buildid(const struct cp_image *img, const struct cp_mapping 
  * Returns 0 when they match or nothing can be compared (and for raw images), or -1
  * with err filled: CP_EMISMATCH ("CORE: core of another program: ...", or a
  * build-id difference for a program of the same name), CP_EIO if exe_path cannot
- * be opened or is a directory, CP_EFORMAT if it is not an ELF file. */
+ * be opened or is a directory, CP_EFORMAT if it is not an ELF file (a script
+ * starting "#!" is said to be one, with the core's program named when known). */
 int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct cp_error *err);
 
 /* Whether the ELF file open on fd (size bytes long; the descriptor stays the

@@ -513,6 +513,16 @@ int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct 
 	if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
 	    memcmp(magic, ELFMAG, SELFMAG) != 0) {
 		close(fd);
+		/* a libtool wrapper, or a script that execs the program: name the
+		 * program the core is of, when it says */
+		mm = img->kind == CP_KIND_CORE ? cp_image_main_module(img) : NULL;
+		if (magic[0] == '#' && magic[1] == '!' && mm)
+			return cp_error_set(err, CP_EFORMAT, exe_path, "a script, not an ELF file (a "
+					    "wrapper, such as libtool's?): give the program it runs; "
+					    "the core is of %s", mm->path);
+		if (magic[0] == '#' && magic[1] == '!')
+			return cp_error_set(err, CP_EFORMAT, exe_path, "a script, not an ELF file (a "
+					    "wrapper, such as libtool's?): give the program it runs");
 		return cp_error_set(err, CP_EFORMAT, exe_path, "not an ELF file");
 	}
 	{

@@ -757,6 +757,13 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 			dw_hex(h1, sizeof h1, core_copy, core_idlen);
 			dw_note(s, "%s: build-id in core %s differs from the file on disk; showing module+offset",
 				m->name, h1);
+		} else if (m->name[0] == '[' && core_idlen > 0) {
+			/* "[dso]", "[exe]": libdwfl found an ELF header in the core's
+			 * memory but no file list names it */
+			dw_hex(h1, sizeof h1, core_copy, core_idlen);
+			dw_note(s, "%s: a module at 0x%llx that the core names no file for (no NT_FILE "
+				"note), build-id %s: no file with it under the debug directories; "
+				"showing module+offset", m->name, (unsigned long long)start, h1);
 		} else {
 			dw_note(s, "%s: no usable file (%s); showing module+offset", m->name,
 				disk_idlen < 0 ? "not found" : why ? why : "unreadable");

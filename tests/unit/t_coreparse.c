@@ -1930,8 +1930,11 @@ static void test_buildid(void)
 	CHECK("exe check: a directory", cp_image_check_exe(img, tpath("a"), &err) == -1 && err.code == CP_EIO &&
 	      strstr(err.msg, ": is a directory"));
 	write_file(tpath("b/script"), "#!/bin/sh\n", 10);
-	CHECK("exe check: not an ELF", cp_image_check_exe(img, tpath("b/script"), &err) == -1 &&
-	      err.code == CP_EFORMAT && strstr(err.msg, "/b/script: not an ELF file"));
+	CHECK("exe check: a script is said to be one", cp_image_check_exe(img, tpath("b/script"), &err) == -1 &&
+	      err.code == CP_EFORMAT && strstr(err.msg, "/b/script: a script, not an ELF file"));
+	write_file(tpath("b/text"), "hello, world\n", 13);
+	CHECK("exe check: not an ELF", cp_image_check_exe(img, tpath("b/text"), &err) == -1 &&
+	      err.code == CP_EFORMAT && strstr(err.msg, "/b/text: not an ELF file"));
 	cp_image_free(img);
 out:
 	free(exe1.p);
