@@ -167,6 +167,11 @@ const char *fmt_base(const char *path);
  * as addr2line prints the file alone. Returns buf or a static "". */
 const char *fmt_line(char *buf, unsigned line);
 
+/* The e_type and e_machine of the ELF file at path (read from its header, either
+ * class and byte order) into *type and *machine. Returns 0, or -1 when it cannot
+ * be read or is no ELF file. */
+int cli_elf_file_kind(const char *path, unsigned *type, unsigned *machine);
+
 /* The name of ELF machine m ("x86-64", "ARM", ...; "unknown machine"): static. */
 const char *cli_machine_name(uint16_t m);
 

@@ -462,32 +462,12 @@ static void note_bogus_segments(const struct cp_image *img, const char *path)
 	fputc('\n', stderr);
 }
 
-/* The e_type and e_machine of the ELF file at path (read from its header, either
- * class and byte order) into *type and *machine. Returns 0, or -1 when it cannot
- * be read or is no ELF file. */
-static int elf_file_kind(const char *path, unsigned *type, unsigned *machine)
-{
-	unsigned char h[20];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ok, be;
-
-	if (fd < 0)
-		return -1;
-	ok = pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, ELFMAG, SELFMAG);
-	close(fd);
-	if (!ok)
-		return -1;
-	be = h[EI_DATA] == ELFDATA2MSB;
-	*type = be ? (unsigned)(h[16] << 8 | h[17]) : (unsigned)(h[17] << 8 | h[16]);
-	*machine = be ? (unsigned)(h[18] << 8 | h[19]) : (unsigned)(h[19] << 8 | h[18]);
-	return 0;
-}
-
 /* 1 when path is an ELF core file. */
 static int elf_file_is_core(const char *path)
 {
 	unsigned type, machine;
 
-	return elf_file_kind(path, &type, &machine) == 0 && type == ET_CORE;
+	return cli_elf_file_kind(path, &type, &machine) == 0 && type == ET_CORE;
 }
 
 /* qsort order of pointers to unload records: the latest unload (highest SEQ)
@@ -539,7 +519,7 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 		if (p->img) {
 			unsigned type, machine;
 
-			if (elf_file_kind(o->prog, &type, &machine) == 0 && machine != p->img->machine) {
+			if (cli_elf_file_kind(o->prog, &type, &machine) == 0 && machine != p->img->machine) {
 				char cm[32];
 
 				snprintf(cm, sizeof(cm), "%s", cli_machine_name(p->img->machine));

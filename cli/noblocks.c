@@ -121,6 +121,7 @@ int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char 
 {
 	const struct cp_image *img = p->img;
 	char pre[256];
+	unsigned lt, lm;
 	size_t i;
 	int dynamic = 0, missing = 0;
 	size_t n;
@@ -164,6 +165,12 @@ int cli_core_diagnose_empty(const struct cli_profile *p, const char *prog, char 
 			snprintf(msg + n, cap - n, "its environment has LD_PRELOAD=%s, a relative path "
 				 "that the loader looked for from the program's working directory and "
 				 "skipped; give an absolute path, or run heapann %s", pre, prog);
+		else if (cli_elf_file_kind(pre, &lt, &lm) == 0 && lm != img->machine)
+			snprintf(msg + n, cap - n, "its environment has LD_PRELOAD=%s, a library for %s "
+				 "that the loader skipped in a program for %s: libheapann.so is built for "
+				 "the host only; link a program for another machine with the static kit "
+				 "built for it (README: Static programs and firmware)", pre,
+				 cli_machine_name(lm), cli_machine_name(img->machine));
 		else
 			snprintf(msg + n, cap - n, "its environment has LD_PRELOAD=%s, but the loader "
 				 "did not load it (is the file there, built for this machine?)", pre);

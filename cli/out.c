@@ -1,9 +1,11 @@
 /* out.c - small output helpers for the reports: numbers with separators, and a
  * JSON writer that takes care of commas, nesting and string escaping. */
 #include <elf.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -186,6 +188,23 @@ const char *cli_machine_name(uint16_t m)
 	case EM_MIPS: return "MIPS";
 	default: return "unknown machine";
 	}
+}
+
+int cli_elf_file_kind(const char *path, unsigned *type, unsigned *machine)
+{
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ok, be;
+
+	if (fd < 0)
+		return -1;
+	ok = pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, ELFMAG, SELFMAG);
+	close(fd);
+	if (!ok)
+		return -1;
+	be = h[EI_DATA] == ELFDATA2MSB;
+	*type = be ? (unsigned)(h[16] << 8 | h[17]) : (unsigned)(h[17] << 8 | h[16]);
+	*machine = be ? (unsigned)(h[18] << 8 | h[19]) : (unsigned)(h[19] << 8 | h[18]);
+	return 0;
 }
 
 uint64_t cli_missing_writable(const struct cp_image *img, size_t *nsegs)

@@ -5,7 +5,8 @@
 # coredump_filter values, MADV_DONTDUMP and a core size limit; the program
 # deleted, rebuilt, given through a symlink, a relative path, a libtool-style
 # wrapper script, stripped with its debug file beside it or under a build-id
-# directory; the static kit and -static-pie; 1,000 threads with a 64 GiB
+# directory; the static kit and -static-pie; -m32 (the host's preload refused
+# with the machines named; the kit built with gcc -m32); 1,000 threads with a 64 GiB
 # PROT_NONE reservation and a 2 GiB MAP_NORESERVE mapping partly touched; 200,000 tiny blocks;
 # a forked child's core; gcore of a process in a signal handler and gcore -a;
 # wrong inputs (another program, no preload, zeroed notes, a zeroed heap).
@@ -170,6 +171,31 @@ if [ -f "$B/heapann-static.pc" ] && command -v pkg-config >/dev/null; then
 	done
 else
 	skip_check "static kit" "no heapann-static.pc or pkg-config"
+fi
+# ---- 32-bit x86 (-m32): the host's libheapann.so cannot load; the static kit
+# built with gcc -m32 (make TARGET=, the cross kit's rule) can ----
+if echo 'int main(void){return 0;}' | cc -m32 -x c -o "$TMP/m32" - 2>/dev/null; then
+	cc -m32 -g -O0 -pthread -o "$TMP/p32" "$src"
+	kcore p32 "$TMP/p32"
+	oneline "-m32 under the 64-bit preload" 1 "p32\.core: no block annotated .*LD_PRELOAD=$PRE, a library for x86-64 that the loader skipped in a program for i386" \
+		"$M" "$TMP/p32" "$TMP/p32.core"
+	mkdir -p "$TMP/xbin"
+	printf '#!/bin/sh\nexec cc -m32 "$@"\n' >"$TMP/xbin/i686-h16-gcc"
+	printf '#!/bin/sh\nexec ar "$@"\n' >"$TMP/xbin/i686-h16-ar"
+	chmod +x "$TMP/xbin"/*
+	PATH=$TMP/xbin:$PATH make -s TARGET=i686-h16 B="$TMP/xb" cross >"$TMP/xb.log" 2>&1
+	kit=$(PKG_CONFIG_PATH=$TMP/xb/i686-h16 pkg-config --cflags --libs heapann-static 2>/dev/null)
+	if [ -n "$kit" ] && cc -m32 -g -O0 -static -pthread -o "$TMP/p32s" "$src" $kit 2>/dev/null; then
+		(cd "$TMP" && ulimit -c unlimited && exec ./p32s) >"$TMP/p32s.out" 2>/dev/null
+		set -- $(head -n 1 "$TMP/p32s.out"); LA=$4 LB=$5
+		mv "$TMP"/core* "$TMP/p32s.core" 2>/dev/null
+		exact "-m32 -static with the kit built for it" "$TMP/p32s" "$TMP/p32s.core"
+	else
+		skip_check "-m32 -static with the kit" "no 32-bit static libc"
+	fi
+	rm -f "$TMP"/p32*.core
+else
+	skip_check "-m32" "no gcc-multilib"
 fi
 kcore f33 "$exe"   # LA, LB of the dynamic program again
 
