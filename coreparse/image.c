@@ -228,7 +228,7 @@ struct cp_image *cp_image_open_core(const char *path, struct cp_error *err)
 	struct cp_image *img;
 	Elf *elf = NULL;
 	GElf_Ehdr eh;
-	size_t phnum = 0, i;
+	size_t phnum = 0, i, nload = 0;
 	int fd = -1;
 	const unsigned char *id;
 
@@ -299,6 +299,7 @@ struct cp_image *cp_image_open_core(const char *path, struct cp_error *err)
 		}
 		if (ph.p_type == PT_LOAD) {
 			image_add_load(img, &ph);
+			nload++;
 		} else if (ph.p_type == PT_NOTE) {
 			uint64_t len = ph.p_filesz;
 
@@ -315,6 +316,13 @@ struct cp_image *cp_image_open_core(const char *path, struct cp_error *err)
 			if (cp_notes_parse(img, img->map + ph.p_offset, (size_t)len, err) < 0)
 				goto fail;
 		}
+	}
+	if (!nload) {
+		/* program headers zeroed (dd) read as PT_NULL: "no block annotated
+		 * ... the program ran without libheapann" blamed the wrong thing */
+		cp_error_set(err, CP_EFORMAT, path, "damaged core: none of its %zu program headers "
+			     "is a memory segment (PT_LOAD): zeroed or overwritten?", phnum);
+		goto fail;
 	}
 	qsort(img->segs, img->nsegs, sizeof(*img->segs), seg_cmp);
 	for (i = 1; i < img->nsegs; i++) {
