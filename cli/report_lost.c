@@ -746,7 +746,8 @@ static void lost_notes(FILE *f, const struct lost_ctx *x)
 	 * which kernel cores leave out by design, are not worth a warning */
 	if (cli_missing_writable(x->p->img, NULL))
 		fprintf(f, "note: %s bytes of writable memory are missing from the image: references "
-			"held there are not seen\n", fmt_num(a, cli_missing_writable(x->p->img, NULL)));
+			"held there are not seen, and a block that only they keep reads as lost\n",
+			fmt_num(a, cli_missing_writable(x->p->img, NULL)));
 }
 
 int report_lost_text(FILE *f, const struct cli_options *o, const struct cli_profile *p,

@@ -2,7 +2,7 @@
 # run-hunt16-cores.sh - the ways users get a core and a program to mprof-core
 # (sixteenth bug hunt), each with tests/prog/hunt16_cores.c, which prints its
 # own truth (10 x 1,000 bytes at line LA, 4,000 at LB): kernel cores under
-# coredump_filter values, MADV_DONTDUMP and a core size limit; the program
+# coredump_filter values, MADV_DONTDUMP, ulimit -c and prlimit --core; the program
 # deleted, rebuilt, given through a symlink, a relative path, a libtool-style
 # wrapper script, stripped with its debug file beside it or under a build-id
 # directory; the static kit and -static-pie; -m32 (the host's preload refused
@@ -70,6 +70,31 @@ CLIM=8 kcore lim "$exe"
 oneline "ulimit -c 8: heap cut off" 1 'lim\.core: no block annotated .* the file is truncated \(a core size limit' \
 	"$M" "$exe" "$TMP/lim.core"
 rm -f "$TMP"/lim.core "$TMP"/f1.core
+
+# prlimit --core on the running process, cutting the core inside the blocks: a
+# partial answer that says so; the lost report says why kept blocks read lost
+if command -v prlimit >/dev/null; then
+	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+	(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD=$PRE exec "$exe" tiny=200000 wait <"$TMP/fifo" >"$TMP/pl.out" 2>/dev/null) &
+	pid=$!
+	exec 9>"$TMP/fifo"
+	wait_for "$TMP/pl.out" ready
+	ppid=$(pgrep -P $pid -x p || echo $pid)
+	prlimit --pid "$ppid" --core=12000000:12000000
+	kill -ABRT "$ppid"
+	exec 9>&-
+	wait $pid
+	mv "$TMP"/core* "$TMP/pl.core" 2>/dev/null
+	"$M" --report=lost "$exe" "$TMP/pl.core" >"$TMP/pl.txt" 2>&1
+	check_eq "prlimit --core: exit 0" 0 $?
+	check_grep "prlimit --core: truncation said" '^missing from the image: [0-9,]+ bytes of writable memory in [0-9]+ segments \(the file is truncated\)' "$TMP/pl.txt"
+	nb=$(sed -n 's/^live blocks: \([0-9,]*\),.*/\1/p' "$TMP/pl.txt" | tr -d ,)
+	check "prlimit --core: fewer blocks than the 200,011 kept ($nb)" test "${nb:-0}" -gt 0 -a "${nb:-0}" -lt 200011
+	check_grep "prlimit --core: lost blocks may be kept from the missing memory" 'are missing from the image: references held there are not seen, and a block that only they keep reads as lost' "$TMP/pl.txt"
+	rm -f "$TMP/pl.core"
+else
+	skip_check "prlimit --core" "no prlimit"
+fi
 
 # ---- MADV_DONTDUMP: the 256 KiB block is not seen, and that is said ----
 kcore dd "$exe" dontdump
