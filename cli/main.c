@@ -503,6 +503,13 @@ int cli_profile_load(const struct cli_options *o, struct cli_profile *p)
 	if (o->raw) {
 		if (cli_target_read(o->prog, &t, &cerr) < 0)
 			goto cerror;
+		/* a core given as a raw dump read as memory at --base: "12 headers
+		 * fail their check word ... is --base right?" named the wrong cause */
+		if (elf_file_is_core(o->raw)) {
+			fprintf(stderr, "mprof-core: %s: an ELF core file, not a raw dump: give it as "
+				"mprof-core %s %s\n", o->raw, o->prog, o->raw);
+			return -1;
+		}
 		if (o->ptr_size)
 			t.wsize = o->ptr_size;
 		if (o->endian >= 0)

@@ -298,5 +298,7 @@ oneline "a core of a run without the preload" 1 'nopre\.core: no block annotated
 : >"$TMP/empty"
 oneline "an empty core" 1 'empty: empty file' "$M" "$exe" "$TMP/empty"
 oneline "a directory as the core" 1 ': is a directory' "$M" "$exe" "$TMP/sub"
+oneline "a core given as a raw dump" 1 'f33\.core: an ELF core file, not a raw dump: give it as mprof-core' \
+	"$M" --raw "$TMP/f33.core" --elf "$exe" --base 0x1000
 rm -f "$TMP"/*.core
 done_testing
