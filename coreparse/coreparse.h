@@ -168,7 +168,8 @@ int cp_image_module_buildid(const struct cp_image *img, const struct cp_mapping 
 
 /* Check that img is a core of the program exe_path: compares the build-id of the
  * core's main module (the mapping holding AT_ENTRY) with the file's; when either is
- * unknown, compares the file names (NT_FILE path, else NT_PRPSINFO pr_fname).
+ * unknown, compares the file names (NT_FILE path, with exe_path's or the file
+ * it links to; else NT_PRPSINFO pr_fname).
  * Returns 0 when they match or nothing can be compared (and for raw images), or -1
  * with err filled: CP_EMISMATCH ("CORE: core of another program: ...", or a
  * build-id difference for a program of the same name), CP_EIO if exe_path cannot

@@ -556,7 +556,18 @@ int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct 
 				    mm->path, ch, exe_path, eh);
 	}
 	if (mm) {
+		char *real;
+		int same;
+
 		if (same_base(mm->path, exe_path))
+			return 0;
+		/* a symlink to the program (bin/tool -> ../prog): the core names the
+		 * file the kernel resolved; without build-ids only names tell, so
+		 * the link's target is compared too */
+		real = realpath(exe_path, NULL);
+		same = real && same_base(mm->path, real);
+		free(real);
+		if (same)
 			return 0;
 		return cp_error_set(err, CP_EMISMATCH, img->path, "core of another program: %s, not %s",
 				    mm->path, exe_path);

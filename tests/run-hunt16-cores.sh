@@ -145,6 +145,14 @@ rm -f "$TMP/ph.core"
 # ---- the program: symlink, relative path, wrapper, deleted, rebuilt ----
 ln -s "$exe" "$TMP/plink"
 exact "through a symlink" "$TMP/plink" "$TMP/f33.core"
+# without a build-id only names tell: the symlink's target is the core's file
+cc -g -O0 -pthread -Wl,--build-id=none -o "$TMP/pnb" "$src"
+kcore pnb "$TMP/pnb"
+mkdir -p "$TMP/bin2"
+ln -s ../pnb "$TMP/bin2/tool"
+exact "no build-id, through a symlink of another name" "$TMP/bin2/tool" "$TMP/pnb.core"
+oneline "no build-id, another program" 1 'pnb\.core: core of another program: .*/pnb, not /bin/sh' "$M" /bin/sh "$TMP/pnb.core"
+rm -f "$TMP/pnb.core"
 mkdir -p "$TMP/sub"
 (cd "$TMP/sub" && "$M" --format json ../p ../f33.core >"$TMP/x.json" 2>"$TMP/x.err")
 check "relative paths from another directory" python3 tests/jstack.py "$TMP/x.json" stack 10000 10 "main:$LA"
