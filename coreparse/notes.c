@@ -505,10 +505,16 @@ int cp_image_check_exe(const struct cp_image *img, const char *exe_path, struct 
 	fd = open(exe_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return cp_error_set(err, CP_EIO, exe_path, "%s", strerror(errno));
-	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0)
+		st.st_mode = 0;   /* neither regular nor a directory: "not a regular file" */
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return cp_error_set(err, CP_EIO, exe_path, S_ISDIR(st.st_mode) ? "is a directory" :
 				    "not a regular file");
+	}
+	if (S_ISREG(st.st_mode) && st.st_size == 0) {
+		close(fd);
+		return cp_error_set(err, CP_EFORMAT, exe_path, "empty file, not an ELF file");
 	}
 	if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
 	    memcmp(magic, ELFMAG, SELFMAG) != 0) {

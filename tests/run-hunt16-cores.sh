@@ -305,6 +305,7 @@ mv "$TMP"/core* "$TMP/nopre.core" 2>/dev/null
 oneline "a core of a run without the preload" 1 'nopre\.core: no block annotated .*the program ran without libheapann' "$M" "$exe" "$TMP/nopre.core"
 : >"$TMP/empty"
 oneline "an empty core" 1 'empty: empty file' "$M" "$exe" "$TMP/empty"
+oneline "an empty program" 1 'empty: empty file, not an ELF file' "$M" "$TMP/empty" "$TMP/f33.core"
 oneline "a directory as the core" 1 ': is a directory' "$M" "$exe" "$TMP/sub"
 oneline "a core given as a raw dump" 1 'f33\.core: an ELF core file, not a raw dump: give it as mprof-core' \
 	"$M" --raw "$TMP/f33.core" --elf "$exe" --base 0x1000
