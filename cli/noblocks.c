@@ -109,8 +109,8 @@ static int lacks_heap(const struct cp_image *img, char *msg, size_t cap)
 			 "limit", img->path, fmt_num(a, wr), nsegs);
 	else
 		snprintf(msg, cap, "%s: no block annotated by libheapann and no statistics region "
-			 "in the memory the core holds: %s bytes of writable memory in %zu segments, "
-			 "where the heap is, were not dumped: the process's coredump_filter left "
+			 "in the memory the core holds: %s bytes of writable memory in %zu segments "
+			 "(the heap among them) were not dumped: the process's coredump_filter left "
 			 "out anonymous memory (/proc/PID/coredump_filter needs bit 0: the default "
 			 "is 0x33), or the heap was marked MADV_DONTDUMP", img->path,
 			 fmt_num(a, wr), nsegs);
