@@ -57,6 +57,12 @@ kcore f33 "$exe" filter=0x33 || skip "no kernel core written (ulimit -c, or a co
 exact "filter 0x33" "$exe" "$TMP/f33.core"
 kcore f1 "$exe" filter=0x1
 exact "filter 0x1 (no ELF headers)" "$exe" "$TMP/f1.core"
+# file mappings dumped whole: libheapann's own code and constants hold the
+# header magics, and must not read as damage
+kcore f3f "$exe" filter=0x3f
+exact "filter 0x3f (code dumped)" "$exe" "$TMP/f3f.core"
+check "filter 0x3f: no damaged header" python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["damaged_headers"] != 0)' "$TMP/x.json"
+rm -f "$TMP/f3f.core"
 # anonymous private memory left out: the heap is not in the core; this was
 # "live blocks: 0" with exit 0
 for f in 0x2 0x0; do
