@@ -666,16 +666,25 @@ static int dw_core_build_id(struct dw_symbolizer *s, Elf *elf, uint64_t bias, si
 	return -1;
 }
 
+/* What the kernel appends in NT_FILE to the path of a file removed while mapped. */
+#define DW_DELETED " (deleted)"
+
 /* The file on disk that stands for mod: the program for the main module, else
- * the module's path under the sysroot. Returns 0 with path filled, or -1. */
+ * the module's path under the sysroot (without DW_DELETED). Returns 0 with path
+ * filled, or -1. */
+
 static int dw_module_disk_path(const struct dw_symbolizer *s, Dwfl_Module *mod, const char *name,
 			       char *path, size_t cap)
 {
 	int n;
+	size_t len = name ? strlen(name) : 0, del = sizeof(DW_DELETED) - 1;
 	if (mod == s->main_mod && s->exe)
 		n = snprintf(path, cap, "%s", s->exe);
 	else if (name && name[0] == '/')
-		n = snprintf(path, cap, "%s%s", s->sysroot ? s->sysroot : "", name);
+		/* "PATH (deleted)": the file replaced since it was mapped (an
+		 * upgrade): the one at PATH now is what the user has */
+		n = snprintf(path, cap, "%s%.*s", s->sysroot ? s->sysroot : "",
+			     (int)(len > del && !strcmp(name + len - del, DW_DELETED) ? len - del : len), name);
 	else
 		return -1;
 	return n > 0 && (size_t)n < cap ? 0 : -1;
@@ -750,8 +759,9 @@ static struct dw_module *dw_module_get(struct dw_symbolizer *s, Dwfl_Module *mod
 			m->mismatch = 1;
 			dw_hex(h1, sizeof h1, core_copy, core_idlen);
 			dw_hex(h2, sizeof h2, disk_id, disk_idlen);
-			dw_note(s, "%s: build-id in core %s differs from file on disk %s (%s); showing module+offset",
-				m->name, h1, h2, path);
+			dw_note(s, "%s: build-id in core %s differs from file on disk %s (%s%s); showing "
+				"module+offset", m->name, h1, h2, path, strstr(m->name, DW_DELETED) ?
+				", which replaced the one the process had mapped: an upgrade?" : "");
 		} else if (core_idlen > 0 && why && strstr(why, "build ID")) {
 			m->mismatch = 1;
 			dw_hex(h1, sizeof h1, core_copy, core_idlen);

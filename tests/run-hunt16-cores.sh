@@ -3,7 +3,7 @@
 # (sixteenth bug hunt), each with tests/prog/hunt16_cores.c, which prints its
 # own truth (10 x 1,000 bytes at line LA, 4,000 at LB): kernel cores under
 # coredump_filter values, MADV_DONTDUMP, ulimit -c and prlimit --core; the program
-# deleted, rebuilt, given through a symlink, a relative path, a libtool-style
+# deleted, rebuilt, given through a symlink, a library upgraded under it, a relative path, a libtool-style
 # wrapper script, stripped with its debug file beside it or under a build-id
 # directory; the static kit and -static-pie; -m32 (the host's preload refused
 # with the machines named; the kit built with gcc -m32); 1,000 threads with a 64 GiB
@@ -184,6 +184,28 @@ cc -g -O0 -pthread -o "$TMP/p2" "$TMP/p2.c"
 oneline "deleted program, rebuilt" 1 'core of .*/p2 \(deleted\) with build-id [0-9a-f]+, but .*p2 has build-id [0-9a-f]+ \(rebuilt' \
 	"$M" "$TMP/p2" "$TMP/del.core"
 rm -f "$TMP/del.core"
+
+# ---- a library replaced on disk while mapped (an upgrade): NT_FILE says
+# "(deleted)"; the note said "no usable file (not found)" though the new file
+# is there ----
+mkdir -p "$TMP/lib"
+cc -g -shared -fPIC -DH16_LIB -o "$TMP/lib/libh16.so" tests/prog/hunt16_lib.c
+cc -g -o "$TMP/h16l" tests/prog/hunt16_lib.c -L"$TMP/lib" -lh16 -Wl,-rpath,"$TMP/lib"
+rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD=$PRE exec ./h16l <"$TMP/fifo" >"$TMP/h16l.out" 2>/dev/null) &
+pid=$!
+exec 9>"$TMP/fifo"
+wait_for "$TMP/h16l.out" ready
+cc -g -shared -fPIC -DH16_LIB -DH16_V2 -o "$TMP/lib/libh16.so.new" tests/prog/hunt16_lib.c
+mv "$TMP/lib/libh16.so.new" "$TMP/lib/libh16.so"
+echo >&9; exec 9>&-
+wait $pid
+mv "$TMP"/core* "$TMP/up.core" 2>/dev/null
+"$M" "$TMP/h16l" "$TMP/up.core" >"$TMP/up.txt" 2>&1
+check_eq "library upgraded under the process: exit 0" 0 $?
+check_grep "library upgraded: the 3 blocks" '^#[0-9]+: 999 bytes \([0-9.]+%\) in 3 blocks, size 333$' "$TMP/up.txt"
+check_grep "library upgraded: the new file named, its build-id compared" 'libh16\.so \(deleted\): build-id in core [0-9a-f]+ differs from file on disk [0-9a-f]+ \(.*/lib/libh16\.so, which replaced the one the process had mapped' "$TMP/up.txt"
+rm -f "$TMP/up.core"
 
 # ---- stripped: debuglink beside it, build-id directory, strip-all ----
 cp "$exe" "$TMP/ps"
