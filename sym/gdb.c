@@ -433,13 +433,18 @@ static int gdb_modules_from_core(struct gdb_symbolizer *s, const struct cp_image
 				first = &img->files[i];
 				break;
 			}
+		size_t plen = strlen(m->path), dlen = sizeof(" (deleted)") - 1;
+
+		/* "PATH (deleted)": replaced since it was mapped (an upgrade); the
+		 * file at PATH is what there is, and its build-id is checked below */
+		if (plen > dlen && !strcmp(m->path + plen - dlen, " (deleted)"))
+			plen -= dlen;
 		if (exe_image_path && strcmp(m->path, exe_image_path) == 0) {
 			m->file = gdb_str(s, opt->exe);
-		} else if (opt->sysroot) {
-			snprintf(buf, sizeof buf, "%s%s", opt->sysroot, m->path);
-			m->file = gdb_str(s, buf);
 		} else {
-			m->file = m->path;
+			snprintf(buf, sizeof buf, "%s%.*s", opt->sysroot ? opt->sysroot : "", (int)plen,
+				 m->path);
+			m->file = gdb_str(s, buf);
 		}
 		if (!m->file)
 			return gdb_error(err, SYM_ENOMEM, "symbolizer: out of memory");

@@ -205,6 +205,10 @@ mv "$TMP"/core* "$TMP/up.core" 2>/dev/null
 check_eq "library upgraded under the process: exit 0" 0 $?
 check_grep "library upgraded: the 3 blocks" '^#[0-9]+: 999 bytes \([0-9.]+%\) in 3 blocks, size 333$' "$TMP/up.txt"
 check_grep "library upgraded: the new file named, its build-id compared" 'libh16\.so \(deleted\): build-id in core [0-9a-f]+ differs from file on disk [0-9a-f]+ \(.*/lib/libh16\.so, which replaced the one the process had mapped' "$TMP/up.txt"
+if command -v gdb >/dev/null; then
+	"$M" --symbolizer gdb "$TMP/h16l" "$TMP/up.core" >"$TMP/upg.txt" 2>&1
+	check_grep "library upgraded, gdb: the new file's build-id compared" 'libh16\.so \(deleted\): build-id in core [0-9a-f]+ differs from .*/lib/libh16\.so [0-9a-f]+; showing module\+offset' "$TMP/upg.txt"
+fi
 rm -f "$TMP/up.core"
 
 # ---- stripped: debuglink beside it, build-id directory, strip-all ----
