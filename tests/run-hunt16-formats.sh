@@ -1,0 +1,87 @@
+#!/bin/sh
+# run-hunt16-formats.sh - one core through every report and every format must
+# tell one story. tests/prog/hunt16f.cc (threads, C++ new/new[], a realloc
+# chain, recursion through two functions, stacks deeper than HEAPANN_DEPTH,
+# blocks above the mmap threshold, 0-byte blocks, leaks) gives a gcore at each
+# of its two "ready" moments (a diff pair) and a kernel core at its abort; then
+# runs without the statistics region and without frames, and libheapann's own
+# abort snapshot at --depth 8. tests/hunt16_formats.py checks every report and
+# export of each core against the JSON stacks and the program's own counts.
+. tests/lib.sh
+[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
+command -v g++ >/dev/null || skip "g++ not installed"
+command -v gdb >/dev/null || skip "gdb not installed"
+[ -x /usr/bin/python3 ] || skip "python3 not installed"
+M=$TOP/$B/mprof-core
+PY="/usr/bin/python3 $TOP/tests/hunt16_formats.py"
+
+g++ -g -O1 -pthread -o "$TMP/prog" tests/prog/hunt16f.cc
+check_eq "builds" 0 $?
+# one arena: the threads' arenas would make each core 64 MiB larger
+export GLIBC_TUNABLES=glibc.malloc.arena_max=1
+
+# py ARGS...: hunt16_formats.py's checks, counted as ours
+py() {
+	$PY "$@" >"$TMP/py.out" 2>&1
+	cat "$TMP/py.out"
+	T_PASS=$((T_PASS + $(grep -c '^ok ' "$TMP/py.out")))
+	T_FAIL=$((T_FAIL + $(grep -c '^not ok ' "$TMP/py.out")))
+	grep -q ' passed, ' "$TMP/py.out" || { T_FAIL=$((T_FAIL + 1)); echo "not ok - hunt16_formats.py $* did not finish"; }
+}
+
+# kcore NAME ENV...: run to the abort under the preload with ENV; its core is NAME
+kcore() {
+	kn=$1; shift
+	rm -f "$TMP/core"
+	(cd "$TMP" && ulimit -c unlimited && printf '\n\n' |
+		env "$@" LD_PRELOAD="$TOP/$B/libheapann.so" ./prog >"$TMP/$kn.out" 2>/dev/null)
+	mv "$TMP/core" "$TMP/$kn" 2>/dev/null
+	check "$kn: kernel core written" test -s "$TMP/$kn"
+}
+
+# two gcores of one run (the first and second "ready"), then its kernel core
+rm -f "$TMP/fifo" "$TMP/core"; mkfifo "$TMP/fifo"
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./prog <fifo >"$TMP/run.out" 2>/dev/null) &
+bg=$!
+exec 9>"$TMP/fifo"
+wait_for "$TMP/run.out" '^ready '
+pid=$(pgrep -n -x prog)
+make_gcore "$pid" "$TMP/g1"
+echo >&9
+wait_for "$TMP/run.out" '^ready2 '
+make_gcore "$pid" "$TMP/g2"
+echo >&9; exec 9>&-
+wait $bg
+mv "$TMP/core" "$TMP/kcore" 2>/dev/null
+check "gcores and the kernel core written" test -s "$TMP/g1" -a -s "$TMP/g2" -a -s "$TMP/kcore"
+# the program's own count of its blocks ("ready live BLOCKS BYTES"): the
+# stacks whose allocation site is in its source
+for c in g1 g2; do
+	want=$(sed -n "$([ $c = g1 ] && echo 1 || echo 2)p" "$TMP/run.out" | awk '{ print $3, $4 }')
+	got=$("$M" -q --format json "$TMP/prog" "$TMP/$c" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+own = [s for s in d["stacks"] if s["frames"] and (s["frames"][0].get("file") or "").endswith("hunt16f.cc")]
+print(sum(s["blocks"] for s in own), sum(s["bytes"] for s in own))')
+	check_eq "$c: the program's blocks and bytes, by their allocation sites" "$want" "$got"
+done
+
+py core "$M" "$TMP/prog" "$TMP/g1" g1
+py core "$M" "$TMP/prog" "$TMP/g2" g2
+py core "$M" "$TMP/prog" "$TMP/kcore" kcore
+py diff "$M" "$TMP/prog" "$TMP/g1" "$TMP/g2" diff
+
+kcore nostats HEAPANN_STATS=0
+py core "$M" "$TMP/prog" "$TMP/nostats" nostats
+kcore noframes HEAPANN_UNWIND=none
+py core "$M" "$TMP/prog" "$TMP/noframes" noframes
+
+# libheapann's abort snapshot through the launcher, stacks cut at 8 frames
+mkdir -p "$TMP/snaps"
+(cd "$TMP" && printf '\n\n' | "$TOP/$B/heapann" --keep-core snaps --no-report --depth 8 \
+	--snapshot abort ./prog >/dev/null 2>&1)
+snap=$(ls "$TMP"/snaps/prog.*.core 2>/dev/null | head -n 1)
+check "snapshot: written" test -s "$snap"
+py core "$M" "$TMP/prog" "$snap" snap8
+
+done_testing
