@@ -177,16 +177,27 @@ static void vt_release(struct vt_state *s)
 }
 
 /* Type every live block of P into S (sorted, largest first); *untyped gets
- * what has no type. Returns 0, -1 after printing why. */
+ * what has no type. Blocks allocated under an --ignore-fn are left out, as
+ * from every other report (they were counted before). Returns 0, -1 after
+ * printing why. */
 static int vt_build(const struct cli_options *o, const struct cli_profile *p, struct vt_state *s,
 		    uint64_t *ublocks, uint64_t *ubytes)
 {
 	struct cp_error err = { 0 };
+	signed char *ignored = NULL;   /* per scan stack: 1 left out, 0 kept, -1 not known yet */
 	int oom = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->p = p;
 	*ublocks = *ubytes = 0;
+	if (p->filter.nignore_fns && p->scan.nstacks) {
+		ignored = malloc(p->scan.nstacks);
+		if (!ignored) {
+			fputs("mprof-core: out of memory\n", stderr);
+			return -1;
+		}
+		memset(ignored, -1, p->scan.nstacks);
+	}
 	s->ds = cli_datasym_open(o, p->img, &err);
 	if (!s->ds && !o->quiet)
 		fprintf(stderr, "mprof-core: %s: no symbols for the types report\n", err.msg);
@@ -196,6 +207,12 @@ static int vt_build(const struct cli_options *o, const struct cli_profile *p, st
 
 		if (b->state != CP_LIVE)
 			continue;
+		if (ignored && b->stack < p->scan.nstacks) {
+			if (ignored[b->stack] < 0)
+				ignored[b->stack] = (signed char)an_stack_ignored(&p->in, &p->filter, b->stack);
+			if (ignored[b->stack])
+				continue;
+		}
 		t = s->ds ? vt_block(s, b, &oom) : -1;
 		if (t < 0) {
 			(*ublocks)++;
@@ -205,6 +222,7 @@ static int vt_build(const struct cli_options *o, const struct cli_profile *p, st
 			s->types[t].bytes += b->size;
 		}
 	}
+	free(ignored);
 	if (oom) {
 		fputs("mprof-core: out of memory\n", stderr);
 		return -1;
