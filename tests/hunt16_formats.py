@@ -67,7 +67,7 @@ def fname(f):
 # ---- profile.proto: the wire reader of pprof_raw.py, the messages here ----
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pprof_raw import fields as pb_gen, packed  # noqa: E402
+from pprof_raw import check_wire, fields as pb_gen, packed  # noqa: E402
 
 
 def pb_fields(b):
@@ -162,6 +162,25 @@ def check_core(m, prog, core, tag):
     if "_error" in d:
         return
     B, K = d["bytes"], d["blocks"]
+    # --ignore-fn: the caller of the largest stack's allocation site (not main);
+    # --alloc-fn: the most frequent allocation site of the program's own
+    ign, af = "no-such-function", "no-such-function"
+    for s in d["stacks"]:
+        fn = [f.get("function") for f in s["frames"]]
+        if len(fn) > 2 and fn[1] and fn[1] != "main":
+            ign = fn[1]
+            break
+    sites = {}
+    for s in d["stacks"]:
+        fn = [f.get("function") for f in s["frames"]]
+        if len(fn) > 2 and fn[0] and fn[1] and os.path.basename(s["frames"][0].get("module") or "") == os.path.basename(prog):
+            sites[fn[0]] = sites.get(fn[0], 0) + 1
+    # (a function that also calls another allocation site stays in those stacks)
+    for s in d["stacks"]:
+        for f in s["frames"][1:]:
+            sites.pop(f.get("function"), None)
+    if sites:
+        af = max(sorted(sites), key=lambda k: sites[k])
     # without the statistics region the tables come from the live blocks
     st = d.get("statistics") or {"allocs": K, "frees": 0, "bytes": B, "live_bytes": B, "live_blocks": K,
                                  "peak_live_bytes": None}
@@ -178,7 +197,15 @@ def check_core(m, prog, core, tag):
     tb = sum(int(x.replace(",", "")) for x in re.findall(r"^#\d+: ([\d,]+) bytes", txt, re.M))
     tk = sum(int(x.replace(",", "")) for x in re.findall(r"^#\d+: [\d,]+ bytes \([\d.]+%\) in ([\d,]+) block", txt, re.M))
     check_eq("%s: text stacks (--top 0) sum to the json totals" % tag, (B, K), (tb, tk))
-    check_eq("%s: statistics' live = the image's" % tag, (B, K), (st["live_bytes"], st["live_blocks"]))
+    bad = [s for s in d["stacks"] if (B and abs(s["percent"] - 100.0 * s["bytes"] / B) > 0.001) or
+           s["min_size"] > s["max_size"] or s["min_size"] * s["blocks"] > s["bytes"] or
+           s["max_size"] * s["blocks"] < s["bytes"] or sum(z["count"] for z in s["sizes"]) > s["blocks"] or
+           any(not s["min_size"] <= z["size"] <= s["max_size"] for z in s["sizes"])]
+    check("%s: json stacks: percent, sizes within min..max" % tag, not bad, str(bad[:1])[:300])
+    # (blocks the image lost, a header an overflow erased, are the statistics' only)
+    nb, nk = st.get("live_bytes_not_in_image", 0), st.get("live_blocks_not_in_image", 0)
+    check_eq("%s: statistics' live = the image's + not in the image" % tag, (B + nb, K + nk),
+             (st["live_bytes"], st["live_blocks"]))
 
     # folded, both weights, and with --folded-lines
     want = stacks_by_folded(d)
@@ -214,6 +241,25 @@ def check_core(m, prog, core, tag):
         check_eq("%s: svg's root box = json totals" % tag, (B, K),
                  (int(mm.group(1).replace(",", "")), int(mm.group(2).replace(",", ""))) if mm else None)
 
+        # box geometry: width = weight / total of 1180 pixels; a box's children
+        # lie within it, one row below
+        boxes = []
+        for g in root.iter(ns + "g"):
+            r, t = g.find(ns + "rect"), g.find(ns + "title")
+            if r is None or t is None:
+                continue
+            mm = re.search(r": ([\d,]+) bytes in ([\d,]+) block", t.text)
+            boxes.append((float(r.get("x")), float(r.get("y")), float(r.get("width")),
+                          int(mm.group(1).replace(",", ""))))
+        bad = [b for b in boxes if B and abs(b[2] - 1180.0 * b[3] / B) > 0.02]
+        check("%s: svg box widths = bytes / total" % tag, boxes and not bad, str(bad[:3]))
+        bad = []
+        for b in boxes:
+            kids = [k for k in boxes if k[1] == b[1] + 17 and b[0] - 0.02 <= k[0] < b[0] + b[2] - 0.02]
+            if sum(k[3] for k in kids) > b[3] or any(k[0] + k[2] > b[0] + b[2] + 0.02 for k in kids):
+                bad.append(b)
+        check("%s: svg: children within their parent" % tag, not bad, str(bad[:3]))
+
     # pprof
     pbf = os.path.join(tmp, "h.pb.gz")
     rc, _ = run(m, ["--format", "pprof", "-o", pbf] + base)
@@ -222,6 +268,7 @@ def check_core(m, prog, core, tag):
     except (ValueError, OSError, IndexError, KeyError) as e:
         types = None
         check("%s: pprof decodes" % tag, False, str(e))
+    check("%s: pprof: ids 1..n, every reference exists" % tag, check_wire(pbf))
     if types is not None:
         tn = [t[0] for t in types]
         check_eq("%s: pprof sample types" % tag,
@@ -252,7 +299,28 @@ def check_core(m, prog, core, tag):
         ppn = dict((k, v) for k, v in pp.items() if k in named)
         check("%s: pprof per stack (named frames) = json" % tag, ppn == named,
               "%s" % sorted(set(named.items()) - set(ppn.items()))[:2])
-        # alloc_space per stack = the leak table's bytes... (summed above)
+        # alloc_* per stack = the leak table's allocs and bytes per whole path
+        if have_stats:
+            rc, dl = jrun(m, ["--report=leaks", "--leak-depth", "256"] + base)
+            lk = {}
+            for x in dl["leaks"]:
+                k = tuple(n for n in x["path"] if "+0x" not in n) or ("(no frames recorded)",)
+                o = lk.get(k, (0, 0))
+                lk[k] = (o[0] + x["allocs"], o[1] + x["bytes"])
+            pa = {}
+            for vals, ids in samples:
+                names = [funcs.get(fid, "?") for lid in ids for fid in locs.get(lid, [])]
+                names = [n for n in names if not n.startswith("(More stack frames")]
+                if "main" in names:
+                    names = names[:names.index("main") + 1]
+                k = tuple(names)
+                o = pa.get(k, (0, 0, 0))
+                pa[k] = (o[0] + vals[tn.index("alloc_objects")], o[1] + vals[tn.index("alloc_space")],
+                         o[2] + vals[tn.index("inuse_objects")])
+            # the leak table leaves out the paths whose blocks were all freed
+            bad = [(k[:2], pa.get(k), lk.get(k)) for k in set(lk) | set(pa)
+                   if lk.get(k) != (pa[k][:2] if k in pa else None) and not (k not in lk and pa[k][2] == 0)]
+            check("%s: pprof alloc_* per path = the leak table's (--leak-depth 256)" % tag, not bad, str(bad[:3]))
 
     # massif
     msf = os.path.join(tmp, "massif.out")
@@ -272,7 +340,10 @@ def check_core(m, prog, core, tag):
     last = snaps[-1] if snaps else {}
     check_eq("%s: massif last snapshot = live bytes, overhead" % tag, (str(B), str(d["overhead_bytes"])),
              (last.get("mem_heap_B"), last.get("mem_heap_extra_B")))
-    check_eq("%s: massif peak = statistics' peak" % tag, st["peak_live_bytes"] or B,
+    now = st["bytes"] + st.get("bytes_freed", 0)
+    # the image's moment is the last snapshot: at the peak, it is the peak
+    check_eq("%s: massif peak = statistics' peak" % tag,
+             B if not have_stats or st["peak_time"] == now else st["peak_live_bytes"],
              max(int(s.get("mem_heap_B", 0)) for s in snaps) if snaps else None)
     check_eq("%s: massif times never go back" % tag, True,
              all(int(a["time"]) <= int(b["time"]) for a, b in zip(snaps, snaps[1:])))
@@ -294,9 +365,17 @@ def check_core(m, prog, core, tag):
     check("%s: massif tree: each node = its children" % tag, tr and not errs, "; ".join(errs[:3]))
     check_eq("%s: massif tree root = live bytes" % tag, B,
              int(re.match(r"^n\d+: (\d+)", tr[0]).group(1)) if tr else None)
-    if shutil.which("ms_print"):
-        p = subprocess.run(["ms_print", msf], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        check_eq("%s: ms_print reads the massif file" % tag, (0, b""), (p.returncode, p.stderr[:200]))
+    for extra in ([], ["--threshold", "0"], ["--ignore-fn", ign], ["--alloc-fn", af]):
+        mf = os.path.join(tmp, "m.out")
+        run(m, ["--format", "massif", "-o", mf] + extra + base)
+        p = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ms_check.py"),
+                            mf, "validate"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check_eq("%s: massif %s: massif-visualizer's grammar" % (tag, " ".join(extra)), (0, b""),
+                 (p.returncode, p.stderr[:200]))
+        if shutil.which("ms_print"):
+            p = subprocess.run(["ms_print", mf], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            check_eq("%s: massif %s: ms_print reads it" % (tag, " ".join(extra)), (0, b""),
+                     (p.returncode, p.stderr[:200]))
 
     # html: the embedded data parses and agrees
     hf = os.path.join(tmp, "h.html")
@@ -323,6 +402,13 @@ def check_core(m, prog, core, tag):
         check_eq("%s: html lost totals = json lost totals" % tag, d["lost"]["totals"], lt)
         tl = h.get("timeline") or {}
         check_eq("%s: html timeline peak = statistics" % tag, st["peak_live_bytes"], tl.get("peak_live"))
+        # the page's script adds the peak to its samples, as the JSON has it
+        hp = list(zip(tl.get("time", []), tl.get("live", [])))
+        if tl.get("peak_live") and (tl["peak_time"], tl["peak_live"]) not in hp:
+            hp = sorted(hp + [(tl["peak_time"], tl["peak_live"])])
+        check_eq("%s: html timeline = json timeline, now = live" % tag,
+                 ([(x["time"], x["live_bytes"]) for x in d["timeline"]], st["live_bytes"] if have_stats else None),
+                 (hp, tl.get("now_live")))
 
     # tree (JSON)
     t = d["tree"]
@@ -357,6 +443,25 @@ def check_core(m, prog, core, tag):
     pct(t)
     check("%s: tree percents = bytes / total" % tag, not pe, "; ".join(pe[:3]))
 
+    # the text tree shows the JSON tree's nodes, in its order
+    for thr in ("1", "0", "20"):
+        rc, tt = run(m, ["--report=tree", "--threshold", thr] + base)
+        rc, tj = jrun(m, ["--report=tree", "--threshold", thr] + base)
+        seq = []
+
+        def walk(n, dep):
+            seq.append((dep, n["bytes"]))
+            for c in n.get("children", []):
+                walk(c, dep + 1)
+        walk(tj["tree"], 0)
+        body = tt[tt.find("Allocation tree"):]
+        got = []
+        for ln in body.splitlines()[1:]:
+            mm = re.match(r"^([| ]*)(->)?[\d.]+% \(([\d,]+)B\)", ln)
+            if mm:
+                got.append((len(mm.group(1)) // 2 + (1 if mm.group(2) else 0), int(mm.group(3).replace(",", ""))))
+        check_eq("%s: tree --threshold %s: text = json" % (tag, thr), seq, got)
+
     # leak table: kept sums to live; allocs and bytes to the statistics
     L = d["leaks"]
     check_eq("%s: leaks kept = live" % tag, (B, K), (sum(x["kept_bytes"] for x in L), sum(x["kept_blocks"] for x in L)))
@@ -384,6 +489,19 @@ def check_core(m, prog, core, tag):
              (sum(x["bytes"] for x in D), sum(x["kept_bytes"] for x in D), sum(x["calls"] for x in D)))
     check("%s: direct: size classes add up to each row" % tag,
           all(sum(x["bytes_by_class"].values()) == x["bytes"] and sum(x["kept_by_class"].values()) == x["kept_bytes"] for x in D))
+    rc, dt = run(m, ["--report=direct,graph,bins", "--top", "0"] + base)
+    rows = re.findall(r"^ *[\d.]+% +([\d,]+) +([\d,]+) +([\d,]+) +(?:[\d.]+ +){8} (.*)$", dt, re.M)
+    check_eq("%s: direct text rows = json" % tag,
+             [(x["bytes"], x["kept_bytes"], x["calls"], x["function"]) for x in D],
+             [(int(a.replace(",", "")), int(b.replace(",", "")), int(c.replace(",", "")), f) for a, b, c, f in rows])
+    rows = re.findall(r"^\[(\d+)\] +[\d.]+% +([\d,]+) +([\d,]+) +([\d,]+)(?:\+([\d,]+))? +(.*) \[\d+\]$", dt, re.M)
+    check_eq("%s: graph text primary lines = json" % tag,
+             sorted((x["index"], x["self"], x["total"], x["calls"], x["recursive_calls"]) for x in d["graph"]),
+             sorted((int(i), int(a.replace(",", "")), int(b.replace(",", "")), int(c.replace(",", "")), int((r or "0").replace(",", ""))) for i, a, b, c, r, f in rows))
+    mm = re.search(r"^ total +([\d,]+) +([\d,]+) +([\d,]+)$", dt, re.M)
+    check_eq("%s: bins text total line = json sums" % tag,
+             (sum(x["allocs"] for x in Bn), sum(x["bytes"] for x in Bn), sum(x["kept_bytes"] for x in Bn)),
+             tuple(int(v.replace(",", "")) for v in mm.groups()) if mm else None)
     # graph
     G = d["graph"]
     nodes = [g for g in G if not g["function"].startswith("<cycle")]
@@ -426,9 +544,13 @@ def check_core(m, prog, core, tag):
     check("%s: graph: total = self + callees = callers (outside cycles)" % tag, not inc, "; ".join(inc[:3]))
     # timeline
     tl = d["timeline"]
-    check_eq("%s: timeline ends at the live bytes" % tag, B if have_stats else None, tl[-1]["live_bytes"] if tl else None)
+    # sampled once the timeline was halved: its last sample may come before now
+    check("%s: timeline: times rise to now, the last sample at now is the live bytes" % tag,
+          (not have_stats and not tl) or
+          (all(a["time"] < b["time"] for a, b in zip(tl, tl[1:])) and tl[-1]["time"] <= now and
+           (tl[-1]["time"] < now or tl[-1]["live_bytes"] == st["live_bytes"])))
     pk = [x for x in tl if x.get("peak")]
-    check_eq("%s: timeline's peak sample = statistics" % tag, [st["peak_live_bytes"]] if have_stats else [],
+    check_eq("%s: timeline's peak sample = statistics" % tag, [st["peak_live_bytes"]] if have_stats and st["peak_live_bytes"] else [],
              [x["live_bytes"] for x in pk])
     # lost
     lo = d["lost"]
@@ -468,10 +590,9 @@ def check_core(m, prog, core, tag):
              [s["bytes"] for s in d3["stacks"]])
     rc, d5 = jrun(m, ["--threshold", "5"] + base)
     check_eq("%s: --threshold 5 keeps stacks of 5%% and more" % tag,
-             [s["bytes"] for s in d["stacks"] if 100.0 * s["bytes"] / B >= 5],
+             [s["bytes"] for s in d["stacks"] if not B or 100.0 * s["bytes"] / B >= 5],
              [s["bytes"] for s in d5["stacks"]])
     # --ignore-fn: the blocks under it leave every table; the ignored counts say so
-    ign = "big_blocks()"
     under = [s for s in d["stacks"] if any(f.get("function") == ign for f in s["frames"])]
     ib, ik = sum(s["bytes"] for s in under), sum(s["blocks"] for s in under)
     rc, di = jrun(m, ["--report=all", "--ignore-fn", ign] + base)
@@ -509,8 +630,7 @@ def check_core(m, prog, core, tag):
     check_eq("%s: --ignore-fn: svg root = bytes kept" % tag, (B - ib, K - ik),
              (int(mm.group(1).replace(",", "")), int(mm.group(2).replace(",", ""))) if mm else None)
     # --alloc-fn: the totals stay, the named function leaves the stacks
-    af = "leaf_alloc(unsigned long)"
-    rc, da = jrun(m, ["--report=all", "--alloc-fn", "leaf_alloc"] + base)
+    rc, da = jrun(m, ["--report=all", "--alloc-fn", af] + base)
     check_eq("%s: --alloc-fn: totals kept" % tag, (B, K), (da["bytes"], da["blocks"]))
     check_eq("%s: --alloc-fn: stacks sum to the totals" % tag, (B, K),
              (sum(s["bytes"] for s in da["stacks"]), sum(s["blocks"] for s in da["stacks"])))
@@ -524,19 +644,22 @@ def check_core(m, prog, core, tag):
     check_eq("%s: --alloc-fn: leak table sums kept" % tag, (B, sum(x["allocs"] for x in d["leaks"])),
              (sum(x["kept_bytes"] for x in da["leaks"]), sum(x["allocs"] for x in da["leaks"])))
     check("%s: --alloc-fn: no leak path has it" % tag, not [x for x in da["leaks"] if af in x["path"]])
-    rc, f = run(m, ["--format", "folded", "--alloc-fn", "leaf_alloc"] + base)
+    rc, f = run(m, ["--format", "folded", "--alloc-fn", af] + base)
     got, bad = parse_folded(f)
     check_eq("%s: --alloc-fn: folded = json" % tag, stacks_by_folded(da), got)
-    rc, _ = run(m, ["--format", "massif", "--alloc-fn", "leaf_alloc", "-o", msf] + base)
-    check("%s: --alloc-fn: massif tree without it" % tag, "leaf_alloc" not in open(msf).read())
-    rc, _ = run(m, ["--format", "pprof", "--alloc-fn", "leaf_alloc", "-o", pbf] + base)
+    rc, _ = run(m, ["--format", "massif", "--alloc-fn", af, "-o", msf] + base)
+    check("%s: --alloc-fn: massif tree without it" % tag, ": %s (" % af not in open(msf).read())
+    rc, _ = run(m, ["--format", "pprof", "--alloc-fn", af, "-o", pbf] + base)
     types, samples, locs, funcs = pprof_decode(open(pbf, "rb").read())
     check("%s: --alloc-fn: pprof without it" % tag, af not in funcs.values())
-    rc, _ = run(m, ["--format", "svg", "--alloc-fn", "leaf_alloc", "-o", svgf] + base)
-    check("%s: --alloc-fn: svg without it" % tag, "leaf_alloc" not in open(svgf).read())
-    rc, _ = run(m, ["--format", "html", "--alloc-fn", "leaf_alloc", "-o", hf] + base)
-    check("%s: --alloc-fn: html without it" % tag, "leaf_alloc" not in open(hf).read())
-    rc, dl = jrun(m, ["--report=lost", "--alloc-fn", "leaf_alloc"] + base)
+    rc, _ = run(m, ["--format", "svg", "--alloc-fn", af, "-o", svgf] + base)
+    check("%s: --alloc-fn: svg without it" % tag, "<title>%s " % af not in open(svgf).read())
+    rc, _ = run(m, ["--format", "html", "--alloc-fn", af, "-o", hf] + base)
+    mm = re.search(r'<script type="application/json" id="mprof-data">(.*?)</script>', open(hf).read(), re.S)
+    h = json.loads(mm.group(1).replace("<\\/", "</"))
+    check("%s: --alloc-fn: html: no frame of it" % tag,
+          af not in [h["strings"][h["frames"][i]] for i in range(0, len(h["frames"]), 5)])
+    rc, dl = jrun(m, ["--report=lost", "--alloc-fn", af] + base)
     check("%s: --alloc-fn: lost records without it" % tag,
           not [r for r in dl["lost"]["records"] if r["frames"] and r["frames"][0].get("function") == af])
     # --leak-depth

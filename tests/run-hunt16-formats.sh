@@ -4,8 +4,9 @@
 # chain, recursion through two functions, stacks deeper than HEAPANN_DEPTH,
 # blocks above the mmap threshold, 0-byte blocks, leaks) gives a gcore at each
 # of its two "ready" moments (a diff pair) and a kernel core at its abort; then
-# runs without the statistics region and without frames, and libheapann's own
-# abort snapshot at --depth 8. tests/hunt16_formats.py checks every report and
+# runs without the statistics region and without frames, a run whose timeline
+# is sampled, a core with a block whose header an overflow erased, and
+# libheapann's own abort snapshot at --depth 8. tests/hunt16_formats.py checks every report and
 # export of each core against the JSON stacks and the program's own counts.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
@@ -75,6 +76,28 @@ kcore nostats HEAPANN_STATS=0
 py core "$M" "$TMP/prog" "$TMP/nostats" nostats
 kcore noframes HEAPANN_UNWIND=none
 py core "$M" "$TMP/prog" "$TMP/noframes" noframes
+
+# a timeline halved and sampled: 9,000 allocations
+cc -g -O0 -o "$TMP/churn" tests/prog/hunt16f_churn.c
+rm -f "$TMP/core"
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./churn >/dev/null 2>&1)
+mv "$TMP/core" "$TMP/churn.core" 2>/dev/null
+check "churn: kernel core written" test -s "$TMP/churn.core"
+py core "$M" "$TMP/churn" "$TMP/churn.core" churn
+
+# an overflow that erased its neighbour's header: the statistics count a live
+# block the image does not hold, which every table must count as freed
+cc -g -O0 -o "$TMP/co" tests/prog/corrupt_overflow.c
+rm -f "$TMP/core"
+(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./co overflow 100 200 crash >/dev/null 2>&1)
+mv "$TMP/core" "$TMP/co.core" 2>/dev/null
+check "overflow: kernel core written" test -s "$TMP/co.core"
+check_eq "overflow: one live block the image does not hold" "1 512" \
+	"$("$M" -q --format json --report=bins "$TMP/co" "$TMP/co.core" | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)["statistics"]
+print(s["live_blocks_not_in_image"], s["live_bytes_not_in_image"])')"
+py core "$M" "$TMP/co" "$TMP/co.core" overflow
 
 # libheapann's abort snapshot through the launcher, stacks cut at 8 frames
 mkdir -p "$TMP/snaps"
