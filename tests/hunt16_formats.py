@@ -10,6 +10,7 @@
 # --leak-depth) keep what they say.
 #
 #   hunt16_formats.py core M PROG CORE TAG     the checks on one core
+#   hunt16_formats.py raw M ELF DUMP BASE TAG  the same on a raw dump
 #   hunt16_formats.py diff M PROG OLD NEW TAG  diff OLD OLD is empty, diff OLD
 #                                              NEW is NEW minus OLD per stack
 # Prints "ok N - ..." / "not ok N - ..." lines and "N passed, N failed" last.
@@ -154,9 +155,68 @@ def tree_sums(node, path, errs):
         tree_sums(c, path + "/" + str(c.get("function")), errs)
 
 
-def check_core(m, prog, core, tag):
+def canon(seq):
+    """a tree given as (depth, bytes) in preorder, as nested tuples with each
+    node's children sorted: two trees that differ only in the order of their
+    siblings compare equal"""
+    def build(i, dep):
+        kids = []
+        j = i + 1
+        while j < len(seq) and seq[j][0] > dep:
+            sub, j = build(j, seq[j][0])
+            kids.append(sub)
+        return (seq[i][1], tuple(sorted(kids))), j
+    return build(0, seq[0][0])[0] if seq else None
+
+
+def check_graph(tag, d, allocated):
+    """the call graph of report d: self bytes add up to ALLOCATED, an arc is
+    one line in its caller and one in its callee, a cycle's callees are its
+    members' outside it, and outside cycles total = self + callees = callers"""
+    G = d["graph"]
+    nodes = [g for g in G if not g["function"].startswith("<cycle")]
+    check_eq("%s: graph self bytes = all bytes allocated" % tag, allocated, sum(g["self"] for g in nodes))
+    byidx = dict((g["index"], g) for g in G)
+    arcs_bad = []
+    for g in G:
+        if g["function"].startswith("<cycle"):
+            continue   # a cycle as a whole: its callees are its members' (checked below)
+        for c in g["callees"]:
+            callee = byidx.get(c["index"])
+            back = [x for x in (callee or {}).get("callers", []) if x["index"] == g["index"]]
+            if not back or (back[0]["bytes"], back[0]["calls"]) != (c["bytes"], c["calls"]):
+                arcs_bad.append("%s->%s" % (g["function"], c["function"]))
+    check("%s: graph arcs: a callee line is the callee's caller line" % tag, not arcs_bad, ", ".join(arcs_bad[:3]))
+    cyc_bad = []
+    for g in G:
+        if not g["function"].startswith("<cycle"):
+            continue
+        mem = [x for x in G if x.get("cycle") == g.get("cycle") and x is not g]
+        out = {}
+        for x in mem:
+            for c in x["callees"]:
+                if byidx.get(c["index"], {}).get("cycle") != g.get("cycle"):
+                    o = out.get(c["index"], (0, 0))
+                    out[c["index"]] = (o[0] + c["bytes"], o[1] + c["calls"])
+        mine = dict((c["index"], (c["bytes"], c["calls"])) for c in g["callees"])
+        if out != mine or g["total"] != sum(v[0] for v in mine.values()) + g["self"]:
+            cyc_bad.append("%s: members' callees %s, the cycle's %s" % (g["function"], out, mine))
+    check("%s: graph cycles: callees = the members' callees outside it" % tag, not cyc_bad, "; ".join(cyc_bad[:2]))
+    inc = []
+    for g in G:
+        if g.get("cycle") or g["function"].startswith("<cycle"):
+            continue
+        if g["self"] + sum(c["bytes"] for c in g["callees"]) != g["total"]:
+            inc.append("%s: %d + %d != %d" % (g["function"], g["self"], sum(c["bytes"] for c in g["callees"]), g["total"]))
+        ci = sum(c["bytes"] for c in g["callers"]) + g["cut_bytes"]
+        if g["callers"] and ci != g["total"]:
+            inc.append("%s: callers %d != %d" % (g["function"], ci, g["total"]))
+    check("%s: graph: total = self + callees = callers (outside cycles)" % tag, not inc, "; ".join(inc[:3]))
+
+
+def check_core(m, prog, core, tag, base=None):
     tmp = tempfile.mkdtemp(prefix="h16f.")
-    base = [prog, core]
+    base = base or [prog, core]
     rc, d = jrun(m, ["--report=all"] + base)
     check("%s: json --report=all parses" % tag, "_error" not in d, d.get("_error", ""))
     if "_error" in d:
@@ -167,7 +227,8 @@ def check_core(m, prog, core, tag):
     ign, af = "no-such-function", "no-such-function"
     for s in d["stacks"]:
         fn = [f.get("function") for f in s["frames"]]
-        if len(fn) > 2 and fn[1] and fn[1] != "main":
+        if len(fn) > 2 and fn[1] and fn[1] != "main" and \
+                os.path.basename(s["frames"][1].get("module") or "") == os.path.basename(prog):
             ign = fn[1]
             break
     sites = {}
@@ -462,6 +523,51 @@ def check_core(m, prog, core, tag):
                 got.append((len(mm.group(1)) // 2 + (1 if mm.group(2) else 0), int(mm.group(3).replace(",", ""))))
         check_eq("%s: tree --threshold %s: text = json" % (tag, thr), seq, got)
 
+    # each node of the tree (--threshold 0) holds the stacks that begin with its
+    # path of (function, line): the tree keeps call sites on one line apart by
+    # address (as Massif), the stacks report merges them, so siblings of one
+    # (function, line) are summed
+    fk = []
+    for sx in d["stacks"]:
+        fr = [(f.get("function"), f.get("line")) for f in sx["frames"]]
+        names = [f[0] for f in fr]
+        if "main" in names:
+            fr = fr[:names.index("main") + 1]
+        fk.append((fr, sx["bytes"], sx["blocks"]))
+    bad = []
+
+    def paths(kids, pre):
+        groups = {}
+        for c in kids:
+            if c.get("cut") or c.get("no_frames") or c.get("below_threshold"):
+                continue
+            g = groups.setdefault((c.get("function"), c.get("line")), [0, 0, []])
+            g[0] += c["bytes"]
+            g[1] += c["blocks"]
+            g[2] += c.get("children", [])
+        for key, (by, bl, sub) in groups.items():
+            pth = pre + [key]
+            inp = [(b, k) for f, b, k in fk if f[:len(pth)] == pth]
+            if (sum(x[0] for x in inp), sum(x[1] for x in inp)) != (by, bl):
+                bad.append("%s: %s, stacks %s" % ([x[0] for x in pth], (by, bl), inp))
+            paths(sub, pth)
+    paths(dt0["tree"]["children"], [])
+    check("%s: tree --threshold 0: each node = the stacks through its path" % tag, not bad, "; ".join(bad[:2]))
+    # massif's tree at --threshold 0 is the same tree
+    seq = []
+
+    def walk0(n, dep):
+        seq.append((dep, n["bytes"]))
+        for c in n.get("children", []):
+            walk0(c, dep + 1)
+    walk0(dt0["tree"], 0)
+    mf = os.path.join(tmp, "m0.out")
+    run(m, ["--format", "massif", "--threshold", "0", "-o", mf] + base)
+    body = open(mf).read()
+    body = body[body.rindex("heap_tree="):]
+    got = [(len(mm.group(1)), int(mm.group(2))) for mm in re.finditer(r"^( *)n\d+: (\d+) ", body, re.M)]
+    check_eq("%s: massif tree = json tree at --threshold 0 (ties in any order)" % tag, canon(seq), canon(got))
+
     # leak table: kept sums to live; allocs and bytes to the statistics
     L = d["leaks"]
     check_eq("%s: leaks kept = live" % tag, (B, K), (sum(x["kept_bytes"] for x in L), sum(x["kept_blocks"] for x in L)))
@@ -503,46 +609,7 @@ def check_core(m, prog, core, tag):
     check_eq("%s: bins text total line = json sums" % tag,
              (sum(x["allocs"] for x in Bn), sum(x["bytes"] for x in Bn), sum(x["kept_bytes"] for x in Bn)),
              tuple(int(v.replace(",", "")) for v in mm.groups()) if mm else None)
-    # graph
-    G = d["graph"]
-    nodes = [g for g in G if not g["function"].startswith("<cycle")]
-    check_eq("%s: graph self bytes = all bytes allocated" % tag, st["bytes"], sum(g["self"] for g in nodes))
-    byidx = dict((g["index"], g) for g in G)
-    arcs_bad = []
-    for g in G:
-        if g["function"].startswith("<cycle"):
-            continue   # a cycle as a whole: its callees are its members' (checked below)
-        for c in g["callees"]:
-            callee = byidx.get(c["index"])
-            back = [x for x in (callee or {}).get("callers", []) if x["index"] == g["index"]]
-            if not back or (back[0]["bytes"], back[0]["calls"]) != (c["bytes"], c["calls"]):
-                arcs_bad.append("%s->%s" % (g["function"], c["function"]))
-    check("%s: graph arcs: a callee line is the callee's caller line" % tag, not arcs_bad, ", ".join(arcs_bad[:3]))
-    cyc_bad = []
-    for g in G:
-        if not g["function"].startswith("<cycle"):
-            continue
-        mem = [x for x in G if x.get("cycle") == g.get("cycle") and x is not g]
-        out = {}
-        for x in mem:
-            for c in x["callees"]:
-                if byidx.get(c["index"], {}).get("cycle") != g.get("cycle"):
-                    o = out.get(c["index"], (0, 0))
-                    out[c["index"]] = (o[0] + c["bytes"], o[1] + c["calls"])
-        mine = dict((c["index"], (c["bytes"], c["calls"])) for c in g["callees"])
-        if out != mine or g["total"] != sum(v[0] for v in mine.values()) + g["self"]:
-            cyc_bad.append("%s: members' callees %s, the cycle's %s" % (g["function"], out, mine))
-    check("%s: graph cycles: callees = the members' callees outside it" % tag, G and not cyc_bad, "; ".join(cyc_bad[:2]))
-    inc = []
-    for g in G:
-        if g.get("cycle") or g["function"].startswith("<cycle"):
-            continue
-        if g["self"] + sum(c["bytes"] for c in g["callees"]) != g["total"]:
-            inc.append("%s: %d + %d != %d" % (g["function"], g["self"], sum(c["bytes"] for c in g["callees"]), g["total"]))
-        ci = sum(c["bytes"] for c in g["callers"]) + g["cut_bytes"]
-        if g["callers"] and ci != g["total"]:
-            inc.append("%s: callers %d != %d" % (g["function"], ci, g["total"]))
-    check("%s: graph: total = self + callees = callers (outside cycles)" % tag, not inc, "; ".join(inc[:3]))
+    check_graph(tag, d, st["bytes"])
     # timeline
     tl = d["timeline"]
     # sampled once the timeline was halved: its last sample may come before now
@@ -605,6 +672,7 @@ def check_core(m, prog, core, tag):
     check_eq("%s: --ignore-fn: leak table kept = bytes kept" % tag, (B - ib, K - ik),
              (sum(x["kept_bytes"] for x in di["leaks"]), sum(x["kept_blocks"] for x in di["leaks"])))
     check_eq("%s: --ignore-fn: direct kept = bytes kept" % tag, B - ib, sum(x["kept_bytes"] for x in di["direct"]))
+    check_graph(tag + " --ignore-fn", di, sum(x["bytes"] for x in di["direct"]))
     check_eq("%s: --ignore-fn: lost totals = bytes kept" % tag, (B - ib, K - ik),
              (sum(v["bytes"] for v in di["lost"]["totals"].values()), sum(v["blocks"] for v in di["lost"]["totals"].values())))
     check_eq("%s: --ignore-fn: types = bytes kept" % tag, (B - ib, K - ik),
@@ -642,6 +710,7 @@ def check_core(m, prog, core, tag):
     check_eq("%s: --alloc-fn: direct sums kept" % tag, (st["bytes"], B, st["allocs"]),
              (sum(x["bytes"] for x in da["direct"]), sum(x["kept_bytes"] for x in da["direct"]), sum(x["calls"] for x in da["direct"])))
     check("%s: --alloc-fn: no graph node for it" % tag, not [x for x in da["graph"] if x["function"] == af])
+    check_graph(tag + " --alloc-fn", da, st["bytes"])
     check_eq("%s: --alloc-fn: leak table sums kept" % tag, (B, sum(x["allocs"] for x in d["leaks"])),
              (sum(x["kept_bytes"] for x in da["leaks"]), sum(x["allocs"] for x in da["leaks"])))
     check("%s: --alloc-fn: no leak path has it" % tag, not [x for x in da["leaks"] if af in x["path"]])
@@ -745,6 +814,9 @@ def main():
     mode, m = sys.argv[1], sys.argv[2]
     if mode == "core":
         check_core(m, sys.argv[3], sys.argv[4], sys.argv[5])
+    elif mode == "raw":
+        check_core(m, sys.argv[3], sys.argv[4], sys.argv[6],
+                   ["--raw", sys.argv[4], "--elf", sys.argv[3], "--base", sys.argv[5]])
     else:
         check_diff(m, sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6])
     print("%d passed, %d failed" % (N[0], N[1]))
