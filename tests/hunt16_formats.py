@@ -155,6 +155,15 @@ def tree_sums(node, path, errs):
         tree_sums(c, path + "/" + str(c.get("function")), errs)
 
 
+def preorder(n, dep=0, out=None):
+    """a JSON tree's nodes as (depth, bytes), in preorder"""
+    out = [] if out is None else out
+    out.append((dep, n["bytes"]))
+    for c in n.get("children", []):
+        preorder(c, dep + 1, out)
+    return out
+
+
 def canon(seq):
     """a tree given as (depth, bytes) in preorder, as nested tuples with each
     node's children sorted: two trees that differ only in the order of their
@@ -508,13 +517,7 @@ def check_core(m, prog, core, tag, base=None):
     for thr in ("1", "0", "20"):
         rc, tt = run(m, ["--report=tree", "--threshold", thr] + base)
         rc, tj = jrun(m, ["--report=tree", "--threshold", thr] + base)
-        seq = []
-
-        def walk(n, dep):
-            seq.append((dep, n["bytes"]))
-            for c in n.get("children", []):
-                walk(c, dep + 1)
-        walk(tj["tree"], 0)
+        seq = preorder(tj["tree"])
         body = tt[tt.find("Allocation tree"):]
         got = []
         for ln in body.splitlines()[1:]:
@@ -554,13 +557,7 @@ def check_core(m, prog, core, tag, base=None):
     paths(dt0["tree"]["children"], [])
     check("%s: tree --threshold 0: each node = the stacks through its path" % tag, not bad, "; ".join(bad[:2]))
     # massif's tree at --threshold 0 is the same tree
-    seq = []
-
-    def walk0(n, dep):
-        seq.append((dep, n["bytes"]))
-        for c in n.get("children", []):
-            walk0(c, dep + 1)
-    walk0(dt0["tree"], 0)
+    seq = preorder(dt0["tree"])
     mf = os.path.join(tmp, "m0.out")
     run(m, ["--format", "massif", "--threshold", "0", "-o", mf] + base)
     body = open(mf).read()
