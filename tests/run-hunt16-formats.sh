@@ -71,6 +71,14 @@ py core "$M" "$TMP/prog" "$TMP/g1" g1
 py core "$M" "$TMP/prog" "$TMP/g2" g2
 py core "$M" "$TMP/prog" "$TMP/kcore" kcore
 py diff "$M" "$TMP/prog" "$TMP/g1" "$TMP/g2" diff
+# diff compares stacks: the options of the other reports are refused, not ignored
+for opt in --report=lost "--threshold 5" --blocks "--leak-depth 2" --call-sites "--addr 0x10" \
+	"--why 0x10" "--refs 0x10"; do
+	"$M" diff -q $opt "$TMP/prog" "$TMP/g1" "$TMP/g2" >"$TMP/d.out" 2>"$TMP/d.err"
+	check_eq "diff $opt: refused (exit 2, nothing written)" "2 0" "$? $(wc -c <"$TMP/d.out")"
+done
+"$M" diff --threshold 5 "$TMP/prog" "$TMP/g1" "$TMP/g2" >/dev/null 2>"$TMP/d.err"
+check_grep "diff --threshold: the message names it" "diff does not take --threshold" "$TMP/d.err"
 
 kcore nostats HEAPANN_STATS=0
 py core "$M" "$TMP/prog" "$TMP/nostats" nostats
