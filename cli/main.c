@@ -201,6 +201,21 @@ enum {
 	OPT_NOCACHE,
 };
 
+/* diff compares the live stacks of two images: the options of the other
+ * reports (and --blocks, --threshold) would be ignored there, so they are
+ * refused (exit 2) rather than dropped without a word. */
+static void diff_options_check(const struct cli_options *o)
+{
+	const char *bad = o->reports_given ? "--report" : o->threshold_given ? "--threshold" :
+			  o->blocks ? "--blocks" : o->leak_depth ? "--leak-depth" :
+			  o->call_sites ? "--call-sites" : o->naddrs ? "--addr" : o->nwhy ? "--why" :
+			  o->nrefs ? "--refs" : o->ntask_sps ? "--task-sp" : NULL;
+
+	if (bad)
+		usage_error("diff does not take %s: it compares the stacks of two images "
+			    "(--top, --weight, --folded-lines, --alloc-fn, --ignore-fn apply)", bad);
+}
+
 void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **third)
 {
 	static const struct option longopts[] = {
@@ -396,6 +411,8 @@ void cli_parse_args(int argc, char **argv, struct cli_options *o, const char **t
 		default: usage_error("bad option or missing argument: %s", argv[optind - 1]);
 		}
 	}
+	if (third)
+		diff_options_check(o);
 	if (o->raw) {
 		if (!o->prog)
 			usage_error("%s needs --elf ELF", "--raw");
