@@ -636,6 +636,30 @@ def check_core(m, prog, core, tag, base=None):
         o = tcat.get(mm.group(3), (0, 0))
         tcat[mm.group(3)] = (o[0] + int(mm.group(1).replace(",", "")), o[1] + int(mm.group(2).replace(",", "")))
     check_eq("%s: lost text records = json" % tag, bycat, tcat)
+    # --why and --addr on every live block (at most 64 a run): the categories
+    # add up to the lost report's totals; each block is found as itself, its
+    # size and allocation site those of its stack in the JSON
+    rc, db = jrun(m, ["--blocks", "--top", "0"] + base)
+    bl = db.get("block_list", [])
+    if 0 < len(bl) <= 64:
+        rc, dw = jrun(m, sum([["--why", b["address"]] for b in bl], []) + base)
+        cats = {}
+        for w in dw.get("why", []):
+            o = cats.get(w["category"], (0, 0))
+            cats[w["category"]] = (o[0] + w["size"], o[1] + 1)
+        check_eq("%s: --why on every block: categories = the lost totals" % tag,
+                 dict((k, (v["bytes"], v["blocks"])) for k, v in tot.items() if v["blocks"]), cats)
+        rc, da = jrun(m, sum([["--addr", b["address"]] for b in bl], []) + base)
+        bad = []
+        for b, a in zip(bl, da.get("addresses", [])):
+            blk = a.get("block") or {}
+            st_fr = db["stacks"][b["stack"]]["frames"] if b["stack"] is not None else []
+            if (a["what"], blk.get("address"), blk.get("size"), blk.get("seq")) != ("block", b["address"], b["size"], b["seq"]) or \
+                    [(f.get("function"), f.get("line")) for f in blk.get("frames", [])][:1] != \
+                    [(f.get("function"), f.get("line")) for f in st_fr][:1]:
+                bad.append((b, a.get("what")))
+        check("%s: --addr on every block: the block itself, its site" % tag,
+              len(da.get("addresses", [])) == len(bl) and not bad, str(bad[:2])[:300])
     # lost with folded: what does it write? the live heap, as documented for exports
     rc, f = run(m, ["--report=lost", "--format", "folded"] + base)
     got, bad = parse_folded(f)

@@ -67,6 +67,12 @@ print(sum(s["blocks"] for s in own), sum(s["bytes"] for s in own))')
 	check_eq "$c: the program's blocks and bytes, by their allocation sites" "$want" "$got"
 done
 
+# the C++ objects by dynamic type: 4 Sq, one array of 3 Sq (8 + 72 bytes)
+check_eq "g1: types: Sq x4 and Sq[] x1" "[('Sq', 4, 96), ('Sq[]', 1, 80)]" \
+	"$("$M" -q --format json --report=types "$TMP/prog" "$TMP/g1" | /usr/bin/python3 -c '
+import json, sys
+print(sorted((t["type"], t["blocks"], t["bytes"]) for t in json.load(sys.stdin)["types"]["types"]))')"
+
 py core "$M" "$TMP/prog" "$TMP/g1" g1
 py core "$M" "$TMP/prog" "$TMP/g2" g2
 py core "$M" "$TMP/prog" "$TMP/kcore" kcore

@@ -96,6 +96,8 @@ __attribute__((noinline)) static void cxx_objects(void)
 	note((char *)a - sizeof(size_t), 5 * sizeof(Arr) + sizeof(size_t));
 	int *v = new int[7];
 	note(v, 7 * sizeof(int));
+	Sq *sa = new Sq[3]; // a cookie (the count), then 3 objects: "Sq[]"
+	note((char *)sa - sizeof(size_t), 3 * sizeof(Sq) + sizeof(size_t));
 }
 
 __attribute__((noinline)) static void big_blocks(void)
