@@ -374,7 +374,7 @@ def check_core(m, prog, core, tag, base=None):
             rc, dl = jrun(m, ["--report=leaks", "--leak-depth", "256"] + base)
             lk = {}
             for x in dl["leaks"]:
-                k = tuple(n for n in x["path"] if "+0x" not in n) or ("(no frames recorded)",)
+                k = tuple(n for n in x["path"] if "+0x" not in n) if x["path"] else ("(no frames recorded)",)
                 o = lk.get(k, (0, 0))
                 lk[k] = (o[0] + x["allocs"], o[1] + x["bytes"])
             pa = {}

@@ -73,6 +73,15 @@ check_eq "g1: types: Sq x4 and Sq[] x1" "[('Sq', 4, 96), ('Sq[]', 1, 80)]" \
 import json, sys
 print(sorted((t["type"], t["blocks"], t["bytes"]) for t in json.load(sys.stdin)["types"]["types"]))')"
 
+# --threshold leaves rows out that --top 0 does not bring back: the "... N
+# more" lines must say what does
+"$M" -q --report=stacks,leaks,direct,graph --threshold 5 --top 0 "$TMP/prog" "$TMP/g2" >"$TMP/thr.txt"
+"$M" -q --format html --threshold 5 --top 0 -o "$TMP/thr.html" "$TMP/prog" "$TMP/g2"
+check_eq "--threshold 5 --top 0: 4 lines of rows left out, none says --top 0 shows all" "4 0" \
+	"$(grep -c '^\.\.\. [0-9]* more' "$TMP/thr.txt") $(grep -c 'top 0 shows all' "$TMP/thr.txt")"
+check_eq "--threshold 5 --top 0: each names --threshold 0" 4 "$(grep -c '^\.\.\. .*--threshold 0' "$TMP/thr.txt")"
+check_grep "--threshold 5 --top 0, html: the hint names --threshold 0" '"stacks_rest_hint":"--top 0 --threshold 0 show all"' "$TMP/thr.html"
+
 py core "$M" "$TMP/prog" "$TMP/g1" g1
 py core "$M" "$TMP/prog" "$TMP/g2" g2
 py core "$M" "$TMP/prog" "$TMP/kcore" kcore
@@ -90,6 +99,8 @@ kcore nostats HEAPANN_STATS=0
 py core "$M" "$TMP/prog" "$TMP/nostats" nostats
 kcore noframes HEAPANN_UNWIND=none
 py core "$M" "$TMP/prog" "$TMP/noframes" noframes
+kcore depth1 HEAPANN_DEPTH=1
+py core "$M" "$TMP/prog" "$TMP/depth1" depth1
 
 # a timeline halved and sampled: 9,000 allocations
 cc -g -O0 -o "$TMP/churn" tests/prog/hunt16f_churn.c
