@@ -197,6 +197,11 @@ void cli_stats_shortfall(const struct cli_profile *p, uint64_t *blocks, uint64_t
  * default_top when not given; 0 means all), cut further at --threshold percent. */
 size_t cli_stacks_shown(const struct cli_options *o, const struct an_stacks *st, long default_top);
 
+/* The hint of a listing's "... N more" line: which options show every row
+ * (--top 0, and --threshold 0 when a --threshold was given, since --top 0
+ * alone brings back none of the rows it left out). A static string. */
+const char *cli_rest_hint(const struct cli_options *o);
+
 /* JSON writer state: commas and nesting handled for the caller. */
 struct json {
 	FILE *f;

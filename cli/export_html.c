@@ -481,7 +481,8 @@ static int stacks_mark(struct html_ctx *x, const struct an_stacks *st, size_t n)
 	return 0;
 }
 
-static void stacks_json(struct json *j, struct html_ctx *x, const struct an_stacks *st, size_t n)
+static void stacks_json(struct json *j, struct html_ctx *x, const struct cli_options *o,
+			const struct an_stacks *st, size_t n)
 {
 	uint64_t rb = 0, rk = 0;
 
@@ -517,6 +518,8 @@ static void stacks_json(struct json *j, struct html_ctx *x, const struct an_stac
 	json_u64(j, rb);
 	json_u64(j, rk);
 	json_arr_end(j);
+	json_key(j, "stacks_rest_hint");
+	json_str(j, cli_rest_hint(o));
 }
 
 /* A report writer's JSON object ({"corruption": ...}, {"lost": ...}) written to
@@ -671,7 +674,7 @@ static int blob_write(FILE *m, struct html_ctx *x, const struct cli_options *o,
 	json_key(&j, "max_nodes");
 	json_u64(&j, HTML_MAX_NODES);
 	json_obj_end(&j);
-	stacks_json(&j, x, st, nshown);
+	stacks_json(&j, x, o, st, nshown);
 	timeline_json(&j, p);
 	/* the captured reports go in as they are: {"corruption": {...}}, {"lost": {...}};
 	 * after a value written by hand the writer must not wait for one any more */

@@ -86,6 +86,11 @@ size_t cli_stacks_shown(const struct cli_options *o, const struct an_stacks *st,
 	return n;
 }
 
+const char *cli_rest_hint(const struct cli_options *o)
+{
+	return o->threshold > 0 ? "--top 0 --threshold 0 show all" : "--top 0 shows all";
+}
+
 static void sizes_text(FILE *f, const struct an_stack *c)
 {
 	char a[32], b[32];
@@ -136,8 +141,8 @@ int report_stacks_text(FILE *f, const struct cli_options *o, const struct cli_pr
 		rest_blocks += st->v[i].blocks;
 	}
 	if (n < st->n)
-		fprintf(f, "\n... %zu more stacks with %s bytes in %s blocks (--top 0 shows all)\n",
-			st->n - n, fmt_num(a, rest_bytes), fmt_num(b, rest_blocks));
+		fprintf(f, "\n... %zu more stacks with %s bytes in %s blocks (%s)\n",
+			st->n - n, fmt_num(a, rest_bytes), fmt_num(b, rest_blocks), cli_rest_hint(o));
 	free(fr);
 	return 0;
 }

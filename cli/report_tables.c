@@ -65,8 +65,8 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* How many rows to print: --top (text default 25, JSON all) and --threshold on
- * the given per-row values (sorted descending). */
+/* How many rows to print: --top (text default 25, JSON all; with text 0 all in
+ * both) and --threshold on the given per-row values (sorted descending). */
 static size_t rows_shown(const struct cli_options *o, size_t n, int text,
 			 const uint64_t *val, size_t stride, uint64_t whole)
 {
@@ -137,7 +137,7 @@ static int leaks_text(FILE *f, const struct cli_options *o, const struct cli_pro
 		leak_path_text(f, o, p, x, fr);
 	}
 	if (n < l.n)
-		fprintf(f, "... %zu more paths (--top 0 shows all)\n", l.n - n);
+		fprintf(f, "... %zu more paths (%s)\n", l.n - n, cli_rest_hint(o));
 done:
 	an_leaks_release(&l);
 	free(fr);
@@ -320,7 +320,7 @@ static int direct_text(FILE *f, const struct cli_options *o, const struct cli_pr
 			cls[1], frame_name(&fr, buf, sizeof(buf)));
 	}
 	if (n < d.n)
-		fprintf(f, "... %zu more functions (--top 0 shows all)\n", d.n - n);
+		fprintf(f, "... %zu more functions (%s)\n", d.n - n, cli_rest_hint(o));
 	an_directs_release(&d);
 	return 0;
 }
@@ -411,7 +411,6 @@ static int graph_text(FILE *f, const struct cli_options *o, const struct cli_pro
 {
 	struct an_graph g;
 	char a[32], b[32], c[32], name[512];
-	long top = o->top >= 0 ? o->top : 0;
 	size_t n;
 
 	if (an_graph_build(&p->in, u, &g) < 0)
@@ -423,15 +422,11 @@ static int graph_text(FILE *f, const struct cli_options *o, const struct cli_pro
 	fprintf(f, "%-7s %7s %14s %14s %16s  %s\n", "index", "% total", "self", "self+desc.",
 		"calls+recursive", "name");
 	fputs("(caller and callee lines: bytes and calls through that call)\n", f);
-	n = g.n;
-	if (top > 0 && (size_t)top < n)
-		n = (size_t)top;
+	n = g.n ? rows_shown(o, g.n, 0, &g.v[0].total, sizeof(*g.v), g.bytes) : 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct an_gnode *x = &g.v[i];
 		char calls[64];
 
-		if (o->threshold > 0 && pct(x->total, g.bytes) < o->threshold)
-			break;
 		for (size_t k = 0; k < x->ncallers; k++) {
 			const struct an_gedge *e = &x->callers[k];
 
@@ -468,7 +463,7 @@ static int graph_text(FILE *f, const struct cli_options *o, const struct cli_pro
 		fputs("-----------------------------------------------\n", f);
 	}
 	if (n < g.n)
-		fprintf(f, "... %zu more entries (--top 0 shows all)\n", g.n - n);
+		fprintf(f, "... %zu more entries (%s)\n", g.n - n, cli_rest_hint(o));
 	an_graph_release(&g);
 	return 0;
 }
@@ -499,21 +494,16 @@ static int graph_json(struct json *j, const struct cli_options *o, const struct 
 {
 	struct an_graph g;
 	char name[512];
-	long top = o->top >= 0 ? o->top : 0;
 	size_t n;
 
 	if (an_graph_build(&p->in, u, &g) < 0)
 		return -1;
-	n = g.n;
-	if (top > 0 && (size_t)top < n)
-		n = (size_t)top;
+	n = g.n ? rows_shown(o, g.n, 0, &g.v[0].total, sizeof(*g.v), g.bytes) : 0;
 	json_key(j, "graph");
 	json_arr_begin(j);
 	for (size_t i = 0; i < n; i++) {
 		const struct an_gnode *x = &g.v[i];
 
-		if (o->threshold > 0 && pct(x->total, g.bytes) < o->threshold)
-			break;
 		json_obj_begin(j);
 		json_key(j, "function");
 		json_str(j, gnode_name(p, &g, i, 0, name, sizeof(name)));

@@ -355,7 +355,8 @@
 		var rest = D.stacks_rest;
 		if (rest[0])
 			add(s, el('p', 'note', '... ' + num(rest[0]) + ' more stacks with ' + num(rest[1]) +
-				' bytes in ' + num(rest[2]) + ' blocks (--top 0 shows all)')).id = 'stacks-rest';
+				' bytes in ' + num(rest[2]) + ' blocks (' + (D.stacks_rest_hint || '--top 0 shows all') +
+				')')).id = 'stacks-rest';
 	})();
 
 	/* ---- corruption findings ---- */
