@@ -116,6 +116,36 @@ def pprof_decode(raw):
     return types, samples, locs, funcs
 
 
+def pprof_comments(raw):
+    """the profile's comments, as text"""
+    msg = gzip.decompress(raw)
+    strings, idx = [], []
+    for f, wt, v in pb_fields(msg):
+        if f == 6:
+            strings.append(v.decode("utf-8", "replace"))
+        elif f == 13:
+            idx += pb_ints(wt, v)
+    return [strings[i] for i in idx]
+
+
+def pprof_sums_said(m, base, extra, pbf):
+    """(the alloc_* sums of the samples, the numbers the alloc_* comment gives)
+    of the profile written with EXTRA options"""
+    run(m, ["--format", "pprof", "-o", pbf] + extra + base)
+    raw = open(pbf, "rb").read()
+    types, samples, locs, funcs = pprof_decode(raw)
+    tn = [t[0] for t in types]
+    if "alloc_objects" not in tn:
+        return None, None
+    sums = (sum(x[0][tn.index("alloc_objects")] for x in samples), sum(x[0][tn.index("alloc_space")] for x in samples))
+    said = None
+    for c in pprof_comments(raw):
+        mm = re.search(r"^alloc_\*: .*\(([\d,]+) allocations, ([\d,]+) bytes\)", c)
+        if mm:
+            said = (int(mm.group(1).replace(",", "")), int(mm.group(2).replace(",", "")))
+    return sums, said
+
+
 # ---- the checks of one core ----
 
 def stacks_by_folded(d, weight="bytes"):
@@ -707,6 +737,8 @@ def check_core(m, prog, core, tag, base=None):
     tn = [t[0] for t in types]
     check_eq("%s: --ignore-fn: pprof inuse = bytes kept" % tag, (B - ib, K - ik),
              (sum(s[0][tn.index("inuse_space")] for s in samples), sum(s[0][tn.index("inuse_objects")] for s in samples)))
+    sums, said = pprof_sums_said(m, base, ["--ignore-fn", ign], pbf)
+    check_eq("%s: --ignore-fn: pprof's alloc_* comment = its samples' sums" % tag, sums, said)
     rc, _ = run(m, ["--format", "massif", "--ignore-fn", ign, "-o", msf] + base)
     mh = re.findall(r"^mem_heap_B=(\d+)", open(msf).read(), re.M)
     check_eq("%s: --ignore-fn: massif's last snapshot = bytes kept" % tag, str(B - ib), mh[-1] if mh else None)
