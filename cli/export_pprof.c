@@ -185,6 +185,7 @@ struct pprof {
 	uint32_t *locids;       /* the samples' location ids */
 	size_t nlocids, cap_locids;
 	uint32_t *stack_sample; /* per cp stack: sample index + 1, 0 not yet, UINT32_MAX ignored */
+	uint64_t ignored_allocs, ignored_bytes; /* alloc_* of the stacks --ignore-fn left out */
 	struct an_frame *fr;    /* MAX_FRAMES scratch frames */
 	uint32_t *chain;        /* MAX_FRAMES scratch location ids */
 	int oom;                /* an allocation failed where 0 could also mean "none" */
@@ -508,12 +509,25 @@ static int samples_build(struct pprof *pp, const struct an_stacks *st)
 			continue;
 		if (!(s = sample_of_stack(pp, e->stack)))
 			return -1;
-		if (s == UINT32_MAX)
+		if (s == UINT32_MAX) {
+			pp->ignored_allocs += e->allocs;
+			pp->ignored_bytes += e->bytes;
 			continue;
+		}
 		pp->samples[s - 1].v[V_ALLOC_OBJECTS] += e->allocs;
 		pp->samples[s - 1].v[V_ALLOC_SPACE] += e->bytes;
 	}
 	return 0;
+}
+
+/* The sum of value V (V_ALLOC_OBJECTS...) over pp's samples. */
+static uint64_t samples_sum(const struct pprof *pp, unsigned v)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < pp->nsamples; i++)
+		sum += pp->samples[i].v[v];
+	return sum;
 }
 
 static void value_type(struct pb_buf *b, unsigned field, int64_t type, int64_t unit)
@@ -664,10 +678,10 @@ static int profile_encode(struct pprof *pp, const struct an_stacks *st, struct p
 		 fmt_num(a, st->blocks), fmt_num(c, st->bytes), fmt_num(d, st->n));
 	if (comment(pp, cm, &ncm, line) < 0)
 		return -1;
-	if (stats)
+	if (stats)   /* what the samples add up to: the lines below say what they leave out */
 		snprintf(line, sizeof(line), "alloc_*: every allocation since start, from libheapann's "
-			 "statistics region (%s allocations, %s bytes)", fmt_num(a, p->stats.allocs),
-			 fmt_num(c, p->stats.bytes));
+			 "statistics region (%s allocations, %s bytes)",
+			 fmt_num(a, samples_sum(pp, V_ALLOC_OBJECTS)), fmt_num(c, samples_sum(pp, V_ALLOC_SPACE)));
 	else
 		snprintf(line, sizeof(line), "no statistics region in the image: inuse_* only");
 	if (comment(pp, cm, &ncm, line) < 0)
@@ -685,9 +699,12 @@ static int profile_encode(struct pprof *pp, const struct an_stacks *st, struct p
 		if (comment(pp, cm, &ncm, line) < 0)
 			return -1;
 	}
-	if (st->ignored_blocks) {
-		snprintf(line, sizeof(line), "--ignore-fn left out %s blocks, %s bytes",
-			 fmt_num(a, st->ignored_blocks), fmt_num(c, st->ignored_bytes));
+	if (st->ignored_blocks || pp->ignored_allocs) {
+		char e[32], g[32];
+
+		snprintf(line, sizeof(line), "--ignore-fn left out %s blocks, %s bytes (alloc_*: %s "
+			 "allocations, %s bytes)", fmt_num(a, st->ignored_blocks), fmt_num(c, st->ignored_bytes),
+			 fmt_num(e, pp->ignored_allocs), fmt_num(g, pp->ignored_bytes));
 		if (comment(pp, cm, &ncm, line) < 0)
 			return -1;
 	}

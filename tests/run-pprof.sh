@@ -197,7 +197,9 @@ R "no statistics region: the comment says so" "$TMP/n.raw" comment '^no statisti
 raw i
 R "--ignore-fn churn: 2 samples, 30 allocations and 30 blocks fewer" "$TMP/i.raw" total 30,2200,30,2200
 R "--ignore-fn churn: a comment says what was left out" "$TMP/i.raw" comment \
-	'^--ignore-fn left out 30 blocks, 1,920 bytes$'
+	'^--ignore-fn left out 30 blocks, 1,920 bytes \(alloc_\*: 100 allocations, 6,400 bytes\)$'
+R "--ignore-fn churn: the alloc_* comment gives the samples' sums" "$TMP/i.raw" comment \
+	'^alloc_\*: .*\(30 allocations, 2,200 bytes\)$'
 
 # ---- a damaged header ----
 gw "$TMP/dcore" "$pexe" wait damage
