@@ -285,6 +285,10 @@ def check_core(m, prog, core, tag, base=None):
     st = d.get("statistics") or {"allocs": K, "frees": 0, "bytes": B, "live_bytes": B, "live_blocks": K,
                                  "peak_live_bytes": None}
     have_stats = "statistics" in d
+    # what the per-stack tables count: a full stack table's unrecorded stacks
+    # are their live blocks (allocations = live blocks, frees unknown)
+    t_allocs = st["allocs"] - st.get("unrecorded_allocs", 0) + st.get("unrecorded_live_blocks", 0)
+    t_bytes = st["bytes"] - st.get("unrecorded_bytes", 0) + st.get("unrecorded_live_bytes", 0)
 
     # the stacks add up to the header; text header agrees
     check_eq("%s: stacks sum to the header's bytes, blocks" % tag, (B, K),
@@ -377,7 +381,11 @@ def check_core(m, prog, core, tag, base=None):
         sums = dict(zip(tn, tot))
         check_eq("%s: pprof inuse totals = json" % tag, (K, B), (sums.get("inuse_objects"), sums.get("inuse_space")))
         if have_stats:
-            check_eq("%s: pprof alloc totals = statistics" % tag, (st["allocs"], st["bytes"]),
+            bad = [x[0] for x in samples if x[0][tn.index("alloc_objects")] < x[0][tn.index("inuse_objects")] or
+                   x[0][tn.index("alloc_space")] < x[0][tn.index("inuse_space")]]
+            check("%s: pprof: no sample allocated less than it holds" % tag, not bad, str(bad[:3]))
+        if have_stats:
+            check_eq("%s: pprof alloc totals = the tables' (statistics)" % tag, (t_allocs, t_bytes),
                      (sums.get("alloc_objects"), sums.get("alloc_space")))
         # per stack, by the names of its frames (leaf first)
         pp = {}
@@ -619,7 +627,7 @@ def check_core(m, prog, core, tag, base=None):
           all(x["allocs"] - x["frees"] == x["kept_blocks"] and x["kept_bytes"] <= x["bytes"] for x in Bn))
     # direct
     D = d["direct"]
-    check_eq("%s: direct bytes, kept, calls = statistics" % tag, (st["bytes"], B, st["allocs"]),
+    check_eq("%s: direct bytes, kept, calls = statistics" % tag, (t_bytes, B, t_allocs),
              (sum(x["bytes"] for x in D), sum(x["kept_bytes"] for x in D), sum(x["calls"] for x in D)))
     check("%s: direct: size classes add up to each row" % tag,
           all(sum(x["bytes_by_class"].values()) == x["bytes"] and sum(x["kept_by_class"].values()) == x["kept_bytes"] for x in D))
@@ -636,7 +644,7 @@ def check_core(m, prog, core, tag, base=None):
     check_eq("%s: bins text total line = json sums" % tag,
              (sum(x["allocs"] for x in Bn), sum(x["bytes"] for x in Bn), sum(x["kept_bytes"] for x in Bn)),
              tuple(int(v.replace(",", "")) for v in mm.groups()) if mm else None)
-    check_graph(tag, d, st["bytes"])
+    check_graph(tag, d, t_bytes)
     # timeline
     tl = d["timeline"]
     # sampled once the timeline was halved: its last sample may come before now
@@ -760,10 +768,10 @@ def check_core(m, prog, core, tag, base=None):
           not [s for s in da["stacks"] if s["frames"] and s["frames"][0].get("function") == af])
     check_eq("%s: --alloc-fn: tree root = totals" % tag, (B, K), (da["tree"]["bytes"], da["tree"]["blocks"]))
     check("%s: --alloc-fn: no direct row for it" % tag, not [x for x in da["direct"] if x["function"] == af])
-    check_eq("%s: --alloc-fn: direct sums kept" % tag, (st["bytes"], B, st["allocs"]),
+    check_eq("%s: --alloc-fn: direct sums kept" % tag, (t_bytes, B, t_allocs),
              (sum(x["bytes"] for x in da["direct"]), sum(x["kept_bytes"] for x in da["direct"]), sum(x["calls"] for x in da["direct"])))
     check("%s: --alloc-fn: no graph node for it" % tag, not [x for x in da["graph"] if x["function"] == af])
-    check_graph(tag + " --alloc-fn", da, st["bytes"])
+    check_graph(tag + " --alloc-fn", da, t_bytes)
     check_eq("%s: --alloc-fn: leak table sums kept" % tag, (B, sum(x["allocs"] for x in d["leaks"])),
              (sum(x["kept_bytes"] for x in da["leaks"]), sum(x["allocs"] for x in da["leaks"])))
     check("%s: --alloc-fn: no leak path has it" % tag, not [x for x in da["leaks"] if af in x["path"]])

@@ -101,6 +101,10 @@ kcore noframes HEAPANN_UNWIND=none
 py core "$M" "$TMP/prog" "$TMP/noframes" noframes
 kcore depth1 HEAPANN_DEPTH=1
 py core "$M" "$TMP/prog" "$TMP/depth1" depth1
+# a statistics stack table too small: the stacks it left out count their live
+# blocks as their allocations, in every table and in pprof's alloc_*
+kcore full HEAPANN_STATS_STACKS=16
+py core "$M" "$TMP/prog" "$TMP/full" full
 
 # a timeline halved and sampled: 9,000 allocations
 cc -g -O0 -o "$TMP/churn" tests/prog/hunt16f_churn.c
