@@ -482,33 +482,27 @@ static uint32_t sample_of_stack(struct pprof *pp, uint32_t stack)
 }
 
 /* Count the live blocks (those the stacks report counts) and, with the
- * statistics region, every stack's allocations into the samples. Returns 0 or -1
- * out of memory. */
+ * statistics region, every stack's allocations into the samples. A stack the
+ * region's full table did not record counts its live blocks as its
+ * allocations, as the tables do (an_usage_from_stats): a sample never holds
+ * more than it allocated. Returns 0 or -1 out of memory. */
 static int samples_build(struct pprof *pp, const struct an_stacks *st)
 {
 	const struct cli_profile *p = pp->p;
+	unsigned char *recorded = NULL;   /* per scan stack: 1 when the region has it */
+	int rc = -1;
 
-	for (size_t i = 0; i < p->scan.nblocks; i++) {
-		const struct cp_block *b = &p->scan.blocks[i];
-		uint32_t s;
-
-		if (an_block_cluster(st, &p->scan, i) == UINT32_MAX)
-			continue;
-		if (!(s = sample_of_stack(pp, b->stack)))
-			return -1;
-		if (s == UINT32_MAX)
-			continue;
-		pp->samples[s - 1].v[V_INUSE_OBJECTS]++;
-		pp->samples[s - 1].v[V_INUSE_SPACE] += b->size;
-	}
+	if (p->have_stats && !(recorded = calloc(p->scan.nstacks + 1, 1)))
+		return -1;
 	for (size_t i = 0; p->have_stats && i < p->stats.nstacks; i++) {
 		const struct cp_stats_stack *e = &p->stats.stacks[i];
 		uint32_t s;
 
 		if (e->stack >= p->scan.nstacks)
 			continue;
+		recorded[e->stack] = 1;
 		if (!(s = sample_of_stack(pp, e->stack)))
-			return -1;
+			goto out;
 		if (s == UINT32_MAX) {
 			pp->ignored_allocs += e->allocs;
 			pp->ignored_bytes += e->bytes;
@@ -517,7 +511,27 @@ static int samples_build(struct pprof *pp, const struct an_stacks *st)
 		pp->samples[s - 1].v[V_ALLOC_OBJECTS] += e->allocs;
 		pp->samples[s - 1].v[V_ALLOC_SPACE] += e->bytes;
 	}
-	return 0;
+	for (size_t i = 0; i < p->scan.nblocks; i++) {
+		const struct cp_block *b = &p->scan.blocks[i];
+		uint32_t s;
+
+		if (an_block_cluster(st, &p->scan, i) == UINT32_MAX)
+			continue;
+		if (!(s = sample_of_stack(pp, b->stack)))
+			goto out;
+		if (s == UINT32_MAX)
+			continue;
+		pp->samples[s - 1].v[V_INUSE_OBJECTS]++;
+		pp->samples[s - 1].v[V_INUSE_SPACE] += b->size;
+		if (recorded && p->stats.unrecorded_allocs && !recorded[b->stack]) {
+			pp->samples[s - 1].v[V_ALLOC_OBJECTS]++;
+			pp->samples[s - 1].v[V_ALLOC_SPACE] += b->size;
+		}
+	}
+	rc = 0;
+out:
+	free(recorded);
+	return rc;
 }
 
 /* The sum of value V (V_ALLOC_OBJECTS...) over pp's samples. */
@@ -688,7 +702,8 @@ static int profile_encode(struct pprof *pp, const struct an_stacks *st, struct p
 		return -1;
 	if (stats && p->stats.unrecorded_allocs) {
 		snprintf(line, sizeof(line), "alloc_* leave out %s allocations (%s bytes) whose stacks "
-			 "did not fit the statistics region", fmt_num(a, p->stats.unrecorded_allocs),
+			 "did not fit the statistics region: those stacks count their live blocks "
+			 "as their allocations", fmt_num(a, p->stats.unrecorded_allocs),
 			 fmt_num(c, p->stats.unrecorded_bytes));
 		if (comment(pp, cm, &ncm, line) < 0)
 			return -1;
