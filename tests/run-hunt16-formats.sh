@@ -40,20 +40,28 @@ kcore() {
 	check "$kn: kernel core written" test -s "$TMP/$kn"
 }
 
-# two gcores of one run (the first and second "ready"), then its kernel core
-rm -f "$TMP/fifo" "$TMP/core"; mkfifo "$TMP/fifo"
-(cd "$TMP" && ulimit -c unlimited && LD_PRELOAD="$TOP/$B/libheapann.so" ./prog <fifo >"$TMP/run.out" 2>/dev/null) &
-bg=$!
-exec 9>"$TMP/fifo"
-wait_for "$TMP/run.out" '^ready '
-pid=$(pgrep -n -x prog)
-make_gcore "$pid" "$TMP/g1"
-echo >&9
-wait_for "$TMP/run.out" '^ready2 '
-make_gcore "$pid" "$TMP/g2"
-echo >&9; exec 9>&-
-wait $bg
-mv "$TMP/core" "$TMP/kcore" 2>/dev/null
+# gpair NAME ENV...: a run under the preload with ENV, a gcore at each of its
+# two "ready" moments (NAME1, NAME2), then its kernel core (NAME.k); its
+# output in NAME.out
+gpair() {
+	gp=$1; shift
+	rm -f "$TMP/fifo" "$TMP/core"; mkfifo "$TMP/fifo"
+	(cd "$TMP" && ulimit -c unlimited && exec env "$@" LD_PRELOAD="$TOP/$B/libheapann.so" ./prog \
+		<fifo >"$TMP/$gp.out" 2>/dev/null) &
+	gp_pid=$!
+	exec 9>"$TMP/fifo"
+	wait_for "$TMP/$gp.out" '^ready '
+	make_gcore "$gp_pid" "$TMP/${gp}1"
+	echo >&9
+	wait_for "$TMP/$gp.out" '^ready2 '
+	make_gcore "$gp_pid" "$TMP/${gp}2"
+	echo >&9; exec 9>&-
+	wait $gp_pid
+	mv "$TMP/core" "$TMP/$gp.k" 2>/dev/null
+}
+
+gpair g
+mv "$TMP/g.k" "$TMP/kcore"; mv "$TMP/g.out" "$TMP/run.out"
 check "gcores and the kernel core written" test -s "$TMP/g1" -a -s "$TMP/g2" -a -s "$TMP/kcore"
 # the program's own count of its blocks ("ready live BLOCKS BYTES"): the
 # stacks whose allocation site is in its source
@@ -86,6 +94,17 @@ py core "$M" "$TMP/prog" "$TMP/g1" g1
 py core "$M" "$TMP/prog" "$TMP/g2" g2
 py core "$M" "$TMP/prog" "$TMP/kcore" kcore
 py diff "$M" "$TMP/prog" "$TMP/g1" "$TMP/g2" diff
+# with the statistics' stack table full, what a stack it did not record made
+# in between is not known: no count, rather than 0
+gpair f HEAPANN_STATS_STACKS=16
+py diff "$M" "$TMP/prog" "$TMP/f1" "$TMP/f2" diff-full
+check_eq "diff, full stack table: the stacks of big_blocks() grew, their counts in between unknown" \
+	"[(1, None, None), (1, None, None)]" "$("$M" diff -q --format json "$TMP/prog" "$TMP/f1" "$TMP/f2" |
+	/usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sorted((s["blocks_new"] - s["blocks_old"], s["allocs_between"], s["frees_between"]) for s in d["stacks"]
+             if any(f.get("function") == "big_blocks()" for f in s["frames"])))')"
 # diff compares stacks: the options of the other reports are refused, not ignored
 for opt in --report=lost "--threshold 5" --blocks "--leak-depth 2" --call-sites "--addr 0x10" \
 	"--why 0x10" "--refs 0x10"; do
