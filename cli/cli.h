@@ -484,6 +484,8 @@ struct cli_fold_entry {
 	char *key;              /* frames root first, joined by ';' */
 	uint64_t bytes, blocks; /* live */
 	uint64_t allocs, frees; /* diff: from the statistics region */
+	uint64_t unrecorded;    /* diff: live blocks of stacks the region's full table
+				 * did not record (their allocs and frees are not known) */
 	uint32_t stack, skip;   /* a cp stack folding to key, and its allocator frames */
 };
 

@@ -69,19 +69,28 @@ static int same_build(const char *old, const char *new)
 }
 
 /* Add the statistics region's stacks of p to fold (its entries' allocs and frees,
- * merged by the same key as the live clusters). Returns 0, or -1 out of memory. */
+ * merged by the same key as the live clusters), and, when the region's stack
+ * table was full, the live blocks of the stacks it did not record (as
+ * 'unrecorded': what those stacks did in between is not known). Returns 0, or
+ * -1 out of memory. */
 static int add_stats(const struct cli_profile *p, enum cli_fold_mode mode, struct cli_fold *fold)
 {
 	struct an_frame *fr = cli_fold_frames_alloc();
 	struct cli_buf b = { 0 };
+	uint64_t *live = NULL;   /* per scan stack: live blocks the region has no entry for */
 	int rc = -1;
 
-	if (!fr)
-		return -1;
+	if (!fr || (p->stats.unrecorded_allocs && !(live = calloc(p->scan.nstacks + 1, sizeof(*live)))))
+		goto done;
+	for (size_t i = 0; live && i < p->scan.nblocks; i++)
+		if (p->scan.blocks[i].state == CP_LIVE && p->scan.blocks[i].stack < p->scan.nstacks)
+			live[p->scan.blocks[i].stack]++;
 	for (size_t i = 0; i < p->stats.nstacks; i++) {
 		const struct cp_stats_stack *s = &p->stats.stacks[i];
 		uint32_t skip;
 
+		if (live && s->stack < p->scan.nstacks)
+			live[s->stack] = 0;   /* recorded */
 		if (an_stack_ignored(&p->in, &p->filter, s->stack))
 			continue;
 		skip = an_alloc_skip(&p->in, &p->filter, s->stack);
@@ -91,12 +100,30 @@ static int add_stats(const struct cli_profile *p, enum cli_fold_mode mode, struc
 		fold->v[fold->n - 1].allocs = s->allocs;
 		fold->v[fold->n - 1].frees = s->frees;
 	}
+	for (uint32_t s = 0; live && s < p->scan.nstacks; s++) {
+		uint32_t skip;
+
+		if (!live[s] || an_stack_ignored(&p->in, &p->filter, s))
+			continue;
+		skip = an_alloc_skip(&p->in, &p->filter, s);
+		if (cli_fold_key(p, s, skip, mode, fr, &b) < 0 || cli_fold_push(fold, b.s, s, skip) < 0)
+			goto done;
+		fold->v[fold->n - 1].unrecorded = live[s];
+	}
 	cli_fold_sort(fold);
 	rc = 0;
 done:
 	cli_buf_release(&b);
+	free(live);
 	free(fr);
 	return rc;
+}
+
+/* 1 when what row R's stack did in between is known: both images' statistics
+ * recorded every stack folding to it. */
+static int row_between_known(const struct diff_row *r)
+{
+	return !(r->old && r->old->unrecorded) && !(r->new && r->new->unrecorded);
 }
 
 static uint64_t w_of(const struct cli_options *o, const struct cli_fold_entry *e)
@@ -217,10 +244,12 @@ static void diff_text(FILE *f, const struct cli_options *o, const struct cli_pro
 		fprintf(f, "\n#%zu: %s bytes, %s blocks: %s -> %s bytes, %s -> %s blocks", i + 1, a, b,
 			fmt_num(c, GET(eo, bytes)), fmt_num(d, GET(en, bytes)),
 			fmt_num(e, GET(eo, blocks)), fmt_num(g, GET(en, blocks)));
-		if (between)
+		if (between && row_between_known(&r[i]))
 			fprintf(f, "; in between %s allocations, %s frees",
 				fmt_num(c, GET(en, allocs) - GET(eo, allocs)),
 				fmt_num(d, GET(en, frees) - GET(eo, frees)));
+		else if (between)
+			fputs("; in between not known (the statistics' stack table was full)", f);
 		fputc('\n', f);
 		if (!nf)
 			fputs("    (no frames recorded)\n", f);
@@ -286,8 +315,10 @@ static void diff_json(FILE *f, const struct cli_options *o, const struct cli_pro
 		json_u64(&j, GET(eo, bytes));
 		json_key(&j, "bytes_new");
 		json_u64(&j, GET(en, bytes));
-		json_opt_u64(&j, "allocs_between", between, GET(en, allocs) - GET(eo, allocs));
-		json_opt_u64(&j, "frees_between", between, GET(en, frees) - GET(eo, frees));
+		json_opt_u64(&j, "allocs_between", between && row_between_known(&r[i]),
+			     GET(en, allocs) - GET(eo, allocs));
+		json_opt_u64(&j, "frees_between", between && row_between_known(&r[i]),
+			     GET(en, frees) - GET(eo, frees));
 		json_key(&j, "frames");
 		report_frames_json(&j, fr, row_frames(p, &r[i], fr));
 		report_cut_json(&j, r[i].new ? &p[1] : &p[0], (r[i].new ? r[i].new : r[i].old)->stack);

@@ -158,6 +158,7 @@ void cli_fold_sort(struct cli_fold *f)
 			f->v[k].blocks += f->v[i].blocks;
 			f->v[k].allocs += f->v[i].allocs;
 			f->v[k].frees += f->v[i].frees;
+			f->v[k].unrecorded += f->v[i].unrecorded;
 			free(f->v[i].key);
 		} else {
 			f->v[++k] = f->v[i];
