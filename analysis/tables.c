@@ -221,42 +221,6 @@ int an_usage_from_scan(const struct an_input *in, const struct an_filter *f,
 	return 0;
 }
 
-/* The region counts frees per bin as they happened, the stacks' frees are
- * derived from the image (allocations less live blocks found): a block the
- * region counts live but the image does not hold (its header erased by an
- * overflow, memory not dumped) is freed in the leak and direct tables. Count it
- * so in the bins too, so that their kept blocks and bytes are the image's live
- * ones, as the other tables' are: a bin whose live count (allocs - frees) is
- * above the image's live blocks of its sizes (every live block, --ignore-fn
- * or not, as the bins count) takes the difference as freed. Returns 0, or -1
- * out of memory. */
-static int bins_free_missing(const struct cp_scan *sc, struct an_bin *bins)
-{
-	uint64_t (*live)[2] = calloc(AN_NBINS, sizeof(*live));   /* blocks, bytes */
-
-	if (!live)
-		return -1;
-	for (size_t i = 0; i < sc->nblocks; i++) {
-		const struct cp_block *b = &sc->blocks[i];
-
-		if (b->state != CP_LIVE)
-			continue;
-		live[an_size_bin(b->size)][0]++;
-		live[an_size_bin(b->size)][1] += b->size;
-	}
-	for (unsigned b = 0; b < AN_NBINS; b++) {
-		struct an_bin *x = &bins[b];
-
-		if (x->allocs >= x->frees && x->allocs - x->frees > live[b][0] &&
-		    x->bytes >= live[b][1]) {
-			x->frees = x->allocs - live[b][0];
-			x->bytes_freed = x->bytes - live[b][1];
-		}
-	}
-	free(live);
-	return 0;
-}
-
 int an_usage_from_stats(const struct an_input *in, const struct an_filter *f,
 			const struct cp_stats *st, struct an_usage *out)
 {
@@ -341,10 +305,6 @@ int an_usage_from_stats(const struct an_input *in, const struct an_filter *f,
 		out->bins[b].bytes = st->bins[b].bytes;
 		out->bins[b].frees = st->bins[b].frees;
 		out->bins[b].bytes_freed = st->bins[b].bytes_freed;
-	}
-	if (bins_free_missing(sc, out->bins) < 0) {
-		an_usage_release(out);
-		return -1;
 	}
 	usage_finish(out);
 	return 0;

@@ -66,9 +66,7 @@ int an_usage_from_scan(const struct an_input *in, const struct an_filter *f,
 
 /* Usage from a statistics region read by cp_stats_read() against the same scan
  * (st->stacks[i].stack indexes in->scan->stacks). Bins come from the region's own
- * bins (they count every allocation, whatever --ignore-fn says), with the live
- * blocks the region counts but the image does not hold counted as freed, as the
- * stacks' derived frees count them. When the region's
+ * bins (they count every allocation, whatever --ignore-fn says). When the region's
  * stack table was full, the live blocks of stacks it has no entry for are added
  * from the scan (allocs = live blocks, no frees; fallback_*). Returns 0 or -1
  * (out of memory). */

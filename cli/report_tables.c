@@ -813,8 +813,9 @@ int report_tables_text(FILE *f, const struct cli_options *o, const struct cli_pr
 		cli_stats_shortfall(p, &nb, &nby);
 		if (nb)
 			fprintf(f, "the statistics count %s live blocks (%s bytes) that the image does not "
-				"hold (memory not dumped, damaged or cut-off headers): the tables count "
-				"them as freed\n", fmt_num(a, nb), fmt_num(b, nby));
+				"hold (memory not dumped, damaged or cut-off headers): the leak, direct "
+				"and graph tables count them as freed; the size bins, whose frees were "
+				"counted as they happened, keep them\n", fmt_num(a, nb), fmt_num(b, nby));
 	} else {
 		fputs("\nstatistics: none in the image (a raw dump of the heap alone, HEAPANN_STATS=0, "
 		      "or no memory for the region when the program started): the tables use the "
@@ -888,7 +889,7 @@ int report_tables_json(struct json *j, const struct cli_options *o, const struct
 		json_key(j, "unrecorded_live_bytes");
 		json_u64(j, u.fallback_bytes);
 		cli_stats_shortfall(p, &nb, &nby);
-		json_key(j, "live_blocks_not_in_image");   /* counted as freed by the tables */
+		json_key(j, "live_blocks_not_in_image");   /* freed in the leak, direct and graph tables */
 		json_u64(j, nb);
 		json_key(j, "live_bytes_not_in_image");
 		json_u64(j, nby);
