@@ -315,6 +315,7 @@ def check_core(m, prog, core, tag, base=None):
     want = stacks_by_folded(d)
     rc, f = run(m, ["--format", "folded"] + base)
     got, bad = parse_folded(f)
+    got_folded = got
     check_eq("%s: folded lines all parse" % tag, 0, bad)
     check_eq("%s: folded sum = json bytes" % tag, B, sum(got.values()))
     check("%s: folded per stack = json per stack" % tag, got == want,
@@ -345,6 +346,43 @@ def check_core(m, prog, core, tag, base=None):
         check_eq("%s: svg's root box = json totals" % tag, (B, K),
                  (int(mm.group(1).replace(",", "")), int(mm.group(2).replace(",", ""))) if mm else None)
 
+        # the boxes per row are the folded stacks' trie (frames of one function
+        # under one caller are one box in both), less those under half a pixel,
+        # which the note counts
+        trie = {}
+        for key, w in got_folded.items():
+            node = trie
+            for name in key.split(";"):
+                e = node.setdefault(name, [0, {}])
+                e[0] += w
+                node = e[1]
+        want_rows = {}
+
+        def count_all(node):
+            return sum(1 + count_all(sub) for w, sub in node.values())
+
+        def rows(node, dep):
+            """fill want_rows from row dep down; returns the boxes too narrow to draw"""
+            narrow = 0
+            for name, (w, sub) in node.items():
+                if B and 1180.0 * w / B < 0.5:
+                    narrow += 1 + count_all(sub)
+                    continue
+                want_rows.setdefault(dep, []).append(w)
+                narrow += rows(sub, dep + 1)
+            return narrow
+        small = rows(trie, 1)
+        got_rows = {}
+        for g in root.iter(ns + "g"):
+            r, t = g.find(ns + "rect"), g.find(ns + "title")
+            if r is None or t is None or t.text.startswith("all: "):
+                continue
+            mm = re.search(r": ([\d,]+) bytes in ", t.text)
+            got_rows.setdefault((int(r.get("y")) - 44) // 17, []).append(int(mm.group(1).replace(",", "")))
+        note = re.search(r"(\d+) frames narrower than 0.5 px", open(svgf).read())
+        check_eq("%s: svg rows = the folded trie's, the note counts the rest" % tag,
+                 (dict((k, sorted(v)) for k, v in want_rows.items()), small),
+                 (dict((k, sorted(v)) for k, v in got_rows.items()), int(note.group(1)) if note else 0))
         # box geometry: width = weight / total of 1180 pixels; a box's children
         # lie within it, one row below
         boxes = []
@@ -496,7 +534,12 @@ def check_core(m, prog, core, tag, base=None):
         h = None
         check("%s: html data parses" % tag, False, str(e))
     if h is not None:
-        check_eq("%s: html summary = json totals" % tag, (B, K), (h["summary"]["bytes"], h["summary"]["blocks"]))
+        hs0 = h["summary"]
+        check_eq("%s: html summary = json summary" % tag,
+                 (B, K, B + d["overhead_bytes"], d["distinct_stacks"], d["freed_blocks"], d["damaged_headers"],
+                  d["ignored_blocks"], d["ignored_bytes"], d["threads"]),
+                 (hs0["bytes"], hs0["blocks"], hs0.get("with_overhead"), hs0.get("stacks"), hs0.get("freed"),
+                  hs0.get("damaged"), hs0.get("ignored_blocks"), hs0.get("ignored_bytes"), hs0.get("threads")))
         t = h["tree"]
         check_eq("%s: html tree root = json totals" % tag, (B, K), (t[2], t[3]))
         kids = [i for i in range(0, len(t), 4) if i and t[i] == 0]
