@@ -128,6 +128,24 @@ def pprof_comments(raw):
     return [strings[i] for i in idx]
 
 
+def pprof_locations_mapped(raw):
+    """the locations whose address lies outside the mapping they name (or that
+    name none while mappings exist), as (id, address)"""
+    msg = gzip.decompress(raw)
+    maps, bad = {}, []
+    for f, wt, v in pb_fields(msg):
+        if f == 3:
+            x = dict((g, y) for g, w, y in pb_fields(v) if w == 0)
+            maps[x.get(1, 0)] = (x.get(2, 0), x.get(3, 0))
+    for f, wt, v in pb_fields(msg):
+        if f == 4:
+            x = dict((g, y) for g, w, y in pb_fields(v) if w == 0)
+            a, mid = x.get(3, 0), x.get(2, 0)
+            if a and (mid not in maps or not maps[mid][0] <= a < maps[mid][1]):
+                bad.append((x.get(1), hex(a)))
+    return bad
+
+
 def pprof_sums_said(m, base, extra, pbf):
     """(the alloc_* sums of the samples, the numbers the alloc_* comment gives)
     of the profile written with EXTRA options"""
@@ -411,6 +429,8 @@ def check_core(m, prog, core, tag, base=None):
         types = None
         check("%s: pprof decodes" % tag, False, str(e))
     check("%s: pprof: ids 1..n, every reference exists" % tag, check_wire(pbf))
+    bad = pprof_locations_mapped(open(pbf, "rb").read())
+    check("%s: pprof: every location's address in its mapping" % tag, not bad, str(bad[:3]))
     if types is not None:
         tn = [t[0] for t in types]
         check_eq("%s: pprof sample types" % tag,
@@ -537,11 +557,18 @@ def check_core(m, prog, core, tag, base=None):
         hs0 = h["summary"]
         check_eq("%s: html summary = json summary" % tag,
                  (B, K, B + d["overhead_bytes"], d["distinct_stacks"], d["freed_blocks"], d["damaged_headers"],
-                  d["ignored_blocks"], d["ignored_bytes"], d["threads"]),
+                  d["ignored_blocks"], d["ignored_bytes"], d["threads"] if d["kind"] == "core" else None),
                  (hs0["bytes"], hs0["blocks"], hs0.get("with_overhead"), hs0.get("stacks"), hs0.get("freed"),
                   hs0.get("damaged"), hs0.get("ignored_blocks"), hs0.get("ignored_bytes"), hs0.get("threads")))
         t = h["tree"]
         check_eq("%s: html tree root = json totals" % tag, (B, K), (t[2], t[3]))
+        sums = {}
+        for i in range(4, len(t), 4):
+            o = sums.get(t[i], (0, 0))
+            sums[t[i]] = (o[0] + t[i + 2], o[1] + t[i + 3])
+        over = [(n, v, (t[4 * n + 2], t[4 * n + 3])) for n, v in sums.items()
+                if v[0] > t[4 * n + 2] or v[1] > t[4 * n + 3]]
+        check("%s: html tree: children within their parent" % tag, not over, str(over[:3]))
         kids = [i for i in range(0, len(t), 4) if i and t[i] == 0]
         check_eq("%s: html tree: the root's children sum to it" % tag, (B, K),
                  (sum(t[i + 2] for i in kids), sum(t[i + 3] for i in kids)))

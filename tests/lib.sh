@@ -257,3 +257,22 @@ gcore_bases() {
 	wait $gb_pid
 	return $gb_rc
 }
+
+# heap_dump EXE OUT: run "EXE wait" (a program that prints a line, then waits
+# for one on stdin) until it has printed, dump its [heap] mapping to OUT with
+# gdb's "dump binary memory" (as a JTAG probe dumps RAM) and let it finish.
+# Sets start and end (0x... hex) to the dumped range. Returns 0 when OUT is written.
+heap_dump() {
+	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
+	"$1" wait <"$TMP/fifo" >"$TMP/hd.out" &
+	hd_pid=$!
+	exec 9>"$TMP/fifo"
+	n=0; while [ ! -s "$TMP/hd.out" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+	heap=$(grep '\[heap\]' /proc/$hd_pid/maps | head -n 1)
+	start=0x${heap%%-*}; rest=${heap#*-}; end=0x${rest%% *}
+	gdb -batch -nx -q -iex 'set auto-load off' -iex 'set debuginfod enabled off' -p $hd_pid \
+		-ex "dump binary memory $2 $start $end" -ex detach >/dev/null 2>&1
+	echo >&9; exec 9>&-
+	wait $hd_pid
+	[ -s "$2" ]
+}

@@ -151,6 +151,16 @@ py core "$M" "$TMP/co" "$TMP/co.core" overflow
 check_grep "overflow: the bins' line says which tables count it as freed" \
 	'^the statistics count 1 live blocks \(512 bytes\) .*: the leak, direct and graph tables count them as freed; the size bins, .* keep them$' "$TMP/co.txt"
 
+# a raw dump of a static program's heap (the statistics region is not in it)
+if [ -f /usr/lib/x86_64-linux-gnu/libc.a ] && [ -f "$B/heapann-static.pc" ]; then
+	cc -g -O1 -static -o "$TMP/ms" examples/massif_example.c \
+		$(PKG_CONFIG_PATH=$B pkg-config --libs heapann-static)
+	check "raw: heap dumped" heap_dump "$TMP/ms" "$TMP/heap.bin"
+	py raw "$M" "$TMP/ms" "$TMP/heap.bin" "$start" raw
+else
+	skip_check "raw: a static program's heap dump" "no static libc or heapann-static.pc"
+fi
+
 # libheapann's abort snapshot through the launcher, stacks cut at 8 frames
 mkdir -p "$TMP/snaps"
 (cd "$TMP" && printf '\n\n' | "$TOP/$B/heapann" --keep-core snaps --no-report --depth 8 \

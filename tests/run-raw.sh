@@ -16,18 +16,7 @@ exe=$TMP/massif-static
 cc -g -O1 -static -o "$exe" "$src" $(PKG_CONFIG_PATH=$B pkg-config --libs heapann-static)
 check "static link through heapann-static.pc" test -x "$exe"
 
-rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
-"$exe" wait <"$TMP/fifo" >"$TMP/out" &
-pid=$!
-exec 9>"$TMP/fifo"
-n=0; while [ ! -s "$TMP/out" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
-heap=$(grep '\[heap\]' /proc/$pid/maps | head -n 1)
-start=0x${heap%%-*}; rest=${heap#*-}; end=0x${rest%% *}
-gdb -batch -nx -q -iex 'set auto-load off' -iex 'set debuginfod enabled off' -p $pid \
-	-ex "dump binary memory $TMP/heap.bin $start $end" -ex detach >/dev/null 2>&1
-echo >&9; exec 9>&-
-wait $pid
-check "heap dumped" test -s "$TMP/heap.bin"
+check "heap dumped" heap_dump "$exe" "$TMP/heap.bin"
 
 "$B/mprof-core" --format=json --raw "$TMP/heap.bin" --elf "$exe" --base "$start" >"$TMP/r.json" 2>"$TMP/r.err"
 check_eq "raw: exit 0" 0 $?

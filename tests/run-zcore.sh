@@ -158,18 +158,7 @@ check_eq "\$TMPDIR missing: says where it could not write" \
 if [ -f /usr/lib/x86_64-linux-gnu/libc.a ] && [ -f "$B/heapann-static.pc" ]; then
 	sexe=$TMP/massif-static
 	cc -g -O1 -static -o "$sexe" examples/massif_example.c $(PKG_CONFIG_PATH=$B pkg-config --libs heapann-static)
-	rm -f "$TMP/fifo"; mkfifo "$TMP/fifo"
-	"$sexe" wait <"$TMP/fifo" >"$TMP/sout" &
-	pid=$!
-	exec 9>"$TMP/fifo"
-	n=0; while [ ! -s "$TMP/sout" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
-	heap=$(grep '\[heap\]' /proc/$pid/maps | head -n 1)
-	start=0x${heap%%-*}; rest=${heap#*-}; end=0x${rest%% *}
-	gdb -batch -nx -q -iex 'set auto-load off' -iex 'set debuginfod enabled off' -p $pid \
-		-ex "dump binary memory $TMP/heap.bin $start $end" -ex detach >/dev/null 2>&1
-	echo >&9; exec 9>&-
-	wait $pid
-	check "raw: heap dumped" test -s "$TMP/heap.bin"
+	check "raw: heap dumped" heap_dump "$sexe" "$TMP/heap.bin"
 	hsize=$(stat -c %s "$TMP/heap.bin")
 	gzip -c "$TMP/heap.bin" >"$TMP/heap.bin.gz"
 	zstd -q -c "$TMP/heap.bin" >"$TMP/heap.bin.zst"
