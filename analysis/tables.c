@@ -475,16 +475,16 @@ int an_temps_build(const struct an_input *in, const struct an_usage *u, struct a
 	out->v = calloc(u->n + 1, sizeof(*out->v));
 	if (!keys || !off || !out->v)
 		goto out;
-	/* each site with temporary allocations: its whole path's keys (at off[]
-	 * in karr, which may still move), as the leak table's with call sites */
+	/* every site: its whole path's keys (at off[] in karr, which may still
+	 * move), as the leak table's with call sites. Sites without temporaries
+	 * too: one of a stack that has some counts its allocations there (two
+	 * return addresses on one line, one of them keeping its blocks) */
 	for (size_t i = 0; i < u->n; i++) {
 		const struct an_site *s = &u->v[i];
 		size_t nf;
 
 		out->temp += s->temp;
 		out->allocs += s->allocs;
-		if (!s->temp)
-			continue;
 		if ((nf = an_fbuf_site(&fb, in, s)) == SIZE_MAX)
 			goto out;
 		if (nkarr + nf + 1 > cap) {
@@ -517,15 +517,25 @@ int an_temps_build(const struct an_input *in, const struct an_usage *u, struct a
 		struct an_temp *t;
 
 		if (leak_key_starts(keys, i)) {
+			if (n && !out->v[n - 1].temp)
+				n--;   /* the previous stack had no temporary allocation */
 			t = &out->v[n++];
+			memset(t, 0, sizeof(*t));
 			t->stack = s->stack;
 			t->skip = s->skip;
 		}
 		t = &out->v[n - 1];
+		/* the stack's name is that of a site with temporaries, as it was */
+		if (s->temp && !t->temp) {
+			t->stack = s->stack;
+			t->skip = s->skip;
+		}
 		t->temp += s->temp;
 		t->allocs += s->allocs;
 		t->bytes += s->bytes;
 	}
+	if (n && !out->v[n - 1].temp)
+		n--;
 	out->n = n;
 	qsort(out->v, out->n, sizeof(*out->v), temp_cmp);
 	rc = 0;

@@ -128,7 +128,8 @@ void an_directs_release(struct an_directs *d);
 /* The temporary allocations of one stack as the stacks report reads it: the
  * sites whose logical frames after their skip, up to main, are the same
  * (function, file, line, module, inlined; an unnamed frame by its address),
- * summed. stack/skip name a site of the group. */
+ * summed: allocs and bytes over every site of the group, those without
+ * temporaries too. stack/skip name a site of the group that has some. */
 struct an_temp {
 	uint32_t stack, skip;
 	uint64_t temp, allocs, bytes;
