@@ -728,7 +728,7 @@ static int temp_text(FILE *f, const struct cli_options *o, const struct cli_prof
 		report_stack_text(f, p, x->stack, "    ");
 	}
 	if (n < t.n)
-		fprintf(f, "... %zu more stacks (--top 0 shows all)\n", t.n - n);
+		fprintf(f, "... %zu more stacks (%s)\n", t.n - n, cli_rest_hint(o));
 	an_temps_release(&t);
 	return 0;
 }

@@ -71,6 +71,11 @@ set -- "$d"/snap/*.core
 "$M" --report=temporary --top 0 --format json "$d/tp" "$1" >"$d/s.json" 2>/dev/null
 check_eq "exit snapshot: each site's allocations and temporary ones" "$(want "$d/sout")" \
 	"$(sites "$d/s.json" "$d/sout")"
+# rows a --threshold cut: the hint names --threshold 0 too, as the other
+# tables' (before: '--top 0 shows all', which showed no more)
+"$M" --report=temporary --threshold 30 "$d/tp" "$1" >"$d/th.txt" 2>/dev/null
+check_grep "--threshold: the hint under the rows names --threshold 0" \
+	"^\.\.\. [0-9]+ more stacks \(--top 0 --threshold 0 show all\)$" "$d/th.txt"
 
 # no statistics region: not counted, said so
 mkdir -p "$d/nost"
