@@ -19,6 +19,12 @@ while read -r o; do
 	check "mprof-core --$o: in README.md" grep -q -- "--$o\\b" README.md
 	check "mprof-core --$o: in completion/mprof-core" grep -q -- "--$o\\b" completion/mprof-core
 done <"$TMP/mopts"
+# every --report name parse_reports takes is one completion offers (before,
+# temporary and types were left out)
+for r in $(sed -n '/^static unsigned parse_reports/,/^}/p' cli/main.c | grep -o '{ "[a-z]*", REP_' | cut -d'"' -f2); do
+	check "mprof-core --report=$r: in completion/mprof-core" \
+		grep -q "^_heapann_reports=\".*\b$r\b" completion/mprof-core
+done
 # heapann's own options and those it passes on
 longopts launcher/heapann.c >"$TMP/hopts"
 sed -n '/^static const char \*const pass_arg\[\]/,/^};/p; /^static const char \*const pass_flag\[\]/p' launcher/heapann.c |
