@@ -237,6 +237,7 @@ int an_usage_from_stats(const struct an_input *in, const struct an_filter *f,
 	out->from_stats = 1;
 	out->unrecorded_allocs = st->unrecorded_allocs;
 	out->unrecorded_bytes = st->unrecorded_bytes;
+	out->unrecorded_temp = st->unrecorded_temp;
 	for (size_t i = 0; i < st->nstacks; i++) {
 		const struct cp_stats_stack *e = &st->stacks[i];
 		struct an_site *s;
@@ -509,6 +510,11 @@ int an_temps_build(const struct an_input *in, const struct an_usage *u, struct a
 		}
 		nk++;
 	}
+	/* the allocations of the stacks a full table left out, not the live
+	 * blocks that stand for them among the sites */
+	out->allocs = out->allocs - u->fallback_blocks + u->unrecorded_allocs;
+	out->unrecorded_temp = u->unrecorded_temp;
+	out->temp += u->unrecorded_temp;
 	for (size_t i = 0; i < nk; i++)
 		keys[i].k = karr + off[i];
 	qsort(keys, nk, sizeof(*keys), leak_key_cmp);

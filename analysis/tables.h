@@ -55,6 +55,7 @@ struct an_usage {
 	uint64_t temp;             /* temporary allocations over v */
 	int from_stats;            /* 1: the statistics region; 0: live blocks only */
 	uint64_t unrecorded_allocs, unrecorded_bytes; /* stats: stacks that did not fit */
+	uint64_t unrecorded_temp;  /* stats: their temporary allocations */
 	uint64_t fallback_blocks, fallback_bytes; /* stats: live blocks of those stacks,
 						  * taken from the image (frees unknown) */
 };
@@ -138,7 +139,10 @@ struct an_temp {
 struct an_temps {
 	struct an_temp *v;         /* stacks with temporary allocations, most first */
 	size_t n;
-	uint64_t temp, allocs;     /* totals over every site of the usage */
+	uint64_t temp, allocs;     /* totals over every site of the usage, with the
+				    * allocations of stacks a full table left
+				    * unrecorded (not their live blocks) */
+	uint64_t unrecorded_temp;  /* in temp: those stacks', in no row */
 };
 
 /* Group the temporary allocations of u's sites by stack. Returns 0 or -1 (out

@@ -692,15 +692,22 @@ static inline __attribute__((always_inline)) void st_free(size_t size, int sign)
 	st_sample(c, a + f, a - f);
 }
 
+/* The word that counts the temporary allocations of this thread's last
+ * allocation: its slot's TEMP, or UNREC_TEMP when its stack found no slot
+ * (a full table: those were lost before). */
+static uintptr_t *st_temp_word(void)
+{
+	return st_me.tmp_slot ? &st_me.tmp_slot[HEAPANN_SE_TEMP] :
+				&st_counters[HEAPANN_SC_UNREC_TEMP];
+}
+
 /* The free of this thread's last allocation, nothing allocated since: a
  * temporary allocation of its slot, then the free's counts. Out of line, and
  * called last, so that ha_stats_free's common way keeps its registers. */
 static __attribute__((noinline)) void st_temp_free(size_t size)
 {
-	if (st_me.tmp_slot) {
-		ADD(st_me.tmp_slot[HEAPANN_SE_TEMP], 1);
-		st_me.temp_seq = st_me.tmp_seq;
-	}
+	ADD(*st_temp_word(), 1);
+	st_me.temp_seq = st_me.tmp_seq;
 	st_me.tmp_seq = 0;
 	st_free(size, 1);
 }
@@ -721,8 +728,8 @@ void ha_stats_free_undo(const void *user, size_t size, uintptr_t seq)
 	(void)user;
 	/* a realloc that failed after its free was counted temporary: the
 	 * block lives on, still the thread's last allocation */
-	if (ST_UNLIKELY(seq == st_me.temp_seq) && seq && st_me.tmp_slot) {
-		SUB(st_me.tmp_slot[HEAPANN_SE_TEMP], 1);
+	if (ST_UNLIKELY(seq == st_me.temp_seq) && seq) {
+		SUB(*st_temp_word(), 1);
 		st_me.tmp_seq = seq;
 		st_me.temp_seq = 0;
 	}

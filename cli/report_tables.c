@@ -718,6 +718,9 @@ static int temp_text(FILE *f, const struct cli_options *o, const struct cli_prof
 		return -1;
 	fprintf(f, "temporary: %s of %s allocations (%.2f%%)\n", fmt_num(a, t.temp),
 		fmt_num(b, t.allocs), pct(t.temp, t.allocs));
+	if (u->unrecorded_allocs)
+		fprintf(f, "stack table full: %s of them under unrecorded stacks, in no row below\n",
+			fmt_num(a, t.unrecorded_temp));
 	n = rows_shown(o, t.n, 1, &t.v[0].temp, sizeof(t.v[0]), t.temp);
 	for (size_t i = 0; i < n; i++) {
 		const struct an_temp *x = &t.v[i];
@@ -752,6 +755,8 @@ static int temp_json(struct json *j, const struct cli_options *o, const struct c
 	json_u64(j, t.temp);
 	json_key(j, "allocs");
 	json_u64(j, t.allocs);
+	json_key(j, "unrecorded_temporary");   /* in "temporary", in no stack */
+	json_u64(j, t.unrecorded_temp);
 	json_key(j, "stacks");
 	json_arr_begin(j);
 	for (size_t i = 0; i < n; i++) {

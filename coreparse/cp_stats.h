@@ -70,7 +70,9 @@ struct cp_stats {
 	uint64_t last_guard_seq;         /* seq of the last block in guard_breaks */
 	int temp_counted;                /* the region counts temporary allocations
 					  * (version 3 on) */
-	uint64_t temp;                   /* their sum over the stacks */
+	uint64_t temp;                   /* their sum over the stacks, with
+					  * unrecorded_temp */
+	uint64_t unrecorded_temp;        /* those of stacks that found no slot */
 	struct cp_stats_bin bins[HEAPANN_STATS_NBINS];
 	struct cp_stats_stack *stacks;   /* entries that were complete */
 	size_t nstacks;

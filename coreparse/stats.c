@@ -559,6 +559,9 @@ int cp_stats_read(const struct cp_image *img, struct cp_scan *scan, struct cp_st
 	out->bad_frees = WORD(c, HEAPANN_SC_BAD_FREES);
 	out->last_guard_seq = WORD(c, HEAPANN_SC_LAST_GUARD_SEQ);
 	out->temp_counted = rg.version >= 3;
+	/* version 2 kept the word reserved (0) */
+	out->unrecorded_temp = rg.version >= 3 ? WORD(c, HEAPANN_SC_UNREC_TEMP) : 0;
+	out->temp = out->unrecorded_temp;
 	if (WORD(c, HEAPANN_SC_UNLOAD_TABLE) &&
 	    unload_read(img, WORD(c, HEAPANN_SC_UNLOAD_TABLE), out) < 0)
 		goto nomem;

@@ -145,7 +145,8 @@ enum heapann_stats_counter {
 	HEAPANN_SC_UNLOAD_TABLE = 0,  /* address of the table of unloaded libraries
 				       * (include/heapann_unload.h), 0: none; once
 				       * ALLOCS, reserved and 0, so no new version */
-	HEAPANN_SC_FREES = 1,         /* reserved (0): the sum of the bins' FREES */
+	HEAPANN_SC_UNREC_TEMP = 1,    /* temporary allocations whose stack found no slot
+				       * (version 3); once FREES, reserved and 0 */
 	HEAPANN_SC_BYTES = 2,         /* bytes requested */
 	HEAPANN_SC_BYTES_FREED = 3,   /* requested bytes of the blocks freed */
 	HEAPANN_SC_GUARD_BREAKS = 4,  /* broken guards libheapann found at free or realloc

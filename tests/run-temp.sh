@@ -77,6 +77,25 @@ check_eq "exit snapshot: each site's allocations and temporary ones" "$(want "$d
 check_grep "--threshold: the hint under the rows names --threshold 0" \
 	"^\.\.\. [0-9]+ more stacks \(--top 0 --threshold 0 show all\)$" "$d/th.txt"
 
+# a full stack table (HEAPANN_STATS_STACKS=16): the temporaries of the stacks
+# that found no slot are still counted, in the total and the statistics, and
+# the report says how many no row shows (before, they were lost: the total
+# fell from the program's 2,790 and more to what the recorded stacks held)
+mkdir -p "$d/full"
+HEAPANN_STATS_STACKS=16 HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR=$d/full HEAPANN_QUIET=1 \
+	LD_PRELOAD=$PRE "$d/tp" many >/dev/null 2>&1
+set -- "$d"/full/*.core
+"$M" --report=temporary --format json "$d/tp" "$1" >"$d/f.json" 2>/dev/null
+check_eq "full stack table: the whole run's temporaries, in the statistics and the report" \
+	"True True True" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); s = d["statistics"]; t = d["temporary"]
+print(s["temporary"] == t["temporary"], t["temporary"] >= 2790,
+      t["unrecorded_temporary"] > 0 and t["allocs"] == s["allocs"])' "$d/f.json")"
+"$M" --report=temporary "$d/tp" "$1" >"$d/f.txt" 2>/dev/null
+check_grep "full stack table, text: the line on the unrecorded stacks' temporaries" \
+	"^stack table full: [0-9,]+ of them under unrecorded stacks, in no row below$" "$d/f.txt"
+
 # no statistics region: not counted, said so
 mkdir -p "$d/nost"
 HEAPANN_STATS=0 HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR=$d/nost HEAPANN_QUIET=1 LD_PRELOAD=$PRE "$d/tp" >/dev/null 2>&1

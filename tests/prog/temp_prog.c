@@ -12,6 +12,9 @@
  *                count is per thread, whatever the other thread does between)
  *   tmp_undo     50 x malloc(16), a realloc that fails (too large), then free:
  *                50 (a failed realloc allocates nothing)
+ *   tmp_deep     with "many": 40 x malloc(8) freed at once, each under a
+ *                stack of its own (recursion 1..40 deep): 40, for a full
+ *                stack table (HEAPANN_STATS_STACKS=16)
  * Prints "site NAME ALLOCS TEMPORARY" for each, then aborts with "abort" (a
  * kernel core), else exits (the exit snapshot). */
 #include <pthread.h>
@@ -40,6 +43,17 @@ __attribute__((noinline)) static void *tmp_kept(void) { return malloc(24); }
 __attribute__((noinline)) static void *tmp_handoff(void) { return malloc(40); }
 __attribute__((noinline)) static void *tmp_pair(void) { return malloc(56); }
 __attribute__((noinline)) static void *tmp_undo(void) { return malloc(16); }
+/* N more calls deep, then a block freed at once */
+__attribute__((noinline)) static void tmp_deep(int n)
+{
+	if (n > 0) {
+		tmp_deep(n - 1);
+		sink = &n;   /* not a tail call */
+		return;
+	}
+	sink = malloc(8);
+	free(sink);
+}
 /* a size no realloc can give, opaque to the compiler */
 static volatile size_t too_large = (size_t)-1 / 2;
 
@@ -113,13 +127,18 @@ int main(int argc, char **argv)
 	    pthread_create(&t[1], NULL, pair_thread, NULL) ||
 	    pthread_join(t[0], NULL) || pthread_join(t[1], NULL))
 		return 1;
+	if (argc > 1 && !strcmp(argv[1], "many")) {
+		for (int i = 0; i < 40; i++)
+			tmp_deep(i);
+		printf("site tmp_deep 40 40\n");
+	}
 	printf("site tmp_a %d %d\nsite tmp_b %d 0\nsite tmp_c %d %d\n", N_A, N_A, N_B, N_B, N_B);
 	printf("site tmp_grow %d %d\nsite tmp_regrow %d %d\n", N_G, N_G, N_G, N_G);
 	printf("site tmp_kept %d 0\nsite tmp_handoff %d 0\nsite tmp_pair %d %d\n", N_K, N_H,
 	       2 * N_P, 2 * N_P);
 	printf("site tmp_undo %d %d\n", N_U, N_U);
 	fflush(stdout);
-	if (argc > 1)
+	if (argc > 1 && !strcmp(argv[1], "abort"))
 		abort();
 	return 0;
 }
