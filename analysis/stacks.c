@@ -41,13 +41,31 @@ static const char *const builtin_alloc_paths[] = {
 	"std::sys::pal::unix::alloc::", "std::sys::unix::alloc::", "__rustc::",
 };
 
-/* 1 when NAME lies in one of builtin_alloc_paths. */
+/* The methods of any type's GlobalAlloc impl: the program's own
+ * #[global_allocator] (a counting wrapper of System) is the allocator as a
+ * user-defined operator new is C++'s. rustc inlines it into the __rust_alloc
+ * shim and that into the caller, so without this its frame was the site of
+ * every block, the layer under it left in the stack. As v0 and legacy names
+ * read ("<ga::Counting as core::alloc::global::GlobalAlloc>::alloc") and as
+ * DWARF's do ("ga::<impl core::alloc::global::GlobalAlloc for ga::Counting>::
+ * alloc"); core::alloc::GlobalAlloc is the path before Rust 1.28. gdb names
+ * the impl "ga::{impl#0}::alloc", which tells no trait: --alloc-fn there. */
+static const char *const builtin_alloc_impls[] = {
+	" as core::alloc::global::GlobalAlloc>::", " as core::alloc::GlobalAlloc>::",
+	"<impl core::alloc::global::GlobalAlloc for ", "<impl core::alloc::GlobalAlloc for ",
+};
+
+/* 1 when NAME lies in one of builtin_alloc_paths, or is a method of a
+ * GlobalAlloc impl (builtin_alloc_impls). */
 static int in_alloc_path(const char *name)
 {
 	if (name[0] == '<')
 		name++;
 	for (size_t i = 0; i < sizeof(builtin_alloc_paths) / sizeof(builtin_alloc_paths[0]); i++)
 		if (!strncmp(name, builtin_alloc_paths[i], strlen(builtin_alloc_paths[i])))
+			return 1;
+	for (size_t i = 0; i < sizeof(builtin_alloc_impls) / sizeof(builtin_alloc_impls[0]); i++)
+		if (strstr(name, builtin_alloc_impls[i]))
 			return 1;
 	return 0;
 }

@@ -704,6 +704,26 @@ static void test_region(void)
 /* Rust's allocation layer is the allocator: its frames are skipped in both name
  * forms (DWARF's "alloc::raw_vec::RawVecInner<A>::f", v0's "<alloc::...>::f"),
  * up to what the program called; a path only alike is not. */
+/* For each of the N function names: a stack malloc (INNER), that name, OUTER
+ * (main); 1 when an_alloc_skip finds WANT allocator frames in every one
+ * (else a line per name that did not). */
+static int skips_each(struct fake *f, uint32_t inner, const char *const *names, size_t n,
+		      uint32_t outer, uint32_t want)
+{
+	int ok = 1;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t b[3] = { inner, fake_addr(f, names[i], 100 + (unsigned)i), outer };
+
+		if (an_alloc_skip(&f->in, NULL, fake_stack(f, 3, b)) != want) {
+			fprintf(stderr, "# %s: %s\n", names[i],
+				want == 1 ? "taken for the allocator" : "not taken for the allocator");
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
 static void test_rust_layer(void)
 {
 	static const char *const layer[] = {
@@ -724,7 +744,6 @@ static void test_rust_layer(void)
 	const size_t nl = sizeof(layer) / sizeof(layer[0]), np = sizeof(program) / sizeof(program[0]);
 	struct fake *f = malloc(sizeof(*f));
 	uint32_t a[16], s, main_a;
-	int ok = 1;
 
 	fake_init(f);
 	main_a = fake_addr(f, "main", 9);
@@ -736,16 +755,26 @@ static void test_rust_layer(void)
 	CHECK("rust: the allocation layer's frames skipped, both name forms",
 	      an_alloc_skip(&f->in, NULL, s) == nl);
 	/* each name of the program's after malloc: only malloc skipped */
-	for (size_t i = 0; i < np; i++) {
-		uint32_t b[3] = { a[0], fake_addr(f, program[i], 100), main_a };
+	CHECK("rust: names only alike (other crates, Vec, Box::new) are the program's",
+	      skips_each(f, a[0], program, np, main_a, 1));
+	/* the program's own #[global_allocator] (a counting wrapper of System):
+	 * rustc inlines it into the __rust_alloc shim it inlines into the
+	 * caller, so before, every such block's site read
+	 * <ga::Counting as core::alloc::global::GlobalAlloc>::alloc */
+	{
+		static const char *const ga[] = {
+			"<ga::Counting as core::alloc::global::GlobalAlloc>::alloc",
+			"<ga::Counting as core::alloc::global::GlobalAlloc>::realloc",
+			"ga::<impl core::alloc::global::GlobalAlloc for ga::Counting>::alloc_zeroed",
+		};
+		static const char *const not_ga[] = {
+			"<ga::Counting as ga::Stats>::alloc", "ga::GlobalAllocStats::alloc",
+		};
 
-		s = fake_stack(f, 3, b);
-		if (an_alloc_skip(&f->in, NULL, s) != 1) {
-			fprintf(stderr, "# %s taken for the allocator\n", program[i]);
-			ok = 0;
-		}
+		CHECK("rust: the program's GlobalAlloc impl is the allocator, other impls are not",
+		      skips_each(f, a[0], ga, sizeof(ga) / sizeof(ga[0]), main_a, 2) &&
+		      skips_each(f, a[0], not_ga, sizeof(not_ga) / sizeof(not_ga[0]), main_a, 1));
 	}
-	CHECK("rust: names only alike (other crates, Vec, Box::new) are the program's", ok);
 	free(f);
 }
 

@@ -1,0 +1,56 @@
+#!/bin/sh
+# run-hunt17-review.sh - what the review of the seventeenth hunt's features
+# found (temporary allocations, --addr's types, Rust's allocation layer):
+# 1. A Rust program's own #[global_allocator] (tests/prog/hunt17_ga.rs, a
+#    counting wrapper of System) is the allocator: its blocks' sites are the
+#    program's (Vec's and Box's code it called), with libdw's names of legacy
+#    and v0 builds. Before, every such block's site read
+#    <hunt17_ga::Counting as core::alloc::global::GlobalAlloc>::alloc.
+# Each part is skipped when its tool is missing.
+. tests/lib.sh
+[ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
+command -v python3 >/dev/null || skip "python3 not installed"
+M=$TOP/$B/mprof-core
+PRE=$TOP/$B/libheapann.so
+
+# ---- 1. a Rust #[global_allocator] ------------------------------------------
+RUSTC=${RUSTC:-$(command -v rustc || { [ -x "$HOME/.cargo/bin/rustc" ] && echo "$HOME/.cargo/bin/rustc"; })}
+if [ -z "$RUSTC" ]; then
+	skip_check "Rust global allocator" "no rustc"
+elif [ "$(cat /proc/sys/kernel/core_pattern)" != core ]; then
+	skip_check "Rust global allocator" "core_pattern is not 'core'"
+else
+	for mangling in legacy v0; do
+		d=$TMP/ga-$mangling; mkdir -p "$d"
+		mflag=""
+		[ $mangling = v0 ] && mflag="-C symbol-mangling-version=v0"
+		# shellcheck disable=SC2086
+		"$RUSTC" -g -O $mflag -o "$d/ga" tests/prog/hunt17_ga.rs >"$d/cc" 2>&1 || {
+			skip_check "Rust global allocator, $mangling names" "rustc failed: $(head -n 1 "$d/cc")"
+			continue
+		}
+		(cd "$d" && ulimit -c unlimited && LD_PRELOAD=$PRE ./ga abort >/dev/null 2>&1; :) 2>/dev/null
+		[ -s "$d/core" ] || { skip_check "Rust global allocator, $mangling names" "no core"; continue; }
+		"$M" --format json --top 0 "$d/ga" "$d/core" >"$d/s.json" 2>"$d/s.err"
+		check_eq "Rust global allocator, $mangling names: exit 0" 0 $?
+		# the first frame of the stacks through make_vec and make_box, and
+		# whether any stack starts in a GlobalAlloc impl
+		check_eq "Rust global allocator, $mangling names: the sites are Vec's and Box's, none the allocator's" \
+			"make_vec 500 Vec with_capacity_in
+make_box 72 Box new
+False" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ga = False
+for s in d["stacks"]:
+    fr = [f.get("function") or "" for f in s["frames"]]
+    ga = ga or "GlobalAlloc" in fr[0]
+    for want, kind in (("make_vec", "Vec"), ("make_box", "Box")):
+        if any(f == "hunt17_ga::" + want for f in fr):
+            first = fr[0]
+            print(want, s["bytes"], kind if kind in first else first,
+                  first.split("::")[-1].split("<")[0].split(" ")[0])
+print(ga)' "$d/s.json" | sort -r)"
+	done
+fi
+done_testing
