@@ -6,6 +6,12 @@
 #    program's (Vec's and Box's code it called), with libdw's names of legacy
 #    and v0 builds. Before, every such block's site read
 #    <hunt17_ga::Counting as core::alloc::global::GlobalAlloc>::alloc.
+# 2. Temporary allocations through every entry point of the malloc family
+#    (tests/prog/hunt17_temp.c knows each site's count): calloc, realloc of
+#    NULL, shrunk, grown, to 0, failing, reallocarray, the aligned family and
+#    its realloc, a signal handler allocating between a malloc and its free,
+#    70 threads (beyond the 64 call shards), a fork; the exit snapshot, and
+#    again with a 16-slot stack table (the total the same).
 # Each part is skipped when its tool is missing.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
@@ -52,5 +58,39 @@ for s in d["stacks"]:
                   first.split("::")[-1].split("<")[0].split(" ")[0])
 print(ga)' "$d/s.json" | sort -r)"
 	done
+fi
+
+# ---- 2. temporary allocations, every entry point ----------------------------
+d=$TMP/temp; mkdir -p "$d/snap" "$d/full"
+if cc -g -O0 -pthread -o "$d/t" tests/prog/hunt17_temp.c 2>"$d/cc"; then
+	HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR=$d/snap HEAPANN_QUIET=1 LD_PRELOAD=$PRE "$d/t" >"$d/out" 2>/dev/null
+	pid=$(sed -n 's/^pid //p' "$d/out")
+	"$M" --report=temporary --top 0 --format json "$d/t" "$d/snap/t.$pid.1.core" >"$d/s.json" 2>/dev/null
+	check_eq "every entry point: exit 0" 0 $?
+	# the temporary allocations of the stacks starting at each site
+	per_site() {
+		python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["temporary"]
+for line in open(sys.argv[2]):
+    f = line.split()
+    if f[:1] == ["site"]:
+        print(f[1], sum(s["temporary"] for s in t["stacks"]
+                        if s["frames"] and s["frames"][0].get("function") == f[1]))' "$1" "$2"
+	}
+	check_eq "every entry point: each site's temporary allocations" \
+		"$(sed -n 's/^site //p' "$d/out")" "$(per_site "$d/s.json" "$d/out")"
+	HEAPANN_STATS_STACKS=16 HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR=$d/full HEAPANN_QUIET=1 \
+		LD_PRELOAD=$PRE "$d/t" >"$d/fout" 2>/dev/null
+	pid=$(sed -n 's/^pid //p' "$d/fout")
+	"$M" --report=temporary --format json "$d/t" "$d/full/t.$pid.1.core" >"$d/f.json" 2>/dev/null
+	check_eq "a 16-slot stack table: the same total, the whole run's allocations" "True True" \
+		"$(python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+print(a["temporary"]["temporary"] == b["temporary"]["temporary"],
+      b["temporary"]["allocs"] == b["statistics"]["allocs"])' "$d/s.json" "$d/f.json")"
+else
+	check "every entry point: builds" false
 fi
 done_testing
