@@ -125,23 +125,43 @@ static int32_t vt_class(struct vt_state *s, uint64_t w, int *oom)
 	return t;
 }
 
+/* The class of the array after a cookie of C bytes at the start of block B
+ * (the Itanium C++ ABI's: max(sizeof(size_t), alignof(T)) bytes, the element
+ * count N in its last word, then N elements of equal size, a multiple of the
+ * alignment, each holding at least its vtable pointer), or -1. */
+static int32_t vt_cookie(struct vt_state *s, const struct cp_block *b, uint64_t c, int *oom)
+{
+	const struct cp_image *img = s->p->img;
+	unsigned ws = img->wsize;
+	uint64_t n, w, esize;
+
+	if (b->size < c + ws || cp_image_read_word(img, b->user + c - ws, &n) < 0 || n == 0 ||
+	    (b->size - c) % n)
+		return -1;
+	esize = (b->size - c) / n;
+	if (esize < ws || (c > ws && esize % c) || cp_image_read_word(img, b->user + c, &w) < 0)
+		return -1;
+	return vt_class(s, w, oom);
+}
+
 /* The type of live block B: its first word's class, or for an array cookie
- * (a count N, then a vtable pointer, the rest N elements of equal size) the
- * class of its elements as "T[]"; -1 when none. */
+ * (vt_cookie: of 1 word, or padded to an over-aligned class's alignment, up
+ * to 256 bytes; before, those arrays were untyped) the class of its elements
+ * as "T[]"; -1 when none. */
 static int32_t vt_block(struct vt_state *s, const struct cp_block *b, int *oom)
 {
 	const struct cp_image *img = s->p->img;
 	unsigned ws = img->wsize;
-	uint64_t w0, w1;
-	int32_t t;
+	uint64_t w0;
+	int32_t t = -1;
 
 	if (b->size < ws || cp_image_read_word(img, b->user, &w0) < 0)
 		return -1;
 	if ((t = vt_class(s, w0, oom)) >= 0 || *oom)
 		return t;
-	/* the cookie: an element holds at least its vtable pointer */
-	if (w0 == 0 || b->size < 2ull * ws || (b->size - ws) % w0 || (b->size - ws) / w0 < ws ||
-	    cp_image_read_word(img, b->user + ws, &w1) < 0 || (t = vt_class(s, w1, oom)) < 0)
+	for (uint64_t c = ws; c <= 256 && t < 0 && !*oom; c *= 2)
+		t = vt_cookie(s, b, c, oom);
+	if (t < 0)
 		return -1;
 	{
 		char name[1024];
@@ -174,6 +194,22 @@ static void vt_release(struct vt_state *s)
 	free(s->words);
 	htab_release(&s->index);
 	cli_datasym_free(s->ds);
+}
+
+/* Drop the types no block has: the element class of an array ("P" of "P[]")
+ * is named on the way and was listed with 0 blocks (and counted in ntypes)
+ * when no object of it stood alone. */
+static void vt_drop_empty(struct vt_state *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->ntypes; i++) {
+		if (s->types[i].blocks)
+			s->types[n++] = s->types[i];
+		else if (s->types[i].owned)
+			free((char *)s->types[i].name);
+	}
+	s->ntypes = n;
 }
 
 /* Type every live block of P into S (sorted, largest first); *untyped gets
@@ -227,6 +263,7 @@ static int vt_build(const struct cli_options *o, const struct cli_profile *p, st
 		fputs("mprof-core: out of memory\n", stderr);
 		return -1;
 	}
+	vt_drop_empty(s);
 	if (s->ntypes)
 		qsort(s->types, s->ntypes, sizeof(*s->types), vt_cmp);
 	return 0;

@@ -12,6 +12,10 @@
 #    its realloc, a signal handler allocating between a malloc and its free,
 #    70 threads (beyond the 64 call shards), a fork; the exit snapshot, and
 #    again with a 16-slot stack table (the total the same).
+# 3. --report=types and --addr on arrays of over-aligned classes
+#    (tests/prog/hunt17_arr.cc): LD[] (16-byte cookie), A32[] (32-byte), P[];
+#    no row for an element class no block has by itself (before: the
+#    over-aligned arrays untyped, and a row "0 0 P").
 # Each part is skipped when its tool is missing.
 . tests/lib.sh
 [ -x "$B/mprof-core" ] && [ -f "$B/libheapann.so" ] || skip "build first"
@@ -92,5 +96,34 @@ print(a["temporary"]["temporary"] == b["temporary"]["temporary"],
       b["temporary"]["allocs"] == b["statistics"]["allocs"])' "$d/s.json" "$d/f.json")"
 else
 	check "every entry point: builds" false
+fi
+
+# ---- 3. arrays of over-aligned classes ---------------------------------------
+d=$TMP/arr; mkdir -p "$d/snap"
+if ! command -v g++ >/dev/null; then
+	skip_check "arrays" "g++ not installed"
+elif g++ -g -O0 -o "$d/a" tests/prog/hunt17_arr.cc 2>"$d/cc"; then
+	HEAPANN_SNAPSHOT=exit HEAPANN_SNAPSHOT_DIR=$d/snap HEAPANN_QUIET=1 LD_PRELOAD=$PRE "$d/a" >"$d/out" 2>/dev/null
+	check_eq "arrays: the alignments the test assumes" "alignof 16 32" "$(cat "$d/out")"
+	set -- "$d"/snap/*.core
+	"$M" --report=types --top 0 --format json "$d/a" "$1" >"$d/t.json" 2>/dev/null
+	check_eq "arrays: A32[], LD[], P[], one block each, no other row, ntypes 3" \
+		"A32[] 1 96; LD[] 1 112; P[] 1 72; 3" "$(python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["types"]
+print("; ".join("%s %d %d" % (x["type"], x["blocks"], x["bytes"]) for x in sorted(t["types"], key=lambda x: x["type"])) + "; %d" % t["ntypes"])' "$d/t.json")"
+	"$M" --report=types "$d/a" "$1" >"$d/t.txt" 2>/dev/null
+	check_grep "arrays, text: 3 types" "^typed: 280 bytes in 3 blocks of 3 types; " "$d/t.txt"
+	addrs=$("$M" --blocks --format json "$d/a" "$1" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(" ".join("--addr %d" % (int(b["address"], 16) + 8) for b in d["block_list"] if b["size"] in (72, 96, 112)))')
+	# shellcheck disable=SC2086
+	"$M" --format json $addrs "$d/a" "$1" >"$d/a.json" 2>/dev/null
+	check_eq "arrays, --addr: each block's type" "A32[] LD[] P[]" "$(python3 -c '
+import json, sys
+print(" ".join(sorted(a["block"]["type"] or "None" for a in json.load(open(sys.argv[1]))["addresses"])))' "$d/a.json")"
+else
+	check "arrays: builds" false
 fi
 done_testing
