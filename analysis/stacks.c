@@ -22,11 +22,18 @@ static const char *const builtin_alloc_fns[] = {
 	"strdup", "__strdup", "strndup", "__strndup",
 	"__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign",
 	"__cxa_allocate_exception", "__cxa_allocate_dependent_exception",
-	/* Rust: the global allocator's shims (plain, or in __rustc:: below) and
-	 * Box::new's allocation */
+	/* Rust: Box::new's allocation (the shims: builtin_rust_shims) */
+	"alloc::boxed::box_new_uninit",
+};
+
+/* Rust: the global allocator's shims, plain or as the last part of a path:
+ * __rustc::__rust_alloc (their symbols), and the crate::_::__rust_alloc of a
+ * #[global_allocator] as gdb names it from the DWARF of its expansion (the
+ * anonymous const's namespace "_"; at -O0 that frame is the site of every
+ * block otherwise). */
+static const char *const builtin_rust_shims[] = {
 	"__rust_alloc", "__rust_alloc_zeroed", "__rust_realloc", "__rdl_alloc",
 	"__rdl_alloc_zeroed", "__rdl_realloc", "__rg_alloc", "__rg_alloc_zeroed", "__rg_realloc",
-	"alloc::boxed::box_new_uninit",
 };
 
 /* Rust's allocation layer, whole paths: every function in them is the allocator,
@@ -66,6 +73,19 @@ static int in_alloc_path(const char *name)
 			return 1;
 	for (size_t i = 0; i < sizeof(builtin_alloc_impls) / sizeof(builtin_alloc_impls[0]); i++)
 		if (strstr(name, builtin_alloc_impls[i]))
+			return 1;
+	return 0;
+}
+
+/* 1 when NAME, or the last part of its path, is one of builtin_rust_shims. */
+static int is_rust_shim(const char *name)
+{
+	const char *tail = name, *p;
+
+	for (p = name; (p = strstr(p, "::")) != NULL; p += 2)
+		tail = p + 2;
+	for (size_t i = 0; i < sizeof(builtin_rust_shims) / sizeof(builtin_rust_shims[0]); i++)
+		if (an_name_matches(tail, builtin_rust_shims[i]))
 			return 1;
 	return 0;
 }
@@ -169,7 +189,7 @@ static int is_alloc_fn(const struct an_filter *f, const char *name)
 {
 	if (!name)
 		return 0;
-	if (in_alloc_path(name))
+	if (in_alloc_path(name) || is_rust_shim(name))
 		return 1;
 	for (size_t i = 0; i < sizeof(builtin_alloc_fns) / sizeof(builtin_alloc_fns[0]); i++)
 		if (an_name_matches(name, builtin_alloc_fns[i]))

@@ -740,6 +740,17 @@ static int gdb_is_clone(const char *name, size_t len)
 	return dot && dot > name && !memchr(name, '(', len);
 }
 
+/* Does gdb's debug-info name F need the symbol table's? C++ names with their
+ * parameters (below), and Rust's methods of an impl, which gdb names by the
+ * impl's DWARF namespace ("ga::{impl#0}::alloc"): the symbol table's demangled
+ * name says which trait for which type ("<ga::Counting as
+ * core::alloc::global::GlobalAlloc>::alloc"), as the libdw backend names it; a
+ * program's GlobalAlloc impl is then known for the allocator. */
+static int gdb_needs_symbol(const char *f)
+{
+	return strchr(f, '(') != NULL || strstr(f, "::{impl#") != NULL;
+}
+
 /* Choose the function name like the libdw backend does (the DWARF linkage name
  * demangled, else DW_AT_name). gdb's debug-info name f is DW_AT_name for C; for
  * C++ it is gdb's own spelling, which adds parameters to names that have none
@@ -748,7 +759,7 @@ static int gdb_is_clone(const char *name, size_t len)
  * m is a compiler clone ("foo.cold", "foo.constprop.0") that f sees through. */
 static const char *gdb_pick_name_raw(struct gdb_symbolizer *s, const char *m, size_t mlen, const char *f)
 {
-	if (f && !strchr(f, '('))
+	if (f && !gdb_needs_symbol(f))
 		return gdb_str(s, f);
 	if (m && (!f || !gdb_is_clone(m, mlen)))
 		return gdb_str_len(s, m, mlen);
@@ -847,7 +858,7 @@ static void gdb_parse_disasm(struct gdb_symbolizer *s, const struct mi_reply *di
 			break;
 		}
 	}
-	a->ask_symbol = !a->f || strchr(a->f, '(') != NULL;
+	a->ask_symbol = !a->f || gdb_needs_symbol(a->f);
 }
 
 /* Fill one loc: a (disassembly) and sym (the reply to "info symbol", or NULL

@@ -62,6 +62,34 @@ for s in d["stacks"]:
                   first.split("::")[-1].split("<")[0].split(" ")[0])
 print(ga)' "$d/s.json" | sort -r)"
 	done
+	# -O0 under gdb's names: the impl is "hunt17_ga::{impl#0}::alloc" in the
+	# debug info (sym/gdb.c now takes the symbol table's, which names the
+	# trait) and the shim "hunt17_ga::_::__rust_alloc"; before, every site
+	# read one of them
+	d=$TMP/ga-O0; mkdir -p "$d"
+	if ! command -v gdb >/dev/null; then
+		skip_check "Rust global allocator, -O0, gdb's names" "gdb not installed"
+	elif "$RUSTC" -g -C opt-level=0 -o "$d/ga" tests/prog/hunt17_ga.rs >"$d/cc" 2>&1; then
+		(cd "$d" && ulimit -c unlimited && LD_PRELOAD=$PRE ./ga abort >/dev/null 2>&1; :) 2>/dev/null
+		"$M" --symbolizer gdb --format json --top 0 "$d/ga" "$d/core" >"$d/g.json" 2>/dev/null
+		check_eq "Rust global allocator, -O0, gdb's names: make_vec's and make_box's blocks, no site in the allocator" \
+			"make_box 72
+make_vec 500
+False" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad, out = False, []
+for s in d["stacks"]:
+    fr = [f.get("function") or "" for f in s["frames"]]
+    bad = bad or any(k in fr[0] for k in ("GlobalAlloc", "{impl#", "__rust_"))
+    for want in ("make_vec", "make_box"):
+        if "hunt17_ga::" + want in fr:
+            out.append("%s %d" % (want, s["bytes"]))
+print("\n".join(sorted(out)))
+print(bad)' "$d/g.json")"
+	else
+		skip_check "Rust global allocator, -O0, gdb's names" "rustc failed"
+	fi
 fi
 
 # ---- 2. temporary allocations, every entry point ----------------------------
