@@ -2679,7 +2679,19 @@ int an_reach_link(const struct cp_image *img, const struct cp_scan *scan,
 			ref->block = UINT32_MAX;
 			return 0;
 		}
-		for_root_range(img, scan, roots, rt, rt->start, rt->end, &f);
+		/* a stack's frames before its red zone: where a frame holds the
+		 * pointer, the frame keeps the block, not a stale copy that a
+		 * returned call left below the stack pointer */
+		if (rt->kind == AN_ROOT_STACK && rt->thread >= 0 && (size_t)rt->thread < img->nthreads &&
+		    rt->start < img->threads[rt->thread].sp && img->threads[rt->thread].sp < rt->end) {
+			uint64_t sp = img->threads[rt->thread].sp;
+
+			for_root_range(img, scan, roots, rt, sp, rt->end, &f);
+			if (!x.found_start)
+				for_root_range(img, scan, roots, rt, rt->start, sp, &f);
+		} else {
+			for_root_range(img, scan, roots, rt, rt->start, rt->end, &f);
+		}
 	} else {
 		const struct cp_block *b;
 

@@ -770,6 +770,7 @@ static void test_core_roots(const char *path)
 	put(0x600400, blocks[b[3]].user);         /* below thread 1's sp: stale */
 	put(0x700108, blocks[b[4]].user);         /* thread 1 TLS */
 	put(0x800F80, blocks[b[5]].user);         /* thread 2 stack */
+	put(0x800EC0, blocks[b[5]].user);         /* the same in its red zone: stale */
 	/* b[6]: thread 2's rbx */
 	put(0x901008, blocks[b[7]].user);         /* another mapping */
 	put(0x900400, blocks[b[8]].user);         /* inside the statistics region */
@@ -848,6 +849,10 @@ static void test_core_roots(const char *path)
 
 		CHECK("link: rbx of thread 2", an_reach_link(img, &sc, &roots, r.from[b[6]], b[6], &link) == 0 &&
 		      link.thread == 1 && link.addr == 5);
+		/* a frame and the red zone below sp hold it: the frame is named */
+		CHECK("link: thread 2's frame, not the stale copy in its red zone",
+		      an_reach_link(img, &sc, &roots, r.from[b[5]], b[5], &link) == 0 &&
+		      link.addr == 0x800F80);
 	}
 	an_reach_release(&r);
 	an_roots_release(&roots);
