@@ -57,7 +57,7 @@ static const char usage_text[] =
 "  --report LIST  --format FMT  -o, --output FILE  --top N  --threshold PCT\n"
 "  --leak-depth N  --call-sites  --addr ADDR  --why ADDR  --refs ADDR\n"
 "  --alloc-fn NAME  --ignore-fn NAME  --blocks  --weight bytes|blocks\n"
-"  --folded-lines  --sysroot DIR  --debug-dir DIR  --symbolizer dw|gdb\n"
+"  --folded-lines  --sysroot DIR  --debug-dir DIR  --symbolizer dw|gdb  --no-cache\n"
 "  --threads N  -q, --quiet\n"
 "Other HEAPANN_* variables in the environment reach PROG unchanged.\n"
 "exit status: PROG's; 2 bad usage, 125 heapann failed before PROG ran,\n"
@@ -76,7 +76,8 @@ static const char *const pass_arg[] = {
 	"--why", "--refs", "--alloc-fn", "--ignore-fn", "--weight", "--sysroot", "--debug-dir",
 	"--symbolizer", "--threads",
 };
-static const char *const pass_flag[] = { "--call-sites", "--blocks", "--folded-lines", "--quiet" };
+static const char *const pass_flag[] = { "--call-sites", "--blocks", "--folded-lines", "--quiet",
+					 "--no-cache" };
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The child heapann waits for (the program, then mprof-core); 0 while none.

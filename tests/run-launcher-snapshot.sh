@@ -90,4 +90,13 @@ cc -g -O1 -o "$TMP/leak" "$TMP/leak.c"
 check_eq "leak: heapann's status is the program's (3)" 3 $?
 check "leak: both blocks live at exit" python3 tests/jstack.py "$TMP/l.json" total 2 2600
 check "leak: the 2500-byte one" python3 tests/jstack.py "$TMP/l.json" stack 2500 1 "main:$(grep -n 'MARK:leak' "$TMP/leak.c" | cut -d: -f1)"
+# --no-cache passes through (it was refused: "bad option"): no index cache
+# written, where the same run without it writes some
+mkdir -p "$TMP/cache" "$TMP/cache2"
+MPROF_CACHE_DIR=$TMP/cache "$H" --no-cache -o "$TMP/nc.txt" "$TMP/leak" >/dev/null 2>"$TMP/nc.err"
+check_eq "--no-cache: the program's status, the report, no cache file" "3 1 0" \
+	"$? $(grep -c '^live blocks: 2,' "$TMP/nc.txt") $(find "$TMP/cache" -type f -name '*.symidx' | wc -l)"
+MPROF_CACHE_DIR=$TMP/cache2 "$H" -o "$TMP/nc.txt" "$TMP/leak" >/dev/null 2>"$TMP/nc.err"
+check "without --no-cache the index cache is written" \
+	test "$(find "$TMP/cache2" -type f -name '*.symidx' | wc -l)" -gt 0
 done_testing
