@@ -5,6 +5,7 @@
  * function is identified by its name (an unnamed frame by its address), so the
  * tables read the way mprof printed them.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -348,6 +349,60 @@ static int leak_key_starts(const struct leak_key *keys, size_t i)
 	       memcmp(keys[i].k, keys[i - 1].k, keys[i].n * sizeof(uint64_t)) != 0;
 }
 
+/* The path keys of every site of u, sorted (leak_key_cmp): the first DEPTH
+ * logical frames after its skip (UINT_MAX: all of them, up to main), as fm
+ * names them; cut where the path ends short at a stack cut at HEAPANN_DEPTH.
+ * Fills *keys (u->n of them, owned by the caller) whose k point into *karr
+ * (owned by the caller, also on failure). Returns 0, or -1 out of memory. */
+static int site_keys(const struct an_input *in, const struct an_usage *u, unsigned depth,
+		     struct an_fnmap *fm, struct leak_key **keys, uint64_t **karr)
+{
+	struct an_fbuf fb = { 0 };
+	size_t *off = calloc(u->n + 1, sizeof(*off)), nkarr = 0, cap = 0;
+	int rc = -1;
+
+	*karr = NULL;
+	*keys = calloc(u->n + 1, sizeof(**keys));
+	if (!off || !*keys)
+		goto out;
+	for (size_t i = 0; i < u->n; i++) {
+		const struct an_site *s = &u->v[i];
+		struct leak_key *lk = &(*keys)[i];
+		size_t nf = an_fbuf_site(&fb, in, s);
+
+		if (nf == SIZE_MAX)
+			goto out;
+		lk->site = (uint32_t)i;
+		lk->n = (uint32_t)(nf < depth ? nf : depth);
+		lk->cut = nf < depth && an_fbuf_cut(&fb, nf, in, s);
+		if (nkarr + lk->n + 1 > cap) {
+			size_t c = (nkarr + lk->n + 1) * 2;
+			uint64_t *k = realloc(*karr, c * sizeof(*k));
+
+			if (!k)
+				goto out;
+			*karr = k;
+			cap = c;
+		}
+		off[i] = nkarr;   /* *karr may move: k is set below */
+		for (uint32_t k = 0; k < lk->n; k++) {
+			uint32_t id = an_fnmap_id(fm, &fb.v[k], s->stack, k);
+
+			if (id == UINT32_MAX)
+				goto out;
+			(*karr)[nkarr++] = id;
+		}
+	}
+	for (size_t i = 0; i < u->n; i++)
+		(*keys)[i].k = *karr + off[i];
+	qsort(*keys, u->n, sizeof(**keys), leak_key_cmp);
+	rc = 0;
+out:
+	free(off);
+	free(fb.v);
+	return rc;
+}
+
 static int leak_cmp(const void *pa, const void *pb)
 {
 	const struct an_leak *a = pa, *b = pb;
@@ -362,44 +417,18 @@ static int leak_cmp(const void *pa, const void *pb)
 int an_leaks_build(const struct an_input *in, const struct an_usage *u, unsigned depth,
 		   int call_sites, struct an_leaks *out)
 {
-	struct an_fnmap fm = { 0 };
-	struct an_fbuf fb = { 0 };
+	struct an_fnmap fm = { .sites = call_sites };
 	struct leak_key *keys = NULL;
 	uint64_t *karr = NULL;
 	size_t n = 0;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (depth == 0)
-		depth = 1;
-	fm.sites = call_sites;
-	keys = calloc(u->n + 1, sizeof(*keys));
-	karr = calloc((size_t)u->n * depth + 1, sizeof(*karr));
-	out->v = calloc(u->n + 1, sizeof(*out->v));
-	if (!keys || !karr || !out->v)
-		goto out;
 	/* Every site gets its path key, kept or not: a path that leaks also counts
 	 * the allocations and frees of the stacks under it that kept nothing. */
-	for (size_t i = 0; i < u->n; i++) {
-		const struct an_site *s = &u->v[i];
-		struct leak_key *lk = &keys[i];
-		size_t nf = an_fbuf_site(&fb, in, s);
-
-		if (nf == SIZE_MAX)
-			goto out;
-		lk->k = &karr[i * depth];
-		lk->site = (uint32_t)i;
-		lk->n = (uint32_t)(nf < depth ? nf : depth);
-		lk->cut = nf < depth && an_fbuf_cut(&fb, nf, in, s);
-		for (uint32_t k = 0; k < lk->n; k++) {
-			uint32_t id = an_fnmap_id(&fm, &fb.v[k], s->stack, k);
-
-			if (id == UINT32_MAX)
-				goto out;
-			lk->k[k] = id;
-		}
-	}
-	qsort(keys, u->n, sizeof(*keys), leak_key_cmp);
+	out->v = calloc(u->n + 1, sizeof(*out->v));
+	if (!out->v || site_keys(in, u, depth ? depth : 1, &fm, &keys, &karr) < 0)
+		goto out;
 	for (size_t i = 0; i < u->n; i++) {
 		const struct an_site *s = &u->v[keys[i].site];
 		struct an_leak *l;
@@ -435,7 +464,6 @@ int an_leaks_build(const struct an_input *in, const struct an_usage *u, unsigned
 out:
 	free(keys);
 	free(karr);
-	free(fb.v);
 	an_fnmap_release(&fm);
 	if (rc < 0)
 		an_leaks_release(out);
@@ -464,61 +492,29 @@ static int temp_cmp(const void *pa, const void *pb)
 int an_temps_build(const struct an_input *in, const struct an_usage *u, struct an_temps *out)
 {
 	struct an_fnmap fm = { .sites = 1 };
-	struct an_fbuf fb = { 0 };
 	struct leak_key *keys = NULL;
 	uint64_t *karr = NULL;
-	size_t *off = NULL, nk = 0, nkarr = 0, cap = 0, n = 0;
+	size_t n = 0;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	keys = calloc(u->n + 1, sizeof(*keys));
-	off = calloc(u->n + 1, sizeof(*off));
+	/* every site's whole path, as the leak table's with call sites; sites
+	 * without temporaries too: one of a stack that has some counts its
+	 * allocations there (two return addresses on one line, one of them
+	 * keeping its blocks) */
 	out->v = calloc(u->n + 1, sizeof(*out->v));
-	if (!keys || !off || !out->v)
+	if (!out->v || site_keys(in, u, UINT_MAX, &fm, &keys, &karr) < 0)
 		goto out;
-	/* every site: its whole path's keys (at off[] in karr, which may still
-	 * move), as the leak table's with call sites. Sites without temporaries
-	 * too: one of a stack that has some counts its allocations there (two
-	 * return addresses on one line, one of them keeping its blocks) */
 	for (size_t i = 0; i < u->n; i++) {
-		const struct an_site *s = &u->v[i];
-		size_t nf;
-
-		out->temp += s->temp;
-		out->allocs += s->allocs;
-		if ((nf = an_fbuf_site(&fb, in, s)) == SIZE_MAX)
-			goto out;
-		if (nkarr + nf + 1 > cap) {
-			size_t c = (nkarr + nf + 1) * 2;
-			uint64_t *k = realloc(karr, c * sizeof(*k));
-
-			if (!k)
-				goto out;
-			karr = k;
-			cap = c;
-		}
-		off[nk] = nkarr;
-		keys[nk].n = (uint32_t)nf;
-		keys[nk].cut = an_fbuf_cut(&fb, nf, in, s);
-		keys[nk].site = (uint32_t)i;
-		for (size_t k = 0; k < nf; k++) {
-			uint32_t id = an_fnmap_id(&fm, &fb.v[k], s->stack, (uint32_t)k);
-
-			if (id == UINT32_MAX)
-				goto out;
-			karr[nkarr++] = id;
-		}
-		nk++;
+		out->temp += u->v[i].temp;
+		out->allocs += u->v[i].allocs;
 	}
 	/* the allocations of the stacks a full table left out, not the live
 	 * blocks that stand for them among the sites */
 	out->allocs = out->allocs - u->fallback_blocks + u->unrecorded_allocs;
 	out->unrecorded_temp = u->unrecorded_temp;
 	out->temp += u->unrecorded_temp;
-	for (size_t i = 0; i < nk; i++)
-		keys[i].k = karr + off[i];
-	qsort(keys, nk, sizeof(*keys), leak_key_cmp);
-	for (size_t i = 0; i < nk; i++) {
+	for (size_t i = 0; i < u->n; i++) {
 		const struct an_site *s = &u->v[keys[i].site];
 		struct an_temp *t;
 
@@ -547,9 +543,7 @@ int an_temps_build(const struct an_input *in, const struct an_usage *u, struct a
 	rc = 0;
 out:
 	free(keys);
-	free(off);
 	free(karr);
-	free(fb.v);
 	an_fnmap_release(&fm);
 	if (rc < 0)
 		an_temps_release(out);

@@ -13,7 +13,8 @@
 #include "internal.h" /* HA_TLS */   /* HEAPANN_CHECK_INTERVAL (annotate/check.c) */
 
 /* The statistics region (annotate/stats.c, include/heapann_stats.h). The free
- * hooks count by size only (per-stack frees are derived by the reader); they
+ * hooks count by size only (per-stack frees are derived by the reader), and a
+ * temporary allocation by the block's SEQ against the thread's last one; they
  * still run before the header is marked freed, like every free hook. */
 void ha_stats_alloc(const void *user, size_t size, uintptr_t seq, unsigned depth, int cut,
 		    const uintptr_t *frames);

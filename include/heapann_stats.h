@@ -60,7 +60,9 @@
  * thread's pending words while it stays on one slot, enum heapann_stats_pending:
  * a slot's counts are its words plus the pending words of every shard that names
  * it); a free adds to BYTES_FREED and its bin's FREES only (the size is all it
- * needs: it never reads the block's stack). Live bytes are BYTES - BYTES_FREED and
+ * needs: it never reads the block's stack), and, when the block is its thread's
+ * last allocation, to the TEMP word of the slot that allocation noted (or
+ * UNREC_TEMP). Live bytes are BYTES - BYTES_FREED and
  * TIME is BYTES + BYTES_FREED (no counter words of their own); allocation and
  * free counts are the sums of the bins.
  *
